@@ -1,0 +1,51 @@
+package quant
+
+import "math"
+
+// QuantizeActivations converts a row of activations to t (normally
+// VecDotType of a weight type) the way llama.cpp's CPU backend does at
+// run time on x86, which is not always its reference quantizer: for Q8_0
+// and Q8_1 the SIMD code scales by 127/amax and rounds halves to even,
+// where the reference multiplies by 1/(amax/127) and rounds halves away
+// from zero. The two differ in an occasional last bit of an int8, and
+// every matrix product re-rounds its input, so matching the run-time
+// formula is what keeps logits identical to llama.cpp's. Other types use
+// Quantize.
+func QuantizeActivations(t Type, src []float32, dst []byte) error {
+	switch t {
+	case Q8_0, Q8_1:
+	default:
+		return Quantize(t, src, dst)
+	}
+	if err := checkSizes(t, len(src), len(dst)); err != nil {
+		return err
+	}
+	bs := t.TypeSize()
+	for i := 0; i < len(src)/32; i++ {
+		x, b := src[i*32:(i+1)*32], dst[i*bs:(i+1)*bs]
+		var amax float32
+		for _, v := range x {
+			amax = cmax(amax, abs32(v))
+		}
+		d := amax / 127
+		var id float32
+		if amax != 0 {
+			id = 127 / amax
+		}
+		putFP16(b, d)
+		qs := b[2:]
+		if t == Q8_1 {
+			qs = b[4:]
+		}
+		sum := 0
+		for j, v := range x {
+			q := int8(math.RoundToEven(float64(v * id)))
+			qs[j] = byte(q)
+			sum += int(q)
+		}
+		if t == Q8_1 {
+			putFP16(b[2:], d*float32(sum))
+		}
+	}
+	return nil
+}

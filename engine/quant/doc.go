@@ -1,0 +1,104 @@
+// Package quant implements ggml's tensor block formats: their sizes
+// (types.go), conversion to float32 (Dequantize), the reference quantizers
+// (Quantize), the half-float conversions, and the dot products the CPU
+// kernels build matrix-vector products from (VecDot).
+//
+// A row of n elements is n/BlockSize blocks of TypeSize bytes. Multi-byte
+// fields are little-endian; "half" is IEEE binary16. Within a block,
+// element i of the row is written x[i]; "d·q" means the float32 product
+// of the decoded scale and the integer quant, exactly in the order ggml
+// computes it.
+//
+//	F32     4 bytes per element.
+//	F16     2 bytes: binary16.
+//	BF16    2 bytes: the top half of a float32.
+//
+//	Q4_0    32 elements, 18 bytes   d half | qs[16]
+//	        x[j] = (qs[j]&15 − 8)·d, x[j+16] = (qs[j]>>4 − 8)·d
+//	Q4_1    32 elements, 20 bytes   d half | m half | qs[16]
+//	        x[j] = (qs[j]&15)·d + m, x[j+16] = (qs[j]>>4)·d + m
+//	Q5_0    32 elements, 22 bytes   d half | qh uint32 | qs[16]
+//	        fifth bit of x[j] is qh bit j; x = (q − 16)·d
+//	Q5_1    32 elements, 24 bytes   d half | m half | qh uint32 | qs[16]
+//	        x = q·d + m
+//	Q8_0    32 elements, 34 bytes   d half | qs[32] int8;  x = qs·d
+//	Q8_1    32 elements, 36 bytes   d half | s half | qs[32] int8
+//	        s = d·Σqs, so a Q4_1/Q5_1 dot product gets its min term as m·s
+//
+// The K-quants group 256 elements (QK_K) into a super-block with one or
+// two half-float super-scales and 16 or 8 small integer sub-block scales:
+//
+//	Q2_K   256 elements, 84 bytes   scales[16] | qs[64] | d half | dmin half
+//	       16 groups of 16; scales[g] = scale (low nibble) | min (high);
+//	       x = (d·sc)·q − (dmin·m), q 2 bits
+//	Q3_K   256 elements, 110 bytes  hmask[32] | qs[64] | scales[12] | d half
+//	       16 groups of 16 with 6-bit signed scales (stored +32: low
+//	       nibbles in bytes 0–7, top two bits in bytes 8–11);
+//	       x = (d·(sc−32))·(q − 4 if the hmask bit is clear), q 2 bits,
+//	       the hmask bit of element e is bit e/32 of hmask[e%32]
+//	Q4_K   256 elements, 144 bytes  d half | dmin half | scales[12] | qs[128]
+//	       8 groups of 32 with 6-bit scale and min packed in 12 bytes;
+//	       x = (d·sc)·q − (dmin·m), q 4 bits
+//	Q5_K   256 elements, 176 bytes  d half | dmin half | scales[12] | qh[32] | qs[128]
+//	       as Q4_K with a fifth bit from qh
+//	Q6_K   256 elements, 210 bytes  ql[128] | qh[64] | scales[16] int8 | d half
+//	       16 groups of 16; x = d·sc·(q − 32), q 6 bits (4 in ql, 2 in qh)
+//	Q8_K   256 elements, 292 bytes  d float32 | qs[256] int8 | bsums[16] int16
+//	       activations only: bsums are sums of 16 quants for the min terms
+//
+// In the 2-bit and 4-bit packings, byte l of each 32-byte slice holds
+// elements l, l+32 (, l+64, l+96) of that slice's 64 (or 128) elements,
+// lowest bits first; doc comments on the (de)quantizers give the details.
+//
+// The IQ4 formats replace the linear 4-bit grid with a 16-entry codebook:
+//
+//	IQ4_NL  32 elements, 18 bytes   d half | qs[16];  x = d·kvalues[q]
+//	IQ4_XS  256 elements, 136 bytes d half | scales_h uint16 | scales_l[4] | qs[128]
+//	        8 groups of 32, 6-bit scales (stored +32: low nibbles in
+//	        scales_l, top two bits in scales_h); x = (d·(ls−32))·kvalues[q]
+//
+// # Exactness
+//
+// These match ggml (llama.cpp at the commit the shared test data was made
+// with) bit for bit, and the tests check each against llama.cpp's output:
+//   - FP16ToFP32, FP32ToFP16, BF16ToFP32, FP32ToBF16 (round to nearest
+//     even; FP32ToFP16 against ggml's portable conversion on all 2³²
+//     inputs when CHURON_EXHAUSTIVE is set).
+//   - Dequantize, for every supported type (ggml's to_float).
+//   - Quantize, for every supported type: byte-identical to
+//     quantize_row_*_ref (for IQ4_NL and IQ4_XS, to quantize_iq4_nl /
+//     quantize_iq4_xs without an importance matrix, which is what
+//     llama-quantize runs). All 16 weight tensors of every quantzoo model
+//     are reproduced exactly from the F32 source.
+//
+// The bit-exact code rounds every float32 product before adding it
+// (float32(x*y) + z), because Go may otherwise fuse multiply-adds on arm64
+// and other architectures; a test compiles the package for them and
+// rejects any fused instruction.
+//
+// VecDot is not bit-exact with any one llama.cpp build and need not be:
+// llama.cpp's own SIMD kernels sum in different orders. It follows the
+// scalar reference arithmetic (exact integer sums per block, then one
+// float scale per block or sub-block; Q8_1's s and Q8_K's bsums for the
+// min terms), so it agrees with the dot of the dequantized operands to
+// float rounding. Note that llama.cpp's x86 SIMD activation quantizer
+// (quantize_row_q8_0 with AVX) computes 127/amax and rounds ties to even,
+// so its Q8_0 activations can differ from Quantize(Q8_0, …) — the
+// reference — in an occasional quant.
+//
+// Not implemented: the IQ1/IQ2/IQ3 grid formats, TQ1_0/TQ2_0, and the
+// integer types; Dequantize and Quantize return ErrUnsupported for them.
+//
+// All functions are safe for concurrent use; none retains its arguments.
+//
+// Example, a quantized matrix-vector product (see ExampleVecDot):
+//
+//	at := quant.VecDotType(wt) // Q8_K for Q4_K weights
+//	size, _ := at.RowSize(n)
+//	act := make([]byte, size)
+//	err := quant.Quantize(at, x, act) // once per input vector
+//	rowBytes, _ := wt.RowSize(n)
+//	for r := range y {
+//		y[r] = quant.VecDot(wt, w[r*rowBytes:(r+1)*rowBytes], act, n)
+//	}
+package quant

@@ -1,0 +1,448 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// Dot products of one weight row with one activation vector, in the
+// formats llama.cpp multiplies: the activations are first quantized to
+// VecDotType(w) (8-bit blocks for the quantized weight types), then each
+// block's products are summed exactly in integers and scaled once. This is
+// ggml's scalar reference arithmetic; SIMD kernels are meant to be its
+// twins and are tested against it.
+
+// VecDotType is the type activations are converted to before a dot
+// product with weights of type w, as in llama.cpp's CPU backend. For a
+// type VecDot does not support it returns w itself (check with
+// VecDotSupported).
+func VecDotType(w Type) Type {
+	switch w {
+	case F32, F16, BF16:
+		return w
+	case Q4_0, Q5_0, Q8_0, IQ4_NL:
+		return Q8_0
+	case Q4_1, Q5_1:
+		return Q8_1
+	case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS:
+		return Q8_K
+	}
+	return w
+}
+
+// VecDotSupported reports whether VecDot handles weights of type w.
+func VecDotSupported(w Type) bool {
+	switch w {
+	case F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL,
+		Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS:
+		return true
+	}
+	return false
+}
+
+// VecDot returns the dot product of the first n elements of a weight row
+// of type w with n activations already in VecDotType(w) (F32 activations
+// as little-endian float32 bytes). wRow and act must hold at least the row
+// size of n elements of their types, and n must be a whole number of
+// blocks of both. On bad input (an unsupported type, short buffers, a
+// partial block) it returns NaN rather than panicking: check the shapes
+// once per matrix, not per row.
+//
+// Float scalar types accumulate float32 products in float64, like ggml's
+// scalar ggml_vec_dot_f32/f16/bf16. VecDot does not allocate and is safe
+// for concurrent use.
+func VecDot(w Type, wRow, act []byte, n int) float32 {
+	if !VecDotSupported(w) || !fits(w, len(wRow), n) || !fits(VecDotType(w), len(act), n) {
+		return float32(math.NaN())
+	}
+	switch w {
+	case F32:
+		return dotF32(wRow, act, n)
+	case F16:
+		return dotF16(wRow, act, n)
+	case BF16:
+		return dotBF16(wRow, act, n)
+	case Q4_0:
+		return dotQ4_0(wRow, act, n/32)
+	case Q4_1:
+		return dotQ4_1(wRow, act, n/32)
+	case Q5_0:
+		return dotQ5_0(wRow, act, n/32)
+	case Q5_1:
+		return dotQ5_1(wRow, act, n/32)
+	case Q8_0:
+		return dotQ8_0(wRow, act, n/32)
+	case IQ4_NL:
+		return dotIQ4_NL(wRow, act, n/32)
+	case Q2_K:
+		return dotQ2_K(wRow, act, n/QK_K)
+	case Q3_K:
+		return dotQ3_K(wRow, act, n/QK_K)
+	case Q4_K:
+		return dotQ4_K(wRow, act, n/QK_K)
+	case Q5_K:
+		return dotQ5_K(wRow, act, n/QK_K)
+	case Q6_K:
+		return dotQ6_K(wRow, act, n/QK_K)
+	case IQ4_XS:
+		return dotIQ4_XS(wRow, act, n/QK_K)
+	}
+	return float32(math.NaN())
+}
+
+// fits reports whether nbytes hold n elements of t, n a whole number of blocks.
+func fits(t Type, nbytes, n int) bool {
+	need, ok := t.RowSize(n)
+	return ok && nbytes >= need
+}
+
+// VecDotF32 is the dot product of two float32 vectors of equal length
+// (NaN when the lengths differ), accumulated in float64 like ggml's scalar
+// ggml_vec_dot_f32.
+func VecDotF32(w, x []float32) float32 {
+	if len(w) != len(x) {
+		return float32(math.NaN())
+	}
+	var sum float64
+	for i, v := range w {
+		sum += float64(v * x[i])
+	}
+	return float32(sum)
+}
+
+func dotF32(w, x []byte, n int) float32 {
+	w, x = w[:4*n], x[:4*n]
+	var sum float64
+	for i := 0; i < 4*n; i += 4 {
+		a := math.Float32frombits(binary.LittleEndian.Uint32(w[i:]))
+		b := math.Float32frombits(binary.LittleEndian.Uint32(x[i:]))
+		sum += float64(a * b)
+	}
+	return float32(sum)
+}
+
+func dotF16(w, x []byte, n int) float32 {
+	w, x = w[:2*n], x[:2*n]
+	var sum float64
+	for i := 0; i < 2*n; i += 2 {
+		a, b := fp16(w[i:]), fp16(x[i:])
+		sum += float64(a * b)
+	}
+	return float32(sum)
+}
+
+func dotBF16(w, x []byte, n int) float32 {
+	w, x = w[:2*n], x[:2*n]
+	var sum float64
+	for i := 0; i < 2*n; i += 2 {
+		a := BF16ToFP32(binary.LittleEndian.Uint16(w[i:]))
+		b := BF16ToFP32(binary.LittleEndian.Uint16(x[i:]))
+		sum += float64(a * b)
+	}
+	return float32(sum)
+}
+
+// Q4_0 × Q8_0 (34-byte blocks: d, qs[32]).
+func dotQ4_0(w, x []byte, nb int) float32 {
+	var sumf float32
+	for i := 0; i < nb; i++ {
+		bw, bx := w[18*i:18*i+18], x[34*i:34*i+34]
+		qw, qx := bw[2:18], bx[2:34]
+		sumi := 0
+		for j := 0; j < 16; j++ {
+			sumi += (int(qw[j]&0xf) - 8) * int(int8(qx[j]))
+			sumi += (int(qw[j]>>4) - 8) * int(int8(qx[j+16]))
+		}
+		sumf += float32(float32(sumi) * fp16(bw) * fp16(bx))
+	}
+	return sumf
+}
+
+// Q4_1 × Q8_1 (36-byte blocks: d, s = d·Σq, qs[32]); the min term is m·s.
+func dotQ4_1(w, x []byte, nb int) float32 {
+	var sumf float32
+	for i := 0; i < nb; i++ {
+		bw, bx := w[20*i:20*i+20], x[36*i:36*i+36]
+		qw, qx := bw[4:20], bx[4:36]
+		sumi := 0
+		for j := 0; j < 16; j++ {
+			sumi += int(qw[j]&0xf) * int(int8(qx[j]))
+			sumi += int(qw[j]>>4) * int(int8(qx[j+16]))
+		}
+		sumf += float32(fp16(bw)*fp16(bx)*float32(sumi)) + float32(fp16(bw[2:])*fp16(bx[2:]))
+	}
+	return sumf
+}
+
+// Q5_0 × Q8_0.
+func dotQ5_0(w, x []byte, nb int) float32 {
+	var sumf float32
+	for i := 0; i < nb; i++ {
+		bw, bx := w[22*i:22*i+22], x[34*i:34*i+34]
+		qh := binary.LittleEndian.Uint32(bw[2:])
+		qw, qx := bw[6:22], bx[2:34]
+		sumi := 0
+		for j := 0; j < 16; j++ {
+			h0 := byte(qh>>j<<4) & 0x10
+			h1 := byte(qh>>(j+12)) & 0x10
+			sumi += (int(qw[j]&0xf|h0) - 16) * int(int8(qx[j]))
+			sumi += (int(qw[j]>>4|h1) - 16) * int(int8(qx[j+16]))
+		}
+		sumf += float32(fp16(bw) * fp16(bx) * float32(sumi))
+	}
+	return sumf
+}
+
+// Q5_1 × Q8_1.
+func dotQ5_1(w, x []byte, nb int) float32 {
+	var sumf float32
+	for i := 0; i < nb; i++ {
+		bw, bx := w[24*i:24*i+24], x[36*i:36*i+36]
+		qh := binary.LittleEndian.Uint32(bw[4:])
+		qw, qx := bw[8:24], bx[4:36]
+		sumi := 0
+		for j := 0; j < 16; j++ {
+			h0 := byte(qh>>j<<4) & 0x10
+			h1 := byte(qh>>(j+12)) & 0x10
+			sumi += int(qw[j]&0xf|h0) * int(int8(qx[j]))
+			sumi += int(qw[j]>>4|h1) * int(int8(qx[j+16]))
+		}
+		sumf += float32(fp16(bw)*fp16(bx)*float32(sumi)) + float32(fp16(bw[2:])*fp16(bx[2:]))
+	}
+	return sumf
+}
+
+// Q8_0 × Q8_0.
+func dotQ8_0(w, x []byte, nb int) float32 {
+	var sumf float32
+	for i := 0; i < nb; i++ {
+		bw, bx := w[34*i:34*i+34], x[34*i:34*i+34]
+		qw, qx := bw[2:34], bx[2:34]
+		sumi := 0
+		for j := range qw {
+			sumi += int(int8(qw[j])) * int(int8(qx[j]))
+		}
+		sumf += float32(float32(sumi) * (fp16(bw) * fp16(bx)))
+	}
+	return sumf
+}
+
+// IQ4_NL × Q8_0.
+func dotIQ4_NL(w, x []byte, nb int) float32 {
+	var sumf float32
+	for i := 0; i < nb; i++ {
+		bw, bx := w[18*i:18*i+18], x[34*i:34*i+34]
+		qw, qx := bw[2:18], bx[2:34]
+		sumi := 0
+		for j := 0; j < 16; j++ {
+			sumi += int(kvaluesIQ4NL[qw[j]&0xf]) * int(int8(qx[j]))
+			sumi += int(kvaluesIQ4NL[qw[j]>>4]) * int(int8(qx[j+16]))
+		}
+		sumf += float32(fp16(bw) * fp16(bx) * float32(sumi))
+	}
+	return sumf
+}
+
+// q8K splits a 292-byte Q8_K block: float32 d, qs[256], bsums[16] (int16,
+// the sum of each 16 quants, so min terms need no pass over the quants).
+func q8K(b []byte) (d float32, qs []byte, bsums []byte) {
+	return math.Float32frombits(binary.LittleEndian.Uint32(b)), b[4:260], b[260:292]
+}
+
+func bsum(bsums []byte, j int) int {
+	return int(int16(binary.LittleEndian.Uint16(bsums[2*j:])))
+}
+
+// Q2_K × Q8_K: d·Σ sc·Σq·q8 − dmin·Σ m·bsum.
+func dotQ2_K(w, x []byte, nb int) float32 {
+	var sumf float32
+	for i := 0; i < nb; i++ {
+		bw := w[84*i : 84*i+84]
+		dy, qx, bsums := q8K(x[292*i : 292*i+292])
+		scales, qs := bw[0:16], bw[16:80]
+		summs := 0
+		for j := 0; j < 16; j++ {
+			summs += int(scales[j]>>4) * bsum(bsums, j)
+		}
+		isum, is := 0, 0
+		for n := 0; n < 2; n++ {
+			q := qs[32*n : 32*n+32]
+			for shift := uint(0); shift < 8; shift += 2 {
+				for half := 0; half < 2; half++ {
+					off := 128*n + 32*int(shift/2) + 16*half
+					y := qx[off : off+16]
+					s := 0
+					for l := 0; l < 16; l++ {
+						s += int((q[16*half+l]>>shift)&3) * int(int8(y[l]))
+					}
+					isum += int(scales[is]&0xf) * s
+					is++
+				}
+			}
+		}
+		dall := dy * fp16(bw[80:])
+		dmin := dy * fp16(bw[82:])
+		sumf += float32(dall*float32(isum)) - float32(dmin*float32(summs))
+	}
+	return sumf
+}
+
+// Q3_K × Q8_K: d·Σ (sc−32)·Σq·q8 with q in [−4, 3].
+func dotQ3_K(w, x []byte, nb int) float32 {
+	var sumf float32
+	var sc [16]int8
+	for i := 0; i < nb; i++ {
+		bw := w[110*i : 110*i+110]
+		dy, qx, _ := q8K(x[292*i : 292*i+292])
+		hmask, qs := bw[0:32], bw[32:96]
+		q3KScales(bw[96:108], &sc)
+		isum, is := 0, 0
+		m := byte(1)
+		for n := 0; n < 2; n++ {
+			q := qs[32*n : 32*n+32]
+			for shift := uint(0); shift < 8; shift += 2 {
+				for half := 0; half < 2; half++ {
+					off := 128*n + 32*int(shift/2) + 16*half
+					y := qx[off : off+16]
+					s := 0
+					for l := 0; l < 16; l++ {
+						v := int((q[16*half+l] >> shift) & 3)
+						if hmask[16*half+l]&m == 0 {
+							v -= 4
+						}
+						s += v * int(int8(y[l]))
+					}
+					isum += (int(sc[is]) - 32) * s
+					is++
+				}
+				m <<= 1
+			}
+		}
+		sumf += float32(fp16(bw[108:]) * dy * float32(isum))
+	}
+	return sumf
+}
+
+// Q4_K × Q8_K: d·Σ sc·Σq·q8 − dmin·Σ m·(bsum pairs).
+func dotQ4_K(w, x []byte, nb int) float32 {
+	var sumf float32
+	for i := 0; i < nb; i++ {
+		bw := w[144*i : 144*i+144]
+		dy, qx, bsums := q8K(x[292*i : 292*i+292])
+		scales, qs := bw[4:16], bw[16:144]
+		isum, summs := 0, 0
+		for j := 0; j < 4; j++ {
+			sc1, m1 := scaleMinK4(2*j, scales)
+			sc2, m2 := scaleMinK4(2*j+1, scales)
+			q := qs[32*j : 32*j+32]
+			ylo, yhi := qx[64*j:64*j+32], qx[64*j+32:64*j+64]
+			s1, s2 := 0, 0
+			for l := 0; l < 32; l++ {
+				s1 += int(q[l]&0xf) * int(int8(ylo[l]))
+				s2 += int(q[l]>>4) * int(int8(yhi[l]))
+			}
+			isum += int(sc1)*s1 + int(sc2)*s2
+			summs += int(m1)*(bsum(bsums, 4*j)+bsum(bsums, 4*j+1)) +
+				int(m2)*(bsum(bsums, 4*j+2)+bsum(bsums, 4*j+3))
+		}
+		d := fp16(bw) * dy
+		dmin := fp16(bw[2:]) * dy
+		sumf += float32(d*float32(isum)) - float32(dmin*float32(summs))
+	}
+	return sumf
+}
+
+// Q5_K × Q8_K: as Q4_K with a fifth bit from qh.
+func dotQ5_K(w, x []byte, nb int) float32 {
+	var sumf float32
+	for i := 0; i < nb; i++ {
+		bw := w[176*i : 176*i+176]
+		dy, qx, bsums := q8K(x[292*i : 292*i+292])
+		scales, qh, qs := bw[4:16], bw[16:48], bw[48:176]
+		isum, summs := 0, 0
+		for j := 0; j < 4; j++ {
+			sc1, m1 := scaleMinK4(2*j, scales)
+			sc2, m2 := scaleMinK4(2*j+1, scales)
+			u1, u2 := byte(1)<<(2*j), byte(2)<<(2*j)
+			q := qs[32*j : 32*j+32]
+			ylo, yhi := qx[64*j:64*j+32], qx[64*j+32:64*j+64]
+			s1, s2 := 0, 0
+			for l := 0; l < 32; l++ {
+				v1, v2 := int(q[l]&0xf), int(q[l]>>4)
+				if qh[l]&u1 != 0 {
+					v1 += 16
+				}
+				if qh[l]&u2 != 0 {
+					v2 += 16
+				}
+				s1 += v1 * int(int8(ylo[l]))
+				s2 += v2 * int(int8(yhi[l]))
+			}
+			isum += int(sc1)*s1 + int(sc2)*s2
+			summs += int(m1)*(bsum(bsums, 4*j)+bsum(bsums, 4*j+1)) +
+				int(m2)*(bsum(bsums, 4*j+2)+bsum(bsums, 4*j+3))
+		}
+		d := fp16(bw) * dy
+		dmin := fp16(bw[2:]) * dy
+		sumf += float32(d*float32(isum)) - float32(dmin*float32(summs))
+	}
+	return sumf
+}
+
+// Q6_K × Q8_K: d·Σ sc·Σ(q−32)·q8.
+func dotQ6_K(w, x []byte, nb int) float32 {
+	var sumf float32
+	for i := 0; i < nb; i++ {
+		bw := w[210*i : 210*i+210]
+		dy, qx, _ := q8K(x[292*i : 292*i+292])
+		ql, qh, sc := bw[0:128], bw[128:192], bw[192:208]
+		isum := 0
+		for n := 0; n < 2; n++ {
+			l4 := ql[64*n : 64*n+64]
+			h := qh[32*n : 32*n+32]
+			s := sc[8*n : 8*n+8]
+			y := qx[128*n : 128*n+128]
+			for half := 0; half < 2; half++ {
+				var s1, s2, s3, s4 int
+				for l := 16 * half; l < 16*half+16; l++ {
+					q1 := int(l4[l]&0xf|(h[l]>>0&3)<<4) - 32
+					q2 := int(l4[l+32]&0xf|(h[l]>>2&3)<<4) - 32
+					q3 := int(l4[l]>>4|(h[l]>>4&3)<<4) - 32
+					q4 := int(l4[l+32]>>4|(h[l]>>6&3)<<4) - 32
+					s1 += q1 * int(int8(y[l]))
+					s2 += q2 * int(int8(y[l+32]))
+					s3 += q3 * int(int8(y[l+64]))
+					s4 += q4 * int(int8(y[l+96]))
+				}
+				isum += int(int8(s[half]))*s1 + int(int8(s[half+2]))*s2 +
+					int(int8(s[half+4]))*s3 + int(int8(s[half+6]))*s4
+			}
+		}
+		sumf += float32(fp16(bw[208:]) * dy * float32(isum))
+	}
+	return sumf
+}
+
+// IQ4_XS × Q8_K: d·Σ (ls−32)·Σ kvalues[q]·q8.
+func dotIQ4_XS(w, x []byte, nb int) float32 {
+	var sumf float32
+	for i := 0; i < nb; i++ {
+		bw := w[136*i : 136*i+136]
+		dy, qx, _ := q8K(x[292*i : 292*i+292])
+		scalesH := binary.LittleEndian.Uint16(bw[2:])
+		scalesL, qs := bw[4:8], bw[8:136]
+		isum := 0
+		for ib := 0; ib < 8; ib++ {
+			q := qs[16*ib : 16*ib+16]
+			y := qx[32*ib : 32*ib+32]
+			s := 0
+			for j := 0; j < 16; j++ {
+				s += int(kvaluesIQ4NL[q[j]&0xf]) * int(int8(y[j]))
+				s += int(kvaluesIQ4NL[q[j]>>4]) * int(int8(y[j+16]))
+			}
+			isum += (iq4XSScale(scalesH, scalesL, ib) - 32) * s
+		}
+		sumf += float32(fp16(bw) * dy * float32(isum))
+	}
+	return sumf
+}
