@@ -1,0 +1,98 @@
+// Package arch holds the model architectures. Each is data — a struct of
+// named tensors read from the GGUF file — plus a forward pass written once
+// against backend.Backend. Architectures register themselves by their
+// general.architecture name.
+package arch
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/gguf"
+)
+
+// Model is a loaded architecture ready to run.
+type Model interface {
+	// Config describes the model's shape.
+	Config() *Config
+	// Forward runs n tokens at positions pos through the model, storing
+	// their keys and values in kv. For each index in outRows (indices into
+	// tokens), it writes that row's logits to logits, one Vocab-long row
+	// each, in order. s holds reusable buffers.
+	Forward(b backend.Backend, kv *backend.KVCache, s *Scratch, tokens, pos []int32, outRows []int, logits []float32) error
+}
+
+// Builder reads an architecture's tensors and hyperparameters from a file.
+type Builder func(f *gguf.File) (Model, error)
+
+var (
+	mu       sync.RWMutex
+	builders = map[string]Builder{}
+)
+
+// Register makes an architecture available under name. It panics if the
+// name is taken, like database/sql.Register: that is a programming error.
+func Register(name string, b Builder) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := builders[name]; dup {
+		panic("arch: Register called twice for " + name)
+	}
+	builders[name] = b
+}
+
+// Names lists the registered architectures, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]string, 0, len(builders))
+	for n := range builders {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ErrUnknownArchitecture is wrapped by Build for an unregistered name.
+var ErrUnknownArchitecture = fmt.Errorf("arch: unknown architecture")
+
+// Build constructs the model described by f's general.architecture.
+func Build(f *gguf.File) (Model, error) {
+	name := f.Architecture()
+	if name == "" {
+		return nil, fmt.Errorf("arch: file has no general.architecture")
+	}
+	mu.RLock()
+	b, ok := builders[name]
+	mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q (supported: %s)", ErrUnknownArchitecture, name, strings.Join(Names(), ", "))
+	}
+	m, err := b(f)
+	if err != nil {
+		return nil, fmt.Errorf("arch %s: %w", name, err)
+	}
+	return m, nil
+}
+
+// Config is the shape of a transformer, read from GGUF metadata.
+type Config struct {
+	Arch     string
+	Embd     int // hidden width
+	Layers   int
+	Heads    int
+	KVHeads  int
+	HeadDim  int // per-head width of queries and keys
+	FF       int // feed-forward width
+	Vocab    int
+	Context  int // trained context length
+	RMSEps   float32
+	Rope     backend.Rope
+	TiedEmbd bool // output projection shares token_embd
+}
+
+// KVDim is the width of one position's keys (and values) in the cache.
+func (c *Config) KVDim() int { return c.KVHeads * c.HeadDim }

@@ -1,0 +1,175 @@
+package arch
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/churon/churon/engine/gguf"
+	"github.com/churon/churon/engine/quant"
+)
+
+// naiveForward is an independent, deliberately plain float64 transformer
+// used as the oracle for the architectures: it recomputes attention over
+// the whole prefix for every token and shares no code with the engine
+// beyond dequantizing the weights.
+func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float64 {
+	t.Helper()
+	get := func(name string) []float64 {
+		ti, ok := f.Tensor(name)
+		if !ok {
+			return nil
+		}
+		data, err := f.TensorData(ti)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 1
+		for _, d := range ti.Shape {
+			n *= int(d)
+		}
+		v := make([]float32, n)
+		if err := quant.Dequantize(ti.Type, data, v); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float64, n)
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+		return out
+	}
+	// matvec: w is rows×cols row-major (ggml ne = [cols, rows]).
+	matvec := func(w, x []float64, rows int) []float64 {
+		cols := len(x)
+		y := make([]float64, rows)
+		for r := range rows {
+			var s float64
+			for j := range cols {
+				s += w[r*cols+j] * x[j]
+			}
+			y[r] = s
+		}
+		return y
+	}
+	rmsnorm := func(x, w []float64) []float64 {
+		var ss float64
+		for _, v := range x {
+			ss += v * v
+		}
+		sc := 1 / math.Sqrt(ss/float64(len(x))+float64(c.RMSEps))
+		y := make([]float64, len(x))
+		for i := range x {
+			y[i] = x[i] * sc * w[i]
+		}
+		return y
+	}
+	hd, nh, nkv := c.HeadDim, c.Heads, c.KVHeads
+	rope := func(x []float64, heads, pos int) {
+		for h := range heads {
+			v := x[h*hd : (h+1)*hd]
+			for k := 0; k < c.Rope.Dims/2; k++ {
+				theta := float64(pos) * float64(c.Rope.FreqScale) * math.Pow(float64(c.Rope.FreqBase), -2*float64(k)/float64(c.Rope.Dims))
+				i, j := 2*k, 2*k+1
+				// Only Llama's GGUF conversion permutes q and k for adjacent
+				// pairs; the others rotate the two halves of each head.
+				if c.Arch != "llama" {
+					i, j = k, k+c.Rope.Dims/2
+				}
+				a, b := v[i], v[j]
+				v[i] = a*math.Cos(theta) - b*math.Sin(theta)
+				v[j] = a*math.Sin(theta) + b*math.Cos(theta)
+			}
+		}
+	}
+	embd := get("token_embd.weight")
+	output := get("output.weight")
+	if output == nil {
+		output = embd
+	}
+	E := c.Embd
+	keys := make([][][]float64, c.Layers) // [layer][pos] → kvDim
+	vals := make([][][]float64, c.Layers)
+	var logits []float64
+	for p, tok := range tokens {
+		x := append([]float64(nil), embd[int(tok)*E:(int(tok)+1)*E]...)
+		for l := range c.Layers {
+			pre := fmt.Sprintf("blk.%d.", l)
+			xn := rmsnorm(x, get(pre+"attn_norm.weight"))
+			var q, k, v []float64
+			if qkv := get(pre + "attn_qkv.weight"); qkv != nil {
+				all := matvec(qkv, xn, nh*hd+2*nkv*hd)
+				q, k, v = all[:nh*hd], all[nh*hd:nh*hd+nkv*hd], all[nh*hd+nkv*hd:]
+			} else {
+				q = matvec(get(pre+"attn_q.weight"), xn, nh*hd)
+				k = matvec(get(pre+"attn_k.weight"), xn, nkv*hd)
+				v = matvec(get(pre+"attn_v.weight"), xn, nkv*hd)
+			}
+			for name, vec := range map[string][]float64{"attn_q.bias": q, "attn_k.bias": k, "attn_v.bias": v} {
+				if b := get(pre + name); b != nil {
+					for i := range vec {
+						vec[i] += b[i]
+					}
+				}
+			}
+			if qn := get(pre + "attn_q_norm.weight"); qn != nil {
+				kn := get(pre + "attn_k_norm.weight")
+				for h := range nh {
+					copy(q[h*hd:], rmsnorm(q[h*hd:(h+1)*hd], qn))
+				}
+				for h := range nkv {
+					copy(k[h*hd:], rmsnorm(k[h*hd:(h+1)*hd], kn))
+				}
+			}
+			rope(q, nh, p)
+			rope(k, nkv, p)
+			keys[l] = append(keys[l], k)
+			vals[l] = append(vals[l], v)
+			att := make([]float64, nh*hd)
+			for h := range nh {
+				g := h / (nh / nkv)
+				sc := make([]float64, p+1)
+				mx := math.Inf(-1)
+				for s := 0; s <= p; s++ {
+					var d float64
+					for j := range hd {
+						d += q[h*hd+j] * keys[l][s][g*hd+j]
+					}
+					sc[s] = d / math.Sqrt(float64(hd))
+					mx = math.Max(mx, sc[s])
+				}
+				var sum float64
+				for s := range sc {
+					sc[s] = math.Exp(sc[s] - mx)
+					sum += sc[s]
+				}
+				for s := range sc {
+					for j := range hd {
+						att[h*hd+j] += sc[s] / sum * vals[l][s][g*hd+j]
+					}
+				}
+			}
+			o := matvec(get(pre+"attn_output.weight"), att, E)
+			for i := range x {
+				x[i] += o[i]
+			}
+			xn = rmsnorm(x, get(pre+"ffn_norm.weight"))
+			var gate, up []float64
+			if g := get(pre + "ffn_gate.weight"); g != nil {
+				gate, up = matvec(g, xn, c.FF), matvec(get(pre+"ffn_up.weight"), xn, c.FF)
+			} else {
+				gu := matvec(get(pre+"ffn_up.weight"), xn, 2*c.FF)
+				gate, up = gu[:c.FF], gu[c.FF:]
+			}
+			h := make([]float64, c.FF)
+			for i := range h {
+				h[i] = gate[i] / (1 + math.Exp(-gate[i])) * up[i]
+			}
+			d := matvec(get(pre+"ffn_down.weight"), h, E)
+			for i := range x {
+				x[i] += d[i]
+			}
+		}
+		logits = append(logits, matvec(output, rmsnorm(x, get("output_norm.weight")), c.Vocab)...)
+	}
+	return logits
+}
