@@ -1,0 +1,261 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/churon/churon/engine"
+	"github.com/churon/churon/engine/chat"
+	"github.com/churon/churon/engine/sample"
+)
+
+func init() {
+	register("generate", "one completion from a prompt (streamed; --json for a summary)", runGenerate)
+}
+
+// modelFlags are shared by every command that loads a model.
+type modelFlags struct {
+	path     string
+	threads  int
+	ctxLen   int
+	kv       string
+	inMemory bool
+}
+
+func (f *modelFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.path, "m", "", "model `file` (GGUF)")
+	fs.IntVar(&f.threads, "t", 0, "CPU threads (0 = all)")
+	fs.IntVar(&f.ctxLen, "c", 0, "context length in tokens (0 = model's, at most 4096)")
+	fs.StringVar(&f.kv, "kv", "f16", "KV cache type: f16 or f32")
+	fs.BoolVar(&f.inMemory, "no-mmap", false, "read weights into memory instead of mapping the file")
+}
+
+func (f *modelFlags) load(ctx context.Context) (*engine.Model, error) {
+	if f.path == "" {
+		return nil, usagef("a model is required: -m FILE.gguf")
+	}
+	return engine.Load(ctx, f.path, engine.LoadOptions{Threads: f.threads, InMemory: f.inMemory})
+}
+
+func (f *modelFlags) sequence(m *engine.Model) (*engine.Sequence, error) {
+	opt := engine.SequenceOptions{Context: f.ctxLen}
+	switch strings.ToLower(f.kv) {
+	case "f16":
+		opt.KVType = engine.KVF16
+	case "f32":
+		opt.KVType = engine.KVF32
+	default:
+		return nil, usagef("--kv %q: want f16 or f32", f.kv)
+	}
+	return m.NewSequence(opt)
+}
+
+// promptFlags turn text into the token ids to feed.
+type promptFlags struct {
+	prompts  stringList
+	system   string
+	raw      bool
+	noBOS    bool
+	special  bool
+	tokenIDs string
+}
+
+func (p *promptFlags) register(fs *flag.FlagSet) {
+	fs.Var(&p.prompts, "p", "prompt `text`")
+	fs.StringVar(&p.system, "system", "", "system prompt (chat template only)")
+	fs.BoolVar(&p.raw, "raw", false, "use the prompt as is, without the chat template")
+	fs.BoolVar(&p.noBOS, "no-bos", false, "do not add the beginning-of-sequence token")
+	fs.BoolVar(&p.special, "parse-special", false, "with --raw: turn special-token text such as <|im_start|> into its token")
+}
+
+// tokens returns the prompt's ids and the text they came from.
+func (p *promptFlags) tokens(ctx context.Context, m *engine.Model, prompt string) ([]int32, string, error) {
+	if p.raw {
+		return m.TokenizePrompt(prompt, !p.noBOS, p.special), prompt, nil
+	}
+	var msgs []chat.Message
+	if p.system != "" {
+		msgs = append(msgs, chat.Message{Role: "system", Content: p.system})
+	}
+	msgs = append(msgs, chat.Message{Role: "user", Content: prompt})
+	text, err := m.RenderChat(ctx, msgs, true)
+	if err != nil {
+		return nil, "", err
+	}
+	return m.TokenizePrompt(text, !p.noBOS, true), text, nil
+}
+
+type samplingFlags struct {
+	n                      int
+	temp, topP, minP       float64
+	topK                   int
+	repeat, presence, freq float64
+	window                 int
+	seed                   int64
+	stops                  stringList
+	ignoreEOS              bool
+}
+
+func (s *samplingFlags) register(fs *flag.FlagSet) {
+	d := sample.DefaultParams()
+	fs.IntVar(&s.n, "n", 256, "maximum tokens to generate (0 = until the model stops or the context is full)")
+	fs.Float64Var(&s.temp, "temp", float64(d.Temperature), "temperature (0 = greedy)")
+	fs.IntVar(&s.topK, "top-k", d.TopK, "top-k (0 = off)")
+	fs.Float64Var(&s.topP, "top-p", float64(d.TopP), "top-p (1 = off)")
+	fs.Float64Var(&s.minP, "min-p", float64(d.MinP), "min-p (0 = off)")
+	fs.Float64Var(&s.repeat, "repeat-penalty", float64(d.RepeatPenalty), "repetition penalty (1 = off)")
+	fs.Float64Var(&s.presence, "presence-penalty", float64(d.PresencePenalty), "presence penalty (0 = off)")
+	fs.Float64Var(&s.freq, "frequency-penalty", float64(d.FrequencyPenalty), "frequency penalty (0 = off)")
+	fs.IntVar(&s.window, "repeat-last-n", d.PenaltyWindow, "tokens the penalties look back over (-1 = all)")
+	fs.Int64Var(&s.seed, "seed", -1, "random seed (-1 = random; the seed used is reported)")
+	fs.Var(&s.stops, "stop", "stop `string` (repeatable)")
+	fs.BoolVar(&s.ignoreEOS, "ignore-eos", false, "keep generating past end-of-generation tokens")
+}
+
+func (s *samplingFlags) options() (engine.GenerateOptions, uint64, error) {
+	seed := uint64(s.seed)
+	if s.seed < 0 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return engine.GenerateOptions{}, 0, fmt.Errorf("seed: %w", err)
+		}
+		seed = binary.LittleEndian.Uint64(b[:]) >> 1
+	}
+	p := sample.Params{
+		Temperature: float32(s.temp), TopK: s.topK, TopP: float32(s.topP), MinP: float32(s.minP),
+		RepeatPenalty: float32(s.repeat), PresencePenalty: float32(s.presence), FrequencyPenalty: float32(s.freq),
+		PenaltyWindow: s.window, Seed: seed,
+	}
+	if err := p.Validate(); err != nil {
+		return engine.GenerateOptions{}, 0, usagef("%v", err)
+	}
+	return engine.GenerateOptions{MaxTokens: s.n, Sampling: p, Stop: s.stops, IgnoreEOS: s.ignoreEOS}, seed, nil
+}
+
+// generateJSON is the documented shape of `churon generate --json`.
+type generateJSON struct {
+	Model        string  `json:"model"`
+	Prompt       string  `json:"prompt"`
+	PromptTokens []int32 `json:"prompt_tokens"`
+	Tokens       []int32 `json:"tokens"`
+	Text         string  `json:"text"`
+	FinishReason string  `json:"finish_reason"`
+	Seed         uint64  `json:"seed"`
+	TTFTMs       float64 `json:"ttft_ms"`
+	PromptTPS    float64 `json:"prompt_tps"`
+	GenTPS       float64 `json:"gen_tps"`
+	Threads      int     `json:"threads"`
+}
+
+func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("generate", stderr)
+	var mf modelFlags
+	var pf promptFlags
+	var sf samplingFlags
+	mf.register(fs)
+	pf.register(fs)
+	sf.register(fs)
+	promptsFile := fs.String("prompts", "", "read prompts from `file`, one per line")
+	asJSON := fs.Bool("json", false, "print one JSON object per prompt instead of streaming text")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	prompts := append([]string(nil), pf.prompts...)
+	prompts = append(prompts, pos...)
+	if *promptsFile != "" {
+		lines, err := readLines(*promptsFile)
+		if err != nil {
+			return err
+		}
+		prompts = append(prompts, lines...)
+	}
+	if len(prompts) == 0 {
+		return usagef("a prompt is required: -p TEXT")
+	}
+	opt, seed, err := sf.options()
+	if err != nil {
+		return err
+	}
+	m, err := mf.load(ctx)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if !pf.raw && !m.Info().HasTemplate {
+		fmt.Fprintln(stderr, "churon: the model has no chat template; using a generic ChatML format (use --raw for plain completion)")
+	} else if err := m.TemplateError(); err != nil && !pf.raw {
+		fmt.Fprintf(stderr, "churon: the model's chat template cannot be used (%v); using a generic ChatML format\n", err)
+	}
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	for i, prompt := range prompts {
+		seq, err := mf.sequence(m)
+		if err != nil {
+			return err
+		}
+		ids, text, err := pf.tokens(ctx, m, prompt)
+		if err != nil {
+			return err
+		}
+		if i > 0 && !*asJSON {
+			fmt.Fprintln(w)
+		}
+		res, err := seq.Generate(ctx, ids, opt, func(t engine.Token) error {
+			if *asJSON {
+				return nil
+			}
+			if _, err := w.WriteString(t.Text); err != nil {
+				return err
+			}
+			return w.Flush()
+		})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			out := generateJSON{
+				Model: m.Info().Path, Prompt: text, PromptTokens: ids, Tokens: res.Tokens, Text: res.Text,
+				FinishReason: string(res.Finish), Seed: seed,
+				TTFTMs:    float64(res.TTFT.Microseconds()) / 1000,
+				PromptTPS: res.PromptTPS, GenTPS: res.GenTPS, Threads: m.Info().Threads,
+			}
+			if out.Tokens == nil {
+				out.Tokens = []int32{}
+			}
+			enc := json.NewEncoder(w)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(out); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(w)
+			fmt.Fprintf(stderr, "\n[%d prompt tokens, %d generated, %s; TTFT %.0f ms, prompt %.1f tok/s, generation %.1f tok/s, seed %d]\n",
+				len(ids), len(res.Tokens), res.Finish, float64(res.TTFT.Microseconds())/1000, res.PromptTPS, res.GenTPS, seed)
+		}
+	}
+	return nil
+}
+
+func readLines(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimRight(l, "\r")
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/churon/churon/engine/arch"
+	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/quant"
+)
+
+// SequenceOptions size a sequence's KV cache.
+type SequenceOptions struct {
+	// Context is the cache capacity in tokens; 0 means the model's trained
+	// context, capped at DefaultContext.
+	Context int
+	// KVType is how keys and values are stored: F16 by default, as
+	// llama.cpp does.
+	KVType KVType
+	// Batch is the most tokens run through the model in one forward pass
+	// while feeding a prompt; 0 means DefaultBatch.
+	Batch int
+}
+
+// KVType selects the KV cache's storage type.
+type KVType int
+
+const (
+	KVF16 KVType = iota // half precision: llama.cpp's default
+	KVF32               // full precision: twice the memory
+)
+
+// DefaultContext caps the context of a new sequence when none is asked
+// for, so a model trained on 128k tokens does not claim gigabytes of KV
+// cache by default.
+const DefaultContext = 4096
+
+// DefaultBatch is the prompt chunk size.
+const DefaultBatch = 256
+
+// Sequence is one stream of tokens with its own KV cache: a conversation
+// owns one. It is not safe for concurrent use.
+type Sequence struct {
+	m       *Model
+	kv      *backend.KVCache
+	scratch arch.Scratch
+	tokens  []int32
+	logits  []float32 // logits after the last fed token
+	batch   int
+	pos     []int32
+	outRows []int
+}
+
+// NewSequence allocates a sequence and its KV cache.
+func (m *Model) NewSequence(opt SequenceOptions) (*Sequence, error) {
+	if m.file == nil {
+		return nil, ErrClosed
+	}
+	cfg := m.net.Config()
+	ctxLen := opt.Context
+	if ctxLen <= 0 {
+		ctxLen = min(cfg.Context, DefaultContext)
+	}
+	if ctxLen <= 0 {
+		ctxLen = DefaultContext
+	}
+	kvType := quant.F16
+	switch opt.KVType {
+	case KVF16:
+	case KVF32:
+		kvType = quant.F32
+	default:
+		return nil, fmt.Errorf("engine: unknown KV cache type %d", opt.KVType)
+	}
+	kv, err := backend.NewKVCache(kvType, cfg.Layers, ctxLen, cfg.KVDim())
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	batch := opt.Batch
+	if batch <= 0 {
+		batch = DefaultBatch
+	}
+	return &Sequence{m: m, kv: kv, batch: batch, logits: make([]float32, cfg.Vocab)}, nil
+}
+
+// Len is the number of tokens in the cache.
+func (s *Sequence) Len() int { return len(s.tokens) }
+
+// Context is the cache capacity in tokens.
+func (s *Sequence) Context() int { return s.kv.Context }
+
+// Tokens returns the tokens in the cache (do not modify).
+func (s *Sequence) Tokens() []int32 { return s.tokens }
+
+// Logits returns the logits predicting the token after the last one fed
+// (do not modify; valid until the next Feed).
+func (s *Sequence) Logits() []float32 { return s.logits }
+
+// KVBytes is the memory held by the sequence's cache.
+func (s *Sequence) KVBytes() int64 { return s.kv.Bytes() }
+
+// Truncate drops cached tokens from position n on, so the next Feed
+// continues from there. Entries past n are simply overwritten later.
+func (s *Sequence) Truncate(n int) error {
+	if n < 0 || n > len(s.tokens) {
+		return fmt.Errorf("engine: truncate to %d: sequence holds %d tokens", n, len(s.tokens))
+	}
+	s.tokens = s.tokens[:n]
+	return nil
+}
+
+// ErrContextFull is returned when tokens do not fit in the sequence.
+var ErrContextFull = fmt.Errorf("engine: context is full")
+
+// Feed appends tokens to the sequence, running them through the model in
+// batches. Afterwards Logits holds the prediction after the last token.
+func (s *Sequence) Feed(ctx context.Context, toks []int32) error {
+	return s.feed(ctx, toks, nil)
+}
+
+// FeedAll is Feed that also returns the logits after every fed token,
+// len(toks)×vocab floats: the conformance tests and the quality metrics
+// of the compare view use it.
+func (s *Sequence) FeedAll(ctx context.Context, toks []int32) ([]float32, error) {
+	all := make([]float32, len(toks)*s.m.info.VocabSize)
+	if err := s.feed(ctx, toks, all); err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+func (s *Sequence) feed(ctx context.Context, toks []int32, all []float32) error {
+	if s.m.file == nil {
+		return ErrClosed
+	}
+	if len(toks) == 0 {
+		return nil
+	}
+	if len(s.tokens)+len(toks) > s.kv.Context {
+		return fmt.Errorf("%w: %d cached + %d new tokens > %d", ErrContextFull, len(s.tokens), len(toks), s.kv.Context)
+	}
+	vocab := s.m.info.VocabSize
+	for _, t := range toks {
+		if t < 0 || int(t) >= vocab {
+			return fmt.Errorf("engine: token id %d outside vocabulary of %d", t, vocab)
+		}
+	}
+	for done := 0; done < len(toks); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(s.batch, len(toks)-done)
+		chunk := toks[done : done+n]
+		s.pos = s.pos[:0]
+		for i := range n {
+			s.pos = append(s.pos, int32(len(s.tokens)+i))
+		}
+		s.outRows = s.outRows[:0]
+		out := s.logits
+		if all != nil {
+			for i := range n {
+				s.outRows = append(s.outRows, i)
+			}
+			out = all[done*vocab : (done+n)*vocab]
+		} else if done+n == len(toks) {
+			s.outRows = append(s.outRows, n-1)
+		}
+		if err := s.m.net.Forward(s.m.be, s.kv, &s.scratch, chunk, s.pos, s.outRows, out); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		s.tokens = append(s.tokens, chunk...)
+		done += n
+	}
+	if all != nil {
+		copy(s.logits, all[(len(toks)-1)*vocab:])
+	}
+	return nil
+}

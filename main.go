@@ -1,0 +1,17 @@
+// Command churon is the Churon desktop app and its headless commands.
+package main
+
+import (
+	"os"
+
+	"github.com/churon/churon/app/cli"
+	"github.com/churon/churon/ui/desktop"
+)
+
+func main() {
+	code := cli.Main(os.Args[1:])
+	if code < 0 { // no arguments: the desktop app
+		code = desktop.Run()
+	}
+	os.Exit(code)
+}
