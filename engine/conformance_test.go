@@ -82,17 +82,23 @@ func argmax(row []float32) int {
 	return best
 }
 
-// TestStoriesGreedy checks the engine against llama.cpp's greedy runs of
-// stories260K: same prompt ids, same generated ids, close logits.
-func TestStoriesGreedy(t *testing.T) {
+// TestReferenceGreedy checks the engine against llama.cpp's greedy runs of
+// stories260K and llama-2-tiny-random: same prompt ids, same generated
+// ids, close logits.
+func TestReferenceGreedy(t *testing.T) {
 	dir := testdata.Dir(t)
-	files, _ := filepath.Glob(filepath.Join(dir, "reference", "stories260K_greedy_*.json"))
-	if len(files) == 0 {
-		t.Fatalf("no stories260K references in %s", dir)
+	files, _ := filepath.Glob(filepath.Join(dir, "reference", "*_greedy_*.json"))
+	if len(files) < 7 {
+		t.Fatalf("found %d greedy references in %s, want 7", len(files), dir)
 	}
-	m := loadModel(t, filepath.Join(dir, "models", "stories260K.gguf"))
+	models := map[string]*Model{}
 	for _, file := range files {
 		ref := readReference(t, file)
+		m := models[ref.Model]
+		if m == nil {
+			m = loadModel(t, filepath.Join(dir, ref.Model))
+			models[ref.Model] = m
+		}
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
 			ids := m.TokenizePrompt(ref.Prompt, ref.AddBOS, false)
 			if !equalIDs(ids, ref.PromptIDs) {
@@ -117,7 +123,7 @@ func TestStoriesGreedy(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, err := seq.Generate(context.Background(), ids, GenerateOptions{
-				MaxTokens: len(ref.GeneratedIDs), IgnoreEOS: true, Sampling: sample.Params{Temperature: 0, TopP: 1},
+				MaxTokens: len(ref.GeneratedIDs), IgnoreEOS: true, Sampling: sample.Greedy(),
 			}, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -24,7 +24,7 @@ func synthModel(t *testing.T, s synth.Spec) *Model {
 	return loadModel(t, path)
 }
 
-var greedy = sample.Params{Temperature: 0, TopP: 1}
+var greedy = sample.Greedy()
 
 func TestInfo(t *testing.T) {
 	s := synth.Tiny("qwen2")

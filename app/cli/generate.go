@@ -111,7 +111,9 @@ func (s *samplingFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.topK, "top-k", d.TopK, "top-k (0 = off)")
 	fs.Float64Var(&s.topP, "top-p", float64(d.TopP), "top-p (1 = off)")
 	fs.Float64Var(&s.minP, "min-p", float64(d.MinP), "min-p (0 = off)")
-	fs.Float64Var(&s.repeat, "repeat-penalty", float64(d.RepeatPenalty), "repetition penalty (1 = off)")
+	// Off by default as in llama.cpp, so `--temp 0` is plain greedy
+	// decoding; the desktop app's chat presets turn it on.
+	fs.Float64Var(&s.repeat, "repeat-penalty", 1, "repetition penalty (1 = off)")
 	fs.Float64Var(&s.presence, "presence-penalty", float64(d.PresencePenalty), "presence penalty (0 = off)")
 	fs.Float64Var(&s.freq, "frequency-penalty", float64(d.FrequencyPenalty), "frequency penalty (0 = off)")
 	fs.IntVar(&s.window, "repeat-last-n", d.PenaltyWindow, "tokens the penalties look back over (-1 = all)")

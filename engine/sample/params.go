@@ -101,3 +101,9 @@ func (p Params) Validate() error {
 func (p Params) penalized() bool {
 	return p.RepeatPenalty != 1 || p.PresencePenalty != 0 || p.FrequencyPenalty != 0
 }
+
+// Greedy returns parameters that always pick the most likely token, with
+// every penalty off: the setting conformance checks against llama.cpp use.
+func Greedy() Params {
+	return Params{TopP: 1, RepeatPenalty: 1, PenaltyWindow: DefaultPenaltyWindow}
+}
