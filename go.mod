@@ -2,4 +2,4 @@ module github.com/churon/churon
 
 go 1.26.0
 
-require github.com/ardanlabs/jinja v1.8.0 // indirect
+require github.com/ardanlabs/jinja v1.8.0
