@@ -52,7 +52,9 @@ func runTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return json.NewEncoder(stdout).Encode(ids)
 	}
 	for _, id := range ids {
-		fmt.Fprintf(stdout, "%6d  %q\n", id, tok.Token(id))
+		// The token's text as stored (BPE vocabularies keep bytes as
+		// printable stand-ins) and the bytes it decodes to.
+		fmt.Fprintf(stdout, "%6d  %-20q %q\n", id, tok.Token(id), tok.Piece(id, true))
 	}
 	return nil
 }
