@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,7 +102,7 @@ func TestReferenceGreedy(t *testing.T) {
 		}
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
 			ids := m.TokenizePrompt(ref.Prompt, ref.AddBOS, false)
-			if !equalIDs(ids, ref.PromptIDs) {
+			if !slices.Equal(ids, ref.PromptIDs) {
 				t.Fatalf("prompt ids %v, llama.cpp %v", ids, ref.PromptIDs)
 			}
 			seq, err := m.NewSequence(SequenceOptions{KVType: kvType(t, ref.KVCacheType)})
@@ -128,23 +129,11 @@ func TestReferenceGreedy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !equalIDs(res.Tokens, ref.GeneratedIDs) {
+			if !slices.Equal(res.Tokens, ref.GeneratedIDs) {
 				t.Errorf("generated\n got %v\nwant %v", res.Tokens, ref.GeneratedIDs)
 			}
 		})
 	}
-}
-
-func equalIDs(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestQuantZooLogits runs every quantzoo model over the reference prompt

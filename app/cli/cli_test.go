@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,12 +58,12 @@ func TestGenerateStoriesMatchesLlamaCpp(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
-		if !equal(got.PromptTokens, ref.PromptIDs) {
+		if !slices.Equal(got.PromptTokens, ref.PromptIDs) {
 			t.Errorf("%s: prompt_tokens %v, want %v", name, got.PromptTokens, ref.PromptIDs)
 		}
 		// llama.cpp's reference ignored EOS; compare up to our stop.
 		n := len(got.Tokens)
-		if n == 0 || n > len(ref.Generated) || !equal(got.Tokens, ref.Generated[:n]) {
+		if n == 0 || n > len(ref.Generated) || !slices.Equal(got.Tokens, ref.Generated[:n]) {
 			t.Errorf("%s: tokens %v, want a prefix of %v", name, got.Tokens, ref.Generated)
 		}
 		if n < len(ref.Generated) && got.FinishReason != "eos" {
@@ -72,18 +73,6 @@ func TestGenerateStoriesMatchesLlamaCpp(t *testing.T) {
 			t.Errorf("%s: stats or text missing: %+v", name, got)
 		}
 	}
-}
-
-func equal(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestGenerateBatchAndChat(t *testing.T) {

@@ -12,8 +12,8 @@ type bpeBigram struct {
 	size        int32
 }
 
-// bpeBefore orders the queue: lower rank first, then leftmost.
-func bpeBefore(a, b bpeBigram) bool {
+// before orders the queue: lower rank first, then leftmost.
+func (a bpeBigram) before(b bpeBigram) bool {
 	if a.rank != b.rank {
 		return a.rank < b.rank
 	}
@@ -27,45 +27,7 @@ type bpeState struct {
 	utf  []byte
 	word []byte
 	syms []symbol
-	heap []bpeBigram
-}
-
-func (h *bpeState) push(b bpeBigram) {
-	q := append(h.heap, b)
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !bpeBefore(q[i], q[p]) {
-			break
-		}
-		q[i], q[p] = q[p], q[i]
-		i = p
-	}
-	h.heap = q
-}
-
-func (h *bpeState) pop() bpeBigram {
-	q := h.heap
-	top := q[0]
-	last := len(q) - 1
-	q[0] = q[last]
-	q = q[:last]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= len(q) {
-			break
-		}
-		c := l
-		if r := l + 1; r < len(q) && bpeBefore(q[r], q[l]) {
-			c = r
-		}
-		if !bpeBefore(q[c], q[i]) {
-			break
-		}
-		q[i], q[c] = q[c], q[i]
-		i = c
-	}
-	h.heap = q
-	return top
+	heap bigramQueue[bpeBigram]
 }
 
 // encodeBPE tokenizes one piece of raw text (no special tokens in it).
@@ -139,13 +101,13 @@ func (t *Tokenizer) mergeWord(st *bpeState, word string, out []int32) []int32 {
 		if r < 0 {
 			return
 		}
-		st.push(bpeBigram{left: left, right: right, rank: r, size: syms[left].n + syms[right].n})
+		st.heap.push(bpeBigram{left: left, right: right, rank: r, size: syms[left].n + syms[right].n})
 	}
 	for i := 1; i < len(syms); i++ {
 		add(int32(i-1), int32(i))
 	}
 	for len(st.heap) > 0 {
-		b := st.pop()
+		b := st.heap.pop()
 		l, r := &syms[b.left], &syms[b.right]
 		// A pair is stale when either side was merged away or grew; both
 		// spans start where they did, so comparing sizes is enough.

@@ -17,8 +17,8 @@ type spmBigram struct {
 	size        int32
 }
 
-// spmBefore orders the queue: higher score first, then leftmost.
-func spmBefore(a, b spmBigram) bool {
+// before orders the queue: higher score first, then leftmost.
+func (a spmBigram) before(b spmBigram) bool {
 	if a.score != b.score {
 		return a.score > b.score
 	}
@@ -28,45 +28,7 @@ func spmBefore(a, b spmBigram) bool {
 // spmState holds buffers reused across the pieces of one Encode call.
 type spmState struct {
 	syms []symbol
-	heap []spmBigram
-}
-
-func (h *spmState) push(b spmBigram) {
-	q := append(h.heap, b)
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !spmBefore(q[i], q[p]) {
-			break
-		}
-		q[i], q[p] = q[p], q[i]
-		i = p
-	}
-	h.heap = q
-}
-
-func (h *spmState) pop() spmBigram {
-	q := h.heap
-	top := q[0]
-	last := len(q) - 1
-	q[0] = q[last]
-	q = q[:last]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= len(q) {
-			break
-		}
-		c := l
-		if r := l + 1; r < len(q) && spmBefore(q[r], q[l]) {
-			c = r
-		}
-		if !spmBefore(q[c], q[i]) {
-			break
-		}
-		q[i], q[c] = q[c], q[i]
-		i = c
-	}
-	h.heap = q
-	return top
+	heap bigramQueue[spmBigram]
 }
 
 // encodeSPM tokenizes one piece whose spaces are already escaped to U+2581.
@@ -99,13 +61,13 @@ func (t *Tokenizer) encodeSPM(st *spmState, text string, out []int32) []int32 {
 		if t.scores != nil {
 			score = t.scores[id]
 		}
-		st.push(spmBigram{left: left, right: right, score: score, size: size})
+		st.heap.push(spmBigram{left: left, right: right, score: score, size: size})
 	}
 	for i := 1; i < len(syms); i++ {
 		tryAdd(int32(i-1), int32(i))
 	}
 	for len(st.heap) > 0 {
-		b := st.pop()
+		b := st.heap.pop()
 		l, r := &syms[b.left], &syms[b.right]
 		// Skip pairs made stale by an earlier merge.
 		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -131,7 +132,7 @@ func TestSPMSynthetic(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got := tk.Encode(tc.text, tc.opt)
-		if !equalIDs(got, tc.want) {
+		if !slices.Equal(got, tc.want) {
 			t.Errorf("Encode(%q, %+v) = %v, want %v", tc.text, tc.opt, got, tc.want)
 		}
 	}
@@ -179,7 +180,7 @@ func TestBPESynthetic(t *testing.T) {
 	}
 	got := tk.Encode("hello world", EncodeOptions{})
 	want := []int32{id("hello"), id("Ġworld")}
-	if !equalIDs(got, want) {
+	if !slices.Equal(got, want) {
 		t.Fatalf("Encode = %v, want %v", got, want)
 	}
 	// "<|endoftext|>" is control: plain text without ParseSpecial.
@@ -188,7 +189,7 @@ func TestBPESynthetic(t *testing.T) {
 		t.Fatalf("control text was parsed without ParseSpecial: %v", got)
 	}
 	got = tk.Encode("hello<|endoftext|>", EncodeOptions{ParseSpecial: true})
-	if !equalIDs(got, []int32{id("hello"), id("<|endoftext|>")}) {
+	if !slices.Equal(got, []int32{id("hello"), id("<|endoftext|>")}) {
 		t.Fatalf("ParseSpecial: %v", got)
 	}
 	// "<|im_end|>" was a normal token: llama.cpp's text rule makes it a
@@ -244,7 +245,7 @@ func TestPartitionStrip(t *testing.T) {
 	}
 	got := tk.Encode("x<|end|>  \n x</s> x<s> x", EncodeOptions{ParseSpecial: true})
 	want := []int32{4, 5, 3, 4, 5, 2, 4, 5, 1, 4, 4, 5}
-	if !equalIDs(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("Phi-3 strip: got %v, want %v", got, want)
 	}
 	v.Name = "llama"
@@ -254,7 +255,7 @@ func TestPartitionStrip(t *testing.T) {
 	}
 	got = tk.Encode("x</s> x", EncodeOptions{})
 	want = []int32{4, 5, 2, 4, 4, 5}
-	if !equalIDs(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("no strip: got %v, want %v", got, want)
 	}
 }

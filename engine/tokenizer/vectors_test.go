@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,25 +97,13 @@ func readVectors(t testing.TB, inp, out string) ([]string, [][]int32) {
 	return strs, ids
 }
 
-func equalIDs(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // checkVectors encodes every string and compares with the expected ids.
 func checkVectors(t *testing.T, tk *Tokenizer, strs []string, want [][]int32, opt EncodeOptions) {
 	t.Helper()
 	bad := 0
 	for i, s := range strs {
 		got := tk.Encode(s, opt)
-		if !equalIDs(got, want[i]) {
+		if !slices.Equal(got, want[i]) {
 			bad++
 			t.Errorf("string %d %q:\n  want %v\n  got  %v", i, s, want[i], got)
 		}
@@ -234,7 +223,7 @@ func TestChatTemplateIDs(t *testing.T) {
 				if c.ExpectedIDs == nil {
 					continue
 				}
-				if got := tk.Encode(c.Expected, opt); !equalIDs(got, c.ExpectedIDs) {
+				if got := tk.Encode(c.Expected, opt); !slices.Equal(got, c.ExpectedIDs) {
 					t.Errorf("%s: %q\n  want %v\n  got  %v", c.Name, c.Expected, c.ExpectedIDs, got)
 				}
 			}
@@ -282,7 +271,7 @@ func TestReferenceGenerations(t *testing.T) {
 				tokCache[path] = tk
 				tokCacheMu.Unlock()
 			}
-			if got := tk.Encode(ref.Prompt, EncodeOptions{AddSpecial: ref.AddBOS}); !equalIDs(got, ref.PromptIDs) {
+			if got := tk.Encode(ref.Prompt, EncodeOptions{AddSpecial: ref.AddBOS}); !slices.Equal(got, ref.PromptIDs) {
 				t.Errorf("prompt %q: want %v, got %v", ref.Prompt, ref.PromptIDs, got)
 			}
 			for i, id := range ref.PromptIDs {
