@@ -1,0 +1,73 @@
+// Package session is the channel-based session manager between the UI (or
+// `churon chat`) and the engine: it owns the loaded model, one KV cache per
+// conversation, the schedule of answers and their cancellation, and it
+// writes every message to the store. It imports no UI toolkit.
+//
+// # Commands and events
+//
+// Commands are methods — Send, Stop, Regenerate, Edit, Delete, Undo,
+// LoadModel, UnloadModel, NewConversation, Rename, SetPinned, SetSettings.
+// Each is handed to the one goroutine that owns the schedule and returns
+// as soon as that goroutine has accepted or refused it, so the UI never
+// waits on the engine. Everything that follows arrives, in order, on
+// Events: Token, Stats, Done, Queued, Error, ModelLoading, ModelLoaded,
+// ModelUnloaded, MessageAdded, MessagesChanged, ConversationChanged.
+// Queries — ListConversations, Trash, Conversation, Messages, Search,
+// Settings, Status — read the store directly and may be called anywhere.
+//
+//	m := session.New(st, session.Options{})
+//	go func() {
+//		for ev := range m.Events() {
+//			switch e := ev.(type) {
+//			case session.Token:
+//				// append e.Text to message e.Msg
+//			case session.Done:
+//				// e.Reason: eos, stop, length, context, cancelled or error
+//			}
+//		}
+//	}()
+//	m.LoadModel("model.gguf")
+//	c, _ := m.NewConversation("")
+//	m.Send(c.ID, "안녕하세요")
+//
+// # Scheduling
+//
+// Answers run one at a time: decoding is bound by memory bandwidth and
+// uses every core, so two answers at once would each run at half speed
+// while holding twice the memory. An answer asked for while another runs
+// waits (Queued), and the person can switch conversations, start a new
+// one and type meanwhile. A conversation has at most one answer running or
+// waiting; Send, Regenerate and Edit on it are refused with ErrBusy until
+// its Done. Stop cancels the answer's context, and the engine checks it
+// before every token: the answer ends within one token, its text so far is
+// saved with reason "cancelled". LoadModel and UnloadModel first cancel
+// every answer, then swap the model once the running one has stopped.
+//
+// # Reusing the KV cache
+//
+// Each conversation keeps its engine.Sequence between answers. Before an
+// answer the whole conversation is rendered with the model's chat template
+// and tokenized; the longest common prefix with the tokens the cache holds
+// is kept (Truncate) and only the rest is fed, so a follow-up costs its
+// own tokens, and a regenerated or edited turn costs what follows the
+// change. Idle caches live under Options.KVBudget, least recently used
+// dropped first. A conversation longer than its context fails with
+// ErrTooLong; trimming old turns is future work.
+//
+// # Durability
+//
+// The person's message is stored before Send returns. An answer is created
+// empty when it starts (MessageAdded), saved every Options.CommitEvery
+// (one second) by a separate goroutine so a slow disk never delays a
+// token, and saved with its statistics and finish reason when it ends,
+// before Done is sent. Messages returns a streaming answer with its live
+// text.
+//
+// # Back-pressure
+//
+// Events are never dropped. The manager never blocks on the consumer
+// either: events queue in an outbox, and while the consumer lags, Token
+// events of an answer merge into one larger Token (Offset tells where its
+// text starts), so a slow UI receives fewer, bigger updates instead of
+// slowing generation. The consumer must drain Events until it is closed.
+package session

@@ -1,0 +1,122 @@
+package session
+
+import (
+	"time"
+
+	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/engine"
+)
+
+// Conversation and Message are the store's types: the UI gets them from
+// the manager without importing the store.
+type (
+	Conversation = store.Conversation
+	Message      = store.Message
+	SearchHit    = store.SearchHit
+)
+
+// Event is something the manager reports on its Events channel: one of
+// the types below. Switch on the concrete type.
+type Event interface{ event() }
+
+// Token is new answer text. Text starts at byte Offset of the answer, so
+// a consumer that already holds the answer up to a later point (from
+// Messages, say) can tell what is new: answer = answer[:Offset] + Text.
+// When the consumer is slow, consecutive Token events of an answer are
+// merged into one, so Text may hold many tokens.
+type Token struct {
+	Conv, Msg int64
+	Offset    int
+	Text      string
+	Tokens    int           // answer tokens generated so far
+	Elapsed   time.Duration // since the answer's generation started
+}
+
+// Stats are an answer's measurements, sent just before its Done.
+type Stats struct {
+	Conv, Msg int64
+	// PromptTokens is the whole prompt; Reused of them came from the
+	// conversation's KV cache and Processed were run through the model.
+	PromptTokens, Reused, Processed int
+	GenTokens                       int
+	TTFT                            time.Duration // includes prompt processing
+	PromptTPS, GenTPS               float64
+	Seed                            uint64
+}
+
+// Reason says why an answer ended.
+type Reason string
+
+const (
+	ReasonEOS       Reason = "eos"       // the model ended its turn
+	ReasonStop      Reason = "stop"      // a stop string matched
+	ReasonLength    Reason = "length"    // MaxTokens reached
+	ReasonContext   Reason = "context"   // the context filled up (a kind of length)
+	ReasonCancelled Reason = "cancelled" // Stop, Delete, a model change or Close
+	ReasonError     Reason = "error"     // see Done.Err
+)
+
+// Done ends an answer. Msg is 0 when the answer was cancelled (or failed)
+// before it started, while it waited its turn.
+type Done struct {
+	Conv, Msg int64
+	Reason    Reason
+	Err       error // set when Reason is ReasonError
+}
+
+// Queued says an answer waits: generations run one at a time, and
+// Position answers are ahead of this one (the running one included). 0
+// means it waits only for the model to finish loading. It is sent again
+// when the position changes; the answer's MessageAdded says it started.
+type Queued struct {
+	Conv     int64
+	Position int
+}
+
+// Error reports a failure that has no Done of its own: a model that
+// failed to load, an answer that could not be saved.
+type Error struct {
+	Conv int64 // 0 when no conversation is concerned
+	Op   string
+	Err  error
+}
+
+// ModelLoading reports load progress from 0 to 1.
+type ModelLoading struct {
+	Path     string
+	Progress float64
+}
+
+// ModelLoaded: the model is ready.
+type ModelLoaded struct{ Info engine.Info }
+
+// ModelUnloaded: no model is loaded any more (after UnloadModel, before
+// another model loads, or after a load failed).
+type ModelUnloaded struct{ Path string }
+
+// MessageAdded: a message was stored (the person's, or an answer about to
+// stream, with empty content).
+type MessageAdded struct{ Message Message }
+
+// MessagesChanged: a conversation's messages changed other than by
+// appending (Edit, Regenerate): reload them with Messages.
+type MessagesChanged struct{ Conv int64 }
+
+// ConversationChanged: a conversation was created, renamed, pinned,
+// deleted, restored or got new settings: reload the list.
+type ConversationChanged struct {
+	Conv    int64
+	Deleted bool
+}
+
+func (Token) event()               {}
+func (Stats) event()               {}
+func (Done) event()                {}
+func (Queued) event()              {}
+func (Error) event()               {}
+func (ModelLoading) event()        {}
+func (ModelLoaded) event()         {}
+func (ModelUnloaded) event()       {}
+func (MessageAdded) event()        {}
+func (MessagesChanged) event()     {}
+func (ConversationChanged) event() {}

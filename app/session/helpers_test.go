@@ -1,0 +1,334 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/engine"
+	"github.com/churon/churon/engine/chat"
+	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/internal/testdata"
+)
+
+// waitLimit bounds every wait: generous, because -race slows the engine
+// down by an order of magnitude.
+const waitLimit = 2 * time.Minute
+
+func storiesPath(t *testing.T) string {
+	return filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
+}
+
+var (
+	synthMu    sync.Mutex
+	synthPaths = map[string]string{}
+)
+
+// synthPath writes (once per test binary) a tiny random model with a
+// ChatML template.
+func synthPath(t *testing.T, arch string) string {
+	t.Helper()
+	synthMu.Lock()
+	defer synthMu.Unlock()
+	if p, ok := synthPaths[arch]; ok {
+		return p
+	}
+	dir, err := tempDirForBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, arch+".gguf")
+	if err := synth.Write(p, synth.Tiny(arch)); err != nil {
+		t.Fatal(err)
+	}
+	synthPaths[arch] = p
+	return p
+}
+
+// greedy settings with a short answer, so tests are quick and exact.
+func greedy(maxTokens int) Settings {
+	s := DefaultSettings()
+	s.Temperature, s.TopK, s.TopP, s.MinP, s.RepeatPenalty = 0, 0, 1, 0, 1
+	s.Seed, s.MaxTokens, s.Context = 1, maxTokens, 512
+	return s
+}
+
+// recorder drains a manager's events into a list the test reads in order.
+type recorder struct {
+	mu     sync.Mutex
+	evs    []Event
+	closed bool
+	more   chan struct{}
+	pos    int
+}
+
+func record(m *Manager) *recorder {
+	r := &recorder{more: make(chan struct{}, 1)}
+	go func() {
+		for ev := range m.Events() {
+			r.mu.Lock()
+			r.evs = append(r.evs, ev)
+			r.mu.Unlock()
+			select { // a wake-up, not an event: one pending is enough
+			case r.more <- struct{}{}:
+			default:
+			}
+		}
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
+		select {
+		case r.more <- struct{}{}:
+		default:
+		}
+	}()
+	return r
+}
+
+// next returns the next event, failing the test after waitLimit.
+func (r *recorder) next(t *testing.T) Event {
+	t.Helper()
+	deadline := time.After(waitLimit)
+	for {
+		r.mu.Lock()
+		if r.pos < len(r.evs) {
+			ev := r.evs[r.pos]
+			r.pos++
+			r.mu.Unlock()
+			return ev
+		}
+		closed := r.closed
+		r.mu.Unlock()
+		if closed {
+			t.Fatalf("events closed while waiting")
+		}
+		select {
+		case <-r.more:
+		case <-deadline:
+			t.Fatalf("no event within %v", waitLimit)
+		}
+	}
+}
+
+// rest waits for the channel to close and returns the events not read
+// yet.
+func (r *recorder) rest(t *testing.T) []Event {
+	t.Helper()
+	deadline := time.After(waitLimit)
+	for {
+		r.mu.Lock()
+		if r.closed {
+			evs := r.evs[r.pos:]
+			r.pos = len(r.evs)
+			r.mu.Unlock()
+			return evs
+		}
+		r.mu.Unlock()
+		select {
+		case <-r.more:
+		case <-deadline:
+			t.Fatalf("events not closed within %v", waitLimit)
+		}
+	}
+}
+
+// until reads events up to and including the first that f accepts, and
+// returns them all.
+func (r *recorder) until(t *testing.T, f func(Event) bool) []Event {
+	t.Helper()
+	var out []Event
+	for {
+		ev := r.next(t)
+		out = append(out, ev)
+		if f(ev) {
+			return out
+		}
+	}
+}
+
+func isDone(conv int64) func(Event) bool {
+	return func(ev Event) bool {
+		d, ok := ev.(Done)
+		return ok && d.Conv == conv
+	}
+}
+
+// turn is what the events of one answer add up to.
+type turn struct {
+	msg   int64
+	start int // offset of the first token seen
+	text  string
+	stats Stats
+	done  Done
+	queue []Queued
+	added []Message
+}
+
+func collect(t *testing.T, evs []Event, conv int64) turn {
+	t.Helper()
+	var tr turn
+	for _, ev := range evs {
+		switch e := ev.(type) {
+		case Token:
+			if e.Conv != conv {
+				continue
+			}
+			if tr.msg == 0 {
+				tr.start = e.Offset // the caller may have read earlier tokens itself
+			}
+			if e.Offset != tr.start+len(tr.text) {
+				t.Fatalf("token at offset %d after %d bytes", e.Offset, tr.start+len(tr.text))
+			}
+			tr.text += e.Text
+			tr.msg = e.Msg
+		case Stats:
+			if e.Conv == conv {
+				tr.stats = e
+			}
+		case Done:
+			if e.Conv == conv {
+				tr.done = e
+			}
+		case Queued:
+			if e.Conv == conv {
+				tr.queue = append(tr.queue, e)
+			}
+		case MessageAdded:
+			if e.Message.ConversationID == conv {
+				tr.added = append(tr.added, e.Message)
+			}
+		}
+	}
+	return tr
+}
+
+type fixture struct {
+	t  *testing.T
+	st *store.Store
+	m  *Manager
+	ev *recorder
+}
+
+func newFixture(t *testing.T, opt Options) *fixture {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "churon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opt.Threads == 0 {
+		opt.Threads = 1
+	}
+	m := New(st, opt)
+	f := &fixture{t: t, st: st, m: m, ev: record(m)}
+	t.Cleanup(func() {
+		m.Close()
+		st.Close()
+	})
+	return f
+}
+
+// load loads a model and waits for it.
+func (f *fixture) load(path string) engine.Info {
+	f.t.Helper()
+	if err := f.m.LoadModel(path); err != nil {
+		f.t.Fatal(err)
+	}
+	evs := f.ev.until(f.t, func(ev Event) bool {
+		switch e := ev.(type) {
+		case ModelLoaded:
+			return true
+		case Error:
+			f.t.Fatalf("load %s: %v", path, e.Err)
+		}
+		return false
+	})
+	return evs[len(evs)-1].(ModelLoaded).Info
+}
+
+// conv makes a conversation with the given settings.
+func (f *fixture) conv(set Settings) int64 {
+	f.t.Helper()
+	c, err := f.m.NewConversation("")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.m.SetSettings(c.ID, set); err != nil {
+		f.t.Fatal(err)
+	}
+	return c.ID
+}
+
+// send sends and waits for the answer.
+func (f *fixture) send(conv int64, text string) turn {
+	f.t.Helper()
+	if _, err := f.m.Send(conv, text); err != nil {
+		f.t.Fatal(err)
+	}
+	return f.wait(conv)
+}
+
+func (f *fixture) wait(conv int64) turn {
+	f.t.Helper()
+	tr := collect(f.t, f.ev.until(f.t, isDone(conv)), conv)
+	if tr.done.Err != nil {
+		f.t.Fatalf("answer failed: %v", tr.done.Err)
+	}
+	return tr
+}
+
+func (f *fixture) messages(conv int64) []Message {
+	f.t.Helper()
+	msgs, err := f.st.Messages(context.Background(), conv)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return msgs
+}
+
+// reference generates the same answer with the engine alone, from
+// scratch, for comparison.
+func reference(t *testing.T, path string, set Settings, history ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	model, err := engine.Load(ctx, path, engine.LoadOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	var msgs []chat.Message
+	if set.SystemPrompt != "" {
+		msgs = append(msgs, chat.Message{Role: "system", Content: set.SystemPrompt})
+	}
+	for i, h := range history {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		msgs = append(msgs, chat.Message{Role: role, Content: h})
+	}
+	ids, _, err := model.ChatTokens(ctx, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := model.NewSequence(engine.SequenceOptions{Context: set.Context})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := seq.Generate(ctx, ids, engine.GenerateOptions{MaxTokens: set.MaxTokens, Sampling: set.Params(uint64(set.Seed)), Stop: set.Stop}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Text
+}
+
+func describe(evs []Event) string {
+	s := ""
+	for _, ev := range evs {
+		s += fmt.Sprintf("%T ", ev)
+	}
+	return s
+}

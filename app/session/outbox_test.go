@@ -1,0 +1,105 @@
+package session
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOutboxCoalesces: with no one reading, tokens of an answer merge
+// into one event; nothing is lost or reordered, and the channel closes
+// after the last event.
+func TestOutboxCoalesces(t *testing.T) {
+	o := newOutbox()
+	var want strings.Builder
+	o.push(Queued{Conv: 1, Position: 1})
+	for i := range 1000 {
+		s := string(rune('a' + i%26))
+		o.push(Token{Conv: 1, Msg: 10, Offset: want.Len(), Text: s, Tokens: i + 1})
+		want.WriteString(s)
+	}
+	o.push(Token{Conv: 2, Msg: 20, Offset: 0, Text: "other"}) // another answer: not merged
+	o.push(Done{Conv: 1, Msg: 10, Reason: ReasonEOS})
+	o.push(Token{Conv: 1, Msg: 10, Offset: 5000, Text: "late"}) // not contiguous: not merged
+	o.close()
+	o.push(Error{Op: "after close"}) // ignored: the manager is gone
+
+	var got []Event
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-o.out:
+			if !ok {
+				goto done
+			}
+			got = append(got, ev)
+		case <-timeout:
+			t.Fatal("outbox did not close")
+		}
+	}
+done:
+	if len(got) < 5 {
+		t.Fatalf("got %d events: %s", len(got), describe(got))
+	}
+	if _, ok := got[0].(Queued); !ok {
+		t.Fatalf("first %T", got[0])
+	}
+	// The first token may have been taken by the pump before the rest
+	// arrived, so the 1000 tokens come as one or two events.
+	var text strings.Builder
+	i := 1
+	for ; i < len(got); i++ {
+		tok, ok := got[i].(Token)
+		if !ok || tok.Msg != 10 {
+			break
+		}
+		if tok.Offset != text.Len() {
+			t.Fatalf("token offset %d after %d bytes", tok.Offset, text.Len())
+		}
+		text.WriteString(tok.Text)
+		if tok.Tokens == 1000 && text.Len() != 1000 {
+			t.Fatalf("token count out of step with text")
+		}
+	}
+	if text.String() != want.String() || i > 3 {
+		t.Fatalf("%d token events, text %d bytes", i-1, text.Len())
+	}
+	rest := got[i:]
+	if len(rest) != 3 {
+		t.Fatalf("rest %s", describe(rest))
+	}
+	if tok, ok := rest[0].(Token); !ok || tok.Msg != 20 || tok.Text != "other" {
+		t.Fatalf("other answer's token: %+v", rest[0])
+	}
+	if _, ok := rest[1].(Done); !ok {
+		t.Fatalf("want Done, got %T", rest[1])
+	}
+	if tok, ok := rest[2].(Token); !ok || tok.Text != "late" {
+		t.Fatalf("late token %+v", rest[2])
+	}
+}
+
+// TestOutboxDoesNotBlock: pushing never waits for the consumer.
+func TestOutboxDoesNotBlock(t *testing.T) {
+	o := newOutbox()
+	done := make(chan struct{})
+	go func() {
+		for i := range 10000 {
+			o.push(Queued{Conv: int64(i)})
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("push blocked without a consumer")
+	}
+	o.close()
+	n := 0
+	for range o.out {
+		n++
+	}
+	if n != 10000 {
+		t.Fatalf("%d events delivered, want 10000", n)
+	}
+}

@@ -1,0 +1,211 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Role is who wrote a message.
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+func (r Role) valid() bool {
+	switch r {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		return true
+	}
+	return false
+}
+
+// Message is one turn of a conversation. The generation fields are set on
+// assistant messages only.
+type Message struct {
+	ID             int64
+	ConversationID int64
+	Position       int // 1, 2, 3… within the conversation
+	Role           Role
+	Content        string
+	Created        time.Time
+	Updated        time.Time
+
+	Model        string // model file that wrote the answer
+	Quant        string // its quantization, e.g. "Q4_K_M"
+	Sampler      string // JSON of the sampler settings used (app/session's shape)
+	PromptTokens int    // prompt length the answer was generated from
+	GenTokens    int
+	TTFT         time.Duration
+	PromptTPS    float64
+	GenTPS       float64
+	// FinishReason is why generation ended ("eos", "stop", "length",
+	// "cancelled", "error", …). It is empty while the answer streams, and
+	// stays empty when the program died mid-answer: the content is then
+	// what was committed last.
+	FinishReason string
+}
+
+const msgColumns = `id, conversation_id, position, role, content, created, updated, model, quant, sampler,
+	prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason`
+
+func scanMessage(r scanner) (Message, error) {
+	var (
+		m                Message
+		created, updated int64
+		ttftMs           float64
+	)
+	err := r.Scan(&m.ID, &m.ConversationID, &m.Position, &m.Role, &m.Content, &created, &updated, &m.Model, &m.Quant, &m.Sampler,
+		&m.PromptTokens, &m.GenTokens, &ttftMs, &m.PromptTPS, &m.GenTPS, &m.FinishReason)
+	m.Created, m.Updated = fromMillis(created), fromMillis(updated)
+	m.TTFT = time.Duration(ttftMs * float64(time.Millisecond))
+	return m, err
+}
+
+func ttftMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// AddMessage appends m to the end of its conversation (m.ConversationID)
+// and returns it with its id, position and times. It also marks the
+// conversation as updated.
+func (s *Store) AddMessage(ctx context.Context, m Message) (Message, error) {
+	if !m.Role.valid() {
+		return Message{}, fmt.Errorf("store: add message: %w: role %q", ErrInvalid, m.Role)
+	}
+	var id int64
+	err := s.tx(ctx, fmt.Sprintf("add message to conversation %d", m.ConversationID), func(tx *sql.Tx) error {
+		var pos int
+		err := tx.QueryRowContext(ctx,
+			`SELECT (SELECT coalesce(max(position), 0) + 1 FROM messages WHERE conversation_id = c.id)
+			 FROM conversations c WHERE c.id = ?`, m.ConversationID).Scan(&pos)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		t := now()
+		res, err := tx.ExecContext(ctx,
+			`INSERT INTO messages (conversation_id, position, role, content, created, updated, model, quant, sampler,
+				prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.ConversationID, pos, m.Role, m.Content, t, t, m.Model, m.Quant, m.Sampler,
+			m.PromptTokens, m.GenTokens, ttftMs(m.TTFT), m.PromptTPS, m.GenTPS, m.FinishReason)
+		if err != nil {
+			return err
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE conversations SET updated = ? WHERE id = ?`, t, m.ConversationID)
+		return err
+	})
+	if err != nil {
+		return Message{}, err
+	}
+	return s.Message(ctx, id)
+}
+
+// AppendAssistant starts a streamed answer: an assistant message at the
+// end of the conversation with the given metadata (model, quant, sampler;
+// content usually empty) and no finish reason. Grow it with UpdateMessage
+// and close it with FinishMessage.
+func (s *Store) AppendAssistant(ctx context.Context, conv int64, meta Message) (Message, error) {
+	meta.ConversationID = conv
+	meta.Role = RoleAssistant
+	meta.FinishReason = ""
+	return s.AddMessage(ctx, meta)
+}
+
+// UpdateMessage replaces a message's content: the streaming path calls it
+// with the answer so far, and editing a message uses it too. Each call is
+// one durable commit.
+func (s *Store) UpdateMessage(ctx context.Context, id int64, content string) error {
+	return s.exec1(ctx, fmt.Sprintf("update message %d", id),
+		`UPDATE messages SET content = ?, updated = ? WHERE id = ?`, content, now(), id)
+}
+
+// FinishMessage writes a finished answer: content, model, quant, sampler,
+// token counts, timings and finish reason of m (looked up by m.ID), and
+// marks the conversation as updated.
+func (s *Store) FinishMessage(ctx context.Context, m Message) error {
+	return s.tx(ctx, fmt.Sprintf("finish message %d", m.ID), func(tx *sql.Tx) error {
+		t := now()
+		res, err := tx.ExecContext(ctx,
+			`UPDATE messages SET content = ?, updated = ?, model = ?, quant = ?, sampler = ?,
+				prompt_tokens = ?, gen_tokens = ?, ttft_ms = ?, prompt_tps = ?, gen_tps = ?, finish_reason = ?
+			 WHERE id = ?`,
+			m.Content, t, m.Model, m.Quant, m.Sampler, m.PromptTokens, m.GenTokens, ttftMs(m.TTFT),
+			m.PromptTPS, m.GenTPS, m.FinishReason, m.ID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrNotFound
+		}
+		_, err = tx.ExecContext(ctx,
+			`UPDATE conversations SET updated = ? WHERE id = (SELECT conversation_id FROM messages WHERE id = ?)`, t, m.ID)
+		return err
+	})
+}
+
+// Message returns one message.
+func (s *Store) Message(ctx context.Context, id int64) (Message, error) {
+	m, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+msgColumns+` FROM messages WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, fmt.Errorf("store: message %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return m, fmt.Errorf("store: message %d: %w", id, err)
+	}
+	return m, nil
+}
+
+// Messages returns a conversation's messages in order.
+func (s *Store) Messages(ctx context.Context, conv int64) ([]Message, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+msgColumns+` FROM messages WHERE conversation_id = ? ORDER BY position`, conv)
+	if err != nil {
+		return nil, fmt.Errorf("store: messages of conversation %d: %w", conv, err)
+	}
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: messages of conversation %d: %w", conv, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: messages of conversation %d: %w", conv, err)
+	}
+	return out, nil
+}
+
+// TruncateConversation deletes the messages after position keep (all of
+// them when keep is 0) and returns how many it deleted: regenerating and
+// editing an earlier message start from there.
+func (s *Store) TruncateConversation(ctx context.Context, conv int64, keep int) (int, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM messages WHERE conversation_id = ? AND position > ?`, conv, keep)
+	if err != nil {
+		return 0, fmt.Errorf("store: truncate conversation %d: %w", conv, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("store: truncate conversation %d: %w", conv, err)
+	}
+	return int(n), nil
+}
+
+// DeleteMessage deletes one message. Later messages keep their positions;
+// the order is what matters, not that positions are contiguous.
+func (s *Store) DeleteMessage(ctx context.Context, id int64) error {
+	return s.exec1(ctx, fmt.Sprintf("delete message %d", id), `DELETE FROM messages WHERE id = ?`, id)
+}

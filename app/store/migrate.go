@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// A migration moves the schema from version-1 to version. Migrations are
+// append-only: once released, a migration is never edited, because
+// databases out there have already run it.
+type migration struct {
+	version int
+	name    string
+	up      func(ctx context.Context, tx *sql.Tx) error
+}
+
+func execAll(stmts ...string) func(context.Context, *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		for _, s := range stmts {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// Ids are AUTOINCREMENT so that they are never reused: a regenerated
+// answer gets a new id, and an id the UI or an undo still holds never
+// names another message or conversation.
+var migrations = []migration{
+	{1, "conversations, messages, settings", execAll(
+		`CREATE TABLE conversations (
+			id            INTEGER PRIMARY KEY AUTOINCREMENT,
+			title         TEXT    NOT NULL DEFAULT '',
+			created       INTEGER NOT NULL,
+			updated       INTEGER NOT NULL,
+			pinned        INTEGER NOT NULL DEFAULT 0,
+			system_prompt TEXT    NOT NULL DEFAULT '',
+			sampler       TEXT    NOT NULL DEFAULT '',
+			model_path    TEXT    NOT NULL DEFAULT ''
+		)`,
+		`CREATE TABLE messages (
+			id              INTEGER PRIMARY KEY AUTOINCREMENT,
+			conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+			position        INTEGER NOT NULL,
+			role            TEXT    NOT NULL,
+			content         TEXT    NOT NULL DEFAULT '',
+			created         INTEGER NOT NULL,
+			updated         INTEGER NOT NULL,
+			model           TEXT    NOT NULL DEFAULT '',
+			quant           TEXT    NOT NULL DEFAULT '',
+			sampler         TEXT    NOT NULL DEFAULT '',
+			prompt_tokens   INTEGER NOT NULL DEFAULT 0,
+			gen_tokens      INTEGER NOT NULL DEFAULT 0,
+			ttft_ms         REAL    NOT NULL DEFAULT 0,
+			prompt_tps      REAL    NOT NULL DEFAULT 0,
+			gen_tps         REAL    NOT NULL DEFAULT 0,
+			finish_reason   TEXT    NOT NULL DEFAULT '',
+			UNIQUE (conversation_id, position)
+		)`,
+		`CREATE INDEX conversations_by_update ON conversations (pinned DESC, updated DESC)`,
+		`CREATE TABLE settings (
+			key   TEXT PRIMARY KEY,
+			value TEXT NOT NULL
+		) WITHOUT ROWID`,
+	)},
+	// Full-text search. An external-content FTS5 table indexes
+	// messages.content without a second copy of the text; triggers keep it
+	// in step, and 'rebuild' indexes what a version-1 database already holds.
+	// doc.go explains the trigram tokenizer.
+	{2, "full-text index over message content", execAll(
+		`CREATE VIRTUAL TABLE messages_fts USING fts5(
+			content, content='messages', content_rowid='id', tokenize='trigram')`,
+		`CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+			INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+		END`,
+		`CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+			INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+		END`,
+		`CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+			INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+			INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+		END`,
+		`INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')`,
+	)},
+	// Soft delete, so that deleting a conversation can be undone.
+	{3, "soft delete of conversations", execAll(
+		`ALTER TABLE conversations ADD COLUMN deleted_at INTEGER`,
+		`CREATE INDEX conversations_deleted ON conversations (deleted_at) WHERE deleted_at IS NOT NULL`,
+	)},
+}
+
+// SchemaVersion is the schema version this build writes.
+var SchemaVersion = migrations[len(migrations)-1].version
+
+// migrate brings the database up to target. Each step runs in its own
+// immediate (write-locked) transaction together with the version bump, so
+// a crash leaves the database at a whole version and two processes opening
+// the same file at once do not both run a step.
+func migrate(ctx context.Context, db *sql.DB, target int) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("store: create schema_version: %w", err)
+	}
+	for _, m := range migrations {
+		if m.version > target {
+			break
+		}
+		if err := step(ctx, db, m); err != nil {
+			return err
+		}
+	}
+	v, err := version(ctx, db)
+	if err != nil {
+		return err
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: the database is at version %d, this build knows up to %d", ErrSchemaTooNew, v, SchemaVersion)
+	}
+	return nil
+}
+
+func step(ctx context.Context, db *sql.DB, m migration) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: migration %d: %w", m.version, err)
+	}
+	defer tx.Rollback()
+	var v int
+	err = tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return fmt.Errorf("store: migration %d: %w", m.version, err)
+		}
+	case err != nil:
+		return fmt.Errorf("store: migration %d: read version: %w", m.version, err)
+	}
+	if v >= m.version {
+		return nil
+	}
+	if v != m.version-1 {
+		return fmt.Errorf("store: migration %d (%s): database is at version %d", m.version, m.name, v)
+	}
+	if err := m.up(ctx, tx); err != nil {
+		return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, m.version); err != nil {
+		return fmt.Errorf("store: migration %d: %w", m.version, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: migration %d: commit: %w", m.version, err)
+	}
+	return nil
+}
+
+func version(ctx context.Context, db *sql.DB) (int, error) {
+	var v int
+	err := db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: read schema version: %w", err)
+	}
+	return v, nil
+}
