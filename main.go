@@ -5,14 +5,13 @@ import (
 	"os"
 
 	"github.com/churon/churon/app/cli"
+	"github.com/churon/churon/ui/desktop"
 )
 
 func main() {
 	code := cli.Main(os.Args[1:])
-	if code < 0 {
-		// The desktop app arrives with the GUI issue; until then, say so.
-		os.Stderr.WriteString("churon: the desktop app is not built yet; run 'churon --help' for the headless commands.\n")
-		code = 2
+	if code < 0 { // no arguments: the desktop app
+		code = desktop.Run()
 	}
 	os.Exit(code)
 }

@@ -22,3 +22,54 @@ require_go() {
     echo "churon: Go $have found; Go $GO_MIN or newer is needed (the go command may download it if GOTOOLCHAIN=auto)." >&2
   fi
 }
+
+# Debian/Ubuntu packages the desktop app needs to build (cgo + GLFW, see
+# docs/ARCHITECTURE.md and Fyne's requirements); FONT_PKGS are optional and
+# make Korean text readable.
+GUI_PKGS="gcc libc6-dev pkg-config libgl-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev"
+FONT_PKGS="fonts-noto-cjk"
+
+# require_gui_deps makes sure the C toolchain and the X11/OpenGL headers
+# that Fyne's GLFW driver compiles against are installed. On Debian and
+# Ubuntu it installs them when it can (as root, or with sudo that needs no
+# password); otherwise it prints the exact command and stops.
+require_gui_deps() {
+  case "$(uname -s)" in
+    Linux|*BSD) ;;
+    Darwin)
+      if ! xcode-select -p >/dev/null 2>&1; then
+        echo "churon: the desktop app needs Xcode's command line tools: run 'xcode-select --install'." >&2
+        exit 1
+      fi
+      return ;;
+    *) return ;; # Windows: Fyne needs a gcc (e.g. MSYS2 mingw-w64) on PATH
+  esac
+  if command -v gcc >/dev/null 2>&1 && command -v pkg-config >/dev/null 2>&1 &&
+     pkg-config --exists gl x11 xcursor xrandr xinerama xi xxf86vm 2>/dev/null; then
+    return
+  fi
+  if command -v apt-get >/dev/null 2>&1; then
+    local cmd="apt-get install -y $GUI_PKGS"
+    if [ "$(id -u)" = 0 ]; then
+      echo "==> installing the desktop app's build packages: $GUI_PKGS" >&2
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive $cmd >&2
+      return
+    fi
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      echo "==> installing the desktop app's build packages: $GUI_PKGS" >&2
+      sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive $cmd >&2
+      return
+    fi
+    echo "churon: building the desktop app needs C and X11/OpenGL headers. Install them with:" >&2
+    echo "  sudo apt-get install $GUI_PKGS" >&2
+    echo "(and, to read Korean: sudo apt-get install $FONT_PKGS)" >&2
+    exit 1
+  fi
+  if command -v dnf >/dev/null 2>&1; then
+    echo "churon: building the desktop app needs C and X11/OpenGL headers. Install them with:" >&2
+    echo "  sudo dnf install gcc pkgconf-pkg-config mesa-libGL-devel libX11-devel libXcursor-devel libXrandr-devel libXinerama-devel libXi-devel libXxf86vm-devel" >&2
+    exit 1
+  fi
+  echo "churon: building the desktop app needs gcc, pkg-config and the development files of OpenGL, X11, Xcursor, Xrandr, Xinerama, Xi and Xxf86vm; install them with your package manager." >&2
+  exit 1
+}

@@ -1,0 +1,249 @@
+package discover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Source names the app whose folder a file was found in.
+type Source string
+
+const (
+	LMStudio    Source = "LM Studio"
+	HuggingFace Source = "Hugging Face"
+	Other       Source = "Folder"
+)
+
+// Location is one folder to search.
+type Location struct {
+	Dir    string
+	Source Source
+}
+
+// Model is one GGUF file found on disk.
+type Model struct {
+	// Path is the file as the app that owns it sees it (for the Hugging
+	// Face cache, the snapshot path, which names the repository and file).
+	// Open it in place.
+	Path string
+	// Real is Path with symbolic links resolved; two Models never share it.
+	Real    string
+	Name    string // file name without ".gguf"
+	Repo    string // "owner/name" where the layout says so, else ""
+	Source  Source
+	Size    int64
+	ModTime time.Time
+}
+
+// Limits on a walk, so a huge or looping tree cannot hang the welcome view.
+const (
+	maxDepth = 8
+	maxFiles = 500
+)
+
+// DefaultLocations lists the folders other apps keep models in, for the
+// current user and environment. Folders that do not exist are kept: Find
+// skips them quietly.
+func DefaultLocations() []Location {
+	home, _ := os.UserHomeDir()
+	return Locations(os.Getenv, home)
+}
+
+// Locations is DefaultLocations with the environment and home folder
+// given, for tests.
+func Locations(getenv func(string) string, home string) []Location {
+	var locs []Location
+	add := func(dir string, src Source) {
+		if dir == "" {
+			return
+		}
+		dir = filepath.Clean(dir)
+		for _, l := range locs {
+			if l.Dir == dir {
+				return
+			}
+		}
+		locs = append(locs, Location{dir, src})
+	}
+	if home != "" {
+		// LM Studio 0.3 and later, then the 0.2 layout.
+		add(filepath.Join(home, ".lmstudio", "models"), LMStudio)
+		add(filepath.Join(home, ".cache", "lm-studio", "models"), LMStudio)
+	}
+	// The hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else
+	// $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub — the
+	// order huggingface_hub itself uses.
+	switch {
+	case getenv("HF_HUB_CACHE") != "":
+		add(getenv("HF_HUB_CACHE"), HuggingFace)
+	case getenv("HF_HOME") != "":
+		add(filepath.Join(getenv("HF_HOME"), "hub"), HuggingFace)
+	case getenv("XDG_CACHE_HOME") != "":
+		add(filepath.Join(getenv("XDG_CACHE_HOME"), "huggingface", "hub"), HuggingFace)
+	}
+	if home != "" {
+		add(filepath.Join(home, ".cache", "huggingface", "hub"), HuggingFace)
+	}
+	return locs
+}
+
+var (
+	ggufMagic = []byte("GGUF")
+	// A split model's parts: name-00002-of-00005.gguf.
+	splitPart = regexp.MustCompile(`-(\d{5})-of-(\d{5})\.gguf$`)
+)
+
+// Find walks the locations and returns the GGUF files in them, largest
+// repositories grouped together: sorted by source, repository, then name.
+// A folder that does not exist or cannot be read is skipped; Find returns
+// an error only when ctx is cancelled.
+func Find(ctx context.Context, locs []Location) ([]Model, error) {
+	var out []Model
+	seen := map[string]bool{}
+	for _, loc := range locs {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("discover: %w", err)
+		}
+		found, err := walk(ctx, loc, seen, maxFiles-len(out))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+		if len(out) >= maxFiles {
+			break
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Source != b.Source {
+			return a.Source < b.Source
+		}
+		if a.Repo != b.Repo {
+			return a.Repo < b.Repo
+		}
+		return a.Name < b.Name
+	})
+	return out, nil
+}
+
+func walk(ctx context.Context, loc Location, seen map[string]bool, budget int) ([]Model, error) {
+	root := loc.Dir
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return nil, nil
+	}
+	var out []Model
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			// An unreadable folder is not the person's problem here.
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		depth := strings.Count(rel, string(filepath.Separator))
+		if d.IsDir() {
+			if depth >= maxDepth || (p != root && strings.HasPrefix(d.Name(), ".")) {
+				return fs.SkipDir
+			}
+			// The hub cache keeps file contents under blobs/ with hash
+			// names; the snapshots/ links name them, so blobs/ is skipped.
+			if loc.Source == HuggingFace && d.Name() == "blobs" {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if len(out) >= budget {
+			return fs.SkipAll
+		}
+		m, ok := inspect(p, rel, loc)
+		if !ok || seen[m.Real] {
+			return nil
+		}
+		seen[m.Real] = true
+		out = append(out, m)
+		return nil
+	})
+	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return nil, fmt.Errorf("discover: %w", err)
+	}
+	return out, nil
+}
+
+// inspect decides whether p is a usable GGUF model and describes it.
+func inspect(p, rel string, loc Location) (Model, bool) {
+	name := filepath.Base(p)
+	lower := strings.ToLower(name)
+	if !strings.HasSuffix(lower, ".gguf") || strings.HasPrefix(lower, "mmproj") {
+		return Model{}, false
+	}
+	if m := splitPart.FindStringSubmatch(lower); m != nil && m[1] != "00001" {
+		return Model{}, false
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return Model{}, false // a dangling link: an unfinished download
+	}
+	st, err := os.Stat(real)
+	if err != nil || !st.Mode().IsRegular() {
+		return Model{}, false
+	}
+	if !hasMagic(real) {
+		return Model{}, false
+	}
+	return Model{
+		Path:    p,
+		Real:    real,
+		Name:    strings.TrimSuffix(name, name[len(name)-len(".gguf"):]),
+		Repo:    repoOf(rel, loc.Source),
+		Source:  loc.Source,
+		Size:    st.Size(),
+		ModTime: st.ModTime(),
+	}, true
+}
+
+func hasMagic(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, len(ggufMagic))
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return false
+	}
+	return string(buf) == string(ggufMagic)
+}
+
+// repoOf reads the repository from the folder layout:
+// LM Studio keeps publisher/repo/file.gguf, the hub cache
+// models--owner--name/snapshots/<revision>/file.gguf.
+func repoOf(rel string, src Source) string {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	switch src {
+	case LMStudio:
+		if len(parts) >= 3 {
+			return parts[0] + "/" + parts[1]
+		}
+	case HuggingFace:
+		if len(parts) >= 2 && strings.HasPrefix(parts[0], "models--") {
+			owner, name, ok := strings.Cut(strings.TrimPrefix(parts[0], "models--"), "--")
+			if ok {
+				return owner + "/" + name
+			}
+		}
+	}
+	return ""
+}

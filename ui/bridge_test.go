@@ -1,0 +1,104 @@
+package ui
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/churon/churon/app/session"
+)
+
+// TestBridgeCoalescesInOrder sends many tokens quickly with other events
+// between them: apply must see every byte of text, in order, with the
+// other events in their places, in far fewer calls than there were tokens.
+func TestBridgeCoalescesInOrder(t *testing.T) {
+	events := make(chan session.Event)
+	var mu sync.Mutex
+	var applied []session.Event
+	var dos int
+	b := &bridge{
+		events: events,
+		do: func(f func()) {
+			mu.Lock()
+			dos++
+			mu.Unlock()
+			f()
+		},
+		apply: func(ev session.Event) {
+			mu.Lock()
+			applied = append(applied, ev)
+			mu.Unlock()
+		},
+	}
+	done := make(chan struct{})
+	go func() { b.run(); close(done) }()
+
+	const n = 2000
+	var want strings.Builder
+	off := 0
+	events <- session.MessageAdded{Message: session.Message{ID: 7}}
+	for i := 0; i < n; i++ {
+		s := string(rune('a' + i%26))
+		if i%500 == 0 {
+			s = "한"
+		}
+		events <- session.Token{Conv: 1, Msg: 7, Offset: off, Text: s, Tokens: i + 1}
+		want.WriteString(s)
+		off += len(s)
+		if i == n/2 {
+			events <- session.Queued{Conv: 2, Position: 1}
+		}
+	}
+	events <- session.Done{Conv: 1, Msg: 7, Reason: session.ReasonEOS}
+	close(events)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("bridge did not end after the channel closed")
+	}
+
+	if _, ok := applied[0].(session.MessageAdded); !ok {
+		t.Fatalf("first event %T", applied[0])
+	}
+	if _, ok := applied[len(applied)-1].(session.Done); !ok {
+		t.Fatalf("last event %T", applied[len(applied)-1])
+	}
+	var got strings.Builder
+	tokens, queuedAt := 0, -1
+	for _, ev := range applied {
+		switch ev := ev.(type) {
+		case session.Token:
+			if ev.Offset != got.Len() {
+				t.Fatalf("token at offset %d, text so far %d bytes", ev.Offset, got.Len())
+			}
+			got.WriteString(ev.Text)
+			tokens++
+		case session.Queued:
+			queuedAt = got.Len()
+		}
+	}
+	if got.String() != want.String() {
+		t.Fatalf("text differs: got %d bytes, want %d", got.Len(), want.Len())
+	}
+	if half := offsetAfter(n / 2); queuedAt != half {
+		t.Errorf("Queued applied after %d bytes of text, sent after %d", queuedAt, half)
+	}
+	if tokens >= n/2 {
+		t.Errorf("%d token updates for %d tokens: not coalesced", tokens, n)
+	}
+	t.Logf("%d tokens reached the UI in %d updates (%d do calls)", n, tokens, dos)
+}
+
+// offsetAfter is the byte length of the first k+1 tokens the test sends.
+func offsetAfter(k int) int {
+	n := 0
+	for i := 0; i <= k; i++ {
+		if i%500 == 0 {
+			n += len("한")
+		} else {
+			n++
+		}
+	}
+	return n
+}

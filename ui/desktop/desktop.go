@@ -1,0 +1,44 @@
+// Package desktop opens Churon's window: it wires the chat database, the
+// session manager and the ui package to a real Fyne app. It is the only
+// package that imports fyne.io/fyne/v2/app, which needs cgo and OpenGL
+// (GLFW) — or Fyne's "ci" build tag, which swaps in the headless test
+// driver so that `CGO_ENABLED=0 go test -tags ci ./ui/...` builds it too.
+package desktop
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/app"
+
+	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/ui"
+)
+
+// AppID is the app's unique id (also in FyneApp.toml).
+const AppID = "io.github.churon.Churon"
+
+// Run opens the window and returns the process exit code when it closes.
+func Run() int {
+	st, err := store.OpenDefault(context.Background())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "churon: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+	m := session.New(st, session.Options{})
+	defer m.Close()
+
+	a := app.NewWithID(AppID)
+	a.Settings().SetTheme(ui.NewTheme())
+	w := a.NewWindow("Churon")
+	w.Resize(fyne.NewSize(1180, 780))
+	u := ui.New(a, w, ui.Options{Session: m})
+	defer u.Close()
+	w.SetMaster()
+	w.ShowAndRun()
+	return 0
+}

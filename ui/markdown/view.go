@@ -1,0 +1,128 @@
+package markdown
+
+import (
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+	"github.com/yuin/goldmark/ast"
+)
+
+// View shows one Markdown document. Use it from the Fyne goroutine only.
+type View struct {
+	widget.BaseWidget
+	opt    Options
+	text   string
+	blocks []cached
+	box    *fyne.Container
+}
+
+// cached is one rendered top-level block and what it was made from.
+type cached struct {
+	kind ast.NodeKind
+	src  string // the block's source, trailing blank lines trimmed
+	obj  fyne.CanvasObject
+}
+
+// NewView makes an empty View.
+func NewView(opt Options) *View {
+	v := &View{opt: opt, box: container.New(&column{gap: 0})}
+	v.ExtendBaseWidget(v)
+	return v
+}
+
+// Text is the Markdown source shown.
+func (v *View) Text() string { return v.text }
+
+// SetText shows src, rebuilding only the blocks that changed since the
+// last call.
+func (v *View) SetText(src string) {
+	if src == v.text && v.blocks != nil {
+		return
+	}
+	v.text = src
+	b := []byte(src)
+	doc, nrefs := parse(b)
+	r := newRenderer(b, &v.opt)
+
+	var nodes []ast.Node
+	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
+		nodes = append(nodes, c)
+	}
+	// Link reference definitions can change how earlier blocks render
+	// without changing their text: rebuild everything when there are any.
+	reuse := nrefs == 0
+
+	next := make([]cached, 0, len(nodes))
+	changed := len(nodes) != len(v.blocks)
+	for i, n := range nodes {
+		start := n.Pos()
+		end := len(b)
+		if i+1 < len(nodes) {
+			end = nodes[i+1].Pos()
+		}
+		key := ""
+		if start >= 0 && end >= start && end <= len(b) {
+			key = strings.TrimRight(src[start:end], " \t\r\n")
+		}
+		if reuse && i < len(v.blocks) && key != "" {
+			old := v.blocks[i]
+			if old.kind == n.Kind() && old.src == key {
+				next = append(next, old)
+				continue
+			}
+			// The block that is growing: update it in place where the
+			// widget allows, which keeps its size and saves allocations.
+			if old.kind == n.Kind() && update(old.obj, n, r) {
+				next = append(next, cached{n.Kind(), key, old.obj})
+				continue
+			}
+		}
+		obj := r.block(n)
+		if obj == nil {
+			continue
+		}
+		changed = true
+		next = append(next, cached{n.Kind(), key, obj})
+	}
+	v.blocks = next
+	objs := make([]fyne.CanvasObject, len(next))
+	for i, c := range next {
+		objs[i] = c.obj
+	}
+	if changed || len(objs) != len(v.box.Objects) {
+		v.box.Objects = objs
+	}
+	v.box.Refresh()
+}
+
+// update changes obj to show n when obj is of a kind that can be updated
+// in place: a paragraph's RichText or a code block.
+func update(obj fyne.CanvasObject, n ast.Node, r *renderer) bool {
+	switch n := n.(type) {
+	case *ast.Paragraph:
+		rt, ok := obj.(*widget.RichText)
+		if !ok {
+			return false
+		}
+		rt.Segments = r.inlines(n, widget.RichTextStyleInline)
+		rt.Refresh()
+		return true
+	case *ast.FencedCodeBlock:
+		cb, ok := obj.(*CodeBlock)
+		if !ok || cb.lang != string(n.Language(r.src)) {
+			return false
+		}
+		cb.setCode(r.lines(n))
+		return true
+	}
+	return false
+}
+
+// Blocks are the objects shown, one per top-level block (for tests).
+func (v *View) Blocks() []fyne.CanvasObject { return v.box.Objects }
+
+func (v *View) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(v.box)
+}

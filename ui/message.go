@@ -1,0 +1,305 @@
+package ui
+
+import (
+	"fmt"
+	"image/color"
+	"net/url"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/ui/markdown"
+)
+
+// messageView is one message: who wrote it, its text (Markdown for
+// answers, plain selectable text for the person's own), actions, and for
+// answers a footer with the model and its speed.
+type messageView struct {
+	c         *chatView
+	msg       session.Message
+	streaming bool
+	tokens    int
+	elapsed   time.Duration
+	stats     *session.Stats
+
+	// Adaptive throttle for a streaming answer: a long answer costs more to
+	// lay out, so it is re-rendered less often (never more than every
+	// Coalesce, never more than a third of the time).
+	lastRender    time.Time
+	renderCost    time.Duration
+	renderPending bool
+
+	who     *widget.Label
+	md      *markdown.View
+	text    *widget.Label
+	typing  *widget.Label
+	footer  *widget.RichText
+	copyBtn *widget.Button
+	editBtn *widget.Button
+	regen   *widget.Button
+	body    *fyne.Container
+	editor  *appEntry
+	obj     fyne.CanvasObject
+}
+
+func newMessageView(c *chatView, m session.Message) *messageView {
+	v := &messageView{c: c, msg: m}
+	v.who = widget.NewLabel("")
+	v.who.TextStyle.Bold = true
+	v.who.SizeName = theme.SizeNameCaptionText
+	v.copyBtn = smallButton(theme.ContentCopyIcon(), v.onCopy)
+	v.footer = newMuted(theme.SizeNameCaptionText, fyne.TextWrapWord)
+	v.body = container.NewStack()
+	actions := container.NewHBox(v.copyBtn)
+	var obj fyne.CanvasObject
+	if m.Role == "user" {
+		v.who.SetText(lang.X("message.you", "You"))
+		v.text = widget.NewLabel(m.Content)
+		v.text.Wrapping = fyne.TextWrapWord
+		v.text.Selectable = true
+		v.editBtn = smallButton(theme.DocumentCreateIcon(), v.onEdit)
+		actions.Add(v.editBtn)
+		v.body.Objects = []fyne.CanvasObject{v.text}
+		header := container.NewBorder(nil, nil, v.who, actions)
+		bubble := newBubble()
+		obj = container.NewStack(bubble, container.NewBorder(header, nil, nil, nil, v.body))
+	} else {
+		v.who.SetText(modelLabel(m.Model))
+		if m.Model == "" {
+			v.who.SetText(lang.X("message.assistant", "Assistant"))
+		}
+		v.md = markdown.NewView(markdown.Options{
+			OnCopy: func(s string) { c.ui.app.Clipboard().SetContent(s) },
+			OnLink: func(u *url.URL) { _ = c.ui.app.OpenURL(u) },
+		})
+		v.typing = widget.NewLabel("…")
+		v.regen = smallButton(theme.ViewRefreshIcon(), v.onRegenerate)
+		actions.Add(v.regen)
+		header := container.NewBorder(nil, nil, v.who, actions)
+		obj = container.NewBorder(header, v.footer, nil, nil, v.body)
+		v.refreshBody()
+		v.refreshFooter()
+	}
+	v.obj = obj
+	return v
+}
+
+// smallButton is an icon button for a message's actions (Fyne 2.7
+// buttons have no tooltips, so the icons are the common ones).
+func smallButton(icon fyne.Resource, f func()) *widget.Button {
+	b := widget.NewButtonWithIcon("", icon, f)
+	b.Importance = widget.LowImportance
+	return b
+}
+
+// scheduleRender re-renders a streaming answer now, or later when it was
+// rendered too recently for what rendering it costs.
+func (v *messageView) scheduleRender() {
+	if v.renderPending {
+		return
+	}
+	wait := max(Coalesce, 3*v.renderCost) - time.Since(v.lastRender)
+	if wait <= 0 {
+		v.renderNow()
+		return
+	}
+	v.renderPending = true
+	time.AfterFunc(wait, func() {
+		v.c.ui.do(func() {
+			v.renderPending = false
+			v.renderNow()
+		})
+	})
+}
+
+func (v *messageView) renderNow() {
+	start := time.Now()
+	v.refreshBody()
+	v.refreshFooter()
+	v.lastRender = time.Now()
+	v.renderCost = v.lastRender.Sub(start)
+}
+
+// refreshBody shows the message's current text. For a streaming answer
+// the markdown view rebuilds only its last blocks (see ui/markdown).
+func (v *messageView) refreshBody() {
+	if v.editor != nil {
+		return
+	}
+	if v.text != nil {
+		v.text.SetText(v.msg.Content)
+		return
+	}
+	var want fyne.CanvasObject = v.md
+	if v.msg.Content == "" && v.streaming {
+		want = v.typing
+	}
+	v.md.SetText(v.msg.Content)
+	if len(v.body.Objects) != 1 || v.body.Objects[0] != want {
+		v.body.Objects = []fyne.CanvasObject{want}
+		v.body.Refresh()
+	}
+}
+
+// refreshFooter writes the answer's model, size and speed.
+func (v *messageView) refreshFooter() {
+	if v.md == nil {
+		return
+	}
+	var parts []string
+	if v.msg.Quant != "" {
+		parts = append(parts, v.msg.Quant)
+	}
+	toks, ttft, tps := v.msg.GenTokens, v.msg.TTFT, v.msg.GenTPS
+	if v.stats != nil {
+		toks, ttft, tps = v.stats.GenTokens, v.stats.TTFT, v.stats.GenTPS
+	} else if v.streaming {
+		toks = v.tokens
+		if v.elapsed > 0 {
+			tps = float64(v.tokens) / v.elapsed.Seconds()
+		}
+	}
+	if toks > 0 {
+		parts = append(parts, lang.X("footer.tokens", "{{.N}} tokens", map[string]any{"N": toks}))
+	}
+	if ttft > 0 {
+		parts = append(parts, lang.X("footer.ttft", "first token {{.T}}", map[string]any{"T": formatDuration(ttft)}))
+	}
+	if tps > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f tok/s", tps))
+	}
+	switch session.Reason(v.msg.FinishReason) {
+	case session.ReasonCancelled:
+		parts = append(parts, lang.X("footer.stopped", "stopped"))
+	case session.ReasonLength, session.ReasonContext:
+		parts = append(parts, lang.X("footer.length", "cut off at the length limit"))
+	case session.ReasonError:
+		parts = append(parts, lang.X("footer.error", "failed"))
+	}
+	if v.streaming {
+		parts = append(parts, lang.X("footer.generating", "generating…"))
+	}
+	setMuted(v.footer, strings.Join(parts, " · "))
+}
+
+func formatDuration(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+// setBusy disables the actions that would start an answer.
+func (v *messageView) setBusy(busy bool) {
+	for _, b := range []*widget.Button{v.editBtn, v.regen} {
+		if b == nil {
+			continue
+		}
+		if busy {
+			b.Disable()
+		} else {
+			b.Enable()
+		}
+	}
+}
+
+func (v *messageView) onCopy() {
+	v.c.ui.app.Clipboard().SetContent(v.msg.Content)
+}
+
+func (v *messageView) onRegenerate() {
+	u := v.c.ui
+	if err := u.s.Regenerate(v.msg.ConversationID, v.msg.ID); err != nil {
+		u.showError(err)
+		return
+	}
+	u.generating[v.msg.ConversationID] = true
+	u.refresh()
+	v.c.refreshActions()
+}
+
+// onEdit swaps the text for an editor with Send and Cancel.
+func (v *messageView) onEdit() {
+	u := v.c.ui
+	e := newAppEntry(u.handleShortcut)
+	e.MultiLine = true
+	e.Wrapping = fyne.TextWrapWord
+	e.SetText(v.msg.Content)
+	e.onEscape = v.onCancelEdit
+	v.editor = e
+	send := widget.NewButtonWithIcon(lang.X("message.resend", "Send"), theme.MailSendIcon(), v.onResend)
+	send.Importance = widget.HighImportance
+	cancel := widget.NewButton(lang.X("dialog.cancel", "Cancel"), v.onCancelEdit)
+	buttons := container.NewHBox(layout.NewSpacer(), cancel, send)
+	v.body.Objects = []fyne.CanvasObject{container.NewBorder(nil, buttons, nil, nil, e)}
+	v.body.Refresh()
+	u.win.Canvas().Focus(e)
+}
+
+func (v *messageView) onCancelEdit() {
+	v.editor = nil
+	v.body.Objects = []fyne.CanvasObject{v.text}
+	v.body.Refresh()
+}
+
+func (v *messageView) onResend() {
+	u := v.c.ui
+	text := v.editor.Text
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	if err := u.s.Edit(v.msg.ConversationID, v.msg.ID, text); err != nil {
+		u.showError(err)
+		return
+	}
+	v.editor = nil
+	u.generating[v.msg.ConversationID] = true
+	u.refresh()
+	// MessagesChanged reloads the conversation with the new text.
+}
+
+// bubble is the tinted panel behind the person's messages; its colour is
+// a theme name, so it follows light and dark.
+type bubble struct {
+	widget.BaseWidget
+}
+
+func newBubble() *bubble {
+	b := &bubble{}
+	b.ExtendBaseWidget(b)
+	return b
+}
+
+func (b *bubble) CreateRenderer() fyne.WidgetRenderer {
+	r := canvas.NewRectangle(nil)
+	br := &bubbleRenderer{b: b, r: r}
+	br.Refresh()
+	return br
+}
+
+type bubbleRenderer struct {
+	b *bubble
+	r *canvas.Rectangle
+}
+
+func (br *bubbleRenderer) Layout(s fyne.Size)           { br.r.Resize(s) }
+func (br *bubbleRenderer) MinSize() fyne.Size           { return fyne.Size{} }
+func (br *bubbleRenderer) Objects() []fyne.CanvasObject { return []fyne.CanvasObject{br.r} }
+func (br *bubbleRenderer) Destroy()                     {}
+func (br *bubbleRenderer) Refresh() {
+	th := br.b.Theme()
+	br.r.FillColor = th.Color(colorNameUserBubble, fyne.CurrentApp().Settings().ThemeVariant())
+	if br.r.FillColor == nil { // a theme that is not ours
+		br.r.FillColor = color.Transparent
+	}
+	br.r.CornerRadius = th.Size(theme.SizeNameInputRadius) * 2
+	br.r.Refresh()
+}

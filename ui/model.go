@@ -1,0 +1,156 @@
+package ui
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/models/discover"
+)
+
+// MaxRecent is how many model files the picker remembers.
+const MaxRecent = 8
+
+// modelPicker is the button at the top that names the loaded model and
+// opens a menu: open a GGUF file, recent files, unload; with a progress
+// bar while a model loads.
+type modelPicker struct {
+	ui       *UI
+	button   *widget.Button
+	progress *widget.ProgressBar
+	content  fyne.CanvasObject
+}
+
+func newModelPicker(u *UI) *modelPicker {
+	p := &modelPicker{ui: u}
+	p.button = widget.NewButtonWithIcon("", theme.MenuDropDownIcon(), p.onMenu)
+	p.button.IconPlacement = widget.ButtonIconTrailingText
+	p.progress = widget.NewProgressBar()
+	p.progress.Hide()
+	p.content = container.NewHBox(p.button, container.NewGridWrap(fyne.NewSize(160, p.button.MinSize().Height), p.progress))
+	return p
+}
+
+func (p *modelPicker) refresh() {
+	u := p.ui
+	switch {
+	case u.loadingPath != "":
+		p.button.SetText(lang.X("model.loading", "Loading {{.Name}}…", map[string]any{"Name": modelLabel(u.loadingPath)}))
+		p.progress.SetValue(u.loadProgress)
+		p.progress.Show()
+	case u.model != nil:
+		p.button.SetText(modelLabel(u.model.Path))
+		p.progress.Hide()
+	default:
+		p.button.SetText(lang.X("model.choose", "Choose a model"))
+		p.progress.Hide()
+	}
+}
+
+func (p *modelPicker) onMenu() {
+	u := p.ui
+	items := []*fyne.MenuItem{
+		fyne.NewMenuItem(lang.X("model.open", "Open GGUF file…"), p.onOpenFile),
+	}
+	if recent := u.recentModels(); len(recent) > 0 {
+		items = append(items, fyne.NewMenuItemSeparator())
+		for _, path := range recent {
+			item := fyne.NewMenuItem(modelLabel(path), func() { p.load(path) })
+			if u.model != nil && u.model.Path == path {
+				item.Checked = true
+			}
+			items = append(items, item)
+		}
+	}
+	unload := fyne.NewMenuItem(lang.X("model.unload", "Unload model"), p.onUnload)
+	unload.Disabled = u.model == nil && u.loadingPath == ""
+	items = append(items, fyne.NewMenuItemSeparator(), unload)
+	widget.ShowPopUpMenuAtRelativePosition(fyne.NewMenu("", items...), u.win.Canvas(),
+		fyne.NewPos(0, p.button.Size().Height), p.button)
+}
+
+// onOpenFile shows a file dialog for .gguf files, starting in a folder
+// where models are likely to be.
+func (p *modelPicker) onOpenFile() {
+	u := p.ui
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			u.showError(err)
+			return
+		}
+		if r == nil {
+			return // cancelled
+		}
+		path := r.URI().Path()
+		r.Close()
+		p.load(path)
+	}, u.win)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".gguf", ".GGUF"}))
+	if dir := p.startDir(); dir != "" {
+		if l, err := storage.ListerForURI(storage.NewFileURI(dir)); err == nil {
+			d.SetLocation(l)
+		}
+	}
+	d.Resize(fyne.NewSize(820, 560))
+	d.Show()
+}
+
+// startDir is the folder of the last model opened, else the first of the
+// usual model folders that exists.
+func (p *modelPicker) startDir() string {
+	if r := p.ui.recentModels(); len(r) > 0 {
+		if d := filepath.Dir(r[0]); isDir(d) {
+			return d
+		}
+	}
+	for _, l := range discover.DefaultLocations() {
+		if isDir(l.Dir) {
+			return l.Dir
+		}
+	}
+	return ""
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// load asks the session to load path; progress arrives as events.
+func (p *modelPicker) load(path string) {
+	if err := p.ui.s.LoadModel(path); err != nil {
+		p.ui.showError(err)
+		return
+	}
+	p.ui.loadingPath, p.ui.loadProgress = path, 0
+	p.ui.refresh()
+}
+
+func (p *modelPicker) onUnload() {
+	if err := p.ui.s.UnloadModel(); err != nil {
+		p.ui.showError(err)
+	}
+}
+
+// remember puts path first in the recent files.
+func (p *modelPicker) remember(path string) {
+	recent := []string{path}
+	for _, r := range p.ui.recentModels() {
+		if r != path && len(recent) < MaxRecent {
+			recent = append(recent, r)
+		}
+	}
+	b, err := json.Marshal(recent)
+	if err != nil {
+		return
+	}
+	p.ui.setSetting(settingRecent, string(b))
+}

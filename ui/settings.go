@@ -1,0 +1,244 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/ui/locale"
+)
+
+// A Preset is a named set of sampler values.
+type Preset struct {
+	Key, Name string
+	Apply     func(*session.Settings)
+}
+
+// Presets offered in the settings panel. Balanced is llama.cpp's default
+// chain; Precise narrows it for facts and code; Creative widens it for
+// stories.
+func Presets() []Preset {
+	return []Preset{
+		{"precise", lang.X("preset.precise", "Precise"), func(s *session.Settings) {
+			s.Temperature, s.TopK, s.TopP, s.MinP, s.RepeatPenalty = 0.2, 20, 0.9, 0.1, 1.1
+		}},
+		{"balanced", lang.X("preset.balanced", "Balanced"), func(s *session.Settings) {
+			s.Temperature, s.TopK, s.TopP, s.MinP, s.RepeatPenalty = 0.8, 40, 0.95, 0.05, 1.1
+		}},
+		{"creative", lang.X("preset.creative", "Creative"), func(s *session.Settings) {
+			s.Temperature, s.TopK, s.TopP, s.MinP, s.RepeatPenalty = 1.1, 100, 0.98, 0.02, 1.05
+		}},
+	}
+}
+
+// settingsPanel edits one conversation's settings (or the new chat's,
+// before its first message) and the app's language.
+type settingsPanel struct {
+	ui  *UI
+	cur session.Settings
+
+	system                         *widget.Entry
+	preset                         *widget.Select
+	temp, topP, topK, minP, repeat *widget.Entry
+	maxTokens, context, seed       *widget.Entry
+	language                       *widget.Select
+	languageCodes, languageNames   []string
+	content                        fyne.CanvasObject
+}
+
+func showSettings(u *UI) {
+	p := newSettingsPanel(u)
+	d := dialog.NewCustomConfirm(lang.X("settings.title", "Settings"), lang.X("dialog.save", "Save"), lang.X("dialog.cancel", "Cancel"),
+		p.content, func(ok bool) {
+			if ok {
+				p.onSave()
+			}
+		}, u.win)
+	d.Resize(fyne.NewSize(560, 640))
+	d.Show()
+}
+
+func newSettingsPanel(u *UI) *settingsPanel {
+	p := &settingsPanel{ui: u}
+	p.cur = session.DefaultSettings()
+	switch {
+	case u.conv != 0:
+		if s, err := u.s.Settings(u.conv); err == nil {
+			p.cur = s
+		} else {
+			u.showError(err)
+		}
+	case u.pendingSettings != nil:
+		p.cur = *u.pendingSettings
+	}
+
+	p.system = widget.NewMultiLineEntry()
+	p.system.Wrapping = fyne.TextWrapWord
+	p.system.SetMinRowsVisible(3)
+	p.system.SetPlaceHolder(lang.X("settings.system.hint", "e.g. You are a concise assistant. Answer in Korean."))
+	p.system.SetText(p.cur.SystemPrompt)
+
+	num := func(v string) *widget.Entry {
+		e := widget.NewEntry()
+		e.SetText(v)
+		return e
+	}
+	p.temp = num(formatFloat(p.cur.Temperature))
+	p.topP = num(formatFloat(p.cur.TopP))
+	p.topK = num(strconv.Itoa(p.cur.TopK))
+	p.minP = num(formatFloat(p.cur.MinP))
+	p.repeat = num(formatFloat(p.cur.RepeatPenalty))
+	p.maxTokens = num(strconv.Itoa(p.cur.MaxTokens))
+	p.context = num(strconv.Itoa(p.cur.Context))
+	p.seed = num(strconv.FormatInt(p.cur.Seed, 10))
+
+	presets := Presets()
+	var names []string
+	for _, pr := range presets {
+		names = append(names, pr.Name)
+	}
+	p.preset = widget.NewSelect(names, func(name string) {
+		for _, pr := range presets {
+			if pr.Name == name {
+				s := p.cur
+				pr.Apply(&s)
+				p.temp.SetText(formatFloat(s.Temperature))
+				p.topK.SetText(strconv.Itoa(s.TopK))
+				p.topP.SetText(formatFloat(s.TopP))
+				p.minP.SetText(formatFloat(s.MinP))
+				p.repeat.SetText(formatFloat(s.RepeatPenalty))
+			}
+		}
+	})
+	p.preset.PlaceHolder = lang.X("settings.preset.choose", "Choose a preset")
+
+	hint := func(e *widget.Entry, h string) *widget.FormItem {
+		return &widget.FormItem{Widget: e, HintText: h}
+	}
+	chat := widget.NewForm(
+		&widget.FormItem{Text: lang.X("settings.system", "System prompt"), Widget: p.system},
+		&widget.FormItem{Text: lang.X("settings.preset", "Preset"), Widget: p.preset},
+		named(hint(p.temp, lang.X("settings.temp.hint", "0 = always the likeliest word; higher = more varied")), lang.X("settings.temp", "Temperature")),
+		named(hint(p.topP, lang.X("settings.topp.hint", "0–1; 1 turns it off")), "Top-p"),
+		named(hint(p.topK, lang.X("settings.topk.hint", "0 turns it off")), "Top-k"),
+		named(hint(p.minP, lang.X("settings.minp.hint", "0–1; 0 turns it off")), "Min-p"),
+		named(hint(p.repeat, lang.X("settings.repeat.hint", "1 turns it off")), lang.X("settings.repeat", "Repeat penalty")),
+		named(hint(p.maxTokens, lang.X("settings.max.hint", "0 = until the model stops")), lang.X("settings.max", "Max tokens")),
+		named(hint(p.context, lang.X("settings.context.hint", "0 = the model's own, at most 4096")), lang.X("settings.context", "Context length")),
+		named(hint(p.seed, lang.X("settings.seed.hint", "-1 = a new random seed each time")), lang.X("settings.seed", "Seed")),
+	)
+
+	p.languageNames = []string{lang.X("settings.language.system", "Same as the system")}
+	p.languageCodes = []string{""}
+	for _, l := range locale.Supported {
+		p.languageNames = append(p.languageNames, l.Name)
+		p.languageCodes = append(p.languageCodes, l.Code)
+	}
+	p.language = widget.NewSelect(p.languageNames, nil)
+	cur, _ := u.setting(settingLanguage)
+	for i, c := range p.languageCodes {
+		if c == cur {
+			p.language.SetSelectedIndex(i)
+		}
+	}
+	app := widget.NewForm(
+		&widget.FormItem{Text: lang.X("settings.language", "Language"), Widget: p.language},
+		&widget.FormItem{Text: lang.X("settings.theme", "Theme"), Widget: widget.NewLabel(lang.X("settings.theme.system", "Light or dark, following the system"))},
+	)
+	chatTitle := lang.X("settings.tab.chat", "This chat")
+	if u.conv == 0 {
+		chatTitle = lang.X("settings.tab.newchat", "New chat")
+	}
+	tabs := container.NewAppTabs(
+		container.NewTabItem(chatTitle, container.NewVScroll(chat)),
+		container.NewTabItem(lang.X("settings.tab.app", "App"), app),
+	)
+	p.content = tabs
+	return p
+}
+
+func named(fi *widget.FormItem, text string) *widget.FormItem {
+	fi.Text = text
+	return fi
+}
+
+func formatFloat(f float32) string {
+	return strconv.FormatFloat(float64(f), 'g', 4, 32)
+}
+
+// values reads the form into settings, or says which field is wrong.
+func (p *settingsPanel) values() (session.Settings, error) {
+	s := p.cur
+	s.SystemPrompt = strings.TrimSpace(p.system.Text)
+	var err error
+	f32 := func(e *widget.Entry, name string, dst *float32) {
+		if err != nil {
+			return
+		}
+		v, e2 := strconv.ParseFloat(strings.TrimSpace(e.Text), 32)
+		if e2 != nil {
+			err = fmt.Errorf("%s: %q %s", name, e.Text, lang.X("settings.notnumber", "is not a number"))
+			return
+		}
+		*dst = float32(v)
+	}
+	i := func(e *widget.Entry, name string, dst *int) {
+		if err != nil {
+			return
+		}
+		v, e2 := strconv.Atoi(strings.TrimSpace(e.Text))
+		if e2 != nil {
+			err = fmt.Errorf("%s: %q %s", name, e.Text, lang.X("settings.notinteger", "is not a whole number"))
+			return
+		}
+		*dst = v
+	}
+	f32(p.temp, lang.X("settings.temp", "Temperature"), &s.Temperature)
+	f32(p.topP, "Top-p", &s.TopP)
+	i(p.topK, "Top-k", &s.TopK)
+	f32(p.minP, "Min-p", &s.MinP)
+	f32(p.repeat, lang.X("settings.repeat", "Repeat penalty"), &s.RepeatPenalty)
+	i(p.maxTokens, lang.X("settings.max", "Max tokens"), &s.MaxTokens)
+	i(p.context, lang.X("settings.context", "Context length"), &s.Context)
+	if err == nil {
+		seed, e2 := strconv.ParseInt(strings.TrimSpace(p.seed.Text), 10, 64)
+		if e2 != nil {
+			err = fmt.Errorf("%s: %q %s", lang.X("settings.seed", "Seed"), p.seed.Text, lang.X("settings.notinteger", "is not a whole number"))
+		}
+		s.Seed = seed
+	}
+	if err != nil {
+		return s, err
+	}
+	return s, s.Validate()
+}
+
+func (p *settingsPanel) onSave() {
+	u := p.ui
+	s, err := p.values()
+	if err != nil {
+		u.showError(err)
+		return
+	}
+	if u.conv != 0 {
+		if err := u.s.SetSettings(u.conv, s); err != nil {
+			u.showError(err)
+		}
+	} else {
+		u.pendingSettings = &s
+	}
+	if i := p.language.SelectedIndex(); i >= 0 {
+		code := p.languageCodes[i]
+		cur, _ := u.setting(settingLanguage)
+		if code != cur {
+			u.setLanguage(code)
+		}
+	}
+}

@@ -1,0 +1,361 @@
+package ui
+
+import (
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/app/session"
+)
+
+// sidebar lists the conversations, pinned first then newest, and searches
+// their messages.
+type sidebar struct {
+	ui      *UI
+	search  *appEntry
+	newChat *widget.Button
+	list    *widget.List
+	hint    *widget.RichText
+	rows    []sideRow
+	undo    *fyne.Container
+	undoMsg *widget.Label
+	content fyne.CanvasObject
+
+	undoConv  int64
+	undoTimer *time.Timer
+	searchGen int
+	query     string
+}
+
+// sideRow is one line of the list: a conversation, or a search hit in one.
+type sideRow struct {
+	conv    session.Conversation
+	snippet string
+}
+
+// UndoAfter is how long "Undo" stays offered after a delete.
+const UndoAfter = 10 * time.Second
+
+func newSidebar(u *UI) *sidebar {
+	s := &sidebar{ui: u}
+	s.search = newAppEntry(u.handleShortcut)
+	s.search.SetPlaceHolder(lang.X("sidebar.search", "Search chats"))
+	s.search.ActionItem = widget.NewIcon(theme.SearchIcon())
+	s.search.OnChanged = s.onSearchChanged
+	s.search.onEscape = func() { s.search.SetText("") }
+	s.newChat = widget.NewButtonWithIcon(lang.X("sidebar.new", "New chat"), theme.ContentAddIcon(), u.onNewChat)
+	s.newChat.Importance = widget.HighImportance
+	s.newChat.Alignment = widget.ButtonAlignLeading
+
+	s.list = widget.NewList(
+		func() int { return len(s.rows) },
+		func() fyne.CanvasObject { return newConvItem(s) },
+		func(id widget.ListItemID, o fyne.CanvasObject) {
+			if id < len(s.rows) {
+				o.(*convItem).set(s.rows[id], id)
+			}
+		})
+	s.list.OnSelected = s.onSelected
+
+	s.undoMsg = widget.NewLabel("")
+	s.undoMsg.Truncation = fyne.TextTruncateEllipsis
+	undoBtn := widget.NewButton(lang.X("sidebar.undo", "Undo"), s.onUndo)
+	s.undo = container.NewBorder(nil, nil, nil, undoBtn, s.undoMsg)
+	s.undo.Hide()
+
+	s.hint = newMuted(theme.SizeNameText, fyne.TextWrapWord)
+	top := container.NewVBox(s.newChat, s.search)
+	s.content = container.NewBorder(container.NewPadded(top), s.undo, nil, nil,
+		container.NewStack(s.list, container.NewVBox(s.hint)))
+	return s
+}
+
+// reload reads the conversation list again (or re-runs the search).
+func (s *sidebar) reload() {
+	if s.query != "" {
+		s.runSearch(s.query)
+		return
+	}
+	convs, err := s.ui.s.ListConversations()
+	if err != nil {
+		s.ui.showError(err)
+		return
+	}
+	s.rows = s.rows[:0]
+	for _, c := range convs {
+		s.rows = append(s.rows, sideRow{conv: c})
+		s.ui.noteText(c.Title)
+	}
+	s.setHeights()
+	s.list.Refresh()
+	s.selectConv(s.ui.conv)
+	s.refreshHint()
+}
+
+// selectConv highlights the conversation shown without re-opening it.
+func (s *sidebar) selectConv(id int64) {
+	for i, r := range s.rows {
+		if r.conv.ID == id {
+			if s.list.OnSelected != nil {
+				f := s.list.OnSelected
+				s.list.OnSelected = nil
+				s.list.Select(i)
+				s.list.OnSelected = f
+			}
+			return
+		}
+	}
+	s.list.UnselectAll()
+}
+
+func (s *sidebar) onSelected(id widget.ListItemID) {
+	if id < len(s.rows) {
+		s.ui.openConversation(s.rows[id].conv.ID)
+	}
+}
+
+func (s *sidebar) focusSearch() {
+	s.ui.win.Canvas().Focus(s.search)
+}
+
+// onSearchChanged waits for a pause in typing, then searches.
+func (s *sidebar) onSearchChanged(q string) {
+	s.searchGen++
+	gen := s.searchGen
+	q = strings.TrimSpace(q)
+	if q == "" {
+		s.query = ""
+		s.reload()
+		return
+	}
+	time.AfterFunc(SearchDelay, func() {
+		s.ui.do(func() {
+			if gen == s.searchGen {
+				s.query = q
+				s.runSearch(q)
+			}
+		})
+	})
+}
+
+// SearchDelay is the pause in typing after which the sidebar searches.
+const SearchDelay = 200 * time.Millisecond
+
+// runSearch shows the conversations whose title or messages match q, one
+// row per conversation with the first matching snippet.
+func (s *sidebar) runSearch(q string) {
+	convs, err := s.ui.s.ListConversations()
+	if err != nil {
+		s.ui.showError(err)
+		return
+	}
+	byID := map[int64]session.Conversation{}
+	for _, c := range convs {
+		byID[c.ID] = c
+	}
+	var rows []sideRow
+	seen := map[int64]bool{}
+	lq := strings.ToLower(q)
+	for _, c := range convs {
+		if strings.Contains(strings.ToLower(c.Title), lq) {
+			rows = append(rows, sideRow{conv: c})
+			seen[c.ID] = true
+		}
+	}
+	hits, err := s.ui.s.Search(q, 200)
+	if err != nil {
+		s.ui.showError(err)
+	}
+	for _, h := range hits {
+		c, ok := byID[h.ConversationID]
+		if !ok {
+			continue
+		}
+		if seen[c.ID] {
+			// Give a title match its snippet too.
+			for i := range rows {
+				if rows[i].conv.ID == c.ID && rows[i].snippet == "" {
+					rows[i].snippet = h.Snippet
+				}
+			}
+			continue
+		}
+		seen[c.ID] = true
+		rows = append(rows, sideRow{conv: c, snippet: h.Snippet})
+	}
+	s.rows = rows
+	s.setHeights()
+	s.list.Refresh()
+	s.selectConv(s.ui.conv)
+	s.refreshHint()
+}
+
+// refreshHint says why the list is empty, when it is.
+func (s *sidebar) refreshHint() {
+	switch {
+	case len(s.rows) > 0:
+		s.hint.Hide()
+		return
+	case s.query != "":
+		setMuted(s.hint, lang.X("sidebar.nomatch", "No chat matches."))
+	default:
+		setMuted(s.hint, lang.X("sidebar.empty", "Your chats will appear here."))
+	}
+	s.hint.Show()
+}
+
+// setHeights makes rows with a search snippet two lines tall.
+func (s *sidebar) setHeights() {
+	probe := newConvItem(s)
+	one := probe.MinSize().Height
+	probe.snippet.Show()
+	two := probe.MinSize().Height
+	for i, r := range s.rows {
+		if r.snippet != "" {
+			s.list.SetItemHeight(i, two)
+		} else {
+			s.list.SetItemHeight(i, one)
+		}
+	}
+}
+
+func (s *sidebar) onRename(c session.Conversation) {
+	e := widget.NewEntry()
+	e.SetText(c.Title)
+	items := []*widget.FormItem{widget.NewFormItem(lang.X("sidebar.title", "Title"), e)}
+	d := dialog.NewForm(lang.X("sidebar.rename", "Rename"), lang.X("dialog.save", "Save"), lang.X("dialog.cancel", "Cancel"), items, func(ok bool) {
+		if ok && strings.TrimSpace(e.Text) != "" {
+			if err := s.ui.s.Rename(c.ID, strings.TrimSpace(e.Text)); err != nil {
+				s.ui.showError(err)
+			}
+		}
+	}, s.ui.win)
+	d.Resize(fyne.NewSize(420, d.MinSize().Height))
+	d.Show()
+	s.ui.win.Canvas().Focus(e)
+}
+
+func (s *sidebar) onPin(c session.Conversation) {
+	if err := s.ui.s.SetPinned(c.ID, !c.Pinned); err != nil {
+		s.ui.showError(err)
+	}
+}
+
+// onDelete moves the conversation to the trash at once and offers Undo
+// for a while: no confirmation dialog to click through.
+func (s *sidebar) onDelete(c session.Conversation) {
+	if err := s.ui.s.Delete(c.ID); err != nil {
+		s.ui.showError(err)
+		return
+	}
+	s.undoConv = c.ID
+	title := c.Title
+	if title == "" {
+		title = lang.X("sidebar.untitled", "New chat")
+	}
+	s.undoMsg.SetText(lang.X("sidebar.deleted", "Deleted “{{.Title}}”", map[string]any{"Title": title}))
+	s.undo.Show()
+	if s.undoTimer != nil {
+		s.undoTimer.Stop()
+	}
+	id := c.ID
+	s.undoTimer = time.AfterFunc(UndoAfter, func() {
+		s.ui.do(func() {
+			if s.undoConv == id {
+				s.undoConv = 0
+				s.undo.Hide()
+			}
+		})
+	})
+}
+
+func (s *sidebar) onUndo() {
+	if s.undoConv == 0 {
+		return
+	}
+	id := s.undoConv
+	s.undoConv = 0
+	s.undo.Hide()
+	if err := s.ui.s.Undo(id); err != nil {
+		s.ui.showError(err)
+		return
+	}
+	s.ui.openConversation(id)
+}
+
+// convItem is one row of the list: pin mark, title (and a search snippet),
+// and a menu button.
+type convItem struct {
+	widget.BaseWidget
+	s       *sidebar
+	row     sideRow
+	pin     *widget.Icon
+	title   *widget.Label
+	snippet *widget.RichText
+	menu    *widget.Button
+}
+
+func newConvItem(s *sidebar) *convItem {
+	it := &convItem{s: s}
+	it.pin = widget.NewIcon(theme.NewThemedResource(iconPin))
+	it.title = widget.NewLabel("")
+	it.title.Truncation = fyne.TextTruncateEllipsis
+	it.snippet = newMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
+	it.snippet.Truncation = fyne.TextTruncateEllipsis
+	it.snippet.Hide() // the template is one line; search rows get taller
+	it.menu = widget.NewButtonWithIcon("", theme.MoreVerticalIcon(), it.onMenu)
+	it.menu.Importance = widget.LowImportance
+	it.ExtendBaseWidget(it)
+	return it
+}
+
+func (it *convItem) set(r sideRow, _ int) {
+	it.row = r
+	title := r.conv.Title
+	if title == "" {
+		title = lang.X("sidebar.untitled", "New chat")
+	}
+	it.title.SetText(title)
+	if r.conv.Pinned {
+		it.pin.Show()
+	} else {
+		it.pin.Hide()
+	}
+	if r.snippet != "" {
+		setMuted(it.snippet, strings.Join(strings.Fields(r.snippet), " "))
+		it.snippet.Show()
+	} else {
+		it.snippet.Hide()
+	}
+	it.Refresh()
+}
+
+func (it *convItem) onMenu() {
+	c := it.row.conv
+	pin := lang.X("sidebar.pin", "Pin")
+	if c.Pinned {
+		pin = lang.X("sidebar.unpin", "Unpin")
+	}
+	m := fyne.NewMenu("",
+		fyne.NewMenuItem(lang.X("sidebar.rename", "Rename"), func() { it.s.onRename(c) }),
+		fyne.NewMenuItem(pin, func() { it.s.onPin(c) }),
+		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem(lang.X("sidebar.delete", "Delete"), func() { it.s.onDelete(c) }),
+	)
+	widget.ShowPopUpMenuAtRelativePosition(m, it.s.ui.win.Canvas(), fyne.NewPos(0, it.menu.Size().Height), it.menu)
+}
+
+// TappedSecondary opens the same menu on a right click.
+func (it *convItem) TappedSecondary(*fyne.PointEvent) { it.onMenu() }
+
+func (it *convItem) CreateRenderer() fyne.WidgetRenderer {
+	text := container.NewVBox(it.title, it.snippet)
+	// Tighter than a default VBox: title and snippet belong together.
+	return widget.NewSimpleRenderer(container.NewBorder(nil, nil, it.pin, it.menu, text))
+}

@@ -1,0 +1,112 @@
+package ui
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/app/session"
+)
+
+// statusLine shows the loaded model and quantization, the backend that
+// runs it, and memory use; while an answer streams, its speed.
+type statusLine struct {
+	ui      *UI
+	left    *widget.Label
+	right   *widget.Label
+	content fyne.CanvasObject
+}
+
+func newStatusLine(u *UI) *statusLine {
+	s := &statusLine{ui: u}
+	s.left = widget.NewLabel("")
+	s.left.SizeName = theme.SizeNameCaptionText
+	s.left.Truncation = fyne.TextTruncateEllipsis
+	s.right = widget.NewLabel("")
+	s.right.SizeName = theme.SizeNameCaptionText
+	s.content = container.NewBorder(nil, nil, nil, s.right, s.left)
+	return s
+}
+
+func (s *statusLine) refresh() {
+	u := s.ui
+	var parts []string
+	switch {
+	case u.model != nil:
+		m := u.model
+		name := modelLabel(m.Path)
+		if m.Name != "" && !strings.EqualFold(m.Name, m.Arch) && !strings.EqualFold(m.Name, name) {
+			name += " (" + m.Name + ")"
+		}
+		parts = append(parts, name)
+		if m.Quant != "" {
+			parts = append(parts, m.Quant)
+		}
+		if m.Backend != "" {
+			b := m.Backend
+			if m.Threads > 0 && !strings.Contains(b, "thread") {
+				b += " · " + lang.X("status.threads", "{{.N}} threads", map[string]any{"N": m.Threads})
+			}
+			parts = append(parts, b)
+		}
+		parts = append(parts, lang.X("status.weights", "weights {{.Size}}", map[string]any{"Size": formatBytes(m.WeightBytes)}))
+	case u.loadingPath != "":
+		parts = append(parts, lang.X("status.loading", "Loading {{.Name}}… {{.Pct}}%",
+			map[string]any{"Name": modelLabel(u.loadingPath), "Pct": int(u.loadProgress * 100)}))
+	default:
+		parts = append(parts, lang.X("status.nomodel", "No model loaded"))
+	}
+	if rss := residentBytes(); rss > 0 {
+		parts = append(parts, lang.X("status.memory", "memory {{.Size}}", map[string]any{"Size": formatBytes(rss)}))
+	}
+	s.left.SetText(strings.Join(parts, "  ·  "))
+}
+
+func (s *statusLine) onToken(t session.Token) {
+	if t.Elapsed > 0 && t.Tokens > 0 {
+		s.right.SetText(fmt.Sprintf("%.1f tok/s", float64(t.Tokens)/t.Elapsed.Seconds()))
+	}
+}
+
+func (s *statusLine) onDone() {
+	s.right.SetText("")
+	s.refresh()
+}
+
+// residentBytes is the process's resident memory: on Linux from
+// /proc/self/statm (which counts the mapped model pages in use), elsewhere
+// what the Go runtime holds.
+func residentBytes() int64 {
+	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
+		f := strings.Fields(string(b))
+		if len(f) >= 2 {
+			if pages, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				return pages * int64(os.Getpagesize())
+			}
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.Sys)
+}
+
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}

@@ -1,0 +1,158 @@
+package ui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/models/discover"
+)
+
+// welcomeView is what a person sees with no model loaded: what Churon is,
+// how to start, and the GGUF files other apps already keep on this
+// computer, usable in place.
+type welcomeView struct {
+	ui      *UI
+	recent  *fyne.Container
+	found   *fyne.Container
+	status  *widget.Label
+	started bool
+	content fyne.CanvasObject
+}
+
+// DiscoverTimeout bounds the search for model files.
+const DiscoverTimeout = 20 * time.Second
+
+func newWelcomeView(u *UI) *welcomeView {
+	w := &welcomeView{ui: u}
+	title := widget.NewLabel(lang.X("welcome.title", "Welcome to Churon"))
+	title.SizeName = theme.SizeNameHeadingText
+	title.TextStyle.Bold = true
+	intro := widget.NewLabel(lang.X("welcome.intro",
+		"Churon runs language models on your own computer: nothing you type leaves it. To begin, open a model file in GGUF format — the format LM Studio, Ollama and llama.cpp use. Small models (1–4 GB) answer quickly on most computers."))
+	intro.Wrapping = fyne.TextWrapWord
+	open := widget.NewButtonWithIcon(lang.X("model.open", "Open GGUF file…"), theme.FolderOpenIcon(), func() { u.picker.onOpenFile() })
+	open.Importance = widget.HighImportance
+	later := newMuted(theme.SizeNameText, fyne.TextWrapWord)
+	setMuted(later, lang.X("welcome.downloads", "Downloading models from inside Churon is coming in a later version."))
+
+	w.recent = container.NewVBox()
+	w.found = container.NewVBox()
+	w.status = widget.NewLabel(lang.X("welcome.searching", "Looking for GGUF files in LM Studio's and Hugging Face's folders…"))
+	w.status.Wrapping = fyne.TextWrapWord
+	foundTitle := widget.NewLabel(lang.X("welcome.found", "Models already on this computer"))
+	foundTitle.TextStyle.Bold = true
+
+	col := container.NewVBox(title, intro, container.NewHBox(open), later,
+		w.recent, widget.NewSeparator(), foundTitle, w.status, w.found)
+	w.content = container.NewVScroll(container.New(&readable{max: 760}, col))
+	w.showRecent()
+	return w
+}
+
+// showRecent lists the models opened before that still exist.
+func (w *welcomeView) showRecent() {
+	w.recent.RemoveAll()
+	var rows []fyne.CanvasObject
+	for _, p := range w.ui.recentModels() {
+		st, err := statFile(p)
+		if err != nil {
+			continue
+		}
+		rows = append(rows, w.row(modelLabel(p), p, st, shortDir(p)))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	t := widget.NewLabel(lang.X("welcome.recent", "Recently used"))
+	t.TextStyle.Bold = true
+	w.recent.Add(widget.NewSeparator())
+	w.recent.Add(t)
+	for _, r := range rows {
+		w.recent.Add(r)
+	}
+}
+
+// start searches for model files once, in the background.
+func (w *welcomeView) start() {
+	if w.started {
+		return
+	}
+	w.started = true
+	ctx, cancel := context.WithTimeout(w.ui.ctx, DiscoverTimeout)
+	go func() {
+		defer cancel()
+		found, err := w.ui.opt.Discover(ctx)
+		w.ui.do(func() { w.show(found, err) })
+	}()
+}
+
+func (w *welcomeView) show(found []discover.Model, err error) {
+	w.found.RemoveAll()
+	switch {
+	case err != nil:
+		w.status.SetText(lang.X("welcome.error", "Could not look for model files: {{.Err}}", map[string]any{"Err": err.Error()}))
+	case len(found) == 0:
+		w.status.SetText(lang.X("welcome.none",
+			"No GGUF files found in LM Studio's folders (~/.lmstudio/models) or the Hugging Face cache (~/.cache/huggingface/hub)."))
+	default:
+		w.status.SetText(lang.X("welcome.use", "Found {{.N}}. They are used where they are: nothing is copied.", map[string]any{"N": len(found)}))
+		for _, m := range found {
+			w.found.Add(w.row(m.Name, m.Path, fileInfo{size: m.Size}, sourceLabel(m)))
+		}
+	}
+	w.found.Refresh()
+}
+
+func sourceLabel(m discover.Model) string {
+	s := string(m.Source)
+	if m.Repo != "" {
+		s += " · " + m.Repo
+	}
+	return s
+}
+
+// row is one model file with a button that loads it.
+func (w *welcomeView) row(name, path string, st fileInfo, source string) fyne.CanvasObject {
+	title := widget.NewLabel(name)
+	title.TextStyle.Bold = true
+	title.Truncation = fyne.TextTruncateEllipsis
+	detail := formatBytes(st.size)
+	if source != "" {
+		detail = source + " · " + detail
+	}
+	sub := newMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
+	sub.Truncation = fyne.TextTruncateEllipsis
+	setMuted(sub, detail)
+	use := widget.NewButton(lang.X("welcome.load", "Load"), func() { w.ui.picker.load(path) })
+	return container.NewBorder(nil, nil, nil, container.NewCenter(use), container.NewVBox(title, sub))
+}
+
+type fileInfo struct{ size int64 }
+
+func statFile(p string) (fileInfo, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return fileInfo{}, err
+	}
+	return fileInfo{size: st.Size()}, nil
+}
+
+// shortDir is the folder of p with the home folder written as ~.
+func shortDir(p string) string {
+	d := filepath.Dir(p)
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		if rel, err := filepath.Rel(home, d); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.Join("~", rel)
+		}
+	}
+	return d
+}
