@@ -299,6 +299,7 @@ type convItem struct {
 	title   *widget.Label
 	snippet *widget.RichText
 	menu    *widget.Button
+	id      widget.ListItemID
 }
 
 func newConvItem(s *sidebar) *convItem {
@@ -315,8 +316,8 @@ func newConvItem(s *sidebar) *convItem {
 	return it
 }
 
-func (it *convItem) set(r sideRow, _ int) {
-	it.row = r
+func (it *convItem) set(r sideRow, id widget.ListItemID) {
+	it.row, it.id = r, id
 	title := r.conv.Title
 	if title == "" {
 		title = lang.X("sidebar.untitled", "New chat")
@@ -349,6 +350,19 @@ func (it *convItem) onMenu() {
 		fyne.NewMenuItem(lang.X("sidebar.delete", "Delete"), func() { it.s.onDelete(c) }),
 	)
 	widget.ShowPopUpMenuAtRelativePosition(m, it.s.ui.win.Canvas(), fyne.NewPos(0, it.menu.Size().Height), it.menu)
+}
+
+// Tapped opens the conversation. The row must take taps itself: it is
+// SecondaryTappable (for the menu), so the driver delivers clicks to it
+// and never to the list item underneath.
+func (it *convItem) Tapped(*fyne.PointEvent) {
+	if it.s.ui.conv == it.row.conv.ID {
+		return
+	}
+	it.s.list.Select(it.id)
+	if it.s.ui.conv != it.row.conv.ID { // Select is a no-op on the selected row
+		it.s.onSelected(it.id)
+	}
 }
 
 // TappedSecondary opens the same menu on a right click.

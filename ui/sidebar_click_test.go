@@ -1,0 +1,60 @@
+package ui
+
+import (
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+)
+
+// TestClickingARowOpensIt taps a conversation row the way the desktop
+// driver does. The driver sends a click to the topmost object that takes
+// taps or right taps; a row that only took right taps (for its menu)
+// swallowed left clicks, so a person could not open a conversation.
+func TestClickingARowOpensIt(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	var ids []int64
+	for _, title := range []string{"first", "second"} {
+		c, err := h.m.NewConversation(title)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.ID)
+	}
+	h.u.side.reload()
+	h.u.openConversation(0)
+	for _, id := range ids {
+		item := findConvItem(h.w.Canvas().Content(), id)
+		if item == nil {
+			t.Fatalf("no row for conversation %d", id)
+		}
+		tappable, ok := fyne.CanvasObject(item).(fyne.Tappable)
+		if !ok {
+			t.Fatal("a conversation row takes right taps but not taps: the driver would deliver clicks to it and drop them")
+		}
+		test.Tap(tappable)
+		h.drain()
+		if h.u.conv != id {
+			t.Errorf("after clicking conversation %d the window shows %d", id, h.u.conv)
+		}
+	}
+}
+
+func findConvItem(o fyne.CanvasObject, id int64) *convItem {
+	if it, ok := o.(*convItem); ok && it.row.conv.ID == id && it.Visible() {
+		return it
+	}
+	var kids []fyne.CanvasObject
+	switch o := o.(type) {
+	case *fyne.Container:
+		kids = o.Objects
+	case fyne.Widget:
+		kids = test.WidgetRenderer(o).Objects()
+	}
+	for _, k := range kids {
+		if it := findConvItem(k, id); it != nil {
+			return it
+		}
+	}
+	return nil
+}
