@@ -89,6 +89,54 @@
 // Not implemented: the IQ1/IQ2/IQ3 grid formats, TQ1_0/TQ2_0, and the
 // integer types; Dequantize and Quantize return ErrUnsupported for them.
 //
+// # SIMD
+//
+// On amd64 the dot products run kernels written in Go assembly
+// (dot_amd64.s, Go side in simd_amd64.go), chosen once from the CPU
+// features golang.org/x/sys/cpu reports (SIMDLevel says which):
+//
+//	avx2    AVX2 + FMA (+ F16C): every VecDot type
+//	avx512  AVX-512 F/BW/VL + VNNI: 512-bit VPDPBUSD kernels for Q4_0,
+//	        Q5_0 and Q8_0, 256-bit VPDPBUSD for Q4_1, Q5_1, IQ4_NL,
+//	        512-bit F16, BF16 and F32; the K-quants run their avx2 kernels
+//
+// CHURON_NOSIMD=1 in the environment or the purego build tag forces the
+// generic code, which other architectures always run (arm64 NEON kernels
+// would plug into the same hooks: vecDotFast, vecDotMultiFast,
+// vecDotRowsFast, vecDotTileFast).
+//
+// The kernels are hand-written rather than generated with avo or written
+// with GOEXPERIMENT=simd. The experiment would make the default build
+// depend on a flag and on an API that is still changing. avo would add a
+// generator module pinned to a tools version, and its output still has
+// to be read instruction by instruction; the kernels are short and share
+// their block bodies through assembler macros, which gives the reuse a
+// generator would, and go vet checks their frames against the stubs.
+//
+// Each kernel is pinned to the generic code by the tests (simd_test.go)
+// on every level the machine has. The K-quant kernels are bit-identical
+// to it (exact integer sums per super-block, then the generic float
+// operations in its order). The 32-element block types and the float
+// types sum in float32 lanes, in another order than the generic running
+// sum, and agree within float rounding; they are bit-identical whenever
+// the sums are exact. Integer products are exact for every int8, -128
+// included (no VPMADDUBSW saturation, no VPSIGNB trick).
+//
+// Four entry points share the kernels' arithmetic, so their results are
+// bit-identical to one another — batching never changes an output:
+//
+//	VecDot      one weight row × one activation row
+//	VecDotMulti one weight row × several activation rows (batched decode)
+//	VecDotRows  several weight rows × one activation row (decode)
+//	VecDotTile  several weight rows × several activation rows (prefill)
+//
+// VecDotMulti and VecDotTile decode each weight block once for four
+// activation rows (Q4_0, Q8_0, Q4_K, Q6_K; Q5_0 on avx512); on avx512,
+// VecDotRows and VecDotTile also lay each activation row out once per
+// call for Q4_0, Q5_0 and Q8_0 — quants in register order, the offset
+// term, the scales as floats — so every weight row reuses it. Other
+// types run the one-row kernel per pair of rows.
+//
 // All functions are safe for concurrent use; none retains its arguments.
 //
 // Example, a quantized matrix-vector product (see ExampleVecDot):

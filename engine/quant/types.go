@@ -89,12 +89,28 @@ var table = map[Type]traits{
 	TQ2_0:   {"TQ2_0", QK_K, 66},
 }
 
+// byType is table as an array indexed by type: RowSize runs once per dot
+// product, where a map lookup would cost as much as a short row.
+var byType = func() (a [TQ2_0 + 1]traits) {
+	for t, tr := range table {
+		a[t] = tr
+	}
+	return a
+}()
+
+func lookup(t Type) (traits, bool) {
+	if int(t) >= len(byType) || byType[t].typeSize == 0 {
+		return traits{}, false
+	}
+	return byType[t], true
+}
+
 // Known reports whether t is a type GGUF files may contain.
-func (t Type) Known() bool { _, ok := table[t]; return ok }
+func (t Type) Known() bool { _, ok := lookup(t); return ok }
 
 // String returns ggml's name for the type ("Q4_K"), or "type(N)".
 func (t Type) String() string {
-	if tr, ok := table[t]; ok {
+	if tr, ok := lookup(t); ok {
 		return tr.name
 	}
 	return fmt.Sprintf("type(%d)", uint32(t))
@@ -102,15 +118,15 @@ func (t Type) String() string {
 
 // BlockSize is the number of elements one block holds (1 for plain types).
 // It is 0 for unknown types.
-func (t Type) BlockSize() int { return table[t].blockSize }
+func (t Type) BlockSize() int { tr, _ := lookup(t); return tr.blockSize }
 
 // TypeSize is the number of bytes one block takes. It is 0 for unknown types.
-func (t Type) TypeSize() int { return table[t].typeSize }
+func (t Type) TypeSize() int { tr, _ := lookup(t); return tr.typeSize }
 
 // RowSize returns the bytes taken by n elements of type t, and false when
 // n is not a whole number of blocks, t is unknown, or the size overflows int.
 func (t Type) RowSize(n int) (int, bool) {
-	tr, ok := table[t]
+	tr, ok := lookup(t)
 	if !ok || n < 0 || n%tr.blockSize != 0 || n/tr.blockSize > math.MaxInt/tr.typeSize {
 		return 0, false
 	}
@@ -119,7 +135,7 @@ func (t Type) RowSize(n int) (int, bool) {
 
 // BitsPerWeight is the storage cost of one element in bits.
 func (t Type) BitsPerWeight() float64 {
-	tr, ok := table[t]
+	tr, ok := lookup(t)
 	if !ok {
 		return 0
 	}

@@ -51,10 +51,34 @@ func VecDotSupported(w Type) bool {
 // Float scalar types accumulate float32 products in float64, like ggml's
 // scalar ggml_vec_dot_f32/f16/bf16. VecDot does not allocate and is safe
 // for concurrent use.
+//
+// On amd64 VecDot runs an AVX2 or AVX-512 kernel when the CPU has one
+// (see simd_amd64.go). Those sum in a different order than the generic
+// code and so may differ from it in the last bits for the float types and
+// the 32-element block types; the K-quant kernels are bit-identical.
+// Q8_K activations must carry their bsums (the sums of each 16 quants) as
+// Quantize writes them: the kernels take the offset terms from them.
 func VecDot(w Type, wRow, act []byte, n int) float32 {
 	if !VecDotSupported(w) || !fits(w, len(wRow), n) || !fits(VecDotType(w), len(act), n) {
 		return float32(math.NaN())
 	}
+	return vecDotChecked(w, wRow, act, n)
+}
+
+// vecDotChecked is VecDot after its checks: the SIMD kernel for w where
+// this CPU has one, else the generic code.
+func vecDotChecked(w Type, wRow, act []byte, n int) float32 {
+	if n == 0 {
+		return 0
+	}
+	if f, ok := vecDotFast(w, wRow, act, n); ok {
+		return f
+	}
+	return vecDotGeneric(w, wRow, act, n)
+}
+
+// vecDotGeneric is the plain-Go oracle every SIMD kernel is tested against.
+func vecDotGeneric(w Type, wRow, act []byte, n int) float32 {
 	switch w {
 	case F32:
 		return dotF32(wRow, act, n)
@@ -98,10 +122,17 @@ func fits(t Type, nbytes, n int) bool {
 
 // VecDotF32 is the dot product of two float32 vectors of equal length
 // (NaN when the lengths differ), accumulated in float64 like ggml's scalar
-// ggml_vec_dot_f32.
+// ggml_vec_dot_f32 by the generic code; it equals VecDot(F32, …) on the
+// same values, SIMD included.
 func VecDotF32(w, x []float32) float32 {
 	if len(w) != len(x) {
 		return float32(math.NaN())
+	}
+	if len(w) == 0 {
+		return 0
+	}
+	if f, ok := vecDotF32Fast(w, x); ok {
+		return f
 	}
 	var sum float64
 	for i, v := range w {

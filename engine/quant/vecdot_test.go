@@ -230,15 +230,16 @@ func TestVecDotNoAllocs(t *testing.T) {
 	}
 }
 
-// BenchmarkVecDot measures one 4096-element row per op; bytes/s counts the
-// weight row, the memory traffic that bounds decoding.
+// BenchmarkVecDot measures one 4096-element row per op at this machine's
+// SIMD level (BenchmarkVecDotImpl compares the levels); bytes/s counts
+// the weight row, the memory traffic that bounds decoding.
 func BenchmarkVecDot(b *testing.B) {
 	r := rand.New(rand.NewPCG(13, 14))
 	const n = 4096
 	for _, typ := range vecDotTypes {
 		wq := mustQuantize(b, typ, normalData(r, n, 0.05))
 		aq := mustQuantize(b, VecDotType(typ), normalData(r, n, 1))
-		b.Run(fmt.Sprintf("%v/impl=go", typ), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%v/impl=%s", typ, SIMDLevel()), func(b *testing.B) {
 			b.SetBytes(int64(len(wq)))
 			var sink float32
 			for b.Loop() {
@@ -248,7 +249,7 @@ func BenchmarkVecDot(b *testing.B) {
 		})
 	}
 	w, x := normalData(r, n, 1), normalData(r, n, 1)
-	b.Run("F32typed/impl=go", func(b *testing.B) {
+	b.Run("F32typed", func(b *testing.B) {
 		b.SetBytes(4 * n)
 		for b.Loop() {
 			VecDotF32(w, x)

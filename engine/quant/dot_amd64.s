@@ -1,0 +1,2242 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Dot-product kernels for amd64; see simd_amd64.go for the Go side and
+// doc.go for why they are hand-written. Register conventions: SI walks
+// the weights, DI the activations, CX counts blocks (or elements); the
+// top Y registers hold constants. Every integer path is exact for all
+// int8 inputs, -128 included: unsigned × signed products go through
+// VPMADDUBSW only when they cannot saturate, and signed × signed ones
+// are sign-extended or offset to unsigned first.
+
+// BCAST32 fills every dword of y with imm.
+#define BCAST32(imm, x, y) MOVL $imm, AX; VMOVD AX, x; VPBROADCASTD x, y
+
+// HSUMPS leaves the sum of y's eight floats in the low float of x (y's
+// low half); tx is clobbered.
+#define HSUMPS(y, x, tx) \
+	VEXTRACTF128 $1, y, tx; \
+	VADDPS       tx, x, x;  \
+	VMOVHLPS     x, x, tx;  \
+	VADDPS       tx, x, x;  \
+	VMOVSHDUP    x, tx;     \
+	VADDSS       tx, x, x
+
+// HSUMD leaves the sum of y's eight int32s in every dword of x.
+#define HSUMD(y, x, tx) \
+	VEXTRACTI128 $1, y, tx;    \
+	VPADDD       tx, x, x;     \
+	VPSHUFD      $0x4e, x, tx; \
+	VPADDD       tx, x, x;     \
+	VPSHUFD      $0xb1, x, tx; \
+	VPADDD       tx, x, x
+
+// SCALE sets y (eight floats) to dw·dx, the product of the half floats
+// at wa and xa (exact in float32), read through ggml's table of every
+// half's value (BX = fp16Table): a load is cheaper than VCVTPH2PS,
+// which competes with the shuffles for one port. AX, DX are clobbered.
+#define SCALE(wa, xa, y, x) \
+	MOVWLZX      wa, AX;          \
+	MOVWLZX      xa, DX;          \
+	VMOVSS       (BX)(AX*4), x;   \
+	VMULSS       (BX)(DX*4), x, x; \
+	VBROADCASTSS x, y
+
+// SCALEW multiplies the weight scale in X9 by the half at xa into y.
+#define SCALEW(xa, y, x) \
+	MOVWLZX      xa, DX;            \
+	VMULSS       (BX)(DX*4), X9, x; \
+	VBROADCASTSS x, y
+
+// shr4hi shifts the upper 128-bit lane of a Y register right by 4 bits
+// (VPSRLVQ counts), turning a broadcast of 16 Q4 bytes into 32 nibbles.
+DATA shr4hi<>+0(SB)/8, $0
+DATA shr4hi<>+8(SB)/8, $0
+DATA shr4hi<>+16(SB)/8, $4
+DATA shr4hi<>+24(SB)/8, $4
+GLOBL shr4hi<>(SB), RODATA|NOPTR, $32
+
+// ---- Q4_0 × Q8_0 ----------------------------------------------------
+// Per block: the 32 nibbles q (0..15) times the activations y, minus
+// 8·Σy, both by VPMADDUBSW (|pair| ≤ 2·15·128, no saturation), gives
+// Σ(q−8)·y in eight int32 lanes; those are scaled by dw·dx and summed in
+// float32 lanes, even blocks in one accumulator and odd ones in another
+// (two FMA chains). The four-activation kernels keep the same two
+// accumulators per activation row, so their results are bit-identical
+// to the one-row kernel's.
+
+// Q40NIB loads the 32 nibbles of the Q4_0 block at wa into y (low
+// nibbles in bytes 0-15, high in 16-31, the order of the activations).
+#define Q40NIB(wa, y) \
+	VBROADCASTI128 wa, y;   \
+	VPSRLVQ        Y12, y, y; \
+	VPAND          Y15, y, y
+
+// Q40INT leaves Σ(q−8)·y of nibbles qy and the activations at xa in
+// eight int32 lanes of t1 (t2, t3 clobbered; t3 unused by AVX2, which
+// needs Y13 = int16 ones): AVX2 and VNNI forms.
+#define Q40INTAVX2(qy, xa, t1, t2, t3) \
+	VMOVDQU    xa, t1;         \
+	VPMADDUBSW t1, Y14, t2;    \
+	VPMADDUBSW t1, qy, t1;     \
+	VPSUBW     t2, t1, t1;     \
+	VPMADDWD   Y13, t1, t1
+
+#define Q40INTVNNI(qy, xa, t1, t2, t3) \
+	VMOVDQU  xa, t2;           \
+	VPXOR    t1, t1, t1;       \
+	VPDPBUSD t2, qy, t1;       \
+	VPXOR    t3, t3, t3;       \
+	VPDPBUSD t2, Y14, t3;      \
+	VPSUBD   t3, t1, t1
+
+// Q40BLK adds block (SI+wo, DI+xo) to acc in the one-row kernels.
+#define Q40BLK(INT, wo, xo, acc) \
+	Q40NIB(wo+2(SI), Y2);                 \
+	INT(Y2, xo+2(DI), Y3, Y4, Y6);        \
+	VCVTDQ2PS   Y3, Y3;                   \
+	SCALE(wo(SI), xo(DI), Y5, X5);        \
+	VFMADD231PS Y5, Y3, acc
+
+// Q40X4ACT adds the weight block in Y8 (scale in X9) times the
+// activation block at xa (scale at da) to acc.
+#define Q40X4ACT(INT, xa, da, acc) \
+	INT(Y8, xa, Y10, Y11, Y13); \
+	VCVTDQ2PS   Y10, Y10;    \
+	SCALEW(da, Y11, X11);    \
+	VFMADD231PS Y11, Y10, acc
+
+// Q40X4BLK adds weight block wo to the accumulators acc0-acc3 of the
+// four activation rows at DI+xo, DI+R8+xo, DI+2·R8+xo, DI+R9+xo.
+#define Q40X4BLK(INT, wo, xo, acc0, acc1, acc2, acc3) \
+	Q40NIB(wo+2(SI), Y8);                                   \
+	MOVWLZX wo(SI), AX;                                     \
+	VMOVSS  (BX)(AX*4), X9;                                 \
+	Q40X4ACT(INT, xo+2(DI), xo(DI), acc0);                  \
+	Q40X4ACT(INT, xo+2(DI)(R8*1), xo(DI)(R8*1), acc1);      \
+	Q40X4ACT(INT, xo+2(DI)(R8*2), xo(DI)(R8*2), acc2);      \
+	Q40X4ACT(INT, xo+2(DI)(R9*1), xo(DI)(R9*1), acc3)
+
+// Q40SETUP loads the table pointer and constants.
+#define Q40SETUP \
+	MOVQ    ·fp16Table(SB), BX;          \
+	VMOVDQU shr4hi<>(SB), Y12;           \
+	BCAST32(0x0f0f0f0f, X15, Y15);       \
+	BCAST32(0x08080808, X14, Y14);       \
+	BCAST32(0x00010001, X13, Y13)
+
+// ONEROW is the loop of a one-row kernel over CX blocks: BLK(wo, xo,
+// acc, macc) adds one block; even blocks go to Y0 (and the scalar X7 for
+// min terms), odd ones to Y1 (X8).
+#define ONEROW(BLK, wsize, xsize, loop, tail, done) \
+	VXORPS Y0, Y0, Y0;         \
+	VXORPS Y1, Y1, Y1;         \
+	CMPQ   CX, $2;             \
+	JLT    tail;               \
+loop:                          \
+	BLK(0, 0, Y0, X7);         \
+	BLK(wsize, xsize, Y1, X8); \
+	ADDQ   $(2*wsize), SI;     \
+	ADDQ   $(2*xsize), DI;     \
+	SUBQ   $2, CX;             \
+	CMPQ   CX, $2;             \
+	JGE    loop;               \
+tail:                          \
+	TESTQ  CX, CX;             \
+	JEQ    done;               \
+	BLK(0, 0, Y0, X7);         \
+done:                          \
+	VADDPS Y1, Y0, Y0;         \
+	HSUMPS(Y0, X0, X1)
+
+// FOURROWS is the loop of a four-activation kernel: even blocks go to
+// Y0-Y3, odd ones to Y4-Y7, then the pairs are added and the four sums
+// left in Y0-Y3 for STORE4.
+#define FOURROWS(BLK, wsize, xsize, loop, tail, done) \
+	VXORPS Y0, Y0, Y0; VXORPS Y1, Y1, Y1; VXORPS Y2, Y2, Y2; VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; VXORPS Y5, Y5, Y5; VXORPS Y6, Y6, Y6; VXORPS Y7, Y7, Y7; \
+	CMPQ   CX, $2;                          \
+	JLT    tail;                            \
+loop:                                       \
+	BLK(0, 0, Y0, Y1, Y2, Y3);              \
+	BLK(wsize, xsize, Y4, Y5, Y6, Y7);      \
+	ADDQ   $(2*wsize), SI;                  \
+	ADDQ   $(2*xsize), DI;                  \
+	SUBQ   $2, CX;                          \
+	CMPQ   CX, $2;                          \
+	JGE    loop;                            \
+tail:                                       \
+	TESTQ  CX, CX;                          \
+	JEQ    done;                            \
+	BLK(0, 0, Y0, Y1, Y2, Y3);              \
+done:                                       \
+	VADDPS Y4, Y0, Y0;                      \
+	VADDPS Y5, Y1, Y1;                      \
+	VADDPS Y6, Y2, Y2;                      \
+	VADDPS Y7, Y3, Y3
+
+// STORE4 writes the horizontal sums of Y0-Y3 to out[0:4] (address in AX).
+#define STORE4 \
+	HSUMPS(Y0, X0, X4); \
+	HSUMPS(Y1, X1, X4); \
+	HSUMPS(Y2, X2, X4); \
+	HSUMPS(Y3, X3, X4); \
+	MOVSS X0, 0(AX);    \
+	MOVSS X1, 4(AX);    \
+	MOVSS X2, 8(AX);    \
+	MOVSS X3, 12(AX)
+
+#define Q40A(wo, xo, acc, macc) Q40BLK(Q40INTAVX2, wo, xo, acc)
+#define Q40X4A(wo, xo, a0, a1, a2, a3) Q40X4BLK(Q40INTAVX2, wo, xo, a0, a1, a2, a3)
+
+// func dotQ4_0AVX2(w, x *byte, nb int) float32
+TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	Q40SETUP
+	ONEROW(Q40A, 18, 34, q40a_loop, q40a_tail, q40a_done)
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ4_0x4AVX2(w, x *byte, stride, nb int, out *float32)
+TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	LEAQ (R8)(R8*2), R9
+	Q40SETUP
+	FOURROWS(Q40X4A, 18, 34, q40x4a_loop, q40x4a_tail, q40x4a_done)
+	MOVQ out+32(FP), AX
+	STORE4
+	VZEROUPPER
+	RET
+
+// ---- Q8_0 × Q8_0 ----------------------------------------------------
+// AVX2: both sides sign-extended to int16 and multiplied by VPMADDWD,
+// exact for every int8 pair. VNNI: the weights offset to unsigned
+// (w+128, by flipping the top bit) then Σ(w+128)·y − 128·Σy.
+
+#define Q80A(wo, xo, acc, macc) \
+	VPMOVSXBW   wo+2(SI), Y2;         \
+	VPMOVSXBW   wo+18(SI), Y3;        \
+	VPMOVSXBW   xo+2(DI), Y6;         \
+	VPMOVSXBW   xo+18(DI), Y7;        \
+	VPMADDWD    Y6, Y2, Y2;           \
+	VPMADDWD    Y7, Y3, Y3;           \
+	VPADDD      Y3, Y2, Y2;           \
+	VCVTDQ2PS   Y2, Y2;               \
+	SCALE(wo(SI), xo(DI), Y4, X4);    \
+	VFMADD231PS Y4, Y2, acc
+
+
+// func dotQ8_0AVX2(w, x *byte, nb int) float32
+TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	MOVQ ·fp16Table(SB), BX
+	ONEROW(Q80A, 34, 34, q80a_loop, q80a_tail, q80a_done)
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q80X4 blocks: the weights sign-extended in Y8 (elements 0-15) and Y12
+// (16-31) for AVX2, offset (w+128) in Y8 for VNNI; the weight scale in
+// X9. lo, hi and d address an activation block's quants, second half
+// and scale.
+#define Q80X4ACTA(lo, hi, d, acc) \
+	VPMOVSXBW   lo, Y10;           \
+	VPMOVSXBW   hi, Y11;           \
+	VPMADDWD    Y10, Y8, Y10;      \
+	VPMADDWD    Y11, Y12, Y11;     \
+	VPADDD      Y11, Y10, Y10;     \
+	VCVTDQ2PS   Y10, Y10;          \
+	SCALEW(d, Y11, X11);           \
+	VFMADD231PS Y11, Y10, acc
+
+#define Q80X4A(wo, xo, a0, a1, a2, a3) \
+	VPMOVSXBW wo+2(SI), Y8;     \
+	VPMOVSXBW wo+18(SI), Y12;   \
+	MOVWLZX   wo(SI), AX;       \
+	VMOVSS    (BX)(AX*4), X9;   \
+	Q80X4ACTA(xo+2(DI), xo+18(DI), xo(DI), a0);                         \
+	Q80X4ACTA(xo+2(DI)(R8*1), xo+18(DI)(R8*1), xo(DI)(R8*1), a1);       \
+	Q80X4ACTA(xo+2(DI)(R8*2), xo+18(DI)(R8*2), xo(DI)(R8*2), a2);       \
+	Q80X4ACTA(xo+2(DI)(R9*1), xo+18(DI)(R9*1), xo(DI)(R9*1), a3)
+
+
+
+// func dotQ8_0x4AVX2(w, x *byte, stride, nb int, out *float32)
+TEXT ·dotQ8_0x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	LEAQ (R8)(R8*2), R9
+	MOVQ ·fp16Table(SB), BX
+	FOURROWS(Q80X4A, 34, 34, q80x4a_loop, q80x4a_tail, q80x4a_done)
+	MOVQ out+32(FP), AX
+	STORE4
+	VZEROUPPER
+	RET
+
+// ---- Q5_0, Q4_1, Q5_1, IQ4_NL ----------------------------------------
+// The same shape as Q4_0: Q5 adds a fifth bit from qh (q in 0..31, and
+// Σq·y − 16·Σy by VPMADDUBSW: |pair| ≤ 2·31·128); Q4_1 and Q5_1 have
+// unsigned quants and add the min term m·s per block into a scalar
+// accumulator (m·s is exact, so the FMA rounds as the generic sum does);
+// IQ4_NL maps nibbles through the codebook with VPSHUFB and multiplies
+// signed by signed: sign-extended (AVX2) or offset by 128 (VNNI).
+
+// kvalues is IQ4's codebook, twice (one per lane, for VPSHUFB);
+// kvalues128 the same plus 128, as unsigned bytes for VPDPBUSD.
+DATA kvalues<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA kvalues<>+8(SB)/8, $0x7159453526190d01
+DATA kvalues<>+16(SB)/8, $0xf6eaddcfbfad9881
+DATA kvalues<>+24(SB)/8, $0x7159453526190d01
+GLOBL kvalues<>(SB), RODATA|NOPTR, $32
+DATA kvalues128<>+0(SB)/8, $0x766a5d4f3f2d1801
+DATA kvalues128<>+8(SB)/8, $0xf1d9c5b5a6998d81
+DATA kvalues128<>+16(SB)/8, $0x766a5d4f3f2d1801
+DATA kvalues128<>+24(SB)/8, $0xf1d9c5b5a6998d81
+GLOBL kvalues128<>(SB), RODATA|NOPTR, $32
+
+// bitsel and bitmask expand Q5's 32 high bits into 32 bytes: byte i
+// takes qh byte i/8 and tests bit i%8.
+DATA bitsel<>+0(SB)/8, $0x0000000000000000
+DATA bitsel<>+8(SB)/8, $0x0101010101010101
+DATA bitsel<>+16(SB)/8, $0x0202020202020202
+DATA bitsel<>+24(SB)/8, $0x0303030303030303
+GLOBL bitsel<>(SB), RODATA|NOPTR, $32
+DATA bitmask<>+0(SB)/8, $0x8040201008040201
+DATA bitmask<>+8(SB)/8, $0x8040201008040201
+DATA bitmask<>+16(SB)/8, $0x8040201008040201
+DATA bitmask<>+24(SB)/8, $0x8040201008040201
+GLOBL bitmask<>(SB), RODATA|NOPTR, $32
+
+// Q5HIGH sets y to 0x10 in byte i where bit i of the uint32 at qa is set.
+#define Q5HIGH(qa, y) \
+	VPBROADCASTD qa, y;     \
+	VPSHUFB      Y11, y, y; \
+	VPAND        Y10, y, y; \
+	VPCMPEQB     Y10, y, y; \
+	VPAND        Y9, y, y
+
+// Q5SETUP loads what the Q5 kernels need besides Q40SETUP's constants.
+#define Q5SETUP \
+	VMOVDQU bitsel<>(SB), Y11;      \
+	VMOVDQU bitmask<>(SB), Y10;     \
+	BCAST32(0x10101010, X9, Y9)
+
+// Q50BLK: Q5_0 block (22 bytes: d, qh, qs) × Q8_0; Y14 = 16s.
+#define Q50BLK(INT, wo, xo, acc) \
+	Q40NIB(wo+6(SI), Y2);                 \
+	Q5HIGH(wo+2(SI), Y3);                 \
+	VPOR        Y3, Y2, Y2;               \
+	INT(Y2, xo+2(DI), Y3, Y4, Y6);        \
+	VCVTDQ2PS   Y3, Y3;                   \
+	SCALE(wo(SI), xo(DI), Y5, X5);        \
+	VFMADD231PS Y5, Y3, acc
+
+#define Q50A(wo, xo, acc, macc) Q50BLK(Q40INTAVX2, wo, xo, acc)
+
+// func dotQ5_0AVX2(w, x *byte, nb int) float32
+TEXT ·dotQ5_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	Q40SETUP
+	Q5SETUP
+	BCAST32(0x10101010, X14, Y14)
+	ONEROW(Q50A, 22, 34, q50a_loop, q50a_tail, q50a_done)
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// UINTA and UINTV leave Σq·y of unsigned quants qy (q ≤ 31) and the
+// activations at xa in eight int32 lanes of t.
+#define UINTA(qy, xa, t) \
+	VMOVDQU    xa, t;      \
+	VPMADDUBSW t, qy, t;   \
+	VPMADDWD   Y13, t, t
+
+#define UINTV(qy, xa, t) \
+	VMOVDQU  xa, Y4;       \
+	VPXOR    t, t, t;      \
+	VPDPBUSD Y4, qy, t
+
+// MINTERM adds m·s (halves at ma, sa) to the scalar macc.
+#define MINTERM(ma, sa, macc) \
+	MOVWLZX     ma, AX;              \
+	MOVWLZX     sa, DX;              \
+	VMOVSS      (BX)(AX*4), X6;      \
+	VFMADD231SS (BX)(DX*4), X6, macc
+
+// Q41BLK: Q4_1 block (20 bytes: d, m, qs) × Q8_1 (36 bytes: d, s, qs).
+#define Q41BLK(INT, wo, xo, acc, macc) \
+	Q40NIB(wo+4(SI), Y2);                 \
+	INT(Y2, xo+4(DI), Y3);                \
+	VCVTDQ2PS   Y3, Y3;                   \
+	SCALE(wo(SI), xo(DI), Y5, X5);        \
+	VFMADD231PS Y5, Y3, acc;              \
+	MINTERM(wo+2(SI), xo+2(DI), macc)
+
+// Q51BLK: Q5_1 block (24 bytes: d, m, qh, qs) × Q8_1.
+#define Q51BLK(INT, wo, xo, acc, macc) \
+	Q40NIB(wo+8(SI), Y2);                 \
+	Q5HIGH(wo+4(SI), Y3);                 \
+	VPOR        Y3, Y2, Y2;               \
+	INT(Y2, xo+4(DI), Y3);                \
+	VCVTDQ2PS   Y3, Y3;                   \
+	SCALE(wo(SI), xo(DI), Y5, X5);        \
+	VFMADD231PS Y5, Y3, acc;              \
+	MINTERM(wo+2(SI), xo+2(DI), macc)
+
+#define Q41A(wo, xo, acc, macc) Q41BLK(UINTA, wo, xo, acc, macc)
+#define Q41V(wo, xo, acc, macc) Q41BLK(UINTV, wo, xo, acc, macc)
+#define Q51A(wo, xo, acc, macc) Q51BLK(UINTA, wo, xo, acc, macc)
+#define Q51V(wo, xo, acc, macc) Q51BLK(UINTV, wo, xo, acc, macc)
+
+// MINDONE adds the min-term accumulators to the result in X0.
+#define MINDONE \
+	VADDSS X8, X7, X7; \
+	VADDSS X7, X0, X0
+
+#define MINSETUP \
+	VXORPS X7, X7, X7; \
+	VXORPS X8, X8, X8
+
+// func dotQ4_1AVX2(w, x *byte, nb int) float32
+TEXT ·dotQ4_1AVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	Q40SETUP
+	MINSETUP
+	ONEROW(Q41A, 20, 36, q41a_loop, q41a_tail, q41a_done)
+	MINDONE
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ4_1VNNI(w, x *byte, nb int) float32
+TEXT ·dotQ4_1VNNI(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	Q40SETUP
+	MINSETUP
+	ONEROW(Q41V, 20, 36, q41v_loop, q41v_tail, q41v_done)
+	MINDONE
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ5_1AVX2(w, x *byte, nb int) float32
+TEXT ·dotQ5_1AVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	Q40SETUP
+	Q5SETUP
+	MINSETUP
+	ONEROW(Q51A, 24, 36, q51a_loop, q51a_tail, q51a_done)
+	MINDONE
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ5_1VNNI(w, x *byte, nb int) float32
+TEXT ·dotQ5_1VNNI(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	Q40SETUP
+	Q5SETUP
+	MINSETUP
+	ONEROW(Q51V, 24, 36, q51v_loop, q51v_tail, q51v_done)
+	MINDONE
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// IQ4_NL × Q8_0. AVX2: codebook values (Y11 = kvalues) sign-extended.
+#define IQ4NLA(wo, xo, acc, macc) \
+	Q40NIB(wo+2(SI), Y2);            \
+	VPSHUFB      Y2, Y11, Y2;        \
+	VPMOVSXBW    X2, Y3;             \
+	VEXTRACTI128 $1, Y2, X2;         \
+	VPMOVSXBW    X2, Y2;             \
+	VPMOVSXBW    xo+2(DI), Y4;       \
+	VPMADDWD     Y4, Y3, Y3;         \
+	VPMOVSXBW    xo+18(DI), Y4;      \
+	VPMADDWD     Y4, Y2, Y2;         \
+	VPADDD       Y2, Y3, Y3;         \
+	VCVTDQ2PS    Y3, Y3;             \
+	SCALE(wo(SI), xo(DI), Y5, X5);   \
+	VFMADD231PS  Y5, Y3, acc
+
+// VNNI: Σ(k+128)·y − 128·Σy with Y11 = kvalues128, Y10 = 0x80s.
+#define IQ4NLV(wo, xo, acc, macc) \
+	Q40NIB(wo+2(SI), Y2);            \
+	VPSHUFB      Y2, Y11, Y2;        \
+	VMOVDQU      xo+2(DI), Y4;       \
+	VPXOR        Y3, Y3, Y3;         \
+	VPDPBUSD     Y4, Y2, Y3;         \
+	VPXOR        Y6, Y6, Y6;         \
+	VPDPBUSD     Y4, Y10, Y6;        \
+	VPSUBD       Y6, Y3, Y3;         \
+	VCVTDQ2PS    Y3, Y3;             \
+	SCALE(wo(SI), xo(DI), Y5, X5);   \
+	VFMADD231PS  Y5, Y3, acc
+
+// func dotIQ4_NLAVX2(w, x *byte, nb int) float32
+TEXT ·dotIQ4_NLAVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	Q40SETUP
+	VMOVDQU kvalues<>(SB), Y11
+	ONEROW(IQ4NLA, 18, 34, iq4nla_loop, iq4nla_tail, iq4nla_done)
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotIQ4_NLVNNI(w, x *byte, nb int) float32
+TEXT ·dotIQ4_NLVNNI(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	Q40SETUP
+	VMOVDQU kvalues128<>(SB), Y11
+	BCAST32(0x80808080, X10, Y10)
+	ONEROW(IQ4NLV, 18, 34, iq4nlv_loop, iq4nlv_tail, iq4nlv_done)
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// ---- float types ----------------------------------------------------
+// Four independent accumulators hide the FMA latency. Products of two
+// halves (or two bfloat16s) are exact in float32, so only the sums round.
+
+// func dotF16AVX2(w, x *byte, n int) float32
+TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+f16a_loop:
+	VCVTPH2PS   (SI), Y4
+	VCVTPH2PS   (DI), Y5
+	VFMADD231PS Y5, Y4, Y0
+	VCVTPH2PS   16(SI), Y6
+	VCVTPH2PS   16(DI), Y7
+	VFMADD231PS Y7, Y6, Y1
+	VCVTPH2PS   32(SI), Y4
+	VCVTPH2PS   32(DI), Y5
+	VFMADD231PS Y5, Y4, Y2
+	VCVTPH2PS   48(SI), Y6
+	VCVTPH2PS   48(DI), Y7
+	VFMADD231PS Y7, Y6, Y3
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $32, CX
+	JNZ         f16a_loop
+
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUMPS(Y0, X0, X1)
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// HSUMPSZ leaves the sum of Z0's sixteen floats in X0.
+#define HSUMPSZ \
+	VEXTRACTF64X4 $1, Z0, Y1; \
+	VADDPS        Y1, Y0, Y0; \
+	HSUMPS(Y0, X0, X1)
+
+// func dotF16AVX512(w, x *byte, n int) float32
+TEXT ·dotF16AVX512(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+
+f16z_loop:
+	VCVTPH2PS   (SI), Z4
+	VCVTPH2PS   (DI), Z5
+	VFMADD231PS Z5, Z4, Z0
+	VCVTPH2PS   32(SI), Z6
+	VCVTPH2PS   32(DI), Z7
+	VFMADD231PS Z7, Z6, Z1
+	VCVTPH2PS   64(SI), Z4
+	VCVTPH2PS   64(DI), Z5
+	VFMADD231PS Z5, Z4, Z2
+	VCVTPH2PS   96(SI), Z6
+	VCVTPH2PS   96(DI), Z7
+	VFMADD231PS Z7, Z6, Z3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $64, CX
+	JNZ         f16z_loop
+
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	HSUMPSZ
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// BF16TOPS widens eight bfloat16s at addr into floats in y.
+#define BF16TOPS(addr, y) VPMOVZXWD addr, y; VPSLLD $16, y, y
+
+// func dotBF16AVX2(w, x *byte, n int) float32
+TEXT ·dotBF16AVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+bf16a_loop:
+	BF16TOPS((SI), Y4)
+	BF16TOPS((DI), Y5)
+	VFMADD231PS Y5, Y4, Y0
+	BF16TOPS(16(SI), Y6)
+	BF16TOPS(16(DI), Y7)
+	VFMADD231PS Y7, Y6, Y1
+	BF16TOPS(32(SI), Y4)
+	BF16TOPS(32(DI), Y5)
+	VFMADD231PS Y5, Y4, Y2
+	BF16TOPS(48(SI), Y6)
+	BF16TOPS(48(DI), Y7)
+	VFMADD231PS Y7, Y6, Y3
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $32, CX
+	JNZ         bf16a_loop
+
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUMPS(Y0, X0, X1)
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+#define BF16TOPSZ(addr, z) VPMOVZXWD addr, z; VPSLLD $16, z, z
+
+// func dotBF16AVX512(w, x *byte, n int) float32
+TEXT ·dotBF16AVX512(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+
+bf16z_loop:
+	BF16TOPSZ((SI), Z4)
+	BF16TOPSZ((DI), Z5)
+	VFMADD231PS Z5, Z4, Z0
+	BF16TOPSZ(32(SI), Z6)
+	BF16TOPSZ(32(DI), Z7)
+	VFMADD231PS Z7, Z6, Z1
+	BF16TOPSZ(64(SI), Z4)
+	BF16TOPSZ(64(DI), Z5)
+	VFMADD231PS Z5, Z4, Z2
+	BF16TOPSZ(96(SI), Z6)
+	BF16TOPSZ(96(DI), Z7)
+	VFMADD231PS Z7, Z6, Z3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $64, CX
+	JNZ         bf16z_loop
+
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	HSUMPSZ
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotF32AVX2(w, x *byte, n int) float32
+TEXT ·dotF32AVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+f32a_loop:
+	VMOVUPS     (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	VMOVUPS     32(SI), Y5
+	VFMADD231PS 32(DI), Y5, Y1
+	VMOVUPS     64(SI), Y6
+	VFMADD231PS 64(DI), Y6, Y2
+	VMOVUPS     96(SI), Y7
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	JNZ         f32a_loop
+
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUMPS(Y0, X0, X1)
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// func dotF32AVX512(w, x *byte, n int) float32
+TEXT ·dotF32AVX512(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+
+f32z_loop:
+	VMOVUPS     (SI), Z4
+	VFMADD231PS (DI), Z4, Z0
+	VMOVUPS     64(SI), Z5
+	VFMADD231PS 64(DI), Z5, Z1
+	VMOVUPS     128(SI), Z6
+	VFMADD231PS 128(DI), Z6, Z2
+	VMOVUPS     192(SI), Z7
+	VFMADD231PS 192(DI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+	JNZ         f32z_loop
+
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	HSUMPSZ
+	VZEROUPPER
+	MOVSS  X0, ret+24(FP)
+	RET
+
+// ---- K-quants × Q8_K ------------------------------------------------
+// These reproduce the generic arithmetic bit for bit: each super-block's
+// integer sums are exact (in int32 lanes, reduced at the end of the
+// block), and the float combination is done in scalar registers with the
+// generic code's operations in its order. Offset terms come from the
+// activations' bsums (Σ of each 16 quants).
+
+// k4shuf selects int16 word k (k = 0..7) into every word of a lane.
+DATA k4shuf<>+0(SB)/8, $0x0100010001000100
+DATA k4shuf<>+8(SB)/8, $0x0100010001000100
+DATA k4shuf<>+16(SB)/8, $0x0100010001000100
+DATA k4shuf<>+24(SB)/8, $0x0100010001000100
+DATA k4shuf<>+32(SB)/8, $0x0302030203020302
+DATA k4shuf<>+40(SB)/8, $0x0302030203020302
+DATA k4shuf<>+48(SB)/8, $0x0302030203020302
+DATA k4shuf<>+56(SB)/8, $0x0302030203020302
+DATA k4shuf<>+64(SB)/8, $0x0504050405040504
+DATA k4shuf<>+72(SB)/8, $0x0504050405040504
+DATA k4shuf<>+80(SB)/8, $0x0504050405040504
+DATA k4shuf<>+88(SB)/8, $0x0504050405040504
+DATA k4shuf<>+96(SB)/8, $0x0706070607060706
+DATA k4shuf<>+104(SB)/8, $0x0706070607060706
+DATA k4shuf<>+112(SB)/8, $0x0706070607060706
+DATA k4shuf<>+120(SB)/8, $0x0706070607060706
+DATA k4shuf<>+128(SB)/8, $0x0908090809080908
+DATA k4shuf<>+136(SB)/8, $0x0908090809080908
+DATA k4shuf<>+144(SB)/8, $0x0908090809080908
+DATA k4shuf<>+152(SB)/8, $0x0908090809080908
+DATA k4shuf<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k4shuf<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k4shuf<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k4shuf<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k4shuf<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k4shuf<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k4shuf<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k4shuf<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k4shuf<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k4shuf<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k4shuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k4shuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL k4shuf<>(SB), RODATA|NOPTR, $256
+
+// q6shuf picks scale bytes g, g+1 (g = 0, 2, …, 14) into eight bytes each.
+DATA q6shuf<>+0(SB)/8, $0x0000000000000000
+DATA q6shuf<>+8(SB)/8, $0x0101010101010101
+DATA q6shuf<>+16(SB)/8, $0x0202020202020202
+DATA q6shuf<>+24(SB)/8, $0x0303030303030303
+DATA q6shuf<>+32(SB)/8, $0x0404040404040404
+DATA q6shuf<>+40(SB)/8, $0x0505050505050505
+DATA q6shuf<>+48(SB)/8, $0x0606060606060606
+DATA q6shuf<>+56(SB)/8, $0x0707070707070707
+DATA q6shuf<>+64(SB)/8, $0x0808080808080808
+DATA q6shuf<>+72(SB)/8, $0x0909090909090909
+DATA q6shuf<>+80(SB)/8, $0x0a0a0a0a0a0a0a0a
+DATA q6shuf<>+88(SB)/8, $0x0b0b0b0b0b0b0b0b
+DATA q6shuf<>+96(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA q6shuf<>+104(SB)/8, $0x0d0d0d0d0d0d0d0d
+DATA q6shuf<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
+DATA q6shuf<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
+
+// Q4KSUB adds sub-blocks 2j, 2j+1 (quants at qo(SI), activations at
+// yo(DI) and yo+32(DI), scale selectors at so and so+32) to Y5.
+#define Q4KSUB(qo, yo, so) \
+	VMOVDQU    qo(SI), Y6;               \
+	VPSRLW     $4, Y6, Y7;               \
+	VPAND      Y15, Y6, Y6;              \
+	VPAND      Y15, Y7, Y7;              \
+	VPMADDUBSW yo(DI), Y6, Y6;           \
+	VPMADDUBSW yo+32(DI), Y7, Y7;        \
+	VPSHUFB    k4shuf<>+so(SB), Y4, Y8;  \
+	VPSHUFB    k4shuf<>+so+32(SB), Y4, Y9; \
+	VPMADDWD   Y8, Y6, Y6;               \
+	VPMADDWD   Y9, Y7, Y7;               \
+	VPADDD     Y6, Y5, Y5;               \
+	VPADDD     Y7, Y5, Y5
+
+// K4SCALES unpacks the 6-bit scales and mins of a Q4_K/Q5_K block at
+// SI+4 (ggml's get_scale_min_k4, four at a time) into int16 sc0..sc7 |
+// m0..m7 in Y1 (AX, BX, DX, R10-R12 clobbered).
+#define K4SCALES \
+	MOVL 4(SI), AX;           \
+	MOVL 8(SI), BX;           \
+	MOVL 12(SI), DX;          \
+	MOVL DX, R12;             \
+	SHRL $4, R12;             \
+	ANDL $0x0f0f0f0f, R12;    \
+	MOVL BX, R10;             \
+	SHRL $2, R10;             \
+	ANDL $0x30303030, R10;    \
+	ORL  R10, R12;            \
+	MOVL BX, R10;             \
+	ANDL $0x3f3f3f3f, R10;    \
+	MOVL AX, R11;             \
+	SHRL $2, R11;             \
+	ANDL $0x30303030, R11;    \
+	ANDL $0x0f0f0f0f, DX;     \
+	ORL  R11, DX;             \
+	ANDL $0x3f3f3f3f, AX;     \
+	SHLQ $32, DX;             \
+	ORQ  DX, AX;              \
+	SHLQ $32, R12;            \
+	ORQ  R12, R10;            \
+	VMOVQ     AX, X1;         \
+	VPINSRQ   $1, R10, X1, X1; \
+	VPMOVZXBW X1, Y1
+
+// K4MINS leaves summs = Σ m_k·(bsum[2k] + bsum[2k+1]) in R12.
+#define K4MINS \
+	VMOVDQU      260(DI), Y2;   \
+	VEXTRACTI128 $1, Y2, X3;    \
+	VPHADDW      X3, X2, X2;    \
+	VEXTRACTI128 $1, Y1, X3;    \
+	VPMADDWD     X3, X2, X2;    \
+	VPSHUFD      $0x4e, X2, X3; \
+	VPADDD       X3, X2, X2;    \
+	VPSHUFD      $0xb1, X2, X3; \
+	VPADDD       X3, X2, X2;    \
+	VMOVD        X2, R12
+
+// K4FLOAT: sumf (X0) += float32(d·dy·isum) − float32(dmin·dy·summs),
+// isum in R13, summs in R12, as the generic code rounds it; d and dmin
+// are the halves at off(SI), off+2(SI).
+#define K4FLOATAT(off) \
+	MOVL       off(SI), AX;   \
+	VMOVD      AX, X1;        \
+	VCVTPH2PS  X1, X1;        \
+	VMOVSS     (DI), X2;      \
+	VMULSS     X2, X1, X3;    \
+	VMOVSHDUP  X1, X4;        \
+	VMULSS     X2, X4, X4;    \
+	VCVTSI2SSL R13, X5, X5;   \
+	VMULSS     X5, X3, X3;    \
+	VCVTSI2SSL R12, X6, X6;   \
+	VMULSS     X6, X4, X4;    \
+	VSUBSS     X4, X3, X3;    \
+	VADDSS     X3, X0, X0
+
+#define K4FLOAT K4FLOATAT(0)
+
+// func dotQ4_KAVX2(w, x *byte, nb int) float32
+TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	BCAST32(0x0f0f0f0f, X15, Y15)
+	VXORPS X0, X0, X0
+
+q4k_loop:
+	K4SCALES
+	K4MINS
+	VPERMQ $0x44, Y1, Y4
+	VPXOR  Y5, Y5, Y5
+	Q4KSUB(16, 4, 0)
+	Q4KSUB(48, 68, 64)
+	Q4KSUB(80, 132, 128)
+	Q4KSUB(112, 196, 192)
+	HSUMD(Y5, X5, X6)
+	VMOVD X5, R13
+	K4FLOAT
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q4k_loop
+
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q6KQ adds Σ q·y·sc for one 32-quant run: quants in qy, activations at
+// yo(DI), scale pair selector at so.
+#define Q6KQ(qy, yo, so) \
+	VPMADDUBSW yo(DI), qy, qy;          \
+	VPSHUFB    q6shuf<>+so(SB), X13, X9; \
+	VPMOVSXBW  X9, Y9;                  \
+	VPMADDWD   Y9, qy, qy;              \
+	VPADDD     qy, Y2, Y2
+
+// Q6KHALF adds one 128-quant half: low bits at lo(SI), lo+32(SI), high
+// bits at ho(SI), activations from yo(DI), selectors from so.
+#define Q6KHALF(lo, ho, yo, so) \
+	VMOVDQU lo(SI), Y4;        \
+	VMOVDQU lo+32(SI), Y5;     \
+	VMOVDQU ho(SI), Y6;        \
+	VPAND   Y15, Y4, Y7;       \
+	VPSLLW  $4, Y6, Y8;        \
+	VPAND   Y14, Y8, Y8;       \
+	VPOR    Y8, Y7, Y7;        \
+	Q6KQ(Y7, yo, so);          \
+	VPAND   Y15, Y5, Y7;       \
+	VPSLLW  $2, Y6, Y8;        \
+	VPAND   Y14, Y8, Y8;       \
+	VPOR    Y8, Y7, Y7;        \
+	Q6KQ(Y7, yo+32, so+16);    \
+	VPSRLW  $4, Y4, Y7;        \
+	VPAND   Y15, Y7, Y7;       \
+	VPAND   Y14, Y6, Y8;       \
+	VPOR    Y8, Y7, Y7;        \
+	Q6KQ(Y7, yo+64, so+32);    \
+	VPSRLW  $4, Y5, Y7;        \
+	VPAND   Y15, Y7, Y7;       \
+	VPSRLW  $2, Y6, Y8;        \
+	VPAND   Y14, Y8, Y8;       \
+	VPOR    Y8, Y7, Y7;        \
+	Q6KQ(Y7, yo+96, so+48)
+
+// func dotQ6_KAVX2(w, x *byte, nb int) float32
+TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	BCAST32(0x0f0f0f0f, X15, Y15)
+	BCAST32(0x30303030, X14, Y14)
+	VXORPS X0, X0, X0
+
+q6k_loop:
+	// isum = Σ sc·Σ q·y − 32·Σ sc·bsum, q the unsigned 6-bit quants
+	VMOVDQU   192(SI), X13
+	VPMOVSXBW X13, Y12
+	VPMADDWD  260(DI), Y12, Y1
+	VPSLLD    $5, Y1, Y1
+	VPXOR     Y2, Y2, Y2
+	VPSUBD    Y1, Y2, Y2
+	Q6KHALF(0, 128, 4, 0)
+	Q6KHALF(64, 160, 132, 64)
+	HSUMD(Y2, X2, X3)
+	VMOVD X2, AX
+
+	// sumf += float32(d·dy·float32(isum))
+	MOVWLZX    208(SI), BX
+	VMOVD      BX, X4
+	VCVTPH2PS  X4, X4
+	VMULSS     (DI), X4, X4
+	VCVTSI2SSL AX, X5, X5
+	VMULSS     X5, X4, X4
+	VADDSS     X4, X0, X0
+
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q6k_loop
+
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q5KSUB adds sub-blocks 2j, 2j+1 of a Q5_K block to Y5: quants at
+// qo(SI), their fifth bits 2j, 2j+1 of the qh bytes in Y3 (shifted down
+// by sh = 2j, masked with Y14 = 0x01s and Y13 = 0x02s, moved to bit 4),
+// the activations at yo(DI), scale selectors at so.
+#define Q5KSUB(qo, yo, so, sh) \
+	VMOVDQU    qo(SI), Y6;               \
+	VPSRLW     $4, Y6, Y7;               \
+	VPAND      Y15, Y6, Y6;              \
+	VPAND      Y15, Y7, Y7;              \
+	VPSRLW     $sh, Y3, Y2;              \
+	VPAND      Y14, Y2, Y8;              \
+	VPSLLW     $4, Y8, Y8;               \
+	VPOR       Y8, Y6, Y6;               \
+	VPAND      Y13, Y2, Y9;              \
+	VPSLLW     $3, Y9, Y9;               \
+	VPOR       Y9, Y7, Y7;               \
+	VPMADDUBSW yo(DI), Y6, Y6;           \
+	VPMADDUBSW yo+32(DI), Y7, Y7;        \
+	VPSHUFB    k4shuf<>+so(SB), Y4, Y8;  \
+	VPSHUFB    k4shuf<>+so+32(SB), Y4, Y9; \
+	VPMADDWD   Y8, Y6, Y6;               \
+	VPMADDWD   Y9, Y7, Y7;               \
+	VPADDD     Y6, Y5, Y5;               \
+	VPADDD     Y7, Y5, Y5
+
+// func dotQ5_KAVX2(w, x *byte, nb int) float32
+TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	BCAST32(0x0f0f0f0f, X15, Y15)
+	BCAST32(0x01010101, X14, Y14)
+	BCAST32(0x02020202, X13, Y13)
+	VXORPS X0, X0, X0
+
+q5k_loop:
+	K4SCALES
+	K4MINS
+	VPERMQ  $0x44, Y1, Y4
+	VMOVDQU 16(SI), Y3
+	VPXOR   Y5, Y5, Y5
+	Q5KSUB(48, 4, 0, 0)
+	Q5KSUB(80, 68, 64, 2)
+	Q5KSUB(112, 132, 128, 4)
+	Q5KSUB(144, 196, 192, 6)
+	HSUMD(Y5, X5, X6)
+	VMOVD X5, R13
+	K4FLOAT
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q5k_loop
+
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q2_K and Q3_K have Q6_K's layout of 16-quant groups: element
+// 128n + 32s + l has its bits at shift 2s of byte 32n + l, and group
+// 8n + 2s + l/16. QKHALF runs one 128-quant half n (quants at qo(SI),
+// activations from yo(DI), q6shuf selectors from so) through BITS(s, y),
+// which leaves run s's unsigned quants in y, then multiplies by the
+// scale bytes in X13, widened by WIDEN, into Y2.
+#define QKRUN(BITS, WIDEN, sh, yo, so) \
+	BITS(sh, Y7);                      \
+	VPMADDUBSW yo(DI), Y7, Y7;         \
+	VPSHUFB    q6shuf<>+so(SB), X13, X9; \
+	WIDEN      X9, Y9;                 \
+	VPMADDWD   Y9, Y7, Y7;             \
+	VPADDD     Y7, Y2, Y2
+
+#define QKHALF(BITS, WIDEN, qo, yo, so) \
+	VMOVDQU qo(SI), Y4;                       \
+	QKRUN(BITS, WIDEN, 0, yo, so);            \
+	QKRUN(BITS, WIDEN, 2, yo+32, so+16);      \
+	QKRUN(BITS, WIDEN, 4, yo+64, so+32);      \
+	QKRUN(BITS, WIDEN, 6, yo+96, so+48)
+
+// Q2BITS: the 2-bit quants at shift sh of Y4 (Y14 = 0x03s).
+#define Q2BITS(sh, y) \
+	VPSRLW $sh, Y4, y; \
+	VPAND  Y14, y, y
+
+// func dotQ2_KAVX2(w, x *byte, nb int) float32
+TEXT ·dotQ2_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	BCAST32(0x0f0f0f0f, X15, Y15)
+	BCAST32(0x03030303, X14, Y14)
+	VXORPS X0, X0, X0
+
+q2k_loop:
+	// scales[16]: scale in the low nibble, min in the high one
+	VMOVDQU   (SI), X13
+	VPSRLW    $4, X13, X12
+	VPAND     X15, X12, X12
+	VPAND     X15, X13, X13
+	VPMOVZXBW X12, Y12
+	VPMADDWD  260(DI), Y12, Y12
+	HSUMD(Y12, X12, X3)
+	VMOVD     X12, R12
+	VPXOR     Y2, Y2, Y2
+	QKHALF(Q2BITS, VPMOVZXBW, 16, 4, 0)
+	QKHALF(Q2BITS, VPMOVZXBW, 48, 132, 64)
+	HSUMD(Y2, X2, X3)
+	VMOVD X2, R13
+	K4FLOATAT(80)
+
+	ADDQ $84, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q2k_loop
+
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q3BITS: the 2-bit quants at shift sh of Y4, plus 4 where hmask bit
+// HB0 + sh/2 of the byte (Y3) is set: q + 4·h in 0..7 (the generic code's
+// q − 4·(1−h), offset by 4, which isum takes back as 4·Σ sc·bsum). The
+// word shifts keep each byte's bit in its byte; Y12 = 0x04s masks it.
+#define Q3BITS(sh, y) \
+	VPSRLW $sh, Y4, y;                \
+	VPAND  Y14, y, y;                 \
+	VPSRLW $(HB0+sh/2), Y3, Y8;       \
+	VPSLLW $2, Y8, Y8;                \
+	VPAND  Y12, Y8, Y8;               \
+	VPOR   Y8, y, y
+
+// func dotQ3_KAVX2(w, x *byte, nb int) float32
+TEXT ·dotQ3_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   nb+16(FP), CX
+	BCAST32(0x03030303, X14, Y14)
+	BCAST32(0x04040404, X12, Y12)
+	BCAST32(0x20202020, X11, Y11)
+	VXORPS X0, X0, X0
+
+q3k_loop:
+	// 6-bit scales (ggml's q3 scale unpacking, four at a time), minus 32
+	MOVL 96(SI), AX
+	MOVL 100(SI), BX
+	MOVL 104(SI), DX
+	MOVL AX, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL DX, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL  R9, R8
+	MOVL BX, R10
+	ANDL $0x0f0f0f0f, R10
+	MOVL DX, R9
+	SHRL $2, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL  R9, R10
+	SHRL $4, AX
+	ANDL $0x0f0f0f0f, AX
+	MOVL DX, R9
+	SHRL $4, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL  R9, AX
+	SHRL $4, BX
+	ANDL $0x0f0f0f0f, BX
+	SHRL $6, DX
+	ANDL $0x03030303, DX
+	SHLL $4, DX
+	ORL  DX, BX
+	SHLQ $32, R10
+	ORQ  R10, R8
+	SHLQ $32, BX
+	ORQ  BX, AX
+	VMOVQ   R8, X13
+	VPINSRQ $1, AX, X13, X13
+	VPSUBB  X11, X13, X13
+
+	// isum = Σ sc·Σ (q + 4h)·y − 4·Σ sc·bsum
+	VPMOVSXBW X13, Y1
+	VPMADDWD  260(DI), Y1, Y1
+	VPSLLD    $2, Y1, Y1
+	VPXOR     Y2, Y2, Y2
+	VPSUBD    Y1, Y2, Y2
+	VMOVDQU   (SI), Y3
+#define HB0 0
+	QKHALF(Q3BITS, VPMOVSXBW, 32, 4, 0)
+#undef HB0
+#define HB0 4
+	QKHALF(Q3BITS, VPMOVSXBW, 64, 132, 64)
+#undef HB0
+	HSUMD(Y2, X2, X3)
+	VMOVD X2, AX
+
+	// sumf += float32(d·dy·float32(isum))
+	MOVWLZX    108(SI), BX
+	VMOVD      BX, X4
+	VCVTPH2PS  X4, X4
+	VMULSS     (DI), X4, X4
+	VCVTSI2SSL AX, X5, X5
+	VMULSS     X5, X4, X4
+	VADDSS     X4, X0, X0
+
+	ADDQ $110, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q3k_loop
+
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// IQ4XSG adds group ib of an IQ4_XS block (16 bytes of nibbles at qo,
+// activations at yo) times its scale ls − 32 to Y5; the scale's low four
+// bits are at bit shl of R9 (scales_l), its top two at bit shh of R8.
+#define IQ4XSG(qo, yo, shl, shh) \
+	Q40NIB(qo(SI), Y2);          \
+	VPSHUFB      Y2, Y11, Y2;    \
+	VPMOVSXBW    X2, Y3;         \
+	VEXTRACTI128 $1, Y2, X2;     \
+	VPMOVSXBW    X2, Y2;         \
+	VPMOVSXBW    yo(DI), Y4;     \
+	VPMADDWD     Y4, Y3, Y3;     \
+	VPMOVSXBW    yo+16(DI), Y4;  \
+	VPMADDWD     Y4, Y2, Y2;     \
+	VPADDD       Y2, Y3, Y3;     \
+	MOVL         R9, AX;         \
+	SHRL         $shl, AX;       \
+	ANDL         $15, AX;        \
+	MOVL         R8, DX;         \
+	SHRL         $shh, DX;       \
+	ANDL         $3, DX;         \
+	SHLL         $4, DX;         \
+	ORL          DX, AX;         \
+	SUBL         $32, AX;        \
+	VMOVD        AX, X4;         \
+	VPBROADCASTD X4, Y4;         \
+	VPMULLD      Y4, Y3, Y3;     \
+	VPADDD       Y3, Y5, Y5
+
+// func dotIQ4_XSAVX2(w, x *byte, nb int) float32
+TEXT ·dotIQ4_XSAVX2(SB), NOSPLIT, $0-28
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    nb+16(FP), CX
+	VMOVDQU shr4hi<>(SB), Y12
+	VMOVDQU kvalues<>(SB), Y11
+	BCAST32(0x0f0f0f0f, X15, Y15)
+	VXORPS  X0, X0, X0
+
+iq4xs_loop:
+	MOVWLZX 2(SI), R8
+	MOVL    4(SI), R9
+	VPXOR   Y5, Y5, Y5
+	IQ4XSG(8, 4, 0, 0)
+	IQ4XSG(24, 36, 4, 2)
+	IQ4XSG(40, 68, 8, 4)
+	IQ4XSG(56, 100, 12, 6)
+	IQ4XSG(72, 132, 16, 8)
+	IQ4XSG(88, 164, 20, 10)
+	IQ4XSG(104, 196, 24, 12)
+	IQ4XSG(120, 228, 28, 14)
+	HSUMD(Y5, X5, X6)
+	VMOVD X5, AX
+
+	// sumf += float32(d·dy·float32(isum))
+	MOVWLZX    (SI), BX
+	VMOVD      BX, X4
+	VCVTPH2PS  X4, X4
+	VMULSS     (DI), X4, X4
+	VCVTSI2SSL AX, X5, X5
+	VMULSS     X5, X4, X4
+	VADDSS     X4, X0, X0
+
+	ADDQ $136, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  iq4xs_loop
+
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// ---- Q4_0, Q5_0, Q8_0 × Q8_0, 512-bit --------------------------------
+// Two blocks per Z register: the weights as 64 unsigned bytes in the
+// activations' order (Q4_0: [lo0 hi0 lo1 hi1] from a broadcast, a masked
+// broadcast and a per-lane shift; Q5_0 adds its fifth bits with a masked
+// byte add; Q8_0 is offset by 128), the activations as [y0 y1], and the
+// scales as [dw0·dx0 ×8, dw1·dx1 ×8] from masked broadcasts out of
+// fp16Table. Σ(q−off)·y = VPDPBUSD(q, y) − VPDPBUSD(off, y) per lane,
+// with off = 8, 16 or 128. Pairs of blocks alternate between two
+// accumulators; a last odd block goes through 256-bit code into the
+// first one (the VEX writes zero its upper half, which then adds zeros).
+//
+// Four kernels per type share that arithmetic lane for lane, so their
+// results are bit-identical to one another (and VecDot's):
+//   - one row × one activation row (VecDot);
+//   - one row × four activation rows (VecDotMulti), decoding each weight
+//     pair once;
+//   - many rows × one prepared activation row (VecDotRows) and one row ×
+//     four prepared activation rows (VecDotTile): prepQ8_0Pairs lays out
+//     each activation pair once, 192 bytes: [y0 y1], the lanes of
+//     −VPDPBUSD(off, y), and [dx0 ×8, dx1 ×8], so a row's VPDPBUSD
+//     starts from the offset term and the scale comes from memory.
+// K1 selects the upper eight dwords.
+
+// ZSETUP: BX = fp16Table, K1, Z12 = shift counts, Z13 = 0x80s, Z14 = the
+// offset off in every byte, Z15 = nibble mask, Z16-Z18 = Q5's high-bit
+// constants (0x10s, bitsel, bitmask); the Y halves serve the 256-bit tail.
+#define ZSETUP(off) \
+	MOVQ            ·fp16Table(SB), BX; \
+	MOVL            $0xff00, AX;        \
+	KMOVW           AX, K1;             \
+	VBROADCASTI64X4 shr4hi<>(SB), Z12;  \
+	MOVL            $0x80808080, AX;    \
+	VPBROADCASTD    AX, Z13;            \
+	MOVL            $off, AX;           \
+	VPBROADCASTD    AX, Z14;            \
+	MOVL            $0x0f0f0f0f, AX;    \
+	VPBROADCASTD    AX, Z15;            \
+	MOVL            $0x10101010, AX;    \
+	VPBROADCASTD    AX, Z16;            \
+	VBROADCASTI64X4 bitsel<>(SB), Z17;  \
+	VBROADCASTI64X4 bitmask<>(SB), Z18
+
+// Q40ZNIB: the nibbles of the blocks whose quants are at wa and wb.
+#define Q40ZNIB(wa, wb, z) \
+	VBROADCASTI32X4 wa, z;     \
+	VBROADCASTI32X4 wb, K1, z; \
+	VPSRLVQ         Z12, z, z; \
+	VPANDD          Z15, z, z
+
+// Weight pair decoders: WP(wo, y, z) leaves the unsigned quants of the
+// blocks at wo(SI) and the next in z (y is its lower half).
+#define Q40WP(wo, y, z) Q40ZNIB(wo+2(SI), wo+20(SI), z)
+
+#define Q50WP(wo, y, z) \
+	Q40ZNIB(wo+6(SI), wo+28(SI), z);     \
+	VPBROADCASTD wo+2(SI), Z19;          \
+	VPBROADCASTD wo+24(SI), K1, Z19;     \
+	VPSHUFB      Z17, Z19, Z19;          \
+	VPTESTMB     Z18, Z19, K2;           \
+	VPADDB       Z16, z, K2, z
+
+#define Q80WP(wo, y, z) \
+	VMOVDQU      wo+2(SI), y;            \
+	VINSERTI64X4 $1, wo+36(SI), z, z;    \
+	VPXORD       Z13, z, z
+
+// Last-block decoders, 256-bit: the unsigned quants of the block at SI.
+#define Q40LAST(y) Q40NIB(2(SI), y)
+
+#define Q50LAST(y) \
+	Q40NIB(6(SI), y);                    \
+	VPBROADCASTD 2(SI), Y19;             \
+	VPSHUFB      Y17, Y19, Y19;          \
+	VPTESTMB     Y18, Y19, K2;           \
+	VPADDB       Y16, y, K2, y
+
+#define Q80LAST(y) VPXORD 2(SI), Y13, y
+
+// ZSC: z = [t[h0] ×8, t[h1] ×8] for the halves at ha, hb.
+#define ZSC(ha, hb, z) \
+	MOVWLZX      ha, AX;                \
+	MOVWLZX      hb, DX;                \
+	VBROADCASTSS (BX)(AX*4), z;         \
+	VBROADCASTSS (BX)(DX*4), K1, z
+
+// ZPAIR adds weight blocks (wo, wo+ws) × activation blocks (xo, xo+34)
+// to acc.
+#define ZPAIR(WP, ws, wo, xo, acc) \
+	WP(wo, Y2, Z2);                       \
+	VMOVDQU      xo+2(DI), Y3;            \
+	VINSERTI64X4 $1, xo+36(DI), Z3, Z3;   \
+	VPXORD       Z4, Z4, Z4;              \
+	VPDPBUSD     Z3, Z2, Z4;              \
+	VPXORD       Z7, Z7, Z7;              \
+	VPDPBUSD     Z3, Z14, Z7;             \
+	VPSUBD       Z7, Z4, Z4;              \
+	VCVTDQ2PS    Z4, Z4;                  \
+	ZSC(wo(SI), wo+ws(SI), Z5);           \
+	ZSC(xo(DI), xo+34(DI), Z6);           \
+	VMULPS       Z6, Z5, Z5;              \
+	VFMADD231PS  Z5, Z4, acc
+
+// ZLAST adds the single block at SI times the one at r to Z0 (LAST
+// decodes the weights).
+#define ZLAST(LAST, r) \
+	LAST(Y2);                             \
+	Q40INTVNNI(Y2, 2(r), Y3, Y4, Y6);     \
+	VCVTDQ2PS   Y3, Y3;                   \
+	SCALE((SI), (r), Y5, X5);             \
+	VFMADD231PS Z5, Z3, Z0
+
+// HSUMZ01 leaves the sum of Z0 + Z1's floats in X0.
+#define HSUMZ01 \
+	VADDPS        Z1, Z0, Z0; \
+	VEXTRACTF64X4 $1, Z0, Y1; \
+	VADDPS        Y1, Y0, Y0; \
+	HSUMPS(Y0, X0, X1)
+
+// ZX4ACT adds the weight pair in Z8 (scales in Z9) times the activation
+// pair at xa, xb (scales at da, db) to acc.
+#define ZX4ACT(xa, xb, da, db, acc) \
+	VMOVDQU      xa, Y10;           \
+	VINSERTI64X4 $1, xb, Z10, Z10;  \
+	VPXORD       Z11, Z11, Z11;     \
+	VPDPBUSD     Z10, Z8, Z11;      \
+	VPXORD       Z20, Z20, Z20;     \
+	VPDPBUSD     Z10, Z14, Z20;     \
+	VPSUBD       Z20, Z11, Z11;     \
+	VCVTDQ2PS    Z11, Z11;          \
+	ZSC(da, db, Z10);               \
+	VMULPS       Z10, Z9, Z10;      \
+	VFMADD231PS  Z10, Z11, acc
+
+#define ZX4PAIR(WP, ws, wo, xo, a0, a1, a2, a3) \
+	WP(wo, Y8, Z8);                    \
+	ZSC(wo(SI), wo+ws(SI), Z9);        \
+	ZX4ACT(xo+2(DI), xo+36(DI), xo(DI), xo+34(DI), a0);                                 \
+	ZX4ACT(xo+2(DI)(R8*1), xo+36(DI)(R8*1), xo(DI)(R8*1), xo+34(DI)(R8*1), a1);         \
+	ZX4ACT(xo+2(DI)(R8*2), xo+36(DI)(R8*2), xo(DI)(R8*2), xo+34(DI)(R8*2), a2);         \
+	ZX4ACT(xo+2(DI)(R9*1), xo+36(DI)(R9*1), xo(DI)(R9*1), xo+34(DI)(R9*1), a3)
+
+// ZX4LASTACT: the last odd block (decoded in Y8, scale in X9) for one
+// activation row, as ZLAST.
+#define ZX4LASTACT(xa, da, acc) \
+	Q40INTVNNI(Y8, xa, Y10, Y11, Y13); \
+	VCVTDQ2PS   Y10, Y10;              \
+	SCALEW(da, Y11, X11);              \
+	VFMADD231PS Z11, Z10, acc
+
+// ZX4LAST runs the last odd block for the four rows at DI, DI+R8,
+// DI+2·R8, DI+R9 (Y13 is clobbered: restore Z13 after, if needed).
+#define ZX4LAST(LAST) \
+	LAST(Y8);                                  \
+	MOVWLZX (SI), AX;                          \
+	VMOVSS  (BX)(AX*4), X9;                    \
+	ZX4LASTACT(2(DI), (DI), Z0);               \
+	ZX4LASTACT(2(DI)(R8*1), (DI)(R8*1), Z1);   \
+	ZX4LASTACT(2(DI)(R8*2), (DI)(R8*2), Z2);   \
+	ZX4LASTACT(2(DI)(R9*1), (DI)(R9*1), Z3)
+
+// ZSUM adds the floats of z and its partner zo into the low float of z.
+#define ZSUM(z, zo, y, x) \
+	VADDPS        zo, z, z;   \
+	VEXTRACTF64X4 $1, z, Y15; \
+	VADDPS        Y15, y, y;  \
+	HSUMPS(y, x, X15)
+
+// ZX4STORE stores the four rows' sums to out (AX).
+#define ZX4STORE \
+	ZSUM(Z0, Z4, Y0, X0); \
+	ZSUM(Z1, Z5, Y1, X1); \
+	ZSUM(Z2, Z6, Y2, X2); \
+	ZSUM(Z3, Z7, Y3, X3); \
+	MOVSS X0, 0(AX);      \
+	MOVSS X1, 4(AX);      \
+	MOVSS X2, 8(AX);      \
+	MOVSS X3, 12(AX)
+
+#define ZX4ZERO \
+	VXORPS Z0, Z0, Z0; VXORPS Z1, Z1, Z1; VXORPS Z2, Z2, Z2; VXORPS Z3, Z3, Z3; \
+	VXORPS Z4, Z4, Z4; VXORPS Z5, Z5, Z5; VXORPS Z6, Z6, Z6; VXORPS Z7, Z7, Z7
+
+// ZRPAIR adds weight blocks (wo, wo+ws) times the prepared pair at
+// po(DI) to acc.
+#define ZRPAIR(WP, ws, wo, po, acc) \
+	WP(wo, Y2, Z2);                     \
+	VMOVDQU64    po+64(DI), Z4;         \
+	VPDPBUSD     po(DI), Z2, Z4;        \
+	VCVTDQ2PS    Z4, Z4;                \
+	ZSC(wo(SI), wo+ws(SI), Z5);         \
+	VMULPS       po+128(DI), Z5, Z5;    \
+	VFMADD231PS  Z5, Z4, acc
+
+// ZPACT adds the weight pair in Z8 (scales Z9) times the prepared pair
+// at pa to acc.
+#define ZPACT(pa, acc) \
+	VMOVDQU64   64+pa, Z11;      \
+	VPDPBUSD    pa, Z8, Z11;     \
+	VCVTDQ2PS   Z11, Z11;        \
+	VMULPS      128+pa, Z9, Z10; \
+	VFMADD231PS Z10, Z11, acc
+
+#define ZPPAIR(WP, ws, wo, po, a0, a1, a2, a3) \
+	WP(wo, Y8, Z8);                    \
+	ZSC(wo(SI), wo+ws(SI), Z9);        \
+	ZPACT(po(DI), a0);                 \
+	ZPACT(po(DI)(R8*1), a1);           \
+	ZPACT(po(DI)(R8*2), a2);           \
+	ZPACT(po(DI)(R9*1), a3)
+
+// func prepQ8_0Pairs(x *byte, npairs, off int, dst *byte)
+TEXT ·prepQ8_0Pairs(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         npairs+8(FP), CX
+	MOVQ         off+16(FP), AX
+	MOVQ         dst+24(FP), DI
+	VPBROADCASTB AX, Z14
+	MOVQ         ·fp16Table(SB), BX
+	MOVL         $0xff00, AX
+	KMOVW        AX, K1
+	VPXORD       Z7, Z7, Z7
+
+prep80_loop:
+	VMOVDQU      2(SI), Y3
+	VINSERTI64X4 $1, 36(SI), Z3, Z3
+	VMOVDQU64    Z3, (DI)
+	VPXORD       Z4, Z4, Z4
+	VPDPBUSD     Z3, Z14, Z4
+	VPSUBD       Z4, Z7, Z4
+	VMOVDQU64    Z4, 64(DI)
+	ZSC((SI), 34(SI), Z5)
+	VMOVDQU64    Z5, 128(DI)
+	ADDQ         $68, SI
+	ADDQ         $192, DI
+	DECQ         CX
+	JNZ          prep80_loop
+	VZEROUPPER
+	RET
+
+// func dotQ4_0AVX512(w, x *byte, nb int) float32
+TEXT ·dotQ4_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	ZSETUP(0x08080808)
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	CMPQ   CX, $4
+	JLT    q40z_pair
+
+q40z_loop4:
+	ZPAIR(Q40WP, 18, 0, 0, Z0)
+	ZPAIR(Q40WP, 18, 36, 68, Z1)
+	ADDQ $(72), SI
+	ADDQ $136, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  q40z_loop4
+
+q40z_pair:
+	CMPQ CX, $2
+	JLT  q40z_last
+	ZPAIR(Q40WP, 18, 0, 0, Z0)
+	ADDQ $(36), SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+
+q40z_last:
+	TESTQ CX, CX
+	JEQ   q40z_done
+	ZLAST(Q40LAST, DI)
+
+q40z_done:
+	HSUMZ01
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ4_0x4AVX512(w, x *byte, stride, nb int, out *float32)
+TEXT ·dotQ4_0x4AVX512(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	LEAQ (R8)(R8*2), R9
+	ZSETUP(0x08080808)
+	ZX4ZERO
+	CMPQ CX, $4
+	JLT  q40zx4_pair
+
+q40zx4_loop4:
+	ZX4PAIR(Q40WP, 18, 0, 0, Z0, Z1, Z2, Z3)
+	ZX4PAIR(Q40WP, 18, 36, 68, Z4, Z5, Z6, Z7)
+	ADDQ $(72), SI
+	ADDQ $136, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  q40zx4_loop4
+
+q40zx4_pair:
+	CMPQ CX, $2
+	JLT  q40zx4_last
+	ZX4PAIR(Q40WP, 18, 0, 0, Z0, Z1, Z2, Z3)
+	ADDQ $(36), SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+
+q40zx4_last:
+	TESTQ CX, CX
+	JEQ   q40zx4_done
+	ZX4LAST(Q40LAST)
+
+q40zx4_done:
+	MOVQ out+32(FP), AX
+	ZX4STORE
+	VZEROUPPER
+	RET
+
+// func dotQ4_0RowsAVX512(w *byte, wstride, nrows int, prep, x *byte, nb int, out *float32)
+TEXT ·dotQ4_0RowsAVX512(SB), NOSPLIT, $0-56
+	MOVQ  w+0(FP), R10
+	MOVQ  wstride+8(FP), R11
+	MOVQ  nrows+16(FP), R12
+	MOVQ  nb+40(FP), R13
+	MOVQ  out+48(FP), R9
+	MOVQ  x+32(FP), R8
+	MOVQ  R13, AX
+	IMULQ $34, AX
+	LEAQ  -34(R8)(AX*1), R8 // the last activation block, if nb is odd
+	ZSETUP(0x08080808)
+
+q40r_row:
+	MOVQ   R10, SI
+	MOVQ   prep+24(FP), DI
+	MOVQ   R13, CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	CMPQ   CX, $4
+	JLT    q40r_pair
+
+q40r_loop4:
+	ZRPAIR(Q40WP, 18, 0, 0, Z0)
+	ZRPAIR(Q40WP, 18, 36, 192, Z1)
+	ADDQ $(72), SI
+	ADDQ $384, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  q40r_loop4
+
+q40r_pair:
+	CMPQ CX, $2
+	JLT  q40r_last
+	ZRPAIR(Q40WP, 18, 0, 0, Z0)
+	ADDQ $(36), SI
+	SUBQ $2, CX
+
+q40r_last:
+	TESTQ CX, CX
+	JEQ   q40r_done
+	ZLAST(Q40LAST, R8)
+
+q40r_done:
+	HSUMZ01
+	MOVSS X0, (R9)
+	ADDQ  $4, R9
+	ADDQ  R11, R10
+	DECQ  R12
+	JNZ   q40r_row
+	VZEROUPPER
+	RET
+
+// func dotQ4_0x4PrepAVX512(w, prep *byte, pstride int, x *byte, xstride, nb int, out *float32)
+TEXT ·dotQ4_0x4PrepAVX512(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ prep+8(FP), DI
+	MOVQ pstride+16(FP), R8
+	MOVQ nb+40(FP), CX
+	LEAQ (R8)(R8*2), R9
+	ZSETUP(0x08080808)
+	ZX4ZERO
+	CMPQ CX, $4
+	JLT  q40p_pair
+
+q40p_loop4:
+	ZPPAIR(Q40WP, 18, 0, 0, Z0, Z1, Z2, Z3)
+	ZPPAIR(Q40WP, 18, 36, 192, Z4, Z5, Z6, Z7)
+	ADDQ $(72), SI
+	ADDQ $384, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  q40p_loop4
+
+q40p_pair:
+	CMPQ CX, $2
+	JLT  q40p_last
+	ZPPAIR(Q40WP, 18, 0, 0, Z0, Z1, Z2, Z3)
+	ADDQ $(36), SI
+	SUBQ $2, CX
+
+q40p_last:
+	TESTQ CX, CX
+	JEQ   q40p_done
+	// The last odd block, from the original activation rows.
+	MOVQ  x+24(FP), DI
+	MOVQ  xstride+32(FP), R8
+	LEAQ  (R8)(R8*2), R9
+	MOVQ  nb+40(FP), AX
+	IMULQ $34, AX
+	LEAQ  -34(DI)(AX*1), DI
+	ZX4LAST(Q40LAST)
+
+q40p_done:
+	MOVQ out+48(FP), AX
+	ZX4STORE
+	VZEROUPPER
+	RET
+
+// func dotQ5_0AVX512(w, x *byte, nb int) float32
+TEXT ·dotQ5_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	ZSETUP(0x10101010)
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	CMPQ   CX, $4
+	JLT    q50z_pair
+
+q50z_loop4:
+	ZPAIR(Q50WP, 22, 0, 0, Z0)
+	ZPAIR(Q50WP, 22, 44, 68, Z1)
+	ADDQ $(88), SI
+	ADDQ $136, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  q50z_loop4
+
+q50z_pair:
+	CMPQ CX, $2
+	JLT  q50z_last
+	ZPAIR(Q50WP, 22, 0, 0, Z0)
+	ADDQ $(44), SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+
+q50z_last:
+	TESTQ CX, CX
+	JEQ   q50z_done
+	ZLAST(Q50LAST, DI)
+
+q50z_done:
+	HSUMZ01
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ5_0x4AVX512(w, x *byte, stride, nb int, out *float32)
+TEXT ·dotQ5_0x4AVX512(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	LEAQ (R8)(R8*2), R9
+	ZSETUP(0x10101010)
+	ZX4ZERO
+	CMPQ CX, $4
+	JLT  q50zx4_pair
+
+q50zx4_loop4:
+	ZX4PAIR(Q50WP, 22, 0, 0, Z0, Z1, Z2, Z3)
+	ZX4PAIR(Q50WP, 22, 44, 68, Z4, Z5, Z6, Z7)
+	ADDQ $(88), SI
+	ADDQ $136, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  q50zx4_loop4
+
+q50zx4_pair:
+	CMPQ CX, $2
+	JLT  q50zx4_last
+	ZX4PAIR(Q50WP, 22, 0, 0, Z0, Z1, Z2, Z3)
+	ADDQ $(44), SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+
+q50zx4_last:
+	TESTQ CX, CX
+	JEQ   q50zx4_done
+	ZX4LAST(Q50LAST)
+
+q50zx4_done:
+	MOVQ out+32(FP), AX
+	ZX4STORE
+	VZEROUPPER
+	RET
+
+// func dotQ5_0RowsAVX512(w *byte, wstride, nrows int, prep, x *byte, nb int, out *float32)
+TEXT ·dotQ5_0RowsAVX512(SB), NOSPLIT, $0-56
+	MOVQ  w+0(FP), R10
+	MOVQ  wstride+8(FP), R11
+	MOVQ  nrows+16(FP), R12
+	MOVQ  nb+40(FP), R13
+	MOVQ  out+48(FP), R9
+	MOVQ  x+32(FP), R8
+	MOVQ  R13, AX
+	IMULQ $34, AX
+	LEAQ  -34(R8)(AX*1), R8 // the last activation block, if nb is odd
+	ZSETUP(0x10101010)
+
+q50r_row:
+	MOVQ   R10, SI
+	MOVQ   prep+24(FP), DI
+	MOVQ   R13, CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	CMPQ   CX, $4
+	JLT    q50r_pair
+
+q50r_loop4:
+	ZRPAIR(Q50WP, 22, 0, 0, Z0)
+	ZRPAIR(Q50WP, 22, 44, 192, Z1)
+	ADDQ $(88), SI
+	ADDQ $384, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  q50r_loop4
+
+q50r_pair:
+	CMPQ CX, $2
+	JLT  q50r_last
+	ZRPAIR(Q50WP, 22, 0, 0, Z0)
+	ADDQ $(44), SI
+	SUBQ $2, CX
+
+q50r_last:
+	TESTQ CX, CX
+	JEQ   q50r_done
+	ZLAST(Q50LAST, R8)
+
+q50r_done:
+	HSUMZ01
+	MOVSS X0, (R9)
+	ADDQ  $4, R9
+	ADDQ  R11, R10
+	DECQ  R12
+	JNZ   q50r_row
+	VZEROUPPER
+	RET
+
+// func dotQ5_0x4PrepAVX512(w, prep *byte, pstride int, x *byte, xstride, nb int, out *float32)
+TEXT ·dotQ5_0x4PrepAVX512(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ prep+8(FP), DI
+	MOVQ pstride+16(FP), R8
+	MOVQ nb+40(FP), CX
+	LEAQ (R8)(R8*2), R9
+	ZSETUP(0x10101010)
+	ZX4ZERO
+	CMPQ CX, $4
+	JLT  q50p_pair
+
+q50p_loop4:
+	ZPPAIR(Q50WP, 22, 0, 0, Z0, Z1, Z2, Z3)
+	ZPPAIR(Q50WP, 22, 44, 192, Z4, Z5, Z6, Z7)
+	ADDQ $(88), SI
+	ADDQ $384, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  q50p_loop4
+
+q50p_pair:
+	CMPQ CX, $2
+	JLT  q50p_last
+	ZPPAIR(Q50WP, 22, 0, 0, Z0, Z1, Z2, Z3)
+	ADDQ $(44), SI
+	SUBQ $2, CX
+
+q50p_last:
+	TESTQ CX, CX
+	JEQ   q50p_done
+	// The last odd block, from the original activation rows.
+	MOVQ  x+24(FP), DI
+	MOVQ  xstride+32(FP), R8
+	LEAQ  (R8)(R8*2), R9
+	MOVQ  nb+40(FP), AX
+	IMULQ $34, AX
+	LEAQ  -34(DI)(AX*1), DI
+	ZX4LAST(Q50LAST)
+
+q50p_done:
+	MOVQ out+48(FP), AX
+	ZX4STORE
+	VZEROUPPER
+	RET
+
+// func dotQ8_0AVX512(w, x *byte, nb int) float32
+TEXT ·dotQ8_0AVX512(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	ZSETUP(0x80808080)
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	CMPQ   CX, $4
+	JLT    q80z_pair
+
+q80z_loop4:
+	ZPAIR(Q80WP, 34, 0, 0, Z0)
+	ZPAIR(Q80WP, 34, 68, 68, Z1)
+	ADDQ $(136), SI
+	ADDQ $136, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  q80z_loop4
+
+q80z_pair:
+	CMPQ CX, $2
+	JLT  q80z_last
+	ZPAIR(Q80WP, 34, 0, 0, Z0)
+	ADDQ $(68), SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+
+q80z_last:
+	TESTQ CX, CX
+	JEQ   q80z_done
+	ZLAST(Q80LAST, DI)
+
+q80z_done:
+	HSUMZ01
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ8_0x4AVX512(w, x *byte, stride, nb int, out *float32)
+TEXT ·dotQ8_0x4AVX512(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	LEAQ (R8)(R8*2), R9
+	ZSETUP(0x80808080)
+	ZX4ZERO
+	CMPQ CX, $4
+	JLT  q80zx4_pair
+
+q80zx4_loop4:
+	ZX4PAIR(Q80WP, 34, 0, 0, Z0, Z1, Z2, Z3)
+	ZX4PAIR(Q80WP, 34, 68, 68, Z4, Z5, Z6, Z7)
+	ADDQ $(136), SI
+	ADDQ $136, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  q80zx4_loop4
+
+q80zx4_pair:
+	CMPQ CX, $2
+	JLT  q80zx4_last
+	ZX4PAIR(Q80WP, 34, 0, 0, Z0, Z1, Z2, Z3)
+	ADDQ $(68), SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+
+q80zx4_last:
+	TESTQ CX, CX
+	JEQ   q80zx4_done
+	ZX4LAST(Q80LAST)
+
+q80zx4_done:
+	MOVQ out+32(FP), AX
+	ZX4STORE
+	VZEROUPPER
+	RET
+
+// func dotQ8_0RowsAVX512(w *byte, wstride, nrows int, prep, x *byte, nb int, out *float32)
+TEXT ·dotQ8_0RowsAVX512(SB), NOSPLIT, $0-56
+	MOVQ  w+0(FP), R10
+	MOVQ  wstride+8(FP), R11
+	MOVQ  nrows+16(FP), R12
+	MOVQ  nb+40(FP), R13
+	MOVQ  out+48(FP), R9
+	MOVQ  x+32(FP), R8
+	MOVQ  R13, AX
+	IMULQ $34, AX
+	LEAQ  -34(R8)(AX*1), R8 // the last activation block, if nb is odd
+	ZSETUP(0x80808080)
+
+q80r_row:
+	MOVQ   R10, SI
+	MOVQ   prep+24(FP), DI
+	MOVQ   R13, CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	CMPQ   CX, $4
+	JLT    q80r_pair
+
+q80r_loop4:
+	ZRPAIR(Q80WP, 34, 0, 0, Z0)
+	ZRPAIR(Q80WP, 34, 68, 192, Z1)
+	ADDQ $(136), SI
+	ADDQ $384, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  q80r_loop4
+
+q80r_pair:
+	CMPQ CX, $2
+	JLT  q80r_last
+	ZRPAIR(Q80WP, 34, 0, 0, Z0)
+	ADDQ $(68), SI
+	SUBQ $2, CX
+
+q80r_last:
+	TESTQ CX, CX
+	JEQ   q80r_done
+	ZLAST(Q80LAST, R8)
+
+q80r_done:
+	HSUMZ01
+	MOVSS X0, (R9)
+	ADDQ  $4, R9
+	ADDQ  R11, R10
+	DECQ  R12
+	JNZ   q80r_row
+	VZEROUPPER
+	RET
+
+// func dotQ8_0x4PrepAVX512(w, prep *byte, pstride int, x *byte, xstride, nb int, out *float32)
+TEXT ·dotQ8_0x4PrepAVX512(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ prep+8(FP), DI
+	MOVQ pstride+16(FP), R8
+	MOVQ nb+40(FP), CX
+	LEAQ (R8)(R8*2), R9
+	ZSETUP(0x80808080)
+	ZX4ZERO
+	CMPQ CX, $4
+	JLT  q80p_pair
+
+q80p_loop4:
+	ZPPAIR(Q80WP, 34, 0, 0, Z0, Z1, Z2, Z3)
+	ZPPAIR(Q80WP, 34, 68, 192, Z4, Z5, Z6, Z7)
+	ADDQ $(136), SI
+	ADDQ $384, DI
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  q80p_loop4
+
+q80p_pair:
+	CMPQ CX, $2
+	JLT  q80p_last
+	ZPPAIR(Q80WP, 34, 0, 0, Z0, Z1, Z2, Z3)
+	ADDQ $(68), SI
+	SUBQ $2, CX
+
+q80p_last:
+	TESTQ CX, CX
+	JEQ   q80p_done
+	// The last odd block, from the original activation rows.
+	MOVQ  x+24(FP), DI
+	MOVQ  xstride+32(FP), R8
+	LEAQ  (R8)(R8*2), R9
+	MOVQ  nb+40(FP), AX
+	IMULQ $34, AX
+	LEAQ  -34(DI)(AX*1), DI
+	ZX4LAST(Q80LAST)
+
+q80p_done:
+	MOVQ out+48(FP), AX
+	ZX4STORE
+	VZEROUPPER
+	RET
+
+// ---- Q4_K, Q6_K × four Q8_K activation rows ------------------------
+// The one-row kernels' arithmetic for four activation rows at once: the
+// weights' quants, scales and scale selectors are decoded once per
+// super-block, each row keeps its own integer accumulator, and each row's
+// float sum lives in out[a], updated with the generic operations in the
+// generic order, so every result is bit-identical to VecDot's. The rows
+// are at DI, DI+R8, DI+2·R8, DI+R9.
+
+// Q4KX4ACT adds one row's Σ sc·q·y for sub-blocks 2j, 2j+1 (nibbles in
+// Y6, Y7, scale words in Y8, Y9) to acc.
+#define Q4KX4ACT(ylo, yhi, acc) \
+	VPMADDUBSW ylo, Y6, Y10;  \
+	VPMADDWD   Y8, Y10, Y10;  \
+	VPADDD     Y10, acc, acc; \
+	VPMADDUBSW yhi, Y7, Y11;  \
+	VPMADDWD   Y9, Y11, Y11;  \
+	VPADDD     Y11, acc, acc
+
+#define Q4KX4SUB(qo, yo, so) \
+	VMOVDQU qo(SI), Y6;                     \
+	VPSRLW  $4, Y6, Y7;                     \
+	VPAND   Y15, Y6, Y6;                    \
+	VPAND   Y15, Y7, Y7;                    \
+	VPSHUFB k4shuf<>+so(SB), Y4, Y8;        \
+	VPSHUFB k4shuf<>+so+32(SB), Y4, Y9;     \
+	Q4KX4ACT(yo(DI), yo+32(DI), Y0);                 \
+	Q4KX4ACT(yo(DI)(R8*1), yo+32(DI)(R8*1), Y1);     \
+	Q4KX4ACT(yo(DI)(R8*2), yo+32(DI)(R8*2), Y2);     \
+	Q4KX4ACT(yo(DI)(R9*1), yo+32(DI)(R9*1), Y3)
+
+// Q4KX4FLOAT: out[a] (at oo(R13)) += float32(d·dy·isum) −
+// float32(dmin·dy·summs) for one row: isum from acc, summs from the
+// row's bsums at bs and the mins in X14, dy at dya; d, dmin in X9, X8.
+#define Q4KX4FLOAT(accy, accx, dya, bs, oo) \
+	HSUMD(accy, accx, X10);       \
+	VMOVD        accx, AX;        \
+	VMOVDQU      bs, Y12;         \
+	VEXTRACTI128 $1, Y12, X13;    \
+	VPHADDW      X13, X12, X12;   \
+	VPMADDWD     X14, X12, X12;   \
+	VPSHUFD      $0x4e, X12, X13; \
+	VPADDD       X13, X12, X12;   \
+	VPSHUFD      $0xb1, X12, X13; \
+	VPADDD       X13, X12, X12;   \
+	VMOVD        X12, DX;         \
+	VMOVSS       dya, X12;        \
+	VMULSS       X12, X9, X10;    \
+	VMULSS       X12, X8, X11;    \
+	VCVTSI2SSL   AX, X12, X12;    \
+	VMULSS       X12, X10, X10;   \
+	VCVTSI2SSL   DX, X13, X13;    \
+	VMULSS       X13, X11, X11;   \
+	VSUBSS       X11, X10, X10;   \
+	VADDSS       oo(R13), X10, X10; \
+	VMOVSS       X10, oo(R13)
+
+// X4OUTZERO zeroes out[0:4] (at R13).
+#define X4OUTZERO \
+	MOVL $0, 0(R13);  \
+	MOVL $0, 4(R13);  \
+	MOVL $0, 8(R13);  \
+	MOVL $0, 12(R13)
+
+// func dotQ4_Kx4AVX2(w, x *byte, stride, nb int, out *float32)
+TEXT ·dotQ4_Kx4AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	MOVQ out+32(FP), R13
+	LEAQ (R8)(R8*2), R9
+	BCAST32(0x0f0f0f0f, X15, Y15)
+	X4OUTZERO
+
+q4kx4_loop:
+	K4SCALES
+	VEXTRACTI128 $1, Y1, X14
+	VPERMQ       $0x44, Y1, Y4
+	VPXOR        Y0, Y0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	Q4KX4SUB(16, 4, 0)
+	Q4KX4SUB(48, 68, 64)
+	Q4KX4SUB(80, 132, 128)
+	Q4KX4SUB(112, 196, 192)
+	MOVL      (SI), AX
+	VMOVD     AX, X9
+	VCVTPH2PS X9, X9
+	VMOVSHDUP X9, X8
+	Q4KX4FLOAT(Y0, X0, (DI), 260(DI), 0)
+	Q4KX4FLOAT(Y1, X1, (DI)(R8*1), 260(DI)(R8*1), 4)
+	Q4KX4FLOAT(Y2, X2, (DI)(R8*2), 260(DI)(R8*2), 8)
+	Q4KX4FLOAT(Y3, X3, (DI)(R9*1), 260(DI)(R9*1), 12)
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q4kx4_loop
+	VZEROUPPER
+	RET
+
+// Q6KX4ACT adds one row's Σ q·y·sc for a 32-quant run (quants in Y7,
+// scale words in Y9) to acc.
+#define Q6KX4ACT(ya, acc) \
+	VPMADDUBSW ya, Y7, Y10;  \
+	VPMADDWD   Y9, Y10, Y10; \
+	VPADDD     Y10, acc, acc
+
+#define Q6KX4RUN(yo, so) \
+	VPSHUFB   q6shuf<>+so(SB), X13, X9;       \
+	VPMOVSXBW X9, Y9;                         \
+	Q6KX4ACT(yo(DI), Y0);                     \
+	Q6KX4ACT(yo(DI)(R8*1), Y1);               \
+	Q6KX4ACT(yo(DI)(R8*2), Y2);               \
+	Q6KX4ACT(yo(DI)(R9*1), Y3)
+
+#define Q6KX4HALF(lo, ho, yo, so) \
+	VMOVDQU lo(SI), Y4;        \
+	VMOVDQU lo+32(SI), Y5;     \
+	VMOVDQU ho(SI), Y6;        \
+	VPAND   Y15, Y4, Y7;       \
+	VPSLLW  $4, Y6, Y8;        \
+	VPAND   Y14, Y8, Y8;       \
+	VPOR    Y8, Y7, Y7;        \
+	Q6KX4RUN(yo, so);          \
+	VPAND   Y15, Y5, Y7;       \
+	VPSLLW  $2, Y6, Y8;        \
+	VPAND   Y14, Y8, Y8;       \
+	VPOR    Y8, Y7, Y7;        \
+	Q6KX4RUN(yo+32, so+16);    \
+	VPSRLW  $4, Y4, Y7;        \
+	VPAND   Y15, Y7, Y7;       \
+	VPAND   Y14, Y6, Y8;       \
+	VPOR    Y8, Y7, Y7;        \
+	Q6KX4RUN(yo+64, so+32);    \
+	VPSRLW  $4, Y5, Y7;        \
+	VPAND   Y15, Y7, Y7;       \
+	VPSRLW  $2, Y6, Y8;        \
+	VPAND   Y14, Y8, Y8;       \
+	VPOR    Y8, Y7, Y7;        \
+	Q6KX4RUN(yo+96, so+48)
+
+// Q6KX4INIT sets acc to −32·Σ sc·bsum for the row whose bsums are at bs.
+#define Q6KX4INIT(bs, acc) \
+	VPMADDWD bs, Y12, Y10;  \
+	VPSLLD   $5, Y10, Y10;  \
+	VPXOR    acc, acc, acc; \
+	VPSUBD   Y10, acc, acc
+
+// Q6KX4FLOAT: out[a] += float32(d·dy·float32(isum)), d in X8.
+#define Q6KX4FLOAT(accy, accx, dya, oo) \
+	HSUMD(accy, accx, X10);       \
+	VMOVD      accx, AX;          \
+	VMULSS     dya, X8, X10;      \
+	VCVTSI2SSL AX, X11, X11;      \
+	VMULSS     X11, X10, X10;     \
+	VADDSS     oo(R13), X10, X10; \
+	VMOVSS     X10, oo(R13)
+
+// func dotQ6_Kx4AVX2(w, x *byte, stride, nb int, out *float32)
+TEXT ·dotQ6_Kx4AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	MOVQ out+32(FP), R13
+	LEAQ (R8)(R8*2), R9
+	BCAST32(0x0f0f0f0f, X15, Y15)
+	BCAST32(0x30303030, X14, Y14)
+	X4OUTZERO
+
+q6kx4_loop:
+	VMOVDQU   192(SI), X13
+	VPMOVSXBW X13, Y12
+	Q6KX4INIT(260(DI), Y0)
+	Q6KX4INIT(260(DI)(R8*1), Y1)
+	Q6KX4INIT(260(DI)(R8*2), Y2)
+	Q6KX4INIT(260(DI)(R9*1), Y3)
+	Q6KX4HALF(0, 128, 4, 0)
+	Q6KX4HALF(64, 160, 132, 64)
+	MOVWLZX   208(SI), BX
+	VMOVD     BX, X8
+	VCVTPH2PS X8, X8
+	Q6KX4FLOAT(Y0, X0, (DI), 0)
+	Q6KX4FLOAT(Y1, X1, (DI)(R8*1), 4)
+	Q6KX4FLOAT(Y2, X2, (DI)(R8*2), 8)
+	Q6KX4FLOAT(Y3, X3, (DI)(R9*1), 12)
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q6kx4_loop
+	VZEROUPPER
+	RET

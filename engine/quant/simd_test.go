@@ -1,0 +1,756 @@
+package quant
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The SIMD kernels are pinned to the generic code (vecDotGeneric) on
+// every implementation level this machine has (simdLevels: "go" always,
+// "avx2" and "avx512" on amd64 CPUs that have them), selected by flipping
+// the feature variables.
+//
+// Two kinds of check:
+//   - bit-identical: the K-quant kernels reproduce the generic arithmetic
+//     exactly (exact integer sums per super-block, then the same float
+//     operations in the same order), on any data; every kernel is
+//     bit-identical on data whose float sums are exact (scales that are
+//     powers of two, float elements on a coarse grid), which pins every
+//     integer product and sum, extremes such as -128·-128 included.
+//   - within rounding: on realistic data the 32-element block types and
+//     the float types sum their per-block terms in float32 lanes, in
+//     another order than the generic code's running sum (float32 for the
+//     blocks, float64 for the float types). Each block term is exact or
+//     rounded once or twice, and either summation errs by at most about
+//     (terms per lane)·2⁻²⁴·Σ|term|, so the two agree within
+//     (steps+16)·2⁻²²·Σ|w·x|, steps = n / max(block size, 32).
+
+// bitExactTypes have kernels that are bit-identical on any data.
+var bitExactTypes = map[Type]bool{Q2_K: true, Q3_K: true, Q4_K: true, Q5_K: true, Q6_K: true, IQ4_XS: true}
+
+// forLevels runs f once per implementation level, as a subtest.
+func forLevels(t *testing.T, f func(t *testing.T, level string)) {
+	for _, l := range simdLevels() {
+		t.Run(l, func(t *testing.T) {
+			defer setSIMDLevel(l)()
+			f(t, l)
+		})
+	}
+}
+
+// testRowLens are element counts of one block, a few blocks (odd counts
+// exercise unrolled loops' tails), and the widths of real models.
+func testRowLens(typ Type) []int {
+	bs := max(typ.BlockSize(), VecDotType(typ).BlockSize())
+	ns := []int{bs, 3 * bs, 7 * bs}
+	for _, n := range []int{896, 2048, 4096, 4864} {
+		if n%bs == 0 {
+			ns = append(ns, n)
+		}
+	}
+	if bs == 1 { // the float kernels' tails
+		ns = append(ns, 1, 31, 33, 63, 65, 100)
+	}
+	return ns
+}
+
+// magnitude is Σ|w·x| over the dequantized operands, plus Σ|m·s| of the
+// Q8_1 min terms: a bound on the terms either summation adds.
+func magnitude(t *testing.T, typ Type, wq, aq []byte, n int) float64 {
+	at := VecDotType(typ)
+	wd, ad := mustDequantize(t, typ, wq, n), mustDequantize(t, at, aq, n)
+	var mag float64
+	for i := range wd {
+		mag += math.Abs(float64(wd[i]) * float64(ad[i]))
+		if math.IsInf(mag, 0) || math.IsNaN(mag) {
+			t.Fatalf("%v: test data overflow", typ)
+		}
+	}
+	if at == Q8_1 {
+		for b := 0; b < n/32; b++ {
+			mag += math.Abs(float64(fp16(wq[b*typ.TypeSize()+2:])) * float64(fp16(aq[36*b+2:])))
+		}
+	}
+	return mag
+}
+
+func checkClose(t *testing.T, typ Type, n int, got, want float32, mag float64, what string) {
+	t.Helper()
+	if bitExactTypes[typ] {
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Errorf("%v n=%d %s: got %g (%#x), generic %g (%#x): want bit-identical",
+				typ, n, what, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+		return
+	}
+	steps := n / max(typ.BlockSize(), 32)
+	tol := float64(steps+16) * 0x1p-22 * mag
+	if d := math.Abs(float64(got) - float64(want)); !(d <= tol) {
+		t.Errorf("%v n=%d %s: got %g, generic %g: |diff| %.3g > tolerance %.3g",
+			typ, n, what, got, want, d, tol)
+	}
+}
+
+// TestSIMDMatchesGeneric compares every kernel with the generic code on
+// realistic quantized rows (the activations quantized the way the CPU
+// backend does it, with an offset on some rows to exercise the min terms).
+func TestSIMDMatchesGeneric(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(21, 22))
+		for _, typ := range vecDotTypes {
+			at := VecDotType(typ)
+			for _, n := range testRowLens(typ) {
+				for trial := range 3 {
+					w, x := normalData(r, n, 0.05), normalData(r, n, 1)
+					if trial == 1 {
+						for i := range x {
+							x[i] += 0.7
+						}
+					}
+					wq := mustQuantize(t, typ, w)
+					size, _ := at.RowSize(n)
+					aq := make([]byte, size)
+					if err := QuantizeActivations(at, x, aq); err != nil {
+						t.Fatal(err)
+					}
+					got, want := VecDot(typ, wq, aq, n), vecDotGeneric(typ, wq, aq, n)
+					checkClose(t, typ, n, got, want, magnitude(t, typ, wq, aq, n), fmt.Sprintf("trial %d", trial))
+				}
+			}
+		}
+	})
+}
+
+// Patterns for the quant bytes of extreme-case blocks.
+var bytePatterns = []struct {
+	name string
+	f    func(r *rand.Rand, i int) byte
+}{
+	{"random", func(r *rand.Rand, _ int) byte { return byte(r.Uint32()) }},
+	{"0x00", func(*rand.Rand, int) byte { return 0 }},
+	{"0xff", func(*rand.Rand, int) byte { return 0xff }},
+	{"0x80", func(*rand.Rand, int) byte { return 0x80 }},
+	{"0x7f", func(*rand.Rand, int) byte { return 0x7f }},
+	{"0x88/0x77", func(_ *rand.Rand, i int) byte { return []byte{0x88, 0x77}[i%2] }},
+	{"0x80/0x7f", func(_ *rand.Rand, i int) byte { return []byte{0x80, 0x7f}[i/7%2] }},
+}
+
+// Half-float powers of two for the exact tests: ½, 1, 2.
+var halfPow2 = []uint16{0x3800, 0x3c00, 0x4000}
+
+// exactRow fills nb blocks of t with quant bytes from pat and power-of-
+// two scales (so every float operation on them is exact), or, for the
+// float types, small multiples of ¼. Q8_K gets consistent bsums. zero
+// sets every scale to +0 instead.
+func exactRow(r *rand.Rand, t Type, n int, pat func(*rand.Rand, int) byte, zero bool) []byte {
+	size, _ := t.RowSize(n)
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = pat(r, i)
+	}
+	half := func(off int) {
+		h := halfPow2[r.IntN(len(halfPow2))]
+		if zero {
+			h = 0
+		}
+		binary.LittleEndian.PutUint16(b[off:], h)
+	}
+	switch t {
+	case F32, F16, BF16:
+		for i := range n {
+			v := float32(r.IntN(65)-32) / 4
+			switch t {
+			case F32:
+				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+			case F16:
+				binary.LittleEndian.PutUint16(b[2*i:], FP32ToFP16(v))
+			default:
+				binary.LittleEndian.PutUint16(b[2*i:], FP32ToBF16(v))
+			}
+		}
+		return b
+	}
+	bs := t.TypeSize()
+	for blk := 0; blk < n/t.BlockSize(); blk++ {
+		o := blk * bs
+		switch t {
+		case Q4_0, Q5_0, Q8_0, IQ4_NL, IQ4_XS:
+			half(o)
+		case Q4_1, Q5_1, Q8_1, Q4_K, Q5_K:
+			half(o)
+			half(o + 2)
+		case Q2_K:
+			half(o + 80)
+			half(o + 82)
+		case Q3_K:
+			half(o + 108)
+		case Q6_K:
+			half(o + 208)
+		case Q8_K:
+			d := []float32{0.5, 1, 2}[r.IntN(3)]
+			if zero {
+				d = 0
+			}
+			binary.LittleEndian.PutUint32(b[o:], math.Float32bits(d))
+			for j := range 16 {
+				s := 0
+				for _, q := range b[o+4+16*j : o+4+16*j+16] {
+					s += int(int8(q))
+				}
+				binary.LittleEndian.PutUint16(b[o+260+2*j:], uint16(int16(s)))
+			}
+		}
+	}
+	return b
+}
+
+// TestSIMDExact requires bit-identical results on data where every float
+// operation is exact, with quant bytes at the ends of their ranges.
+func TestSIMDExact(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(23, 24))
+		exact := map[Type]int{}
+		defer func() {
+			t.Logf("bit-exact comparisons: %v", exact)
+			for _, typ := range vecDotTypes {
+				if exact[typ] < 20 {
+					t.Errorf("%v: only %d bit-exact comparisons", typ, exact[typ])
+				}
+			}
+		}()
+		for _, typ := range vecDotTypes {
+			at := VecDotType(typ)
+			for _, n := range testRowLens(typ) {
+				for _, wp := range bytePatterns {
+					for _, ap := range bytePatterns {
+						if wp.name != "random" && ap.name != "random" && n > 256 {
+							continue // the fixed patterns need only short rows
+						}
+						for _, zero := range []bool{false, true} {
+							if zero && (wp.name != "random" || n > 512) {
+								continue
+							}
+							wq := exactRow(r, typ, n, wp.f, zero)
+							aq := exactRow(r, at, n, ap.f, false)
+							got, want := VecDot(typ, wq, aq, n), vecDotGeneric(typ, wq, aq, n)
+							what := fmt.Sprintf("weights %s (zero scales %v), activations %s", wp.name, zero, ap.name)
+							// Sums stay exact while Σ|term| < 2²⁴ units of
+							// the smallest scale product (¼·¼, or a 1/16
+							// grid for the float types); beyond that the
+							// data only allow the rounding tolerance.
+							if mag := magnitude(t, typ, wq, aq, n); mag >= 0x1p20 {
+								checkClose(t, typ, n, got, want, mag, what)
+								continue
+							}
+							exact[typ]++
+							if math.Float32bits(got) != math.Float32bits(want) {
+								t.Errorf("%v n=%d %s: got %g, generic %g", typ, n, what, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestVecDotMulti checks that each result of VecDotMulti is bit-identical
+// to VecDot on the same activation row at the same level, for counts that
+// leave every remainder of the four-row kernels, and that VecDotRows
+// matches VecDot row by row.
+func TestVecDotMulti(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(25, 26))
+		for _, typ := range vecDotTypes {
+			at := VecDotType(typ)
+			bs := max(typ.BlockSize(), at.BlockSize())
+			for _, n := range []int{bs, 3 * bs, 5 * bs, 7 * bs, 4096} {
+				arow, _ := at.RowSize(n)
+				stride := arow + 6 // padded rows
+				wq := mustQuantize(t, typ, normalData(r, n, 0.05))
+				const maxActs = 11
+				acts := make([]byte, stride*maxActs)
+				for i := range maxActs {
+					if err := QuantizeActivations(at, normalData(r, n, 1), acts[i*stride:i*stride+arow]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, nActs := range []int{1, 3, 4, 5, 8, 11} {
+					out := make([]float32, nActs+1)
+					out[nActs] = 42
+					VecDotMulti(typ, wq, acts, stride, nActs, n, out)
+					for i := range nActs {
+						want := VecDot(typ, wq, acts[i*stride:i*stride+arow], n)
+						if math.Float32bits(out[i]) != math.Float32bits(want) {
+							t.Errorf("%v n=%d nActs=%d: out[%d] = %g, VecDot %g", typ, n, nActs, i, out[i], want)
+						}
+					}
+					if out[nActs] != 42 {
+						t.Errorf("%v: VecDotMulti wrote past nActs", typ)
+					}
+				}
+
+				// VecDotRows: three weight rows against the first activation row.
+				wrow, _ := typ.RowSize(n)
+				rows := make([]byte, 0, 3*(wrow+2))
+				for range 3 {
+					rows = append(rows, mustQuantize(t, typ, normalData(r, n, 0.05))...)
+					rows = append(rows, 0xee, 0xee)
+				}
+				out := make([]float32, 3)
+				VecDotRows(typ, rows, wrow+2, 3, acts[:arow], n, out)
+				for i := range 3 {
+					want := VecDot(typ, rows[i*(wrow+2):i*(wrow+2)+wrow], acts[:arow], n)
+					if math.Float32bits(out[i]) != math.Float32bits(want) {
+						t.Errorf("%v n=%d: VecDotRows[%d] = %g, VecDot %g", typ, n, i, out[i], want)
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestVecDotMultiBadInput(t *testing.T) {
+	const n = 256
+	typ := Q4_0
+	arow, _ := Q8_0.RowSize(n)
+	wrow, _ := typ.RowSize(n)
+	w, acts := make([]byte, wrow), make([]byte, 3*arow)
+	for _, c := range []struct {
+		name          string
+		typ           Type
+		w, acts       []byte
+		stride, nActs int
+		n             int
+	}{
+		{"unsupported type", Q8_K, w, acts, arow, 3, n},
+		{"short weights", typ, w[:wrow-1], acts, arow, 3, n},
+		{"short activations", typ, w, acts[:3*arow-1], arow, 3, n},
+		{"small stride", typ, w, acts, arow - 1, 3, n},
+		{"huge stride", typ, w, acts, math.MaxInt / 2, 3, n},
+		{"partial block", typ, w, acts, arow, 3, n - 1},
+		{"negative n", typ, w, acts, arow, 3, -32},
+	} {
+		out := []float32{1, 2, 3}
+		VecDotMulti(c.typ, c.w, c.acts, c.stride, c.nActs, c.n, out)
+		for i, v := range out {
+			if !math.IsNaN(float64(v)) {
+				t.Errorf("VecDotMulti %s: out[%d] = %g, want NaN", c.name, i, v)
+			}
+		}
+	}
+	out := []float32{1, 2}
+	VecDotMulti(typ, w, acts, arow, 3, n, out) // out too short
+	if !math.IsNaN(float64(out[0])) || !math.IsNaN(float64(out[1])) {
+		t.Errorf("VecDotMulti with short out: %v, want NaNs", out)
+	}
+	VecDotMulti(typ, w, acts, arow, 0, n, nil) // nothing to do, no panic
+	out = []float32{1, 2, 3}
+	VecDotRows(typ, w, wrow, 3, acts, n, out) // rows buffer holds one row only
+	for i, v := range out {
+		if !math.IsNaN(float64(v)) {
+			t.Errorf("VecDotRows short rows: out[%d] = %g, want NaN", i, v)
+		}
+	}
+}
+
+func TestSIMDNoAllocs(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(27, 28))
+		const n = 1024
+		for _, typ := range vecDotTypes {
+			at := VecDotType(typ)
+			wq := mustQuantize(t, typ, normalData(r, n, 0.05))
+			arow, _ := at.RowSize(n)
+			acts := make([]byte, 5*arow)
+			for i := range 5 {
+				if err := QuantizeActivations(at, normalData(r, n, 1), acts[i*arow:(i+1)*arow]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := make([]float32, 5)
+			if a := testing.AllocsPerRun(20, func() { VecDot(typ, wq, acts, n) }); a != 0 {
+				t.Errorf("%v VecDot: %v allocations", typ, a)
+			}
+			if a := testing.AllocsPerRun(20, func() { VecDotMulti(typ, wq, acts, arow, 5, n, out) }); a != 0 {
+				t.Errorf("%v VecDotMulti: %v allocations", typ, a)
+			}
+			if a := testing.AllocsPerRun(20, func() { VecDotRows(typ, wq, len(wq), 1, acts, n, out) }); a != 0 {
+				t.Errorf("%v VecDotRows: %v allocations", typ, a)
+			}
+			if a := testing.AllocsPerRun(20, func() { VecDotTile(typ, wq, len(wq), 1, acts, arow, 5, n, out, 1) }); a != 0 {
+				t.Errorf("%v VecDotTile: %v allocations", typ, a)
+			}
+		}
+	})
+}
+
+// BenchmarkVecDotImpl measures one row per op at each implementation
+// level, for the row widths of the 0.5B (896), 1.1B (2048) and larger
+// (4096) shapes; bytes/s counts the weight row.
+func BenchmarkVecDotImpl(b *testing.B) {
+	r := rand.New(rand.NewPCG(29, 30))
+	for _, typ := range vecDotTypes {
+		for _, n := range []int{896, 2048, 4096} {
+			if n%typ.BlockSize() != 0 {
+				continue
+			}
+			wq := mustQuantize(b, typ, normalData(r, n, 0.05))
+			at := VecDotType(typ)
+			size, _ := at.RowSize(n)
+			aq := make([]byte, size)
+			if err := QuantizeActivations(at, normalData(r, n, 1), aq); err != nil {
+				b.Fatal(err)
+			}
+			for _, l := range simdLevels() {
+				b.Run(fmt.Sprintf("%v/n=%d/impl=%s", typ, n, l), func(b *testing.B) {
+					defer setSIMDLevel(l)()
+					b.SetBytes(int64(len(wq)))
+					var sink float32
+					for b.Loop() {
+						sink += VecDot(typ, wq, aq, n)
+					}
+					_ = sink
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkVecDotMulti measures one weight row against four activation
+// rows per op; bytes/s counts the weight row once.
+func BenchmarkVecDotMulti(b *testing.B) {
+	r := rand.New(rand.NewPCG(31, 32))
+	const n, nActs = 4096, 4
+	for _, typ := range vecDotTypes {
+		wq := mustQuantize(b, typ, normalData(r, n, 0.05))
+		at := VecDotType(typ)
+		arow, _ := at.RowSize(n)
+		acts := make([]byte, nActs*arow)
+		for i := range nActs {
+			if err := QuantizeActivations(at, normalData(r, n, 1), acts[i*arow:(i+1)*arow]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		out := make([]float32, nActs)
+		for _, l := range simdLevels() {
+			b.Run(fmt.Sprintf("%v/n=%d/acts=%d/impl=%s", typ, n, nActs, l), func(b *testing.B) {
+				defer setSIMDLevel(l)()
+				b.SetBytes(int64(len(wq)))
+				for b.Loop() {
+					VecDotMulti(typ, wq, acts, arow, nActs, n, out)
+				}
+			})
+		}
+	}
+}
+
+// TestSIMDLevelEnv checks that CHURON_NOSIMD=1 selects the generic code:
+// it reruns this test binary with the variable set, since the features
+// are read once at start-up.
+func TestSIMDLevelEnv(t *testing.T) {
+	if os.Getenv("CHURON_SIMD_CHILD") == "1" {
+		fmt.Printf("level=%s\n", SIMDLevel())
+		return
+	}
+	levels := simdLevels()
+	if got, want := SIMDLevel(), levels[len(levels)-1]; got != want && os.Getenv("CHURON_NOSIMD") == "" {
+		t.Errorf("SIMDLevel() = %q, want the best available, %q", got, want)
+	}
+	envs := []string{"1", ""}
+	if os.Getenv("CHURON_NOSIMD") == "1" {
+		envs = envs[:1] // the best level is unknown here
+	}
+	for _, env := range envs {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSIMDLevelEnv$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "CHURON_SIMD_CHILD=1", "CHURON_NOSIMD="+env)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		want := "level=go"
+		if env == "" {
+			want = "level=" + levels[len(levels)-1]
+		}
+		if !strings.Contains(string(out), want) {
+			t.Errorf("CHURON_NOSIMD=%q: child printed %q, want %q", env, out, want)
+		}
+	}
+	// setSIMDLevel restores what it changed.
+	before := SIMDLevel()
+	restore := setSIMDLevel("go")
+	if SIMDLevel() != "go" {
+		t.Errorf("setSIMDLevel(go): level %q", SIMDLevel())
+	}
+	restore()
+	if SIMDLevel() != before {
+		t.Errorf("after restore: level %q, want %q", SIMDLevel(), before)
+	}
+}
+
+// BenchmarkVecDotRows measures 64 weight rows against one activation row
+// per op (a decode step's matrix-vector product); bytes/s counts the
+// weight rows.
+func BenchmarkVecDotRows(b *testing.B) {
+	r := rand.New(rand.NewPCG(33, 34))
+	const nRows = 64
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, F16} {
+		for _, n := range []int{896, 4096} {
+			if n%typ.BlockSize() != 0 {
+				continue
+			}
+			wrow, _ := typ.RowSize(n)
+			rows := make([]byte, 0, nRows*wrow)
+			for range nRows {
+				rows = append(rows, mustQuantize(b, typ, normalData(r, n, 0.05))...)
+			}
+			at := VecDotType(typ)
+			arow, _ := at.RowSize(n)
+			act := make([]byte, arow)
+			if err := QuantizeActivations(at, normalData(r, n, 1), act); err != nil {
+				b.Fatal(err)
+			}
+			out := make([]float32, nRows)
+			for _, l := range simdLevels() {
+				b.Run(fmt.Sprintf("%v/n=%d/rows=%d/impl=%s", typ, n, nRows, l), func(b *testing.B) {
+					defer setSIMDLevel(l)()
+					b.SetBytes(int64(len(rows)))
+					for b.Loop() {
+						VecDotRows(typ, rows, wrow, nRows, act, n, out)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestVecDotTile checks every element of tiles of several shapes against
+// VecDot at the same level: bit-identical.
+func TestVecDotTile(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(35, 36))
+		for _, typ := range vecDotTypes {
+			at := VecDotType(typ)
+			bs := max(typ.BlockSize(), at.BlockSize())
+			for _, n := range []int{bs, 3 * bs, 4096} {
+				wrow, _ := typ.RowSize(n)
+				arow, _ := at.RowSize(n)
+				const maxRows, maxActs = 5, 9
+				rowStride, actStride := wrow+3, arow+5
+				rows := make([]byte, maxRows*rowStride)
+				for i := range maxRows {
+					copy(rows[i*rowStride:], mustQuantize(t, typ, normalData(r, n, 0.05)))
+				}
+				acts := make([]byte, maxActs*actStride)
+				for i := range maxActs {
+					if err := QuantizeActivations(at, normalData(r, n, 1), acts[i*actStride:i*actStride+arow]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, shape := range [][2]int{{1, 1}, {5, 1}, {1, 4}, {3, 5}, {5, 9}, {2, 8}} {
+					nRows, nActs := shape[0], shape[1]
+					outStride := nRows + 2
+					out := make([]float32, nActs*outStride)
+					for i := range out {
+						out[i] = 42
+					}
+					VecDotTile(typ, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
+					for a := range nActs {
+						for i := range outStride {
+							got := out[a*outStride+i]
+							if i >= nRows {
+								if got != 42 {
+									t.Errorf("%v %dx%d: wrote past a row of the tile", typ, nRows, nActs)
+								}
+								continue
+							}
+							want := VecDot(typ, rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow], n)
+							if math.Float32bits(got) != math.Float32bits(want) {
+								t.Errorf("%v n=%d %dx%d: out[act %d, row %d] = %g, VecDot %g", typ, n, nRows, nActs, a, i, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestVecDotTileBadInput(t *testing.T) {
+	const n = 256
+	wrow, _ := Q4_0.RowSize(n)
+	arow, _ := Q8_0.RowSize(n)
+	rows, acts := make([]byte, 2*wrow), make([]byte, 3*arow)
+	for _, c := range []struct {
+		name                 string
+		rows, acts           []byte
+		rowStride, actStride int
+		out                  []float32
+		outStride            int
+	}{
+		{"short rows", rows[:2*wrow-1], acts, wrow, arow, make([]float32, 6), 2},
+		{"short acts", rows, acts[:3*arow-1], wrow, arow, make([]float32, 6), 2},
+		{"short out", rows, acts, wrow, arow, make([]float32, 5), 2},
+		{"small out stride", rows, acts, wrow, arow, make([]float32, 6), 1},
+		{"small row stride", rows, acts, wrow - 1, arow, make([]float32, 6), 2},
+	} {
+		VecDotTile(Q4_0, c.rows, c.rowStride, 2, c.acts, c.actStride, 3, n, c.out, c.outStride)
+		for i, v := range c.out {
+			if !math.IsNaN(float64(v)) {
+				t.Errorf("%s: out[%d] = %g, want NaN", c.name, i, v)
+			}
+		}
+	}
+}
+
+// BenchmarkVecDotTile measures a 64-row × 16-activation tile per op, the
+// shape of a prefill's matrix product per worker block; bytes/s counts
+// the weight rows once.
+func BenchmarkVecDotTile(b *testing.B) {
+	r := rand.New(rand.NewPCG(37, 38))
+	const nRows, nActs = 64, 16
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, F16} {
+		for _, n := range []int{896, 4096} {
+			if n%typ.BlockSize() != 0 {
+				continue
+			}
+			wrow, _ := typ.RowSize(n)
+			rows := make([]byte, 0, nRows*wrow)
+			for range nRows {
+				rows = append(rows, mustQuantize(b, typ, normalData(r, n, 0.05))...)
+			}
+			at := VecDotType(typ)
+			arow, _ := at.RowSize(n)
+			acts := make([]byte, nActs*arow)
+			for i := range nActs {
+				if err := QuantizeActivations(at, normalData(r, n, 1), acts[i*arow:(i+1)*arow]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			out := make([]float32, nRows*nActs)
+			for _, l := range simdLevels() {
+				b.Run(fmt.Sprintf("%v/n=%d/tile=%dx%d/impl=%s", typ, n, nRows, nActs, l), func(b *testing.B) {
+					defer setSIMDLevel(l)()
+					b.SetBytes(int64(len(rows)))
+					for b.Loop() {
+						VecDotTile(typ, rows, wrow, nRows, acts, arow, nActs, n, out, nRows)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestVecDotF32Levels checks that the typed float32 API equals
+// VecDot(F32) at every level, for lengths around the kernels' steps.
+func TestVecDotF32Levels(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(39, 40))
+		for _, n := range []int{1, 31, 32, 63, 64, 65, 1000, 4096} {
+			w, x := normalData(r, n, 1), normalData(r, n, 1)
+			wb, xb := make([]byte, 4*n), make([]byte, 4*n)
+			for i := range w {
+				binary.LittleEndian.PutUint32(wb[4*i:], math.Float32bits(w[i]))
+				binary.LittleEndian.PutUint32(xb[4*i:], math.Float32bits(x[i]))
+			}
+			got, want := VecDotF32(w, x), VecDot(F32, wb, xb, n)
+			if math.Float32bits(got) != math.Float32bits(want) {
+				t.Errorf("n=%d: VecDotF32 %g, VecDot(F32) %g", n, got, want)
+			}
+			checkClose(t, F32, n, got, vecDotGeneric(F32, wb, xb, n), magnitude(t, F32, wb, xb, n), "VecDotF32")
+		}
+	})
+}
+
+// FuzzVecDotSIMD feeds raw bytes as weight and activation rows (scales
+// forced to powers of two, Q8_K bsums made consistent, so every sum is
+// exact) and requires every level to match the generic code bit for bit,
+// in VecDot and in VecDotMulti.
+func FuzzVecDotSIMD(f *testing.F) {
+	f.Add(uint8(3), uint8(2), []byte{0x80, 0x7f, 0xff, 0x00, 0x88, 0x11})
+	f.Add(uint8(12), uint8(1), []byte{0xff})
+	f.Fuzz(func(t *testing.T, ti, nblk uint8, raw []byte) {
+		if len(raw) == 0 {
+			return
+		}
+		typ := vecDotTypes[int(ti)%len(vecDotTypes)]
+		at := VecDotType(typ)
+		bs := max(typ.BlockSize(), at.BlockSize())
+		n := bs * (1 + int(nblk)%9)
+		r := rand.New(rand.NewPCG(uint64(len(raw)), uint64(raw[0])))
+		pat := func(_ *rand.Rand, i int) byte { return raw[i%len(raw)] ^ byte(i/len(raw)) }
+		wq := exactRow(r, typ, n, pat, false)
+		arow, _ := at.RowSize(n)
+		acts := make([]byte, 5*arow)
+		for i := range 5 {
+			copy(acts[i*arow:], exactRow(r, at, n, pat, false))
+		}
+		want := make([]float32, 5)
+		for i := range 5 {
+			want[i] = vecDotGeneric(typ, wq, acts[i*arow:(i+1)*arow], n)
+		}
+		exact := true
+		for i := range 5 {
+			if magnitude(t, typ, wq, acts[i*arow:(i+1)*arow], n) >= 0x1p20 {
+				exact = false
+			}
+		}
+		out := make([]float32, 5)
+		for _, l := range simdLevels() {
+			restore := setSIMDLevel(l)
+			VecDotMulti(typ, wq, acts, arow, 5, n, out)
+			for i := range 5 {
+				got := VecDot(typ, wq, acts[i*arow:(i+1)*arow], n)
+				if math.Float32bits(got) != math.Float32bits(out[i]) {
+					t.Errorf("%v %s: VecDot %g, VecDotMulti %g", typ, l, got, out[i])
+				}
+				if exact && math.Float32bits(got) != math.Float32bits(want[i]) {
+					t.Errorf("%v n=%d %s: got %g, generic %g", typ, n, l, got, want[i])
+				} else if !exact {
+					checkClose(t, typ, n, got, want[i], magnitude(t, typ, wq, acts[i*arow:(i+1)*arow], n), l)
+				}
+			}
+			restore()
+		}
+	})
+}
+
+// TestVecDotRowsLong covers rows at and past the prepared kernels' limit
+// (16384 elements): each result must still equal VecDot's.
+func TestVecDotRowsLong(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(41, 42))
+		for _, typ := range []Type{Q4_0, Q5_0, Q8_0} {
+			for _, n := range []int{16384, 16416, 16448} {
+				wrow, _ := typ.RowSize(n)
+				arow, _ := Q8_0.RowSize(n)
+				rows := make([]byte, 0, 2*wrow)
+				for range 2 {
+					rows = append(rows, mustQuantize(t, typ, normalData(r, n, 0.05))...)
+				}
+				acts := make([]byte, 5*arow)
+				for i := range 5 {
+					if err := QuantizeActivations(Q8_0, normalData(r, n, 1), acts[i*arow:(i+1)*arow]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				out := make([]float32, 10)
+				VecDotTile(typ, rows, wrow, 2, acts, arow, 5, n, out, 2)
+				for a := range 5 {
+					for i := range 2 {
+						want := VecDot(typ, rows[i*wrow:(i+1)*wrow], acts[a*arow:(a+1)*arow], n)
+						if math.Float32bits(out[a*2+i]) != math.Float32bits(want) {
+							t.Errorf("%v n=%d: tile[%d,%d] = %g, VecDot %g", typ, n, a, i, out[a*2+i], want)
+						}
+					}
+				}
+			}
+		}
+	})
+}
