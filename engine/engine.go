@@ -14,7 +14,6 @@ import (
 	"github.com/churon/churon/engine/backend/cpu"
 	"github.com/churon/churon/engine/chat"
 	"github.com/churon/churon/engine/gguf"
-	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/engine/tokenizer"
 )
 
@@ -177,7 +176,6 @@ func (m *Model) describe() {
 	in.ContextLength = cfg.Context
 	in.Layers, in.Embedding, in.Heads, in.KVHeads, in.VocabSize = cfg.Layers, cfg.Embd, cfg.Heads, cfg.KVHeads, cfg.Vocab
 	in.QuantMix = map[string]int{}
-	bytesByType := map[quant.Type]uint64{}
 	for _, t := range f.Tensors {
 		n := int64(1)
 		for _, d := range t.Shape {
@@ -186,23 +184,8 @@ func (m *Model) describe() {
 		in.Parameters += n
 		in.QuantMix[t.Type.String()]++
 		in.WeightBytes += int64(t.Size)
-		if len(t.Shape) >= 2 {
-			bytesByType[t.Type] += t.Size
-		}
 	}
-	var best quant.Type
-	var bestBytes uint64
-	for t, b := range bytesByType {
-		if b > bestBytes || (b == bestBytes && t < best) {
-			best, bestBytes = t, b
-		}
-	}
-	in.FileType = best.String()
-	if ft, ok := f.Uint("general.file_type"); ok {
-		if name, ok := fileTypeNames[ft]; ok {
-			in.FileType = name
-		}
-	}
+	in.FileType = f.FileType()
 	if st, err := os.Stat(m.path); err == nil {
 		in.FileBytes = st.Size()
 	}

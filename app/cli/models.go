@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/churon/churon/app/paths"
+	"github.com/churon/churon/models/download"
+	"github.com/churon/churon/models/fit"
+	"github.com/churon/churon/models/hub"
+	"github.com/churon/churon/models/library"
+)
+
+func init() {
+	register("pull", "download a model: pull REPO[:FILE|QUANT] or pull --url URL [--sha256 HEX]", runPull)
+	register("models", "list the models in the library", runModels)
+	register("rm", "delete a model from the library", runRm)
+}
+
+// Environment overrides for the hub (tests, mirrors) and its token.
+const (
+	envHubURL = "CHURON_HUB_URL"
+	envToken  = "HF_TOKEN"
+)
+
+func libraryDir(flagDir string) string {
+	if flagDir != "" {
+		return flagDir
+	}
+	return filepath.Join(paths.DataDir(), "models")
+}
+
+func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("pull", stderr)
+	rawURL := fs.String("url", "", "download this URL instead of a hub file")
+	sum := fs.String("sha256", "", "expected SHA-256 (hex) of the file")
+	out := fs.String("o", "", "folder to download into (default: the library folder)")
+	conns := fs.Int("connections", 4, "parallel connections per file")
+	rev := fs.String("revision", "main", "hub revision (branch, tag or commit)")
+	ctxLen := fs.Int("ctx", 0, "context length for the memory check (0: the model's, at most 8192)")
+	force := fs.Bool("force", false, "download even if the memory check says it will not fit, or replace an existing file")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	dir := libraryDir(*out)
+	lib, err := library.Open(dir)
+	if err != nil {
+		return err
+	}
+	opt := download.Options{Connections: *conns, Overwrite: *force}
+	hc := hub.New(hub.Options{BaseURL: os.Getenv(envHubURL), Token: os.Getenv(envToken)})
+	opt.Authorize = hc.Authorize
+
+	type job struct {
+		req    download.Request
+		origin library.Origin
+	}
+	var jobs []job
+	switch {
+	case *rawURL != "" && len(pos) == 0:
+		u, err := url.Parse(*rawURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || path.Base(u.Path) == "" || path.Base(u.Path) == "/" {
+			return usagef("--url needs an http(s) URL ending in a file name")
+		}
+		name := path.Base(u.Path)
+		jobs = append(jobs, job{download.Request{URL: *rawURL, Dest: filepath.Join(dir, name), SHA256: *sum, Label: name},
+			library.Origin{URL: *rawURL, File: name, SHA256: strings.ToLower(*sum)}})
+	case *rawURL == "" && len(pos) == 1:
+		repo, want, _ := strings.Cut(pos[0], ":")
+		files, err := hc.Files(ctx, repo, *rev)
+		if err != nil {
+			return err
+		}
+		vs := hub.Variants(files)
+		if len(vs) == 0 {
+			return fmt.Errorf("%s has no GGUF files", repo)
+		}
+		v, ok := hub.Pick(vs, want)
+		if !ok {
+			var names []string
+			for _, v := range vs {
+				names = append(names, v.Quant+" ("+path.Base(v.Files[0].Path)+")")
+			}
+			return fmt.Errorf("%s has no %q; it has: %s", repo, want, strings.Join(names, ", "))
+		}
+		if !v.Complete {
+			return fmt.Errorf("%s: %s is missing parts on the hub", repo, v.Name)
+		}
+		// The memory check reads only the header of the first part.
+		if meta, stats, err := fit.Remote(ctx, hc.ResolveURL(repo, *rev, v.Files[0].Path), fit.RemoteOptions{Authorize: hc.Authorize}); err == nil {
+			meta.WeightBytes = v.Size - meta.HeaderBytes
+			mem, _ := fit.SystemMemory()
+			res := fit.Check(fit.EstimateMemory(meta, *ctxLen), mem)
+			fmt.Fprintf(stderr, "%s %s: %s (header read in %d bytes)\n", repo, v.Quant, res, stats.BytesFetched)
+			if res.Verdict == fit.WontFit && !*force {
+				return fmt.Errorf("the model will not fit in this machine's memory; pass --force to download it anyway")
+			}
+		} else {
+			fmt.Fprintf(stderr, "memory check skipped: %v\n", err)
+		}
+		for i, f := range v.Files {
+			label := path.Base(f.Path)
+			if len(v.Files) > 1 {
+				label = fmt.Sprintf("%s (part %d of %d)", v.Name, i+1, len(v.Files))
+			}
+			dest := filepath.Join(dir, filepath.FromSlash(repo), path.Base(f.Path))
+			jobs = append(jobs, job{download.Request{URL: hc.ResolveURL(repo, *rev, f.Path), Dest: dest, SHA256: f.SHA256, Size: f.Size, Label: label},
+				library.Origin{Repo: repo, Revision: *rev, File: f.Path, SHA256: f.SHA256}})
+		}
+	default:
+		return usagef("usage: churon pull REPO[:FILE|QUANT] | churon pull --url URL [--sha256 HEX] [-o DIR]")
+	}
+
+	tty := isTerminal(stderr)
+	for _, j := range jobs {
+		d := download.Start(ctx, j.req, opt)
+		showProgress(d, stderr, tty)
+		if err := d.Err(); err != nil {
+			return err
+		}
+		if d.BytesComplete() > d.BytesFetched() && d.BytesFetched() > 0 {
+			fmt.Fprintf(stderr, "resumed: %s were already on disk\n", download.FormatBytes(d.BytesComplete()-d.BytesFetched()))
+		}
+		if err := lib.Record(j.req.Dest, j.origin); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, j.req.Dest)
+	}
+	return nil
+}
+
+// showProgress draws a bar on a terminal, or a line every few seconds
+// otherwise, until the download ends.
+func showProgress(d *download.Download, w io.Writer, tty bool) {
+	label := d.Request().Label
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	lastLine := time.Now()
+	for {
+		select {
+		case <-d.Done():
+			if tty {
+				fmt.Fprintf(w, "\r%s\x1b[K\n", progressLine(d, label, true))
+			} else {
+				fmt.Fprintln(w, progressLine(d, label, false))
+			}
+			return
+		case <-tick.C:
+			if tty {
+				fmt.Fprintf(w, "\r%s\x1b[K", progressLine(d, label, true))
+			} else if time.Since(lastLine) >= 5*time.Second {
+				fmt.Fprintln(w, progressLine(d, label, false))
+				lastLine = time.Now()
+			}
+		}
+	}
+}
+
+func progressLine(d *download.Download, label string, bar bool) string {
+	size := d.Size()
+	done := d.BytesComplete()
+	s := label + " "
+	if bar {
+		const width = 30
+		filled := int(d.Progress() * width)
+		s += "[" + strings.Repeat("#", filled) + strings.Repeat(".", width-filled) + "] "
+	}
+	if size >= 0 {
+		s += fmt.Sprintf("%3.0f%% %s/%s", d.Progress()*100, download.FormatBytes(done), download.FormatBytes(size))
+	} else {
+		s += download.FormatBytes(done)
+	}
+	switch st := d.Status(); st {
+	case download.Running:
+		if r := d.Rate(); r > 0 {
+			s += fmt.Sprintf(" %s/s", download.FormatBytes(int64(r)))
+		}
+		if eta := d.ETA(); eta >= 0 {
+			s += " ETA " + eta.Round(time.Second).String()
+		}
+	default:
+		s += " " + st.String()
+	}
+	return s
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	// /dev/null is a character device too: ask the terminal driver.
+	return isatty.IsTerminal(f.Fd())
+}
+
+// modelJSON is the stable shape of `churon models --json` (one array).
+type modelJSON struct {
+	Name          string         `json:"name"`
+	Path          string         `json:"path"`
+	Parts         []string       `json:"parts,omitempty"`
+	Size          int64          `json:"size"`
+	Architecture  string         `json:"architecture"`
+	Parameters    int64          `json:"parameters"`
+	Quant         string         `json:"quant"`
+	ContextLength int            `json:"context_length"`
+	HasTemplate   bool           `json:"has_template"`
+	Managed       bool           `json:"managed"`
+	Origin        library.Origin `json:"origin"`
+	Error         string         `json:"error,omitempty"`
+}
+
+func runModels(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("models", stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	dir := fs.String("dir", "", "library folder (default: the app's)")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	lib, err := library.Open(libraryDir(*dir))
+	if err != nil {
+		return err
+	}
+	ms, err := lib.List(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		out := []modelJSON{}
+		for _, m := range ms {
+			out = append(out, modelJSON{Name: m.Name(), Path: m.Path, Parts: m.Parts, Size: m.Size, Architecture: m.Meta.Architecture,
+				Parameters: m.Meta.Parameters, Quant: m.Meta.Quant, ContextLength: m.Meta.ContextLength, HasTemplate: m.Meta.HasTemplate,
+				Managed: m.Managed, Origin: m.Origin, Error: m.Err})
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	if len(ms) == 0 {
+		fmt.Fprintf(stdout, "no models in %s yet; try: churon pull Qwen/Qwen2.5-0.5B-Instruct-GGUF\n", lib.Dir())
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tARCH\tPARAMS\tQUANT\tSIZE\tCONTEXT\tPATH")
+	for _, m := range ms {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", m.Name(), m.Meta.Architecture, params(m.Meta.Parameters), m.Meta.Quant,
+			download.FormatBytes(m.Size), m.Meta.ContextLength, m.Path)
+	}
+	return tw.Flush()
+}
+
+func params(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.0fM", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.0fK", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+func runRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("rm", stderr)
+	yes := fs.Bool("y", false, "do not ask for confirmation")
+	dir := fs.String("dir", "", "library folder (default: the app's)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: churon rm [-y] MODEL (a name or path from 'churon models')")
+	}
+	lib, err := library.Open(libraryDir(*dir))
+	if err != nil {
+		return err
+	}
+	m, err := lib.Find(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	if !*yes {
+		if !isTerminal(os.Stdin) {
+			return usagef("pass -y to delete %s without a question", m.Path)
+		}
+		fmt.Fprintf(stderr, "Delete %s (%s)? [y/N] ", m.Path, download.FormatBytes(m.Size))
+		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			return errors.New("not deleted")
+		}
+	}
+	deleted, err := lib.Delete(m)
+	if err != nil {
+		return err
+	}
+	if deleted {
+		fmt.Fprintf(stdout, "deleted %s\n", m.Path)
+	} else {
+		fmt.Fprintf(stdout, "removed %s from the library (the file is not Churon's and was left in place)\n", m.Path)
+	}
+	return nil
+}

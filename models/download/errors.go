@@ -1,0 +1,91 @@
+package download
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors; the UI picks its message with errors.Is.
+var (
+	// ErrCanceled: Cancel was called; the partial data is gone.
+	ErrCanceled = errors.New("download: canceled")
+	// ErrChecksum: the finished file's SHA-256 is not the expected one.
+	// Nothing is kept. The error is a *ChecksumError.
+	ErrChecksum = errors.New("download: SHA-256 mismatch")
+	// ErrInsufficientSpace: the destination disk has too little room. The
+	// error is a *SpaceError.
+	ErrInsufficientSpace = errors.New("download: not enough free disk space")
+	// ErrDiskFull: a write failed because the disk filled up. The partial
+	// data is kept, so the download resumes once space is freed.
+	ErrDiskFull = errors.New("download: disk full")
+	// ErrExists: the destination already exists and could not be shown to
+	// be the requested file.
+	ErrExists = errors.New("download: destination already exists")
+	// ErrSizeMismatch: the server's size differs from the expected one.
+	ErrSizeMismatch = errors.New("download: size differs from the expected size")
+	// ErrUnauthorized: the server wants credentials (a gated repository
+	// needs an access token) or refused the ones given.
+	ErrUnauthorized = errors.New("download: access denied (the model may need an access token)")
+	// ErrNotFound: the server has no such file.
+	ErrNotFound = errors.New("download: not found")
+	// ErrHTTP: any other failed response. The error is an *HTTPError.
+	ErrHTTP = errors.New("download: HTTP error")
+	// ErrGaveUp: too many attempts failed without progress.
+	ErrGaveUp = errors.New("download: giving up after repeated failures")
+	// ErrRemoteChanged: the file on the server changed during the download
+	// (or the server stopped honouring ranges) and restarting did not help.
+	ErrRemoteChanged = errors.New("download: the file on the server changed")
+	// ErrClosed: the Manager is closed.
+	ErrClosed = errors.New("download: manager closed")
+)
+
+// ChecksumError reports a SHA-256 mismatch.
+type ChecksumError struct {
+	Path          string
+	Expected, Got string
+}
+
+func (e *ChecksumError) Error() string {
+	return fmt.Sprintf("download: %s: SHA-256 mismatch: expected %s, got %s (the downloaded data was discarded)", e.Path, e.Expected, e.Got)
+}
+
+func (e *ChecksumError) Is(target error) bool { return target == ErrChecksum }
+
+// SpaceError reports a failed free-space check.
+type SpaceError struct {
+	Dir             string
+	Need, Available int64 // bytes; Need includes the safety margin
+}
+
+func (e *SpaceError) Error() string {
+	return fmt.Sprintf("download: not enough free disk space in %s: need %s (including a safety margin), %s available",
+		e.Dir, FormatBytes(e.Need), FormatBytes(e.Available))
+}
+
+func (e *SpaceError) Is(target error) bool { return target == ErrInsufficientSpace }
+
+// HTTPError is an unexpected HTTP status.
+type HTTPError struct {
+	URL    string
+	Status int
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("download: %s: HTTP %d", redact(e.URL), e.Status)
+}
+
+func (e *HTTPError) Is(target error) bool { return target == ErrHTTP }
+
+// FormatBytes writes a byte count in binary units ("1.5 GiB").
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

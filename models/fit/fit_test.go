@@ -1,0 +1,164 @@
+package fit
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/churon/churon/internal/synth"
+)
+
+func synthModel(t *testing.T) string {
+	t.Helper()
+	s := synth.Tiny("llama")
+	s.Embd, s.FF, s.Layers, s.Heads, s.KVHeads, s.Vocab, s.Context = 256, 512, 4, 8, 2, 1000, 4096
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := synth.Write(path, s); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// rangeServer serves a file with Range support and counts body bytes.
+func rangeServer(t *testing.T, path string, ranges bool) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, err := os.Open(path)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		defer f.Close()
+		if !ranges {
+			r.Header.Del("Range")
+		}
+		cw := &countingWriter{ResponseWriter: w, n: &sent}
+		http.ServeContent(cw, r, "", time.Time{}, f)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &sent
+}
+
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func TestRemoteEqualsLocal(t *testing.T) {
+	path := synthModel(t)
+	local, err := Local(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, sent := rangeServer(t, path, true)
+	remote, stats, err := Remote(context.Background(), srv.URL+"/tiny.gguf?sig=secret", RemoteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local.Name, remote.Name = "", "" // the file name is not in the header
+	if local != remote {
+		t.Fatalf("remote %+v\nlocal  %+v", remote, local)
+	}
+	// The handler counts a write once it returns, which can be after the
+	// client has read it.
+	for i := 0; i < 100 && sent.Load() < stats.BytesFetched; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if stats.BytesFetched != sent.Load() || stats.FileSize != local.FileBytes {
+		t.Errorf("stats %+v, server sent %d", stats, sent.Load())
+	}
+	// Only the header, plus at most one read-ahead chunk.
+	if stats.BytesFetched < local.HeaderBytes || stats.BytesFetched > local.HeaderBytes+1<<20 || stats.BytesFetched >= local.FileBytes/4 {
+		t.Errorf("fetched %d bytes for a %d-byte header of a %d-byte file", stats.BytesFetched, local.HeaderBytes, local.FileBytes)
+	}
+	if EstimateMemory(remote, 2048) != EstimateMemory(local, 2048) {
+		t.Error("estimates differ")
+	}
+	t.Logf("header %d bytes of %d; fetched %d in %d requests", local.HeaderBytes, local.FileBytes, stats.BytesFetched, stats.Requests)
+	if local.Architecture != "llama" || local.Layers != 4 || local.KVHeads != 2 || local.HeadDimK != 32 ||
+		local.ContextLength != 4096 || !local.HasTemplate || local.Parameters == 0 || local.Quant != "F32" {
+		t.Errorf("meta %+v", local)
+	}
+}
+
+func TestRemoteWithoutRanges(t *testing.T) {
+	path := synthModel(t)
+	srv, _ := rangeServer(t, path, false)
+	_, stats, err := Remote(context.Background(), srv.URL, RemoteOptions{})
+	if !errors.Is(err, ErrNoRanges) {
+		t.Fatalf("err = %v", err)
+	}
+	if stats.BytesFetched != 0 {
+		t.Errorf("read %d bytes of a whole-file answer", stats.BytesFetched)
+	}
+}
+
+func TestEstimate(t *testing.T) {
+	m := Meta{Layers: 32, KVHeads: 8, HeadDimK: 128, HeadDimV: 128, Heads: 32, Embedding: 4096, WeightBytes: 4 << 30, ContextLength: 131072}
+	e := EstimateMemory(m, 8192)
+	// 32 layers × 8192 × 2 × 8 × 128 × 2 bytes = 1 GiB: Llama 3 8B's F16 cache at 8k.
+	if e.KVCache != 1<<30 {
+		t.Errorf("KV cache %d; want 1 GiB", e.KVCache)
+	}
+	if e.Total != e.Weights+e.KVCache+e.Overhead || e.Overhead < baseOverhead || e.Overhead > 2<<30 {
+		t.Errorf("%+v", e)
+	}
+	if d := EstimateMemory(m, 0); d.Context != 8192 {
+		t.Errorf("default context %d", d.Context)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	const G = 1 << 30
+	cases := []struct {
+		need      int64
+		total, av int64
+		want      Verdict
+	}{
+		{4 * G, 16 * G, 10 * G, Fits},
+		{9 * G, 16 * G, 10 * G, Tight},
+		{14 * G, 16 * G, 10 * G, Tight},
+		{15 * G, 16 * G, 10 * G, WontFit},
+		{4 * G, 0, 0, Unknown},
+	}
+	for _, c := range cases {
+		r := Check(Estimate{Total: c.need}, Memory{Total: c.total, Available: c.av})
+		if r.Verdict != c.want || r.Name != c.want.String() {
+			t.Errorf("need %d of %d/%d: %v; want %v", c.need, c.av, c.total, r.Verdict, c.want)
+		}
+		if !strings.Contains(r.String(), "GiB") {
+			t.Errorf("%q", r)
+		}
+	}
+}
+
+func TestMeminfo(t *testing.T) {
+	m, err := parseMeminfo([]byte("MemTotal:       16301220 kB\nMemFree:         1000000 kB\nMemAvailable:    8000000 kB\nCached: 1 kB\n"))
+	if err != nil || m.Total != 16301220*1024 || m.Available != 8000000*1024 {
+		t.Fatalf("%+v %v", m, err)
+	}
+	old, err := parseMeminfo([]byte("MemTotal: 100 kB\nMemFree: 10 kB\nBuffers: 5 kB\nCached: 20 kB\n"))
+	if err != nil || old.Available != 35*1024 {
+		t.Fatalf("%+v %v", old, err)
+	}
+	if _, err := parseMeminfo([]byte("garbage")); err == nil {
+		t.Error("no error for garbage")
+	}
+	if sys, err := SystemMemory(); err != nil || sys.Total <= 0 || sys.Available <= 0 {
+		t.Errorf("SystemMemory: %+v %v", sys, err)
+	}
+}
