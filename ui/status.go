@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/churon/churon/internal/units"
 	"os"
 	"runtime"
 	"strconv"
@@ -57,7 +58,7 @@ func (s *statusLine) refresh() {
 			}
 			parts = append(parts, b)
 		}
-		parts = append(parts, lang.X("status.weights", "weights {{.Size}}", map[string]any{"Size": formatBytes(m.WeightBytes)}))
+		parts = append(parts, lang.X("status.weights", "weights {{.Size}}", map[string]any{"Size": units.Bytes(m.WeightBytes)}))
 	case u.loadingPath != "":
 		parts = append(parts, lang.X("status.loading", "Loading {{.Name}}… {{.Pct}}%",
 			map[string]any{"Name": modelLabel(u.loadingPath), "Pct": int(u.loadProgress * 100)}))
@@ -65,7 +66,7 @@ func (s *statusLine) refresh() {
 		parts = append(parts, lang.X("status.nomodel", "No model loaded"))
 	}
 	if rss := residentBytes(); rss > 0 {
-		parts = append(parts, lang.X("status.memory", "memory {{.Size}}", map[string]any{"Size": formatBytes(rss)}))
+		parts = append(parts, lang.X("status.memory", "memory {{.Size}}", map[string]any{"Size": units.Bytes(rss)}))
 	}
 	s.left.SetText(strings.Join(parts, "  ·  "))
 }
@@ -98,15 +99,5 @@ func residentBytes() int64 {
 	return int64(ms.Sys)
 }
 
-func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
-}
+// formatBytes is units.Bytes under the name the views use.
+var formatBytes = units.Bytes

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/churon/churon/internal/units"
 	"io"
 	"math"
 	"os"
@@ -161,7 +162,7 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "context:       %d tokens (trained)\n", in.ContextLength)
 	fmt.Fprintf(stdout, "vocabulary:    %d tokens\n", in.VocabSize)
 	fmt.Fprintf(stdout, "chat template: %v\n", in.HasTemplate)
-	fmt.Fprintf(stdout, "file:          %s (%s)\n", in.Path, humanBytes(in.FileBytes))
+	fmt.Fprintf(stdout, "file:          %s (%s)\n", in.Path, units.Bytes(in.FileBytes))
 	fmt.Fprintf(stdout, "backend:       %s\n", in.Backend)
 	return nil
 }
@@ -176,19 +177,6 @@ func humanCount(n int64) string {
 		return fmt.Sprintf("%.1fK", float64(n)/1e3)
 	}
 	return strconv.FormatInt(n, 10)
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // openTokenizer reads only the vocabulary, so vocab-only GGUF files work.

@@ -3,6 +3,7 @@ package download
 import (
 	"errors"
 	"fmt"
+	"github.com/churon/churon/internal/units"
 )
 
 // Sentinel errors; the UI picks its message with errors.Is.
@@ -76,16 +77,6 @@ func (e *HTTPError) Error() string {
 
 func (e *HTTPError) Is(target error) bool { return target == ErrHTTP }
 
-// FormatBytes writes a byte count in binary units ("1.5 GiB").
-func FormatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+// FormatBytes writes a byte count in binary units ("1.5 GiB"); it is
+// units.Bytes, offered here for the package's users.
+func FormatBytes(n int64) string { return units.Bytes(n) }

@@ -1,0 +1,17 @@
+package units
+
+import "testing"
+
+func TestBytes(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 B"}, {1023, "1023 B"}, {1024, "1.0 KiB"}, {1536, "1.5 KiB"},
+		{5 << 20, "5.0 MiB"}, {3 << 30, "3.0 GiB"}, {1 << 62, "4.0 EiB"}, {-2048, "-2.0 KiB"},
+	} {
+		if got := Bytes(tc.n); got != tc.want {
+			t.Errorf("Bytes(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}
