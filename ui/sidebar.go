@@ -70,7 +70,7 @@ func newSidebar(u *UI) *sidebar {
 	s.undo.Hide()
 
 	s.hint = newMuted(theme.SizeNameText, fyne.TextWrapWord)
-	top := container.NewVBox(s.newChat, s.search)
+	top := container.NewVBox(s.newChat, container.NewBorder(nil, nil, nil, newLibraryMenu(u), s.search))
 	s.content = container.NewBorder(container.NewPadded(top), s.undo, nil, nil,
 		container.NewStack(s.list, container.NewVBox(s.hint)))
 	return s
@@ -346,6 +346,7 @@ func (it *convItem) onMenu() {
 	m := fyne.NewMenu("",
 		fyne.NewMenuItem(lang.X("sidebar.rename", "Rename"), func() { it.s.onRename(c) }),
 		fyne.NewMenuItem(pin, func() { it.s.onPin(c) }),
+		fyne.NewMenuItem(lang.X("sidebar.export", "Export…"), func() { it.s.ui.onExport([]int64{c.ID}, false) }),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem(lang.X("sidebar.delete", "Delete"), func() { it.s.onDelete(c) }),
 	)

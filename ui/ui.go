@@ -113,6 +113,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 		_, _ = locale.Set("")
 	}
 	u.build()
+	w.SetOnDropped(u.onDropped) // a JSON export dropped on the window is imported (export.go)
 	if st, err := u.s.Status(); err == nil {
 		u.applyStatus(st)
 	}

@@ -47,6 +47,15 @@
 // leaves lists and search at once, RestoreConversation undoes it, and
 // PurgeDeleted removes trashed conversations and their messages for good.
 //
+// # Import
+//
+// Import adds conversations from elsewhere (app/export reads them from a
+// JSON export) in one transaction, keeping their timestamps and every
+// generation field. A conversation already in the library — same creation
+// millisecond, and one history a prefix of the other — is skipped or, when
+// the imported one is longer, extended with the turns it lacks: importing
+// the same file twice never duplicates a chat.
+//
 // A Store is safe for concurrent use, and several processes may share the
 // file (the desktop app and `churon chat`).
 //

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -64,7 +65,9 @@ func scanMessage(r scanner) (Message, error) {
 	err := r.Scan(&m.ID, &m.ConversationID, &m.Position, &m.Role, &m.Content, &created, &updated, &m.Model, &m.Quant, &m.Sampler,
 		&m.PromptTokens, &m.GenTokens, &ttftMs, &m.PromptTPS, &m.GenTPS, &m.FinishReason)
 	m.Created, m.Updated = fromMillis(created), fromMillis(updated)
-	m.TTFT = time.Duration(ttftMs * float64(time.Millisecond))
+	// Rounded, not truncated: a duration written as ttftMs(d) reads back
+	// as d exactly, so export → import → export is stable.
+	m.TTFT = time.Duration(math.Round(ttftMs * float64(time.Millisecond)))
 	return m, err
 }
 

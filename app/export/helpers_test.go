@@ -1,0 +1,88 @@
+package export
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/churon/churon/app/store"
+)
+
+// fixedNow is the export time of every test: outputs are repeatable.
+var fixedNow = time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
+
+// testOpt shows dates in UTC at a fixed export time.
+func testOpt() Options {
+	return Options{Location: time.UTC, Now: func() time.Time { return fixedNow }}
+}
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "churon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// acceptance is the issue's acceptance conversation (Korean text, a
+// table, fenced code, <script>alert(1)</script> and other injections),
+// read from testdata/acceptance.json.
+func acceptance(t *testing.T) Chat {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "acceptance.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ics, err := doc.Chats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ics) != 1 {
+		t.Fatalf("acceptance.json holds %d conversations", len(ics))
+	}
+	c := Chat{Conversation: ics[0].Conversation, Messages: ics[0].Messages}
+	c.Conversation.ID = 7
+	for i := range c.Messages {
+		c.Messages[i].ID = int64(21 + i)
+		c.Messages[i].ConversationID = 7
+		c.Messages[i].Position = i + 1
+	}
+	return c
+}
+
+// addChat stores a conversation with a user turn and a finished answer.
+func addChat(t *testing.T, st *store.Store, title, question, answer string) store.Conversation {
+	t.Helper()
+	ctx := context.Background()
+	c, err := st.CreateConversation(ctx, store.Conversation{Title: title, SystemPrompt: "Be brief.",
+		Sampler: `{"temperature":0.8,"top_k":40,"seed":-1}`, ModelPath: "/models/tiny-q8_0.gguf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleUser, Content: question}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := st.AppendAssistant(ctx, c.ID, store.Message{Model: "tiny-q8_0.gguf", Quant: "Q8_0", Sampler: `{"temperature":0.8,"top_k":40,"seed":99}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Content, a.PromptTokens, a.GenTokens = answer, 17, 5
+	a.TTFT, a.PromptTPS, a.GenTPS, a.FinishReason = 123456789*time.Nanosecond, 250.25, 33.3, "eos"
+	if err := st.FinishMessage(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	c, err = st.Conversation(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -1,0 +1,315 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/app/export"
+	"github.com/churon/churon/app/store"
+)
+
+// Export and import in the window: the chat menu's "Export…", the
+// sidebar's library menu (this chat, all chats, import), and JSON or zip
+// files dropped on the window. The work itself is app/export's; what is
+// here picks the chats and the format, asks where to save, and reports.
+
+// exportRequest is what the person chose: which chats (all of them when
+// All; one file when one chat, else a zip) in which format.
+type exportRequest struct {
+	IDs        []int64
+	All        bool
+	Format     export.Format
+	NoMetadata bool
+}
+
+// zipped reports whether the request writes a zip.
+func (r exportRequest) zipped() bool { return r.All || len(r.IDs) != 1 }
+
+// settingExportFormat remembers the last format chosen.
+const settingExportFormat = "ui.export_format"
+
+// exportData writes the chats of req to w. It reads the store only, so it
+// may run on any goroutine.
+func (u *UI) exportData(ctx context.Context, w io.Writer, req exportRequest) error {
+	st := u.s.Store()
+	opt := export.Options{NoMetadata: req.NoMetadata, Generator: "Churon"}
+	var chats []export.Chat
+	if req.All {
+		all, err := export.LoadAll(ctx, st)
+		if err != nil {
+			return err
+		}
+		chats = all
+	} else {
+		for _, id := range req.IDs {
+			c, err := export.Load(ctx, st, id)
+			if err != nil {
+				return err
+			}
+			chats = append(chats, c)
+		}
+	}
+	if !req.zipped() {
+		return export.Write(w, req.Format, chats[0], opt)
+	}
+	return export.WriteZip(w, req.Format, chats, opt)
+}
+
+// exportFileName suggests the saved file's name.
+func (u *UI) exportFileName(req exportRequest) string {
+	if req.zipped() {
+		return export.ZipName(time.Now())
+	}
+	c, err := u.s.Conversation(req.IDs[0])
+	if err != nil {
+		return "chat" + req.Format.Ext()
+	}
+	return export.FileName(c, req.Format)
+}
+
+// onExport asks for a format, then where to save. ids are the chats to
+// export; all exports the whole library (ids ignored).
+func (u *UI) onExport(ids []int64, all bool) {
+	if !all && len(ids) == 0 {
+		return
+	}
+	u.showExportChooser(exportRequest{IDs: ids, All: all}, func(req exportRequest) {
+		u.setSetting(settingExportFormat, string(req.Format))
+		showSaveDialog(u, req)
+	})
+}
+
+// showExportChooser shows the format chooser; then runs with the request
+// completed when the person presses Export.
+func (u *UI) showExportChooser(req exportRequest, then func(exportRequest)) {
+	names := make([]string, len(export.Formats))
+	byName := map[string]export.Format{}
+	for i, f := range export.Formats {
+		names[i] = formatLabel(f)
+		byName[names[i]] = f
+	}
+	radio := widget.NewRadioGroup(names, nil)
+	radio.Required = true
+	radio.SetSelected(names[0])
+	if v, ok := u.setting(settingExportFormat); ok {
+		if f, err := export.ParseFormat(v); err == nil {
+			radio.SetSelected(formatLabel(f))
+		}
+	}
+	meta := widget.NewCheck(lang.X("export.metadata", "Include generation details (tokens, speed, sampler settings)"), nil)
+	meta.SetChecked(true)
+	items := []fyne.CanvasObject{radio, meta}
+	if req.zipped() {
+		note := widget.NewLabel(lang.X("export.zipnote", "The chats are saved as one .zip file: a file per chat and an index."))
+		note.Wrapping = fyne.TextWrapWord
+		items = append(items, note)
+	}
+	title := lang.X("export.title.one", "Export chat")
+	if req.zipped() {
+		title = lang.X("export.title.all", "Export all chats")
+	}
+	d := dialog.NewCustomConfirm(title, lang.X("export.next", "Export…"), lang.X("dialog.cancel", "Cancel"),
+		container.NewVBox(items...), func(ok bool) {
+			if !ok {
+				return
+			}
+			req.Format = byName[radio.Selected]
+			if req.Format == "" {
+				req.Format = export.Markdown
+			}
+			req.NoMetadata = !meta.Checked
+			then(req)
+		}, u.win)
+	d.Resize(fyne.NewSize(460, d.MinSize().Height))
+	d.Show()
+}
+
+func formatLabel(f export.Format) string {
+	switch f {
+	case export.Markdown:
+		return lang.X("export.format.md", "Markdown (.md)")
+	case export.HTML:
+		return lang.X("export.format.html", "Web page (.html)")
+	case export.JSON:
+		return lang.X("export.format.json", "JSON, to import again (.json)")
+	case export.Text:
+		return lang.X("export.format.txt", "Plain text (.txt)")
+	}
+	return string(f)
+}
+
+// showSaveDialog asks where to save and writes the export there. A
+// variable so that tests can stand in for the file dialog.
+var showSaveDialog = func(u *UI, req exportRequest) {
+	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
+		if err != nil {
+			u.showError(err)
+			return
+		}
+		if w == nil {
+			return // cancelled
+		}
+		u.saveExport(w, req)
+	}, u.win)
+	d.SetFileName(u.exportFileName(req))
+	ext := req.Format.Ext()
+	if req.zipped() {
+		ext = ".zip"
+	}
+	d.SetFilter(storage.NewExtensionFileFilter([]string{ext}))
+	d.Resize(fyne.NewSize(820, 560))
+	d.Show()
+}
+
+// saveExport writes the export to w off Fyne's goroutine and reports. The
+// export is made in memory first, so a failure leaves the file empty
+// rather than half-written.
+func (u *UI) saveExport(w fyne.URIWriteCloser, req exportRequest) {
+	go func() {
+		var buf bytes.Buffer
+		err := u.exportData(u.ctx, &buf, req)
+		if err == nil {
+			_, err = w.Write(buf.Bytes())
+		}
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		name := w.URI().Name()
+		u.do(func() { u.afterExport(name, err) })
+	}()
+}
+
+func (u *UI) afterExport(name string, err error) {
+	if err != nil {
+		u.showError(fmt.Errorf("%s: %w", lang.X("export.failed", "Export failed"), err))
+		return
+	}
+	u.banner(lang.X("export.done", "Saved {{.Name}}.", map[string]any{"Name": name}), false)
+}
+
+// onImport asks for a JSON export (or a zip of them) and imports it.
+func (u *UI) onImport() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			u.showError(err)
+			return
+		}
+		if r == nil {
+			return // cancelled
+		}
+		u.importAsync(r, r.URI().Name())
+	}, u.win)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".json", ".zip", ".JSON", ".ZIP"}))
+	d.Resize(fyne.NewSize(820, 560))
+	d.Show()
+}
+
+// onDropped imports the JSON and zip files dropped on the window.
+func (u *UI) onDropped(_ fyne.Position, uris []fyne.URI) {
+	for _, uri := range uris {
+		switch strings.ToLower(uri.Extension()) {
+		case ".json", ".zip":
+		default:
+			u.banner(lang.X("import.notjson", "“{{.Name}}” is not a chat export: drop a .json file (or a .zip of them) exported by Churon.",
+				map[string]any{"Name": uri.Name()}), true)
+			continue
+		}
+		r, err := openURI(uri)
+		if err != nil {
+			u.showError(err)
+			continue
+		}
+		u.importAsync(r, uri.Name())
+	}
+}
+
+// openURI opens a dropped file. Files are read directly; other schemes go
+// through Fyne's storage repositories.
+func openURI(uri fyne.URI) (io.ReadCloser, error) {
+	if uri.Scheme() == "file" {
+		return os.Open(filepath.FromSlash(uri.Path()))
+	}
+	return storage.Reader(uri)
+}
+
+// importAsync imports r off Fyne's goroutine, then reports and shows
+// the new chats.
+func (u *UI) importAsync(r io.ReadCloser, name string) {
+	go func() {
+		res, err := u.importData(u.ctx, r)
+		r.Close()
+		u.do(func() { u.afterImport(name, res, err) })
+	}()
+}
+
+// importData imports a JSON export or a zip of them into the library, all
+// or nothing. Safe from any goroutine.
+func (u *UI) importData(ctx context.Context, r io.Reader) (store.ImportResult, error) {
+	return export.Import(ctx, u.s.Store(), r)
+}
+
+// afterImport shows the outcome and the imported chats. Runs on Fyne's
+// goroutine.
+func (u *UI) afterImport(name string, res store.ImportResult, err error) {
+	if err != nil {
+		msg := err.Error()
+		switch {
+		case errors.Is(err, export.ErrVersion):
+			msg = lang.X("import.newer", "“{{.Name}}” was exported by a newer Churon. Update Churon to import it.", map[string]any{"Name": name})
+		case errors.Is(err, export.ErrMalformed):
+			msg = lang.X("import.malformed", "“{{.Name}}” is not a Churon chat export, or it is damaged. Nothing was imported.", map[string]any{"Name": name}) +
+				"\n" + err.Error()
+		}
+		u.banner(msg, true)
+		return
+	}
+	u.side.reload()
+	for _, c := range res.Conversations {
+		if c.ID == u.conv && c.Outcome == store.Extended {
+			u.chat.show(u.conv)
+		}
+	}
+	u.banner(lang.X("import.done", "Imported {{.New}} chats from “{{.Name}}”: {{.Updated}} brought up to date, {{.Skipped}} already in your library.",
+		map[string]any{"Name": name, "New": res.Count(store.Imported), "Updated": res.Count(store.Extended), "Skipped": res.Count(store.Skipped)}), false)
+	// Show the first new chat, so the person sees what arrived.
+	for _, c := range res.Conversations {
+		if c.Outcome == store.Imported {
+			u.openConversation(c.ID)
+			break
+		}
+	}
+}
+
+// newLibraryMenu is the sidebar's menu button: export the chat shown or
+// every chat, and import.
+func newLibraryMenu(u *UI) fyne.CanvasObject {
+	var btn *widget.Button
+	btn = widget.NewButtonWithIcon("", theme.MoreVerticalIcon(), func() {
+		this := fyne.NewMenuItem(lang.X("export.menu.this", "Export this chat…"), func() { u.onExport([]int64{u.conv}, false) })
+		this.Disabled = u.conv == 0
+		m := fyne.NewMenu("",
+			this,
+			fyne.NewMenuItem(lang.X("export.menu.all", "Export all chats…"), func() { u.onExport(nil, true) }),
+			fyne.NewMenuItemSeparator(),
+			fyne.NewMenuItem(lang.X("import.menu", "Import chats…"), u.onImport),
+		)
+		widget.ShowPopUpMenuAtRelativePosition(m, u.win.Canvas(), fyne.NewPos(0, btn.Size().Height), btn)
+	})
+	btn.Importance = widget.LowImportance
+	return btn
+}
