@@ -73,3 +73,20 @@ require_gui_deps() {
   echo "churon: building the desktop app needs gcc, pkg-config and the development files of OpenGL, X11, Xcursor, Xrandr, Xinerama, Xi and Xxf86vm; install them with your package manager." >&2
   exit 1
 }
+
+# ensure_qemu_aarch64 makes qemu-aarch64 available to run the arm64 tests
+# on an x86 host: it installs Debian's qemu-user when it can (root, or
+# password-free sudo) and returns 1 when qemu-aarch64 is still missing.
+ensure_qemu_aarch64() {
+  command -v qemu-aarch64 >/dev/null 2>&1 && return 0
+  command -v apt-get >/dev/null 2>&1 || return 1
+  echo "==> installing qemu-user (runs the arm64 tests on this $(uname -m) host)" >&2
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >&2
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >&2
+  else
+    return 1
+  fi
+  command -v qemu-aarch64 >/dev/null 2>&1
+}

@@ -91,19 +91,34 @@
 //
 // # SIMD
 //
-// On amd64 the dot products run kernels written in Go assembly
-// (dot_amd64.s, Go side in simd_amd64.go), chosen once from the CPU
-// features golang.org/x/sys/cpu reports (SIMDLevel says which):
+// The dot products run kernels written in Go assembly, chosen once from
+// the CPU features golang.org/x/sys/cpu reports (SIMDLevel says which).
+// On amd64 (dot_amd64.s, Go side in simd_amd64.go):
 //
 //	avx2    AVX2 + FMA (+ F16C): every VecDot type
 //	avx512  AVX-512 F/BW/VL + VNNI: 512-bit VPDPBUSD kernels for Q4_0,
 //	        Q5_0 and Q8_0, 256-bit VPDPBUSD for Q4_1, Q5_1, IQ4_NL,
 //	        512-bit F16, BF16 and F32; the K-quants run their avx2 kernels
 //
+// On arm64 (dot_arm64.s, Go side in simd_arm64.go; Apple silicon's CPU
+// path):
+//
+//	neon     Advanced SIMD, which every arm64 CPU has: every VecDot type;
+//	         int8 products are formed in int16 lanes (SMULL/SMLAL) only as
+//	         many to a lane as cannot overflow, then widened (SADDLP/SADALP)
+//	dotprod  FEAT_DotProd (Apple M1 and later, Cortex-A76/Neoverse N1 and
+//	         later): the same kernels with SDOT for the integer sums
+//
+// F16 weights are widened with FCVTL, which is part of Advanced SIMD, so
+// no level needs FEAT_FP16. The Go assembler has no mnemonics for SDOT,
+// SMULL, SADALP, SCVTF, FCVTL and a few more; dot_arm64.s emits them as
+// words through macros named after them, each with the instruction it
+// encodes. The arm64 kernels are tested under qemu-user (GOARCH=arm64 go
+// test -exec qemu-aarch64), with QEMU_CPU=max (dotprod) and
+// QEMU_CPU=cortex-a72 (neon only).
+//
 // CHURON_NOSIMD=1 in the environment or the purego build tag forces the
-// generic code, which other architectures always run (arm64 NEON kernels
-// would plug into the same hooks: vecDotFast, vecDotMultiFast,
-// vecDotRowsFast, vecDotTileFast).
+// generic code, which other architectures always run.
 //
 // The kernels are hand-written rather than generated with avo or written
 // with GOEXPERIMENT=simd. The experiment would make the default build
@@ -120,7 +135,8 @@
 // types sum in float32 lanes, in another order than the generic running
 // sum, and agree within float rounding; they are bit-identical whenever
 // the sums are exact. Integer products are exact for every int8, -128
-// included (no VPMADDUBSW saturation, no VPSIGNB trick).
+// included (no VPMADDUBSW saturation, no VPSIGNB trick, no int16 lane
+// that can overflow).
 //
 // Four entry points share the kernels' arithmetic, so their results are
 // bit-identical to one another — batching never changes an output:
@@ -131,11 +147,13 @@
 //	VecDotTile  several weight rows × several activation rows (prefill)
 //
 // VecDotMulti and VecDotTile decode each weight block once for four
-// activation rows (Q4_0, Q8_0, Q4_K, Q6_K; Q5_0 on avx512); on avx512,
-// VecDotRows and VecDotTile also lay each activation row out once per
-// call for Q4_0, Q5_0 and Q8_0 — quants in register order, the offset
-// term, the scales as floats — so every weight row reuses it. Other
-// types run the one-row kernel per pair of rows.
+// activation rows (amd64: Q4_0, Q8_0, Q4_K, Q6_K, and Q5_0 on avx512;
+// arm64: Q4_0, Q5_0, Q8_0); on avx512, VecDotRows and VecDotTile also
+// lay each activation row out once per call for Q4_0, Q5_0 and Q8_0 —
+// quants in register order, the offset term, the scales as floats — so
+// every weight row reuses it, and on arm64 VecDotRows loads each
+// activation block of those types once for four weight rows. Other types
+// run the one-row kernel per pair of rows.
 //
 // All functions are safe for concurrent use; none retains its arguments.
 //

@@ -46,9 +46,10 @@ func VecDotMulti(w Type, wRow []byte, acts []byte, actStride, nActs, n int, out 
 // r < nRows: nRows weight rows, rowStride bytes apart, against one
 // activation row, the shape of a decode step's matrix-vector product.
 // Each result is bit-identical to VecDot's; with AVX-512, Q4_0, Q5_0 and
-// Q8_0 lay the activation row out once for all rows and so run faster
-// than a loop of VecDot. Bad input is handled as in VecDotMulti. It does
-// not allocate and is safe for concurrent use on disjoint out.
+// Q8_0 lay the activation row out once for all rows, and on arm64 they
+// load each activation block once for four rows, so they run faster than
+// a loop of VecDot. Bad input is handled as in VecDotMulti. It does not
+// allocate and is safe for concurrent use on disjoint out.
 func VecDotRows(w Type, rows []byte, rowStride, nRows int, act []byte, n int, out []float32) {
 	if nRows <= 0 {
 		return

@@ -1,10 +1,9 @@
-//go:build !amd64 || purego
+//go:build (!amd64 && !arm64) || purego
 
 package quant
 
-// Without SIMD kernels (other architectures, or the purego build tag)
-// every dot product runs the generic code. arm64 NEON kernels would plug
-// in here the way simd_amd64.go does for amd64.
+// Without SIMD kernels (architectures other than amd64 and arm64, or the
+// purego build tag) every dot product runs the generic code.
 
 func vecDotFast(w Type, wRow, act []byte, n int) (float32, bool) { return 0, false }
 
@@ -30,5 +29,6 @@ func simdLevels() []string { return []string{"go"} }
 func setSIMDLevel(level string) (restore func()) { return func() {} }
 
 // SIMDLevel names the implementation VecDot uses on this machine: "go"
-// here, "avx2" or "avx512" on amd64 CPUs that have them.
+// here; "avx2" or "avx512" on amd64 CPUs that have them, "neon" or
+// "dotprod" on arm64.
 func SIMDLevel() string { return "go" }

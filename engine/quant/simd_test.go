@@ -2,19 +2,25 @@ package quant
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 )
 
 // The SIMD kernels are pinned to the generic code (vecDotGeneric) on
 // every implementation level this machine has (simdLevels: "go" always,
-// "avx2" and "avx512" on amd64 CPUs that have them), selected by flipping
-// the feature variables.
+// "avx2" and "avx512" on amd64 CPUs that have them, "neon" and "dotprod"
+// on arm64), selected by flipping the feature variables. The arm64
+// kernels are tested under user-mode emulation: GOARCH=arm64 go test
+// -exec qemu-aarch64 (QEMU_CPU=max has dotprod; QEMU_CPU=cortex-a72 has
+// not, so there the dotprod kernels must not even be selected).
 //
 // Two kinds of check:
 //   - bit-identical: the K-quant kernels reproduce the generic arithmetic
@@ -122,6 +128,23 @@ func TestSIMDMatchesGeneric(t *testing.T) {
 					got, want := VecDot(typ, wq, aq, n), vecDotGeneric(typ, wq, aq, n)
 					checkClose(t, typ, n, got, want, magnitude(t, typ, wq, aq, n), fmt.Sprintf("trial %d", trial))
 				}
+			}
+		}
+	})
+}
+
+// TestSIMDCoversEveryType checks that every level above "go" runs a
+// kernel for every VecDot type, so that the comparisons here cannot pass
+// by running the generic code twice.
+func TestSIMDCoversEveryType(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		for _, typ := range vecDotTypes {
+			n := max(typ.BlockSize(), VecDotType(typ).BlockSize(), 32)
+			wsize, _ := typ.RowSize(n)
+			asize, _ := VecDotType(typ).RowSize(n)
+			_, ok := vecDotFast(typ, make([]byte, wsize), make([]byte, asize), n)
+			if ok != (level != "go") {
+				t.Errorf("%v at level %s: SIMD kernel %v, want %v", typ, level, ok, level != "go")
 			}
 		}
 	})
@@ -316,6 +339,48 @@ func TestVecDotMulti(t *testing.T) {
 	})
 }
 
+// TestVecDotRows checks that each result of VecDotRows is bit-identical
+// to VecDot on the same weight row at the same level, for row counts that
+// leave every remainder of the four-row kernels, with padded rows, and
+// that it writes nothing past nRows.
+func TestVecDotRows(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(43, 44))
+		for _, typ := range vecDotTypes {
+			at := VecDotType(typ)
+			bs := max(typ.BlockSize(), at.BlockSize())
+			for _, n := range []int{bs, 3 * bs, 5 * bs, 4096} {
+				wrow, _ := typ.RowSize(n)
+				arow, _ := at.RowSize(n)
+				stride := wrow + 5
+				const maxRows = 9
+				rows := make([]byte, maxRows*stride)
+				for i := range maxRows {
+					copy(rows[i*stride:], mustQuantize(t, typ, normalData(r, n, 0.05)))
+				}
+				act := make([]byte, arow)
+				if err := QuantizeActivations(at, normalData(r, n, 1), act); err != nil {
+					t.Fatal(err)
+				}
+				for _, nRows := range []int{1, 3, 4, 5, 8, 9} {
+					out := make([]float32, nRows+1)
+					out[nRows] = 42
+					VecDotRows(typ, rows, stride, nRows, act, n, out)
+					for i := range nRows {
+						want := VecDot(typ, rows[i*stride:i*stride+wrow], act, n)
+						if math.Float32bits(out[i]) != math.Float32bits(want) {
+							t.Errorf("%v n=%d nRows=%d: out[%d] = %g, VecDot %g", typ, n, nRows, i, out[i], want)
+						}
+					}
+					if out[nRows] != 42 {
+						t.Errorf("%v: VecDotRows wrote past nRows", typ)
+					}
+				}
+			}
+		}
+	})
+}
+
 func TestVecDotMultiBadInput(t *testing.T) {
 	const n = 256
 	typ := Q4_0
@@ -460,6 +525,7 @@ func TestSIMDLevelEnv(t *testing.T) {
 		return
 	}
 	levels := simdLevels()
+	t.Logf("SIMD level %s; levels here: %v", SIMDLevel(), levels)
 	if got, want := SIMDLevel(), levels[len(levels)-1]; got != want && os.Getenv("CHURON_NOSIMD") == "" {
 		t.Errorf("SIMDLevel() = %q, want the best available, %q", got, want)
 	}
@@ -468,9 +534,8 @@ func TestSIMDLevelEnv(t *testing.T) {
 		envs = envs[:1] // the best level is unknown here
 	}
 	for _, env := range envs {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestSIMDLevelEnv$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "CHURON_SIMD_CHILD=1", "CHURON_NOSIMD="+env)
-		out, err := cmd.CombinedOutput()
+		out, err := runChild(t, []string{"-test.run=^TestSIMDLevelEnv$", "-test.count=1"},
+			"CHURON_SIMD_CHILD=1", "CHURON_NOSIMD="+env)
 		if err != nil {
 			t.Fatalf("child: %v\n%s", err, out)
 		}
@@ -492,6 +557,33 @@ func TestSIMDLevelEnv(t *testing.T) {
 	if SIMDLevel() != before {
 		t.Errorf("after restore: level %q, want %q", SIMDLevel(), before)
 	}
+}
+
+// qemuArch names qemu-user's emulator for a GOARCH ("qemu-" + name).
+var qemuArch = map[string]string{"arm64": "aarch64", "amd64": "x86_64", "riscv64": "riscv64",
+	"ppc64le": "ppc64le", "s390x": "s390x", "loong64": "loongarch64"}
+
+// runChild reruns this test binary with args and extra environment
+// variables. A binary cross-built for another architecture and run with
+// go test -exec qemu-<arch> cannot exec itself where binfmt_misc does
+// not know qemu (the kernel answers "exec format error"), so the child
+// then runs under the same emulator, with the same QEMU_CPU.
+func runChild(t *testing.T, args []string, env ...string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !errors.Is(err, syscall.ENOEXEC) {
+		return out, err
+	}
+	emu := "qemu-" + qemuArch[runtime.GOARCH]
+	path, lerr := exec.LookPath(emu)
+	if lerr != nil {
+		t.Skipf("SKIP: cannot exec the test binary (%v) and no %s to run it: %v", err, emu, lerr)
+	}
+	cmd = exec.Command(path, append([]string{os.Args[0]}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	return cmd.CombinedOutput()
 }
 
 // BenchmarkVecDotRows measures 64 weight rows against one activation row

@@ -53,9 +53,10 @@ func VecDotSupported(w Type) bool {
 // for concurrent use.
 //
 // On amd64 VecDot runs an AVX2 or AVX-512 kernel when the CPU has one
-// (see simd_amd64.go). Those sum in a different order than the generic
-// code and so may differ from it in the last bits for the float types and
-// the 32-element block types; the K-quant kernels are bit-identical.
+// (see simd_amd64.go), on arm64 a NEON kernel (simd_arm64.go). Those sum
+// in a different order than the generic code and so may differ from it
+// in the last bits for the float types and the 32-element block types;
+// the K-quant kernels are bit-identical.
 // Q8_K activations must carry their bsums (the sums of each 16 quants) as
 // Quantize writes them: the kernels take the offset terms from them.
 func VecDot(w Type, wRow, act []byte, n int) float32 {
