@@ -43,6 +43,7 @@ type harnessOptions struct {
 	settings  *session.Settings
 	discover  func(context.Context) ([]discover.Model, error)
 	fontCheck func() (fontcheck.Result, error)
+	models    ModelsOptions
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -71,7 +72,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	}
 	h.w = test.NewWindow(nil)
 	h.w.Resize(fyne.NewSize(1100, 760))
-	h.u = New(h.a, h.w, Options{Session: h.m, Do: h.post, Discover: o.discover, FontCheck: o.fontCheck})
+	h.u = New(h.a, h.w, Options{Session: h.m, Do: h.post, Discover: o.discover, FontCheck: o.fontCheck, Models: o.models})
 	t.Cleanup(func() {
 		h.u.Close()
 		// Close waits for the bridge to take the last events; keep

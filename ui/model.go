@@ -59,6 +59,7 @@ func (p *modelPicker) onMenu() {
 	u := p.ui
 	items := []*fyne.MenuItem{
 		fyne.NewMenuItem(lang.X("model.open", "Open GGUF file…"), p.onOpenFile),
+		fyne.NewMenuItem(lang.X("model.manage", "Download and manage models…"), u.showModelsPage),
 	}
 	if recent := u.recentModels(); len(recent) > 0 {
 		items = append(items, fyne.NewMenuItemSeparator())

@@ -36,6 +36,9 @@ type Options struct {
 	// FontCheck says whether a font can show Hangul; nil means
 	// fontcheck.Hangul.
 	FontCheck func() (fontcheck.Result, error)
+	// Models configures the Models page (models.go); the zero value is
+	// the app's own folders and huggingface.co.
+	Models ModelsOptions
 }
 
 // modelInfo is what the window shows of a loaded model (copied from the
@@ -78,6 +81,10 @@ type UI struct {
 	welcome  *welcomeView
 	notice   *fyne.Container // banners at the top (fonts, errors)
 	center   *fyne.Container // chat or welcome
+
+	mdl         *modelsState // catalog, hub, library and downloads (models.go)
+	modelsPage  *modelsPage  // made when first shown, dropped on rebuild
+	modelsShown bool
 }
 
 // New builds the window's content into w and starts applying the
@@ -112,6 +119,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 	} else {
 		_, _ = locale.Set("")
 	}
+	u.mdl = newModelsState(u, opt.Models)
 	u.build()
 	w.SetOnDropped(u.onDropped) // a JSON export dropped on the window is imported (export.go)
 	if st, err := u.s.Status(); err == nil {
@@ -128,6 +136,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 func (u *UI) Close() {
 	u.closed.Store(true)
 	u.cancel()
+	u.mdl.close() // downloads stop; they resume on the next run
 }
 
 // build makes every screen and lays the window out. It runs again when
@@ -139,6 +148,7 @@ func (u *UI) build() {
 	u.picker = newModelPicker(u)
 	u.status = newStatusLine(u)
 	u.welcome = newWelcomeView(u)
+	u.modelsPage = nil
 	u.notice = container.NewVBox()
 	u.center = container.NewStack()
 
@@ -174,7 +184,9 @@ func (u *UI) refresh() {
 // no model and an empty new chat.
 func (u *UI) showCenter() {
 	var want fyne.CanvasObject = u.chat.content
-	if u.model == nil && u.loadingPath == "" && u.conv == 0 {
+	if page, ok := u.modelsCenter(); ok {
+		want = page
+	} else if u.model == nil && u.loadingPath == "" && u.conv == 0 {
 		want = u.welcome.content
 		u.welcome.start()
 	}

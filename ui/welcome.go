@@ -21,6 +21,7 @@ import (
 // computer, usable in place.
 type welcomeView struct {
 	ui      *UI
+	rec     *welcomeRec // the recommended download (models_welcome.go)
 	recent  *fyne.Container
 	found   *fyne.Container
 	status  *widget.Label
@@ -41,8 +42,7 @@ func newWelcomeView(u *UI) *welcomeView {
 	intro.Wrapping = fyne.TextWrapWord
 	open := widget.NewButtonWithIcon(lang.X("model.open", "Open GGUF file…"), theme.FolderOpenIcon(), func() { u.picker.onOpenFile() })
 	open.Importance = widget.HighImportance
-	later := newMuted(theme.SizeNameText, fyne.TextWrapWord)
-	setMuted(later, lang.X("welcome.downloads", "Downloading models from inside Churon is coming in a later version."))
+	w.rec = newWelcomeRec(u)
 
 	w.recent = container.NewVBox()
 	w.found = container.NewVBox()
@@ -51,7 +51,7 @@ func newWelcomeView(u *UI) *welcomeView {
 	foundTitle := widget.NewLabel(lang.X("welcome.found", "Models already on this computer"))
 	foundTitle.TextStyle.Bold = true
 
-	col := container.NewVBox(title, intro, container.NewHBox(open), later,
+	col := container.NewVBox(title, intro, container.NewHBox(open), w.rec.content,
 		w.recent, widget.NewSeparator(), foundTitle, w.status, w.found)
 	w.content = container.NewVScroll(container.New(&readable{max: 760}, col))
 	w.showRecent()

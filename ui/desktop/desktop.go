@@ -15,6 +15,7 @@ import (
 
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/engine/arch"
 	"github.com/churon/churon/ui"
 )
 
@@ -36,7 +37,8 @@ func Run() int {
 	a.Settings().SetTheme(ui.NewTheme())
 	w := a.NewWindow("Churon")
 	w.Resize(fyne.NewSize(1180, 780))
-	u := ui.New(a, w, ui.Options{Session: m})
+	// The Models page marks models of architectures the engine lacks.
+	u := ui.New(a, w, ui.Options{Session: m, Models: ui.ModelsOptions{Architectures: arch.Names()}})
 	defer u.Close()
 	w.SetMaster()
 	w.ShowAndRun()
