@@ -15,6 +15,7 @@ import (
 
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/assets"
 	"github.com/churon/churon/engine/arch"
 	"github.com/churon/churon/ui"
 )
@@ -34,6 +35,7 @@ func Run() int {
 	defer m.Close()
 
 	a := app.NewWithID(AppID)
+	a.SetIcon(fyne.NewStaticResource("churon.png", assets.IconPNG))
 	a.Settings().SetTheme(ui.NewTheme())
 	w := a.NewWindow("Churon")
 	w.Resize(fyne.NewSize(1180, 780))
