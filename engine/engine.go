@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"sort"
 	"time"
 
@@ -19,13 +18,18 @@ import (
 
 // LoadOptions control how a model is opened.
 type LoadOptions struct {
-	// Threads for the CPU backend; 0 picks the number of CPUs.
+	// Threads for the CPU backend; 0 picks the number of physical cores
+	// (cpu.DefaultThreads).
 	Threads int
 	// InMemory reads the weights into ordinary memory instead of mapping
 	// the file. Mapping is faster to open and shares pages with the page
 	// cache; reading avoids the kernel paging weights out under memory
 	// pressure, which slows decoding badly on some machines.
 	InMemory bool
+	// Lock pins the weights in RAM (mlock) so they are never paged out.
+	// It needs a memory-lock limit (ulimit -l) at least the model's size;
+	// Load fails with the reason when the system refuses.
+	Lock bool
 	// Progress, when set, is called with the fraction loaded (0..1).
 	Progress func(fraction float64)
 }
@@ -42,6 +46,7 @@ type Model struct {
 	info    Info
 	tmplErr error
 	loadDur time.Duration
+	locked  bool // weights pinned with mlock (LoadOptions.Lock)
 }
 
 // Info describes a loaded model.
@@ -157,7 +162,13 @@ func build(ctx context.Context, f *gguf.File, path string, opt LoadOptions) (*Mo
 	}
 	threads := opt.Threads
 	if threads <= 0 {
-		threads = runtime.NumCPU()
+		threads = cpu.DefaultThreads()
+	}
+	if opt.Lock {
+		if err := lockWeights(f); err != nil {
+			return nil, err
+		}
+		m.locked = true
 	}
 	m.be = cpu.New(threads)
 	m.describe()
@@ -264,6 +275,9 @@ func (m *Model) Close() error {
 		return nil
 	}
 	m.be.Close()
+	if m.locked {
+		unlockWeights(m.file)
+	}
 	err := m.file.Close()
 	m.file = nil
 	return err

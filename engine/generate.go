@@ -67,12 +67,64 @@ type Result struct {
 // and a nil error.
 func (s *Sequence) Generate(ctx context.Context, prompt []int32, opt GenerateOptions, onToken func(Token) error) (Result, error) {
 	start := time.Now()
-	res := Result{PromptTokens: len(prompt)}
-	tok := s.m.tok
+	g, err := s.newGen(prompt, &opt, start, onToken)
+	if err != nil {
+		return g.res, err
+	}
+	if err := s.Feed(ctx, prompt); err != nil {
+		if ctx.Err() != nil {
+			g.res.Finish = FinishCancelled
+			return g.res, nil
+		}
+		if errors.Is(err, ErrContextFull) {
+			g.res.Finish = FinishContext
+		}
+		return g.res, err
+	}
+	g.prompted(time.Now())
+	for {
+		if ctx.Err() != nil {
+			return g.finish(FinishCancelled)
+		}
+		id, err := g.step()
+		if err != nil || g.done {
+			return g.res, err
+		}
+		s.one[0] = id
+		if err := s.Feed(ctx, s.one[:]); err != nil {
+			if ctx.Err() != nil {
+				return g.finish(FinishCancelled)
+			}
+			g.res.Finish = FinishError
+			return g.res, err
+		}
+	}
+}
+
+// gen is the state of one completion: sampler, streaming decoder, stop
+// strings and the result so far. Generate drives one; GenerateBatch
+// drives several in lockstep.
+type gen struct {
+	s       *Sequence
+	opt     *GenerateOptions
+	smp     *sample.Sampler
+	dec     *tokenizer.StreamDecoder
+	stops   *sample.StopMatcher
+	text    strings.Builder
+	res     Result
+	start   time.Time
+	firstAt time.Time
+	onToken func(Token) error
+	done    bool
+}
+
+func (s *Sequence) newGen(prompt []int32, opt *GenerateOptions, start time.Time, onToken func(Token) error) (*gen, error) {
+	g := &gen{s: s, opt: opt, start: start, onToken: onToken, res: Result{PromptTokens: len(prompt)}}
 	smp, err := sample.New(opt.Sampling, s.m.info.VocabSize)
 	if err != nil {
-		return res, fmt.Errorf("engine: %w", err)
+		return g, fmt.Errorf("engine: %w", err)
 	}
+	g.smp = smp
 	for _, t := range s.tokens {
 		smp.Accept(t)
 	}
@@ -80,91 +132,222 @@ func (s *Sequence) Generate(ctx context.Context, prompt []int32, opt GenerateOpt
 		smp.Accept(t)
 	}
 	if len(prompt) == 0 && len(s.tokens) == 0 {
-		return res, fmt.Errorf("engine: generate: empty prompt")
+		return g, fmt.Errorf("engine: generate: empty prompt")
 	}
-	if err := s.Feed(ctx, prompt); err != nil {
+	// Generated text continues the prompt, so its first word keeps its space.
+	g.dec = s.m.tok.NewDecoder(tokenizer.DecodeOptions{Special: opt.RenderSpecial, KeepLeadingSpace: true})
+	g.stops = sample.NewStopMatcher(opt.Stop)
+	return g, nil
+}
+
+// prompted records the end of prompt processing.
+func (g *gen) prompted(now time.Time) {
+	g.res.PromptTime = now.Sub(g.start)
+	if g.res.PromptTokens > 0 && g.res.PromptTime > 0 {
+		g.res.PromptTPS = float64(g.res.PromptTokens) / g.res.PromptTime.Seconds()
+	}
+}
+
+func (g *gen) emit(id int32, piece string) error {
+	g.text.WriteString(piece)
+	if g.onToken == nil {
+		return nil
+	}
+	return g.onToken(Token{ID: id, Text: piece, Elapsed: time.Since(g.start)})
+}
+
+// finish ends the completion for reason, flushing held-back text.
+func (g *gen) finish(reason FinishReason) (Result, error) {
+	g.done = true
+	rest := g.dec.Flush()
+	if reason != FinishStop {
+		out, _ := g.stops.Feed(rest)
+		rest = out + g.stops.Flush()
+	}
+	if rest != "" {
+		if err := g.emit(-1, rest); err != nil {
+			return g.res, err
+		}
+	}
+	g.res.Finish = reason
+	g.res.Text = g.text.String()
+	if n := len(g.res.Tokens); n > 1 {
+		g.res.GenTime = time.Since(g.firstAt)
+		g.res.GenTPS = float64(n-1) / g.res.GenTime.Seconds()
+	}
+	return g.res, nil
+}
+
+// step samples the next token from the sequence's logits and emits it.
+// When the completion ends here it sets g.done (the result is final);
+// otherwise the caller feeds the returned token.
+func (g *gen) step() (int32, error) {
+	opt, s := g.opt, g.s
+	if opt.MaxTokens > 0 && len(g.res.Tokens) >= opt.MaxTokens {
+		_, err := g.finish(FinishLength)
+		return 0, err
+	}
+	id := g.smp.Sample(s.logits)
+	g.smp.Accept(id)
+	if len(g.res.Tokens) == 0 {
+		g.firstAt = time.Now()
+		g.res.TTFT = g.firstAt.Sub(g.start)
+	}
+	g.res.Tokens = append(g.res.Tokens, id)
+	if s.m.tok.IsEOG(id) && !opt.IgnoreEOS {
+		_, err := g.finish(FinishEOS)
+		return id, err
+	}
+	piece, stopped := g.stops.Feed(g.dec.Push(id))
+	if err := g.emit(id, piece); err != nil {
+		g.done = true
+		g.res.Finish = FinishError
+		return id, err
+	}
+	var err error
+	switch {
+	case stopped:
+		_, err = g.finish(FinishStop)
+	case opt.MaxTokens > 0 && len(g.res.Tokens) >= opt.MaxTokens:
+		_, err = g.finish(FinishLength)
+	case s.Len() >= s.kv.Context:
+		_, err = g.finish(FinishContext)
+	}
+	return id, err
+}
+
+// BatchResult summarises GenerateBatch.
+type BatchResult struct {
+	Results      []Result // one per sequence, in order
+	PromptTokens int      // all sequences together
+	GenTokens    int
+	PromptTime   time.Duration // the shared prompt processing
+	GenTime      time.Duration // first sampled token → last
+	// PromptTPS and GenTPS are aggregate rates: all sequences' tokens
+	// over the shared wall-clock time. GenTPS counts each sequence's
+	// tokens after its first, as Result.GenTPS does.
+	PromptTPS, GenTPS float64
+}
+
+// GenerateBatch runs a completion for every sequence at once: prompts[i]
+// is fed to seqs[i] (the prompts are processed together), then each step
+// samples one token for every unfinished sequence and decodes them all in
+// one forward pass (see Model.DecodeBatch), so the weights are read once
+// per step for the whole batch. Each sequence stops on its own (end of
+// generation, a stop string, MaxTokens, its context), with the options
+// and sampler seed of opt, so sequence i produces what
+// seqs[i].Generate(ctx, prompts[i], opt, …) would. onToken, when set,
+// gets the index of the sequence and its token. onToken returning an
+// error stops all sequences with that error; cancelling ctx stops them
+// with FinishCancelled and a nil error.
+func (m *Model) GenerateBatch(ctx context.Context, seqs []*Sequence, prompts [][]int32, opt GenerateOptions, onToken func(i int, t Token) error) (BatchResult, error) {
+	start := time.Now()
+	var br BatchResult
+	if len(seqs) != len(prompts) {
+		return br, fmt.Errorf("%w: %d sequences, %d prompts", ErrBatch, len(seqs), len(prompts))
+	}
+	if err := m.checkBatch(seqs); err != nil {
+		return br, err
+	}
+	gens := make([]*gen, len(seqs))
+	br.Results = make([]Result, len(seqs))
+	collect := func() BatchResult {
+		var first, last time.Time
+		for i, g := range gens {
+			if g == nil {
+				continue
+			}
+			br.Results[i] = g.res
+			br.PromptTokens += g.res.PromptTokens
+			if n := len(g.res.Tokens); n > 1 {
+				br.GenTokens += n - 1
+				if first.IsZero() || g.firstAt.Before(first) {
+					first = g.firstAt
+				}
+				if end := g.firstAt.Add(g.res.GenTime); end.After(last) {
+					last = end
+				}
+			}
+		}
+		br.GenTime = last.Sub(first)
+		if br.PromptTokens > 0 && br.PromptTime > 0 {
+			br.PromptTPS = float64(br.PromptTokens) / br.PromptTime.Seconds()
+		}
+		if br.GenTokens > 0 && br.GenTime > 0 {
+			br.GenTPS = float64(br.GenTokens) / br.GenTime.Seconds()
+		}
+		return br
+	}
+	for i, s := range seqs {
+		var cb func(Token) error
+		if onToken != nil {
+			cb = func(t Token) error { return onToken(i, t) }
+		}
+		g, err := s.newGen(prompts[i], &opt, start, cb)
+		gens[i] = g
+		if err != nil {
+			return collect(), fmt.Errorf("sequence %d: %w", i, err)
+		}
+	}
+	if err := m.FeedBatch(ctx, seqs, prompts); err != nil {
 		if ctx.Err() != nil {
-			res.Finish = FinishCancelled
-			return res, nil
+			for _, g := range gens {
+				g.res.Finish = FinishCancelled
+			}
+			return collect(), nil
 		}
 		if errors.Is(err, ErrContextFull) {
-			res.Finish = FinishContext
-		}
-		return res, err
-	}
-	res.PromptTime = time.Since(start)
-	if len(prompt) > 0 && res.PromptTime > 0 {
-		res.PromptTPS = float64(len(prompt)) / res.PromptTime.Seconds()
-	}
-
-	// Generated text continues the prompt, so its first word keeps its space.
-	dec := tok.NewDecoder(tokenizer.DecodeOptions{Special: opt.RenderSpecial, KeepLeadingSpace: true})
-	stops := sample.NewStopMatcher(opt.Stop)
-	var text strings.Builder
-	var firstAt time.Time
-	emit := func(id int32, piece string) error {
-		text.WriteString(piece)
-		if onToken == nil {
-			return nil
-		}
-		return onToken(Token{ID: id, Text: piece, Elapsed: time.Since(start)})
-	}
-	finish := func(reason FinishReason) (Result, error) {
-		rest := dec.Flush()
-		if reason != FinishStop {
-			out, _ := stops.Feed(rest)
-			rest = out + stops.Flush()
-		}
-		if rest != "" {
-			if err := emit(-1, rest); err != nil {
-				return res, err
+			for _, g := range gens {
+				g.res.Finish = FinishContext
 			}
 		}
-		res.Finish = reason
-		res.Text = text.String()
-		if n := len(res.Tokens); n > 1 {
-			res.GenTime = time.Since(firstAt)
-			res.GenTPS = float64(n-1) / res.GenTime.Seconds()
-		}
-		return res, nil
+		return collect(), err
 	}
+	now := time.Now()
+	br.PromptTime = now.Sub(start)
+	for _, g := range gens {
+		g.prompted(now)
+	}
+	active := make([]*Sequence, 0, len(seqs))
+	ids := make([]int32, 0, len(seqs))
 	for {
-		if ctx.Err() != nil {
-			return finish(FinishCancelled)
-		}
-		if opt.MaxTokens > 0 && len(res.Tokens) >= opt.MaxTokens {
-			return finish(FinishLength)
-		}
-		id := smp.Sample(s.logits)
-		smp.Accept(id)
-		if len(res.Tokens) == 0 {
-			firstAt = time.Now()
-			res.TTFT = firstAt.Sub(start)
-		}
-		res.Tokens = append(res.Tokens, id)
-		if tok.IsEOG(id) && !opt.IgnoreEOS {
-			return finish(FinishEOS)
-		}
-		piece, stopped := stops.Feed(dec.Push(id))
-		if err := emit(id, piece); err != nil {
-			res.Finish = FinishError
-			return res, err
-		}
-		if stopped {
-			return finish(FinishStop)
-		}
-		if opt.MaxTokens > 0 && len(res.Tokens) >= opt.MaxTokens {
-			return finish(FinishLength)
-		}
-		if s.Len() >= s.kv.Context {
-			return finish(FinishContext)
-		}
-		if err := s.Feed(ctx, []int32{id}); err != nil {
-			if ctx.Err() != nil {
-				return finish(FinishCancelled)
+		active, ids = active[:0], ids[:0]
+		for i, g := range gens {
+			if g.done {
+				continue
 			}
-			res.Finish = FinishError
-			return res, err
+			if ctx.Err() != nil {
+				g.finish(FinishCancelled)
+				continue
+			}
+			id, err := g.step()
+			if err != nil {
+				return collect(), fmt.Errorf("sequence %d: %w", i, err)
+			}
+			if !g.done {
+				active = append(active, seqs[i])
+				ids = append(ids, id)
+			}
+		}
+		if len(active) == 0 {
+			return collect(), nil
+		}
+		if err := m.DecodeBatch(ctx, active, ids); err != nil {
+			cancelled := ctx.Err() != nil
+			for _, g := range gens {
+				switch {
+				case g.done:
+				case cancelled:
+					g.finish(FinishCancelled)
+				default:
+					g.done = true
+					g.res.Finish = FinishError
+				}
+			}
+			if cancelled {
+				return collect(), nil
+			}
+			return collect(), err
 		}
 	}
 }

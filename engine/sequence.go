@@ -49,6 +49,14 @@ type Sequence struct {
 	batch   int
 	pos     []int32
 	outRows []int
+	one     [1]int32 // the token a decode step feeds, without allocating
+
+	// Buffers for the batched calls this sequence leads (FeedBatch uses
+	// the first sequence's), reused so steady decoding does not allocate.
+	bt      arch.Batch
+	btoks   []int32
+	bpos    []int32
+	blogits []float32
 }
 
 // NewSequence allocates a sequence and its KV cache.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
@@ -199,53 +200,92 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
-	for i, prompt := range prompts {
-		seq, err := mf.sequence(m)
-		if err != nil {
-			return err
-		}
-		ids, text, err := pf.tokens(ctx, m, prompt)
-		if err != nil {
-			return err
-		}
-		if i > 0 && !*asJSON {
-			fmt.Fprintln(w)
-		}
-		res, err := seq.Generate(ctx, ids, opt, func(t engine.Token) error {
-			if *asJSON {
-				return nil
-			}
-			if _, err := w.WriteString(t.Text); err != nil {
-				return err
-			}
-			return w.Flush()
-		})
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			out := generateJSON{
-				Model: m.Info().Path, Prompt: text, PromptTokens: ids, Tokens: res.Tokens, Text: res.Text,
-				FinishReason: string(res.Finish), Seed: seed,
-				TTFTMs:    float64(res.TTFT.Microseconds()) / 1000,
-				PromptTPS: res.PromptTPS, GenTPS: res.GenTPS, Threads: m.Info().Threads,
-			}
-			if out.Tokens == nil {
-				out.Tokens = []int32{}
-			}
-			enc := json.NewEncoder(w)
-			enc.SetEscapeHTML(false)
-			if err := enc.Encode(out); err != nil {
-				return err
-			}
-		} else {
-			fmt.Fprintln(w)
-			fmt.Fprintf(stderr, "\n[%d prompt tokens, %d generated, %s; TTFT %.0f ms, prompt %.1f tok/s, generation %.1f tok/s, seed %d]\n",
-				len(ids), len(res.Tokens), res.Finish, float64(res.TTFT.Microseconds())/1000, res.PromptTPS, res.GenTPS, seed)
-		}
+	if len(prompts) > 1 {
+		return generateBatch(ctx, w, stderr, m, &mf, &pf, prompts, opt, seed, *asJSON)
 	}
+	seq, err := mf.sequence(m)
+	if err != nil {
+		return err
+	}
+	ids, text, err := pf.tokens(ctx, m, prompts[0])
+	if err != nil {
+		return err
+	}
+	res, err := seq.Generate(ctx, ids, opt, func(t engine.Token) error {
+		if *asJSON {
+			return nil
+		}
+		if _, err := w.WriteString(t.Text); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeGenerateJSON(w, m, text, ids, res, seed)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(stderr, "\n[%d prompt tokens, %d generated, %s; TTFT %.0f ms, prompt %.1f tok/s, generation %.1f tok/s, seed %d]\n",
+		len(ids), len(res.Tokens), res.Finish, ms(res.TTFT), res.PromptTPS, res.GenTPS, seed)
 	return nil
 }
+
+// generateBatch runs several prompts as one batch: every decoding step
+// reads the weights once for all of them (engine.Model.GenerateBatch).
+// Answers are printed in prompt order once all are done, then the
+// aggregate throughput.
+func generateBatch(ctx context.Context, w *bufio.Writer, stderr io.Writer, m *engine.Model, mf *modelFlags, pf *promptFlags,
+	prompts []string, opt engine.GenerateOptions, seed uint64, asJSON bool) error {
+	seqs := make([]*engine.Sequence, len(prompts))
+	ids := make([][]int32, len(prompts))
+	texts := make([]string, len(prompts))
+	for i, p := range prompts {
+		var err error
+		if seqs[i], err = mf.sequence(m); err != nil {
+			return err
+		}
+		if ids[i], texts[i], err = pf.tokens(ctx, m, p); err != nil {
+			return err
+		}
+	}
+	br, err := m.GenerateBatch(ctx, seqs, ids, opt, nil)
+	if err != nil {
+		return err
+	}
+	for i, res := range br.Results {
+		if asJSON {
+			if err := writeGenerateJSON(w, m, texts[i], ids[i], res, seed); err != nil {
+				return err
+			}
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "[%d] %s\n", i+1, res.Text)
+	}
+	fmt.Fprintf(stderr, "[batch of %d: %d prompt tokens at %.1f tok/s, %d generated at %.1f tok/s aggregate, seed %d]\n",
+		len(prompts), br.PromptTokens, br.PromptTPS, br.GenTokens, br.GenTPS, seed)
+	return nil
+}
+
+func writeGenerateJSON(w io.Writer, m *engine.Model, prompt string, ids []int32, res engine.Result, seed uint64) error {
+	out := generateJSON{
+		Model: m.Info().Path, Prompt: prompt, PromptTokens: ids, Tokens: res.Tokens, Text: res.Text,
+		FinishReason: string(res.Finish), Seed: seed,
+		TTFTMs: ms(res.TTFT), PromptTPS: res.PromptTPS, GenTPS: res.GenTPS, Threads: m.Info().Threads,
+	}
+	if out.Tokens == nil {
+		out.Tokens = []int32{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func readLines(path string) ([]string, error) {
 	data, err := os.ReadFile(path)

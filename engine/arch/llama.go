@@ -202,6 +202,9 @@ type Scratch struct {
 	x, xn, q, k, v, attn   []float32
 	qkv, gate, up, ffn, gu []float32
 	sel                    []float32
+	groups                 []Group
+	mdst                   [][]float32
+	mw                     []*backend.Tensor
 }
 
 func grow(s []float32, n int) []float32 {
@@ -225,9 +228,59 @@ func (s *Scratch) ensure(c *Config, n int) {
 	s.n = n
 }
 
+// Batch is one forward pass over rows from one or more sequences, each
+// with its own KV cache: the matrix products read every weight once for
+// all rows, attention runs per sequence. Rows of a sequence are
+// contiguous and listed by Groups.
+type Batch struct {
+	Tokens []int32
+	Pos    []int32 // position of each row in its sequence
+	Groups []Group
+	// OutRows lists the rows whose logits are wanted, in the order they
+	// are written to the logits buffer.
+	OutRows []int
+}
+
+// Group is the rows [Start, End) of a batch that belong to one sequence.
+type Group struct {
+	Start, End int
+	KV         *backend.KVCache
+}
+
+// BatchForwarder is implemented by models that run several sequences in
+// one forward pass (all of this package's do).
+type BatchForwarder interface {
+	ForwardBatch(b backend.Backend, s *Scratch, batch *Batch, logits []float32) error
+}
+
+// multiMatMuler is the optional backend capability of several products
+// of one input in one pass (the q, k and v projections; gate and up):
+// the input is rounded once and the work shares one parallel loop.
+type multiMatMuler interface {
+	MatMulMulti(dst [][]float32, w []*backend.Tensor, x []float32, n int)
+}
+
 // Forward implements Model.
 func (m *transformer) Forward(b backend.Backend, kv *backend.KVCache, s *Scratch, tokens, pos []int32, outRows []int, logits []float32) error {
+	s.groups = append(s.groups[:0], Group{Start: 0, End: len(tokens), KV: kv})
+	return m.ForwardBatch(b, s, &Batch{Tokens: tokens, Pos: pos, Groups: s.groups, OutRows: outRows}, logits)
+}
+
+// matmuls computes dst[i] = w[i]·x, in one pass when the backend can.
+func (s *Scratch) matmuls(b backend.Backend, x []float32, n int, dst []([]float32), w []*backend.Tensor) {
+	if mm, ok := b.(multiMatMuler); ok {
+		mm.MatMulMulti(dst, w, x, n)
+		return
+	}
+	for i := range w {
+		b.MatMul(dst[i], w[i], x, n)
+	}
+}
+
+// ForwardBatch implements BatchForwarder.
+func (m *transformer) ForwardBatch(b backend.Backend, s *Scratch, bt *Batch, logits []float32) error {
 	c := &m.cfg
+	tokens, pos, outRows := bt.Tokens, bt.Pos, bt.OutRows
 	n := len(tokens)
 	if n == 0 || len(pos) != n {
 		return fmt.Errorf("forward: %d tokens with %d positions", n, len(pos))
@@ -235,9 +288,27 @@ func (m *transformer) Forward(b backend.Backend, kv *backend.KVCache, s *Scratch
 	if len(logits) < len(outRows)*c.Vocab {
 		return fmt.Errorf("forward: logits buffer too small")
 	}
-	for _, p := range pos {
-		if p < 0 || int(p) >= kv.Context {
-			return fmt.Errorf("forward: position %d outside the context of %d", p, kv.Context)
+	next := 0
+	for _, g := range bt.Groups {
+		if g.Start != next || g.End <= g.Start || g.End > n || g.KV == nil {
+			return fmt.Errorf("forward: sequence rows [%d,%d) do not continue the batch at row %d", g.Start, g.End, next)
+		}
+		if g.KV.Layers != c.Layers || g.KV.Dim != c.KVDim() {
+			return fmt.Errorf("forward: KV cache of %d layers × %d does not fit the model", g.KV.Layers, g.KV.Dim)
+		}
+		for _, p := range pos[g.Start:g.End] {
+			if p < 0 || int(p) >= g.KV.Context {
+				return fmt.Errorf("forward: position %d outside the context of %d", p, g.KV.Context)
+			}
+		}
+		next = g.End
+	}
+	if next != n {
+		return fmt.Errorf("forward: sequences cover %d of %d rows", next, n)
+	}
+	for _, r := range outRows {
+		if r < 0 || r >= n {
+			return fmt.Errorf("forward: output row %d outside batch of %d", r, n)
 		}
 	}
 	s.ensure(c, n)
@@ -248,6 +319,10 @@ func (m *transformer) Forward(b backend.Backend, kv *backend.KVCache, s *Scratch
 	}
 	att := backend.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 		Scale: float32(1 / math.Sqrt(float64(c.HeadDim)))}
+	if cap(s.mdst) < 3 {
+		s.mdst = make([][]float32, 3)
+		s.mw = make([]*backend.Tensor, 3)
+	}
 	for li := range m.layers {
 		ly := &m.layers[li]
 		b.RMSNorm(s.xn, x, ly.attnNorm, c.RMSEps)
@@ -263,9 +338,9 @@ func (m *transformer) Forward(b backend.Backend, kv *backend.KVCache, s *Scratch
 				copy(v[i*kvDim:(i+1)*kvDim], row[qDim+kvDim:])
 			}
 		} else {
-			b.MatMul(q, ly.q, s.xn, n)
-			b.MatMul(k, ly.k, s.xn, n)
-			b.MatMul(v, ly.v, s.xn, n)
+			s.mdst = append(s.mdst[:0], q, k, v)
+			s.mw = append(s.mw[:0], ly.q, ly.k, ly.v)
+			s.matmuls(b, s.xn, n, s.mdst, s.mw)
 		}
 		if ly.qb != nil {
 			b.AddBias(q, ly.qb)
@@ -282,8 +357,11 @@ func (m *transformer) Forward(b backend.Backend, kv *backend.KVCache, s *Scratch
 		}
 		b.RoPE(q, pos, c.Heads, c.HeadDim, &c.Rope)
 		b.RoPE(k, pos, c.KVHeads, c.HeadDim, &c.Rope)
-		kv.Store(li, pos, k, v)
-		b.Attend(s.attn, q, kv, li, pos, att)
+		for _, g := range bt.Groups {
+			gp := pos[g.Start:g.End]
+			g.KV.Store(li, gp, k[g.Start*kvDim:g.End*kvDim], v[g.Start*kvDim:g.End*kvDim])
+			b.Attend(s.attn[g.Start*qDim:g.End*qDim], q[g.Start*qDim:g.End*qDim], g.KV, li, gp, att)
+		}
 		b.MatMul(s.xn, ly.o, s.attn, n)
 		b.Add(x, s.xn)
 
@@ -297,8 +375,9 @@ func (m *transformer) Forward(b backend.Backend, kv *backend.KVCache, s *Scratch
 				copy(s.up[i*ff:(i+1)*ff], s.gu[i*2*ff+ff:(i+1)*2*ff])
 			}
 		} else {
-			b.MatMul(s.gate, ly.gate, s.xn, n)
-			b.MatMul(s.up, ly.up, s.xn, n)
+			s.mdst = append(s.mdst[:0], s.gate, s.up)
+			s.mw = append(s.mw[:0], ly.gate, ly.up)
+			s.matmuls(b, s.xn, n, s.mdst, s.mw)
 		}
 		b.SwiGLU(s.ffn, s.gate, s.up)
 		b.MatMul(s.xn, ly.down, s.ffn, n)
@@ -311,9 +390,6 @@ func (m *transformer) Forward(b backend.Backend, kv *backend.KVCache, s *Scratch
 	// projection: during prefill that is usually just the last one.
 	s.sel = grow(s.sel, len(outRows)*embd)
 	for j, r := range outRows {
-		if r < 0 || r >= n {
-			return fmt.Errorf("forward: output row %d outside batch of %d", r, n)
-		}
 		copy(s.sel[j*embd:(j+1)*embd], x[r*embd:(r+1)*embd])
 	}
 	b.RMSNorm(s.sel, s.sel, m.outNorm, c.RMSEps)

@@ -1,16 +1,24 @@
 // Package synth writes random-weight GGUF models of any supported
 // architecture and shape, deterministically from a seed. Tests use it to
 // make fixtures (tiny models of every architecture) and benchmarks to make
-// models of real shapes without downloading anything.
+// models of real shapes without downloading anything (see Preset).
 //
 // The files are plain GGUF with a small SentencePiece vocabulary (byte
-// fallback, so any text tokenizes) and a ChatML template, so the engine
-// and llama.cpp can both load them.
+// fallback, so any text tokenizes; large vocabularies are padded with
+// filler pieces) and a ChatML template, so the engine and llama.cpp can
+// both load them.
+//
+// Weights are normal(0, Std) draws from one splitmix64 stream, in tensor
+// order; row i of a matrix starts at a known offset of that stream, so
+// rows are generated and quantized in parallel and the file is the same
+// for any number of workers.
 package synth
 
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/quant"
@@ -27,21 +35,29 @@ type Spec struct {
 	Vocab   int // at least 259 (specials + byte tokens); extra entries are filler pieces
 	Context int
 	// Type of the weight matrices; norms stay F32. Rows must be whole
-	// blocks of the type.
+	// blocks of the type. Ignored when FileType is set.
 	Type quant.Type
 	// OutputType overrides the type of output.weight (0 value F32 means
 	// "same as Type" only when OutputTypeSet is false).
 	OutputType    quant.Type
 	OutputTypeSet bool
-	Tied          bool // omit output.weight: the output shares token_embd
-	Std           float64
-	Seed          uint64
-	RopeBase      float32
+	// FileType, when set, picks every tensor's type the way llama.cpp's
+	// llama-quantize does for that file type (see FileTypes), including
+	// its fallbacks for rows that are not whole blocks, and records
+	// general.file_type.
+	FileType FileType
+	Tied     bool // omit output.weight: the output shares token_embd
+	Std      float64
+	Seed     uint64
+	RopeBase float32
 	// RopeScaling, when "linear" or "yarn", is written with RopeFactor.
 	RopeScaling string
 	RopeFactor  float32
 	// NoTemplate leaves out tokenizer.chat_template.
 	NoTemplate bool
+	// Workers generating and quantizing rows in parallel; 0 means
+	// runtime.NumCPU(). The output does not depend on it.
+	Workers int
 }
 
 // Tiny returns a small spec of the given architecture, fast enough for
@@ -60,10 +76,14 @@ func Write(path string, s Spec) error {
 	if err != nil {
 		return err
 	}
-	return w.WriteFile(path)
+	if err := w.WriteFile(path); err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	return nil
 }
 
-// Build generates the model into a GGUF writer.
+// Build generates the model into a GGUF writer. The writer holds every
+// tensor's bytes, so memory use is about the size of the file.
 func Build(s Spec) (*gguf.Writer, error) {
 	if err := s.check(); err != nil {
 		return nil, err
@@ -77,8 +97,19 @@ func Build(s Spec) (*gguf.Writer, error) {
 	}
 	a := s.Arch
 	headDim := s.Embd / s.Heads
+	typeName := s.Type.String()
+	if s.FileType != "" {
+		typeName = string(s.FileType)
+	}
 	kv("general.architecture", a)
-	kv("general.name", fmt.Sprintf("synthetic %s %d×%d %v seed %d", a, s.Layers, s.Embd, s.Type, s.Seed))
+	kv("general.name", fmt.Sprintf("synthetic %s %d×%d %s seed %d", a, s.Layers, s.Embd, typeName, s.Seed))
+	if s.FileType != "" {
+		ft := fileTypes[s.FileType]
+		kv("general.file_type", ft.id)
+		if ft.base != quant.F32 && ft.base != quant.F16 {
+			kv("general.quantization_version", uint32(2))
+		}
+	}
 	kv(a+".context_length", uint32(s.Context))
 	kv(a+".embedding_length", uint32(s.Embd))
 	kv(a+".block_count", uint32(s.Layers))
@@ -109,71 +140,112 @@ func Build(s Spec) (*gguf.Writer, error) {
 		return nil, fmt.Errorf("synth: %w", err)
 	}
 
-	r := newRNG(s.Seed)
+	g := &gen{w: w, seed: s.Seed, workers: s.Workers}
+	if g.workers <= 0 {
+		g.workers = runtime.NumCPU()
+	}
+	for _, t := range s.plan() {
+		switch t.kind {
+		case kindMatrix:
+			err = g.matrix(t.Name, t.Type, t.Shape[0], t.Shape[1], s.Std)
+		case kindOnes:
+			err = g.vector(t.Name, t.Shape[0], false, func(float64) float32 { return 1 })
+		case kindNoise:
+			err = g.vector(t.Name, t.Shape[0], true, func(z float64) float32 { return float32(z * s.Std) })
+		case kindNearOne:
+			// Norm weights near 1, not exactly 1, so a forward pass that
+			// skipped them would be caught.
+			err = g.vector(t.Name, t.Shape[0], true, func(z float64) float32 { return float32(1 + z*0.2) })
+		}
+		if err != nil {
+			return nil, fmt.Errorf("synth: %w", err)
+		}
+	}
+	return w, nil
+}
+
+// Tensor is one tensor of a generated model.
+type Tensor struct {
+	Name  string
+	Type  quant.Type
+	Shape []int // ggml order: row length first
+	kind  int
+}
+
+const (
+	kindMatrix  = iota // normal(0, Std) weights
+	kindOnes           // norm weights of 1
+	kindNoise          // normal(0, Std) biases
+	kindNearOne        // norm weights 1 + normal(0, 0.2)
+)
+
+// Bytes is the size of the tensor's data.
+func (t Tensor) Bytes() int64 {
+	size, _ := t.Type.RowSize(t.Shape[0])
+	n := int64(size)
+	for _, d := range t.Shape[1:] {
+		n *= int64(d)
+	}
+	return n
+}
+
+// Tensors lists the tensors Build writes, in file order, with the types
+// the spec gives them.
+func (s Spec) Tensors() ([]Tensor, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.plan(), nil
+}
+
+func (s Spec) plan() []Tensor {
+	var out []Tensor
+	rec := newRecipe(s)
+	add := func(kind int, name string, shape ...int) {
+		t := quant.F32
+		if kind == kindMatrix {
+			t = rec.typeFor(name, shape[0])
+		}
+		out = append(out, Tensor{Name: name, Type: t, Shape: shape, kind: kind})
+	}
+	a := s.Arch
+	headDim := s.Embd / s.Heads
 	qDim, kvDim := s.Embd, s.KVHeads*headDim
-	mat := func(name string, typ quant.Type, cols, rows int) {
-		if err == nil {
-			err = addMatrix(w, r, name, typ, cols, rows, s.Std)
-		}
-	}
-	ones := func(name string, n int) {
-		if err == nil {
-			err = addVector(w, name, n, func(int) float32 { return 1 })
-		}
-	}
-	noise := func(name string, n int) {
-		if err == nil {
-			err = addVector(w, name, n, func(int) float32 { return float32(r.normal() * s.Std) })
-		}
-	}
-	mat("token_embd.weight", s.Type, s.Embd, s.Vocab)
-	ones("output_norm.weight", s.Embd)
+	add(kindMatrix, "token_embd.weight", s.Embd, s.Vocab)
+	add(kindOnes, "output_norm.weight", s.Embd)
 	if !s.Tied {
-		ot := s.Type
-		if s.OutputTypeSet {
-			ot = s.OutputType
-		}
-		mat("output.weight", ot, s.Embd, s.Vocab)
+		add(kindMatrix, "output.weight", s.Embd, s.Vocab)
 	}
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
-		ones(p+"attn_norm.weight", s.Embd)
+		add(kindOnes, p+"attn_norm.weight", s.Embd)
 		if a == "phi3" {
-			mat(p+"attn_qkv.weight", s.Type, s.Embd, qDim+2*kvDim)
+			add(kindMatrix, p+"attn_qkv.weight", s.Embd, qDim+2*kvDim)
 		} else {
-			mat(p+"attn_q.weight", s.Type, s.Embd, qDim)
-			mat(p+"attn_k.weight", s.Type, s.Embd, kvDim)
-			mat(p+"attn_v.weight", s.Type, s.Embd, kvDim)
+			add(kindMatrix, p+"attn_q.weight", s.Embd, qDim)
+			add(kindMatrix, p+"attn_k.weight", s.Embd, kvDim)
+			add(kindMatrix, p+"attn_v.weight", s.Embd, kvDim)
 		}
 		if a == "qwen2" {
-			noise(p+"attn_q.bias", qDim)
-			noise(p+"attn_k.bias", kvDim)
-			noise(p+"attn_v.bias", kvDim)
+			add(kindNoise, p+"attn_q.bias", qDim)
+			add(kindNoise, p+"attn_k.bias", kvDim)
+			add(kindNoise, p+"attn_v.bias", kvDim)
 		}
 		if a == "qwen3" {
-			// Norm weights near 1, not exactly 1, so a forward pass that
-			// skipped them would be caught.
-			if err == nil {
-				err = addVector(w, p+"attn_q_norm.weight", headDim, func(int) float32 { return float32(1 + r.normal()*0.2) })
-			}
-			if err == nil {
-				err = addVector(w, p+"attn_k_norm.weight", headDim, func(int) float32 { return float32(1 + r.normal()*0.2) })
-			}
+			add(kindNearOne, p+"attn_q_norm.weight", headDim)
+			add(kindNearOne, p+"attn_k_norm.weight", headDim)
 		}
-		mat(p+"attn_output.weight", s.Type, qDim, s.Embd)
-		ones(p+"ffn_norm.weight", s.Embd)
+		add(kindMatrix, p+"attn_output.weight", qDim, s.Embd)
+		add(kindOnes, p+"ffn_norm.weight", s.Embd)
 		if a == "phi3" {
-			mat(p+"ffn_up.weight", s.Type, s.Embd, 2*s.FF)
+			add(kindMatrix, p+"ffn_up.weight", s.Embd, 2*s.FF)
 		} else {
-			mat(p+"ffn_gate.weight", s.Type, s.Embd, s.FF)
-			mat(p+"ffn_up.weight", s.Type, s.Embd, s.FF)
+			add(kindMatrix, p+"ffn_gate.weight", s.Embd, s.FF)
+			add(kindMatrix, p+"ffn_up.weight", s.Embd, s.FF)
 		}
-		mat(p+"ffn_down.weight", s.Type, s.FF, s.Embd)
+		add(kindMatrix, p+"ffn_down.weight", s.FF, s.Embd)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("synth: %w", err)
-	}
-	return w, nil
+	return out
 }
 
 func (s Spec) check() error {
@@ -191,14 +263,24 @@ func (s Spec) check() error {
 	if s.Vocab < 259 {
 		return fmt.Errorf("synth: vocabulary of %d is smaller than 3 specials + 256 byte tokens", s.Vocab)
 	}
+	if s.Vocab > 1<<24 || s.Embd > 1<<16 || s.FF > 1<<18 || s.Layers > 1024 {
+		return fmt.Errorf("synth: shape %+v is too large", s)
+	}
+	if s.FileType != "" {
+		if _, ok := fileTypes[s.FileType]; !ok {
+			return fmt.Errorf("synth: unknown file type %q (have %v)", s.FileType, FileTypes())
+		}
+	}
 	return nil
 }
 
 // vocab is a SentencePiece vocabulary: <unk>, <s>, </s>, the 256 byte
-// tokens, then common English pieces with descending scores.
+// tokens, then common English pieces with descending scores, then filler.
 func vocab(n int) ([]string, []float32, []int32) {
-	tokens := []string{"<unk>", "<s>", "</s>"}
-	types := []int32{2, 3, 3}
+	tokens := make([]string, 0, n)
+	types := make([]int32, 0, n)
+	tokens = append(tokens, "<unk>", "<s>", "</s>")
+	types = append(types, 2, 3, 3)
 	for b := range 256 {
 		tokens = append(tokens, fmt.Sprintf("<0x%02X>", b))
 		types = append(types, 6)
@@ -222,8 +304,7 @@ func vocab(n int) ([]string, []float32, []int32) {
 		}
 	}
 	for i := 0; len(tokens) < n; i++ {
-		t := fmt.Sprintf("▁w%d", i)
-		tokens = append(tokens, t)
+		tokens = append(tokens, fmt.Sprintf("▁w%d", i))
 		types = append(types, 1)
 	}
 	scores := make([]float32, n)
@@ -235,31 +316,79 @@ func vocab(n int) ([]string, []float32, []int32) {
 	return tokens, scores, types
 }
 
-func addMatrix(w *gguf.Writer, r *rng, name string, typ quant.Type, cols, rows int, std float64) error {
-	vals := make([]float32, cols*rows)
-	for i := range vals {
-		vals[i] = float32(r.normal() * std)
-	}
+// gen draws the weights. next is the index, in the seed's stream of
+// normal draws, of the next value to use.
+type gen struct {
+	w       *gguf.Writer
+	seed    uint64
+	next    uint64
+	workers int
+}
+
+// matrix draws rows×cols values, quantizes each row to typ and adds the
+// tensor. Rows are split among workers, each positioned at its first
+// row's place in the stream.
+func (g *gen) matrix(name string, typ quant.Type, cols, rows int, std float64) error {
 	size, ok := typ.RowSize(cols)
 	if !ok {
 		return fmt.Errorf("tensor %s: %d columns are not whole %v blocks", name, cols, typ)
 	}
 	data := make([]byte, size*rows)
-	for row := range rows {
-		if err := quant.Quantize(typ, vals[row*cols:(row+1)*cols], data[row*size:(row+1)*size]); err != nil {
-			return fmt.Errorf("tensor %s: %w", name, err)
-		}
+	base := g.next
+	g.next += uint64(cols) * uint64(rows)
+	workers := min(g.workers, max(1, rows/16))
+	per := (rows + workers - 1) / workers
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		ferr error
+	)
+	for lo := 0; lo < rows; lo += per {
+		hi := min(rows, lo+per)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rngAt(g.seed, base+uint64(lo)*uint64(cols))
+			vals := make([]float32, cols)
+			for row := lo; row < hi; row++ {
+				for i := range vals {
+					vals[i] = float32(r.normal() * std)
+				}
+				if err := quant.Quantize(typ, vals, data[row*size:(row+1)*size]); err != nil {
+					mu.Lock()
+					if ferr == nil {
+						ferr = fmt.Errorf("tensor %s: %w", name, err)
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
 	}
-	return w.AddTensor(name, typ, []uint64{uint64(cols), uint64(rows)}, data)
+	wg.Wait()
+	if ferr != nil {
+		return ferr
+	}
+	return g.w.AddTensor(name, typ, []uint64{uint64(cols), uint64(rows)}, data)
 }
 
-func addVector(w *gguf.Writer, name string, n int, f func(i int) float32) error {
+// vector adds an F32 vector; when draws is set, f gets one normal draw
+// per element, otherwise it gets 0 and the stream is not advanced.
+func (g *gen) vector(name string, n int, draws bool, f func(z float64) float32) error {
+	r := rngAt(g.seed, g.next)
+	if draws {
+		g.next += uint64(n)
+	}
 	data := make([]byte, 4*n)
 	for i := range n {
-		bits := math.Float32bits(f(i))
+		z := 0.0
+		if draws {
+			z = r.normal()
+		}
+		bits := math.Float32bits(f(z))
 		data[4*i], data[4*i+1], data[4*i+2], data[4*i+3] = byte(bits), byte(bits>>8), byte(bits>>16), byte(bits>>24)
 	}
-	return w.AddTensor(name, quant.F32, []uint64{uint64(n)}, data)
+	return g.w.AddTensor(name, quant.F32, []uint64{uint64(n)}, data)
 }
 
 // rng is splitmix64 with Box–Muller: written here so that a seed gives the
@@ -270,10 +399,23 @@ type rng struct {
 	has   bool
 }
 
-func newRNG(seed uint64) *rng { return &rng{state: seed} }
+const golden = 0x9E3779B97F4A7C15
+
+// rngAt returns a generator whose next normal() is draw number m of the
+// stream seeded with seed. splitmix64's k-th output depends only on
+// seed+k·golden, and Box–Muller turns uniforms 2j and 2j+1 into normals
+// 2j and 2j+1, so any position can be reached without drawing the ones
+// before it.
+func rngAt(seed, m uint64) *rng {
+	r := &rng{state: seed + (m/2)*2*golden}
+	if m%2 == 1 {
+		r.normal()
+	}
+	return r
+}
 
 func (r *rng) next() uint64 {
-	r.state += 0x9E3779B97F4A7C15
+	r.state += golden
 	z := r.state
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EB

@@ -1,11 +1,3 @@
-// Package cpu is the reference backend: every operation the architectures
-// need, on the host CPU, split across a persistent worker pool.
-//
-// Numerics follow llama.cpp's CPU backend where it matters for agreement:
-// activations are rounded to the weight type's dot-product partner
-// (quant.VecDotType) before a matrix product, RMSNorm and softmax sums are
-// accumulated in float64 as ggml does, and an F16 KV cache rounds queries
-// and attention weights to F16 like ggml's F16 matrix products.
 package cpu
 
 import (
@@ -17,19 +9,39 @@ import (
 	"github.com/churon/churon/engine/quant"
 )
 
-// Backend runs on the CPU. It is safe for concurrent use: calls share
-// only the worker pool.
+// Backend runs on the CPU. It is safe for concurrent use: operations are
+// serialised (they share one pool of cores and the scratch buffers), so
+// two sequences decoding at once interleave step by step.
 type Backend struct {
 	pool    *pool
 	threads int
-	bufs    sync.Pool // *[]byte scratch for quantized activations
+
+	mu   sync.Mutex
+	mm   matmulTask
+	qa   quantTask
+	at   attnTask
+	ew   elemTask
+	rope ropeCache
+	// per-worker scratch, indexed by the worker number a task gets
+	work []workerScratch
+}
+
+type workerScratch struct {
+	kf  []float32 // attention: a key block widened to float32
+	vf  []float32 // ... and its values
+	s   []float32 // attention scores of one block
+	q   []float32 // queries of one job (rounded as the cache requires)
+	acc []float32 // running outputs of one job
+	ml  []float32 // running max and sum per query
 }
 
 // New returns a CPU backend using the given number of threads
-// (0 = all logical CPUs).
+// (0 = DefaultThreads).
 func New(threads int) *Backend {
 	p := newPool(threads)
-	return &Backend{pool: p, threads: p.workers}
+	b := &Backend{pool: p, threads: p.workers, work: make([]workerScratch, p.workers)}
+	b.mm.b, b.qa.b, b.at.b = b, b, b
+	return b
 }
 
 // Close stops the worker goroutines. The backend must not be used after.
@@ -41,46 +53,18 @@ func (b *Backend) Threads() int { return b.threads }
 // Name describes the backend for the status line.
 func (b *Backend) Name() string { return fmt.Sprintf("CPU (%d threads)", b.threads) }
 
-func (b *Backend) scratch(n int) *[]byte {
-	if v := b.bufs.Get(); v != nil {
-		p := v.(*[]byte)
-		if cap(*p) >= n {
-			*p = (*p)[:n]
-			return p
-		}
+func growF(s []float32, n int) []float32 {
+	if cap(s) >= n {
+		return s[:n]
 	}
-	s := make([]byte, n)
-	return &s
+	return make([]float32, n, n+n/4)
 }
 
-// MatMul implements backend.Backend.
-func (b *Backend) MatMul(dst []float32, w *backend.Tensor, x []float32, n int) {
-	cols, rows := w.Cols(), w.Rows()
-	at := quant.VecDotType(w.Type)
-	arow, ok := at.RowSize(cols)
-	if !ok {
-		panic(fmt.Sprintf("cpu: matmul %s: row of %d not a whole number of %v blocks", w.Name, cols, at))
+func growB(s []byte, n int) []byte {
+	if cap(s) >= n {
+		return s[:n]
 	}
-	wrow, _ := w.Type.RowSize(cols)
-	buf := b.scratch(arow * n)
-	act := *buf
-	for i := range n {
-		if err := quant.QuantizeActivations(at, x[i*cols:(i+1)*cols], act[i*arow:(i+1)*arow]); err != nil {
-			panic(fmt.Sprintf("cpu: matmul %s: %v", w.Name, err))
-		}
-	}
-	// Row-outer: each weight row is read once for all n inputs, which is
-	// what makes prefill cheaper per token than decode.
-	grain := max(1, 16/max(1, n))
-	b.pool.parallelFor(rows, grain, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			wr := w.Data[r*wrow : (r+1)*wrow]
-			for i := range n {
-				dst[i*rows+r] = quant.VecDot(w.Type, wr, act[i*arow:(i+1)*arow], cols)
-			}
-		}
-	})
-	b.bufs.Put(buf)
+	return make([]byte, n, n+n/4)
 }
 
 // Embed implements backend.Backend.
@@ -119,44 +103,94 @@ func (b *Backend) RMSNorm(dst, x, w []float32, eps float32) {
 	}
 }
 
+// ropeCache keeps the cos/sin table of the last positions rotated: every
+// layer rotates q and k at the same positions with the same parameters,
+// so one table serves the whole forward pass.
+type ropeCache struct {
+	r   backend.Rope // the parameters the table was made with
+	ok  bool
+	pos []int32
+	cs  []float32 // per position: nd/2 (cos, sin) pairs
+}
+
 // RoPE implements backend.Backend, following ggml's rope with YaRN.
 func (b *Backend) RoPE(x []float32, pos []int32, heads, headDim int, r *backend.Rope) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	nd := r.Dims
 	half := nd / 2
-	cs := make([]float32, nd) // cos,sin pairs per dimension pair
+	cs := b.rope.table(pos, r)
+	for i := range pos {
+		pc := cs[i*nd : (i+1)*nd]
+		row := x[i*heads*headDim : (i+1)*heads*headDim]
+		for h := range heads {
+			v := row[h*headDim : (h+1)*headDim]
+			if r.Mode == backend.RopeNeoX {
+				a, bb := v[:half], v[half:nd]
+				for k := range half {
+					c, s := pc[2*k], pc[2*k+1]
+					x0, x1 := a[k], bb[k]
+					a[k] = x0*c - x1*s
+					bb[k] = x0*s + x1*c
+				}
+			} else {
+				for k := range half {
+					c, s := pc[2*k], pc[2*k+1]
+					x0, x1 := v[2*k], v[2*k+1]
+					v[2*k] = x0*c - x1*s
+					v[2*k+1] = x0*s + x1*c
+				}
+			}
+		}
+	}
+}
+
+func (c *ropeCache) table(pos []int32, r *backend.Rope) []float32 {
+	nd := r.Dims
+	if c.ok && sameRope(&c.r, r) && len(c.pos) == len(pos) && len(c.cs) == len(pos)*nd {
+		same := true
+		for i, p := range pos {
+			if c.pos[i] != p {
+				same = false
+				break
+			}
+		}
+		if same {
+			return c.cs
+		}
+	}
+	c.r, c.ok = *r, true
+	c.pos = append(c.pos[:0], pos...)
+	c.cs = growF(c.cs, len(pos)*nd)
+	half := nd / 2
 	thetaScale := float32(math.Pow(float64(r.FreqBase), -2.0/float64(nd)))
 	var corr [2]float32
 	if r.ExtFactor != 0 {
 		corr = yarnCorrDims(nd, r.OrigContext, r.FreqBase, r.BetaFast, r.BetaSlow)
 	}
 	for i, p := range pos {
+		pc := c.cs[i*nd : (i+1)*nd]
 		theta := float32(p)
 		for k := range half {
 			ff := float32(1)
 			if r.FreqFactors != nil {
 				ff = r.FreqFactors[k]
 			}
-			c, s := ropeYarn(theta/ff, r.FreqScale, corr, 2*k, r.ExtFactor, r.AttnFactor)
-			cs[2*k], cs[2*k+1] = c, s
+			pc[2*k], pc[2*k+1] = ropeYarn(theta/ff, r.FreqScale, corr, 2*k, r.ExtFactor, r.AttnFactor)
 			theta *= thetaScale
 		}
-		row := x[i*heads*headDim : (i+1)*heads*headDim]
-		for h := range heads {
-			v := row[h*headDim : (h+1)*headDim]
-			for k := range half {
-				c, s := cs[2*k], cs[2*k+1]
-				var a, bb *float32
-				if r.Mode == backend.RopeNeoX {
-					a, bb = &v[k], &v[k+half]
-				} else {
-					a, bb = &v[2*k], &v[2*k+1]
-				}
-				x0, x1 := *a, *bb
-				*a = x0*c - x1*s
-				*bb = x0*s + x1*c
-			}
-		}
 	}
+	return c.cs
+}
+
+func sameRope(a, b *backend.Rope) bool {
+	if len(a.FreqFactors) != len(b.FreqFactors) ||
+		(len(a.FreqFactors) > 0 && &a.FreqFactors[0] != &b.FreqFactors[0]) {
+		return false
+	}
+	return a.Mode == b.Mode && a.Dims == b.Dims && a.FreqBase == b.FreqBase && a.FreqScale == b.FreqScale &&
+		a.ExtFactor == b.ExtFactor && a.AttnFactor == b.AttnFactor && a.BetaFast == b.BetaFast &&
+		a.BetaSlow == b.BetaSlow && a.OrigContext == b.OrigContext
 }
 
 func ropeYarn(thetaExtrap, freqScale float32, corr [2]float32, i0 int, extFactor, mscale float32) (float32, float32) {
@@ -180,86 +214,41 @@ func yarnCorrDims(nDims, nCtxOrig int, base, betaFast, betaSlow float32) [2]floa
 	return [2]float32{float32(max(0, start)), float32(min(float64(nDims-1), end))}
 }
 
-// Attend implements backend.Backend.
-func (b *Backend) Attend(dst, q []float32, kv *backend.KVCache, layer int, pos []int32, a backend.Attention) {
-	hd := a.HeadDim
-	group := a.Heads / a.KVHeads
-	n := len(pos)
-	k16, v16 := kv.F16(layer)
-	k32, v32 := kv.F32(layer)
-	b.pool.parallelFor(n*a.Heads, 1, func(lo, hi int) {
-		scores := make([]float32, kv.Context)
-		qh16 := make([]float32, hd)
-		acc := make([]float64, hd)
-		for job := lo; job < hi; job++ {
-			i, h := job/a.Heads, job%a.Heads
-			kvh := h / group
-			qh := q[(i*a.Heads+h)*hd : (i*a.Heads+h+1)*hd]
-			if k16 != nil {
-				// ggml multiplies an F16 cache by queries rounded to F16.
-				for j, v := range qh {
-					qh16[j] = quant.FP16ToFP32(quant.FP32ToFP16(v))
-				}
-				qh = qh16
-			}
-			last := int(pos[i])
-			mx := float32(math.Inf(-1))
-			for t := 0; t <= last; t++ {
-				off := t*kv.Dim + kvh*hd
-				var s float64
-				if k16 != nil {
-					kr := k16[off : off+hd]
-					for j, v := range qh {
-						s += float64(v * quant.FP16ToFP32(kr[j]))
-					}
-				} else {
-					kr := k32[off : off+hd]
-					for j, v := range qh {
-						s += float64(v * kr[j])
-					}
-				}
-				sc := float32(s) * a.Scale
-				scores[t] = sc
-				mx = max(mx, sc)
-			}
-			var sum float64
-			for t := 0; t <= last; t++ {
-				e := float32(math.Exp(float64(scores[t] - mx)))
-				scores[t] = e
-				sum += float64(e)
-			}
-			inv := float32(1 / sum)
-			clear(acc)
-			for t := 0; t <= last; t++ {
-				p := scores[t] * inv
-				off := t*kv.Dim + kvh*hd
-				if v16 != nil {
-					// ...and attention weights rounded to F16 for the values.
-					p = quant.FP16ToFP32(quant.FP32ToFP16(p))
-					vr := v16[off : off+hd]
-					for j := range acc {
-						acc[j] += float64(p * quant.FP16ToFP32(vr[j]))
-					}
-				} else {
-					vr := v32[off : off+hd]
-					for j := range acc {
-						acc[j] += float64(p * vr[j])
-					}
-				}
-			}
-			out := dst[(i*a.Heads+h)*hd : (i*a.Heads+h+1)*hd]
-			for j := range out {
-				out[j] = float32(acc[j])
-			}
-		}
-	})
+// elemTask runs an element-wise operation over chunks of a long vector.
+type elemTask struct {
+	op            int
+	dst, gate, up []float32
 }
+
+const (
+	opSwiGLU = iota
+)
+
+func (t *elemTask) run(_, lo, hi int) {
+	lo, hi = lo*elemChunk, min(len(t.dst), hi*elemChunk)
+	switch t.op {
+	case opSwiGLU:
+		swiglu(t.dst[lo:hi], t.gate[lo:hi], t.up[lo:hi])
+	}
+}
+
+// elemChunk is the grain of element-wise loops: the vector kernels do a
+// few thousand elements in about the time a parallel loop takes to start.
+const elemChunk = 8192
 
 // SwiGLU implements backend.Backend.
 func (b *Backend) SwiGLU(dst, gate, up []float32) {
-	for i, g := range gate {
-		dst[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+	n := len(gate)
+	if n < 2*elemChunk || b.threads == 1 {
+		swiglu(dst[:n], gate, up[:n])
+		return
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ew = elemTask{op: opSwiGLU, dst: dst[:n], gate: gate, up: up[:n]}
+	jobs := (n + elemChunk - 1) / elemChunk
+	b.pool.parallel(&b.ew, jobs, 1)
+	b.ew = elemTask{}
 }
 
 // Add implements backend.Backend.
