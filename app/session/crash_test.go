@@ -157,7 +157,7 @@ func sessionCrashChild(spec string) {
 	if err != nil {
 		fail(err)
 	}
-	set := greedy(0)
+	set := uncapped()
 	set.Context = 2048
 	if err := m.SetSettings(c.ID, set); err != nil {
 		fail(err)

@@ -57,6 +57,15 @@ func greedy(maxTokens int) Settings {
 	return s
 }
 
+// uncapped is greedy with no token cap and stories260K's whole trained
+// context, so an answer runs long enough (thousands of tokens) for a test
+// to stop, delete, switch or close mid-answer even on a fast engine.
+func uncapped() Settings {
+	s := greedy(0)
+	s.Context = 2048
+	return s
+}
+
 // recorder drains a manager's events into a list the test reads in order.
 type recorder struct {
 	mu     sync.Mutex

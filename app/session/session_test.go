@@ -181,7 +181,7 @@ func TestStopWithinOneToken(t *testing.T) {
 func TestStopFromEvents(t *testing.T) {
 	f := newFixture(t, Options{})
 	f.load(storiesPath(t))
-	set := greedy(0) // no cap: stories260K runs until the context fills
+	set := uncapped() // no cap: stories260K runs until the context fills
 	conv := f.conv(set)
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ func TestStopFromEvents(t *testing.T) {
 	}
 	tr := f.wait(conv)
 	t.Logf("stopped after %d tokens, %v after Stop", tr.stats.GenTokens, time.Since(start))
-	if tr.done.Reason != ReasonCancelled || tr.stats.GenTokens >= 512-tr.stats.PromptTokens {
+	if tr.done.Reason != ReasonCancelled || tr.stats.GenTokens >= set.Context-tr.stats.PromptTokens {
 		t.Fatalf("done %+v after %d tokens", tr.done, tr.stats.GenTokens)
 	}
 	if err := f.m.Stop(conv); err != nil {
@@ -417,7 +417,7 @@ func TestUnloadWhileIdle(t *testing.T) {
 func TestLoadWhileGenerating(t *testing.T) {
 	f := newFixture(t, Options{})
 	f.load(storiesPath(t))
-	conv := f.conv(greedy(0))
+	conv := f.conv(uncapped())
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
 		t.Fatal(err)
 	}
@@ -532,7 +532,7 @@ func TestStreamingCommits(t *testing.T) {
 func TestDeleteUndo(t *testing.T) {
 	f := newFixture(t, Options{})
 	f.load(storiesPath(t))
-	conv := f.conv(greedy(0))
+	conv := f.conv(uncapped())
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
 		t.Fatal(err)
 	}
@@ -566,7 +566,7 @@ func TestDeleteUndo(t *testing.T) {
 func TestCloseWhileGenerating(t *testing.T) {
 	f := newFixture(t, Options{})
 	f.load(storiesPath(t))
-	conv := f.conv(greedy(0))
+	conv := f.conv(uncapped())
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
 		t.Fatal(err)
 	}
