@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -1034,6 +1035,8 @@ func (p *modelsPage) newLibRow(m library.Model) *libRow {
 	r.verify = widget.NewButton(lang.X("models.verify", "Verify"), r.onVerify)
 	r.del = widget.NewButtonWithIcon("", theme.DeleteIcon(), r.onDelete)
 	r.del.Importance = widget.LowImportance
+	reveal := widget.NewButtonWithIcon("", theme.FolderOpenIcon(), r.onReveal)
+	reveal.Importance = widget.LowImportance
 	if m.Err != "" {
 		load.Disable()
 		r.showStatus(m.Err, widget.DangerImportance)
@@ -1044,7 +1047,7 @@ func (p *modelsPage) newLibRow(m library.Model) *libRow {
 	if !p.s.supported(meta.Architecture) && meta.Architecture != "" {
 		r.showStatus(lang.X("models.unsupported.short", "Churon cannot run {{.Arch}} models yet.", map[string]any{"Arch": meta.Architecture}), widget.DangerImportance)
 	}
-	r.content = container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(load, r.verify, r.del)), col)
+	r.content = container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(load, r.verify, reveal, r.del)), col)
 	r.refreshVerdict()
 	return r
 }
@@ -1061,6 +1064,23 @@ func (r *libRow) showStatus(msg string, imp widget.Importance) {
 	r.status.Importance = imp
 	r.status.SetText(msg)
 	r.status.Show()
+}
+
+// onReveal opens the folder holding the model in the desktop's file
+// manager (xdg-open, Finder, Explorer: Fyne's OpenURL picks the right one).
+func (r *libRow) onReveal() {
+	if err := r.p.u.app.OpenURL(folderURL(r.m.Path)); err != nil {
+		r.showStatus(lang.X("models.reveal.failed", "Could not open the folder: {{.Err}}", map[string]any{"Err": err.Error()}), widget.DangerImportance)
+	}
+}
+
+// folderURL is the file:// URL of the folder that holds path.
+func folderURL(path string) *url.URL {
+	dir := filepath.ToSlash(filepath.Dir(path))
+	if !strings.HasPrefix(dir, "/") {
+		dir = "/" + dir // Windows: file:///C:/…
+	}
+	return &url.URL{Scheme: "file", Path: dir}
 }
 
 // onVerify recomputes the file's SHA-256 in the background.
