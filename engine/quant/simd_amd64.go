@@ -5,7 +5,6 @@ package quant
 import (
 	"os"
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/cpu"
 )
@@ -172,35 +171,9 @@ func dotF32Fast(w, x []byte, n int) float32 {
 	return float32(float64(s) + float64(dotF32(w[4*m:], x[4*m:], n-m)))
 }
 
-// vecDotF32Fast is VecDotF32's SIMD path: VecDot(F32) on the same bytes.
-func vecDotF32Fast(w, x []float32) (float32, bool) {
-	if !useAVX2 {
-		return 0, false
-	}
-	wb := unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 4*len(w))
-	xb := unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
-	return dotF32Fast(wb, xb, len(w)), true
-}
-
-// vecDotMultiFast runs the four-activation kernels on groups of four and
-// the one-activation kernels on the rest, on checked inputs with n > 0.
-func vecDotMultiFast(w Type, wRow, acts []byte, stride, nActs, n int, out []float32) bool {
-	if !useAVX2 {
-		return false
-	}
-	arow, _ := VecDotType(w).RowSize(n)
-	nb := n / w.BlockSize()
-	i := 0
-	for ; i+4 <= nActs; i += 4 {
-		if !dotX4(w, &wRow[0], &acts[i*stride], stride, nb, &out[i]) {
-			break
-		}
-	}
-	for ; i < nActs; i++ {
-		out[i] = vecDotChecked(w, wRow, acts[i*stride:i*stride+arow], n)
-	}
-	return true
-}
+// simdOn reports whether any kernel level is in use (the shared loops in
+// simd_loops.go ask).
+func simdOn() bool { return useAVX2 }
 
 // dotX4 runs the four-activation kernel for w, if there is one. (Direct
 // calls, not a function value, keep out from escaping.)
