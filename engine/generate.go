@@ -23,6 +23,9 @@ type GenerateOptions struct {
 
 // Token is one generated token as it streams out.
 type Token struct {
+	// ID is the sampled token, or -1 for the last event of a generation
+	// that only releases text held back (a split character, a possible
+	// stop-string prefix) when generation ends.
 	ID int32
 	// Text is the newly completed text: only whole UTF-8, so it may be
 	// empty while a multi-byte character is split across tokens, and it
