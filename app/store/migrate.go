@@ -91,6 +91,25 @@ var migrations = []migration{
 		`ALTER TABLE conversations ADD COLUMN deleted_at INTEGER`,
 		`CREATE INDEX conversations_deleted ON conversations (deleted_at) WHERE deleted_at IS NOT NULL`,
 	)},
+	// How much of an answer's prompt came from the conversation's KV cache,
+	// so the chat can show "reused / processed" after a restart too.
+	{4, "prompt tokens reused from the KV cache", execAll(
+		`ALTER TABLE messages ADD COLUMN prompt_reused INTEGER NOT NULL DEFAULT 0`,
+	)},
+	// Side-by-side quantization comparisons. The result is one JSON
+	// document (app/compare.Result): it is written once when a run ends and
+	// read back whole to reopen or export it, never queried by field.
+	{5, "quantization comparisons", execAll(
+		`CREATE TABLE comparisons (
+			id      INTEGER PRIMARY KEY AUTOINCREMENT,
+			created INTEGER NOT NULL,
+			updated INTEGER NOT NULL,
+			title   TEXT    NOT NULL DEFAULT '',
+			prompt  TEXT    NOT NULL DEFAULT '',
+			result  TEXT    NOT NULL DEFAULT ''
+		)`,
+		`CREATE INDEX comparisons_by_update ON comparisons (updated DESC)`,
+	)},
 }
 
 // SchemaVersion is the schema version this build writes.
