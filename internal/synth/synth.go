@@ -104,9 +104,12 @@ func Build(s Spec) (*gguf.Writer, error) {
 	kv("general.architecture", a)
 	kv("general.name", fmt.Sprintf("synthetic %s %d×%d %s seed %d", a, s.Layers, s.Embd, typeName, s.Seed))
 	if s.FileType != "" {
-		ft := fileTypes[s.FileType]
-		kv("general.file_type", ft.id)
-		if ft.base != quant.F32 && ft.base != quant.F16 {
+		ft, ferr := lookupFileType(s.FileType)
+		if ferr != nil {
+			return nil, ferr
+		}
+		kv("general.file_type", ft.ID)
+		if ft.Base != quant.F32 && ft.Base != quant.F16 {
 			kv("general.quantization_version", uint32(2))
 		}
 	}
@@ -144,7 +147,11 @@ func Build(s Spec) (*gguf.Writer, error) {
 	if g.workers <= 0 {
 		g.workers = runtime.NumCPU()
 	}
-	for _, t := range s.plan() {
+	ts, err := s.plan()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range ts {
 		switch t.kind {
 		case kindMatrix:
 			err = g.matrix(t.Name, t.Type, t.Shape[0], t.Shape[1], s.Std)
@@ -195,18 +202,13 @@ func (s Spec) Tensors() ([]Tensor, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return s.plan(), nil
+	return s.plan()
 }
 
-func (s Spec) plan() []Tensor {
+func (s Spec) plan() ([]Tensor, error) {
 	var out []Tensor
-	rec := newRecipe(s)
 	add := func(kind int, name string, shape ...int) {
-		t := quant.F32
-		if kind == kindMatrix {
-			t = rec.typeFor(name, shape[0])
-		}
-		out = append(out, Tensor{Name: name, Type: t, Shape: shape, kind: kind})
+		out = append(out, Tensor{Name: name, Type: quant.F32, Shape: shape, kind: kind})
 	}
 	a := s.Arch
 	headDim := s.Embd / s.Heads
@@ -245,7 +247,10 @@ func (s Spec) plan() []Tensor {
 		}
 		add(kindMatrix, p+"ffn_down.weight", s.FF, s.Embd)
 	}
-	return out
+	if err := s.types(out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (s Spec) check() error {
@@ -267,8 +272,8 @@ func (s Spec) check() error {
 		return fmt.Errorf("synth: shape %+v is too large", s)
 	}
 	if s.FileType != "" {
-		if _, ok := fileTypes[s.FileType]; !ok {
-			return fmt.Errorf("synth: unknown file type %q (have %v)", s.FileType, FileTypes())
+		if _, err := lookupFileType(s.FileType); err != nil {
+			return err
 		}
 	}
 	return nil
