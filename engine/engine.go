@@ -46,7 +46,8 @@ type Model struct {
 	info    Info
 	tmplErr error
 	loadDur time.Duration
-	locked  bool // weights pinned with mlock (LoadOptions.Lock)
+	locked  bool          // weights pinned with mlock (LoadOptions.Lock)
+	ident   identityCache // Identity, computed on first use (snapshot.go)
 }
 
 // Info describes a loaded model.

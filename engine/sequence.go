@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/churon/churon/engine/arch"
 	"github.com/churon/churon/engine/backend"
@@ -22,13 +23,58 @@ type SequenceOptions struct {
 	Batch int
 }
 
-// KVType selects the KV cache's storage type.
+// KVType selects the KV cache's storage type. The values are written in
+// KV snapshots: new types are appended, never renumbered.
 type KVType int
 
 const (
 	KVF16 KVType = iota // half precision: llama.cpp's default
 	KVF32               // full precision: twice the memory
+	// KVQ8_0 stores keys and values as Q8_0 blocks: 8.5 bits a value,
+	// 53 % of F16's memory (and of its snapshots). It needs a KV width
+	// (KV heads × head size) that is a multiple of 32, as every real
+	// model's is. Quality against F16 (TestKVQ8Quality): on stories260K
+	// the logits keep a mean cosine of 0.99986 (min 0.9959) and 64 of 64
+	// greedy tokens; on a random-weight Qwen2-shaped model the mean
+	// cosine is 0.9984, about 2.4× the deviation of F16 from F32.
+	KVQ8_0
 )
+
+// String names the type as settings and snapshots spell it.
+func (t KVType) String() string {
+	switch t {
+	case KVF16:
+		return "f16"
+	case KVF32:
+		return "f32"
+	case KVQ8_0:
+		return "q8_0"
+	}
+	return fmt.Sprintf("kvtype(%d)", int(t))
+}
+
+// ParseKVType reads a KV cache type name: f16, f32 or q8_0 (any case).
+func ParseKVType(s string) (KVType, error) {
+	for _, t := range []KVType{KVF16, KVF32, KVQ8_0} {
+		if strings.EqualFold(s, t.String()) {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("engine: unknown KV cache type %q (want f16, f32 or q8_0)", s)
+}
+
+// quantType is the storage type of the cache.
+func (t KVType) quantType() (quant.Type, error) {
+	switch t {
+	case KVF16:
+		return quant.F16, nil
+	case KVF32:
+		return quant.F32, nil
+	case KVQ8_0:
+		return quant.Q8_0, nil
+	}
+	return 0, fmt.Errorf("engine: unknown KV cache type %d", int(t))
+}
 
 // DefaultContext caps the context of a new sequence when none is asked
 // for, so a model trained on 128k tokens does not claim gigabytes of KV
@@ -65,20 +111,13 @@ func (m *Model) NewSequence(opt SequenceOptions) (*Sequence, error) {
 		return nil, ErrClosed
 	}
 	cfg := m.net.Config()
-	ctxLen := opt.Context
-	if ctxLen <= 0 {
-		ctxLen = min(cfg.Context, DefaultContext)
+	ctxLen := m.contextFor(opt)
+	kvType, err := opt.KVType.quantType()
+	if err != nil {
+		return nil, err
 	}
-	if ctxLen <= 0 {
-		ctxLen = DefaultContext
-	}
-	kvType := quant.F16
-	switch opt.KVType {
-	case KVF16:
-	case KVF32:
-		kvType = quant.F32
-	default:
-		return nil, fmt.Errorf("engine: unknown KV cache type %d", opt.KVType)
+	if opt.KVType == KVQ8_0 && cfg.KVDim()%32 != 0 {
+		return nil, fmt.Errorf("engine: a Q8_0 KV cache needs a KV width that is a multiple of 32; this model's is %d (use f16)", cfg.KVDim())
 	}
 	kv, err := backend.NewKVCache(kvType, cfg.Layers, ctxLen, cfg.KVDim())
 	if err != nil {
@@ -89,6 +128,18 @@ func (m *Model) NewSequence(opt SequenceOptions) (*Sequence, error) {
 		batch = DefaultBatch
 	}
 	return &Sequence{m: m, kv: kv, batch: batch, logits: make([]float32, cfg.Vocab)}, nil
+}
+
+// contextFor is the capacity NewSequence gives a sequence made with opt.
+func (m *Model) contextFor(opt SequenceOptions) int {
+	ctxLen := opt.Context
+	if ctxLen <= 0 {
+		ctxLen = min(m.net.Config().Context, DefaultContext)
+	}
+	if ctxLen <= 0 {
+		ctxLen = DefaultContext
+	}
+	return ctxLen
 }
 
 // Len is the number of tokens in the cache.

@@ -35,6 +35,10 @@ func ConfigDir() string { return dir("config", xdg.ConfigHome) }
 // CacheDir holds what can be rebuilt: KV snapshots, partial downloads.
 func CacheDir() string { return dir("cache", xdg.CacheHome) }
 
+// KVCacheDir holds KV cache snapshots, one file per conversation
+// (package app/kvcache).
+func KVCacheDir() string { return filepath.Join(CacheDir(), "kv") }
+
 // Database is the chat database's path.
 func Database() string { return filepath.Join(DataDir(), DatabaseFile) }
 

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/quant"
 )
 
 // Attention is tiled by KV head and blocks of query rows. A job walks the
@@ -103,7 +104,8 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 	rows := r1 - r0
 	k16, v16 := t.kv.F16(t.layer)
 	k32, v32 := t.kv.F32(t.layer)
-	dim := t.kv.Dim
+	k8, v8 := t.kv.Q8(t.layer)
+	dim, rs := t.kv.Dim, t.kv.RowSize()
 	head := func(i, h int) int { return (r0+i)*a.Heads + kvh*t.group + h0 + h }
 
 	maxPos := 0
@@ -124,7 +126,13 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 
 	// block widens positions [kb, ke) of this KV head from the cache and
 	// returns them with their row stride.
-	block := func(c16 []uint16, c32 []float32, buf []float32, kb, ke int) ([]float32, int) {
+	block := func(c16 []uint16, c32 []float32, c8 []byte, buf []float32, kb, ke int) ([]float32, int) {
+		if c8 != nil {
+			for p := kb; p < ke; p++ {
+				dequantQ8(buf[(p-kb)*hd:(p-kb+1)*hd], c8[p*rs:(p+1)*rs], kvh*hd)
+			}
+			return buf, hd
+		}
 		if c16 == nil {
 			return c32[kb*dim+kvh*hd:], dim
 		}
@@ -143,7 +151,7 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 	// Pass 1: scores.
 	for kb := 0; kb < ns; kb += keyBlock {
 		ke := min(kb+keyBlock, ns)
-		kf, stride := block(k16, k32, ws.kf, kb, ke)
+		kf, stride := block(k16, k32, k8, ws.kf, kb, ke)
 		for i := range rows {
 			p := int(t.pos[r0+i])
 			if p < kb {
@@ -176,7 +184,7 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 	// Pass 2: the weighted sum of values, accumulated straight into dst.
 	for kb := 0; kb < ns; kb += keyBlock {
 		ke := min(kb+keyBlock, ns)
-		vf, stride := block(v16, v32, ws.vf, kb, ke)
+		vf, stride := block(v16, v32, v8, ws.vf, kb, ke)
 		for i := range rows {
 			p := int(t.pos[r0+i])
 			if p < kb {
@@ -188,5 +196,32 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 				accum(t.dst[head(i, h)*hd:][:hd], S[qi*ns+kb:qi*ns+kb+nk], vf, stride)
 			}
 		}
+	}
+}
+
+// dequantQ8 widens values [e0, e0+len(dst)) of a Q8_0 cache row (blocks
+// of an F16 scale and 32 int8s) as ggml's dequantize_row_q8_0 does. A
+// head may start inside a block (head size 8 or 16), so it walks blocks
+// from e0 rather than assume heads are block-aligned.
+//
+// A Q8_0 cache is attended in float32: queries are not rounded (llama.cpp
+// quantizes them to Q8_0 for an integer dot product) and probabilities
+// are not rounded to F16, so it is as close to an exact product with the
+// stored keys and values as the F32 path, and not meant to match
+// llama.cpp's q8_0 cache bit for bit.
+func dequantQ8(dst []float32, row []byte, e0 int) {
+	const bs, ts = 32, 34
+	for j := 0; j < len(dst); {
+		e := e0 + j
+		blk := row[e/bs*ts:][:ts]
+		in := e % bs
+		d := quant.FP16ToFP32(uint16(blk[0]) | uint16(blk[1])<<8)
+		n := min(bs-in, len(dst)-j)
+		q := blk[2+in : 2+in+n]
+		out := dst[j : j+n]
+		for i, v := range q {
+			out[i] = d * float32(int8(v))
+		}
+		j += n
 	}
 }
