@@ -1,0 +1,64 @@
+package compare
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/churon/churon/app/paths"
+	"github.com/churon/churon/engine"
+	"github.com/churon/churon/engine/sample"
+	"github.com/churon/churon/internal/synth"
+)
+
+var (
+	fixtureDir  string
+	fixtureMu   sync.Mutex
+	fixtureMade = map[string]string{}
+)
+
+func TestMain(m *testing.M) {
+	d, err := os.MkdirTemp("", "churon-compare-test-*")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fixtureDir = d
+	// Scratch files go to the cache folder: keep the real one untouched.
+	os.Setenv(paths.EnvHome, filepath.Join(d, "home"))
+	code := m.Run()
+	os.RemoveAll(d)
+	os.Exit(code)
+}
+
+// tinyModel writes (once per test binary) a small synthetic qwen2 model:
+// the same seed and vocabulary give the same weights, ft only changes how
+// they are stored, so F16 and Q4_0 are one model in two quantizations.
+func tinyModel(t testing.TB, ft synth.FileType, vocab int, noTemplate bool) string {
+	t.Helper()
+	key := fmt.Sprintf("%s-v%d-t%v", ft, vocab, noTemplate)
+	fixtureMu.Lock()
+	defer fixtureMu.Unlock()
+	if p, ok := fixtureMade[key]; ok {
+		return p
+	}
+	s := synth.Tiny("qwen2")
+	s.Embd, s.FF, s.Heads, s.KVHeads = 128, 256, 4, 2
+	s.Context = 512
+	s.FileType = ft
+	s.Vocab = vocab
+	s.NoTemplate = noTemplate
+	p := filepath.Join(fixtureDir, key+".gguf")
+	if err := synth.Write(p, s); err != nil {
+		t.Fatal(err)
+	}
+	fixtureMade[key] = p
+	return p
+}
+
+// greedy are deterministic settings that always produce n tokens.
+func greedy(n int) Sampling {
+	return SamplingOf(engine.GenerateOptions{MaxTokens: n, Sampling: sample.Greedy(), IgnoreEOS: true})
+}

@@ -1,0 +1,56 @@
+package compare
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/churon/churon/app/store"
+)
+
+// Save stores a finished comparison in the chat database as one JSON
+// document: a new row when r.ID is 0 (r.ID is set), else it replaces the
+// saved one.
+func Save(ctx context.Context, st *store.Store, r *Result) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("compare: save: %w", err)
+	}
+	c, err := st.SaveComparison(ctx, store.Comparison{ID: r.ID, Title: r.Title, Prompt: r.Prompt, Result: string(b)})
+	if err != nil {
+		return fmt.Errorf("compare: save: %w", err)
+	}
+	r.ID = c.ID
+	return nil
+}
+
+// Load reopens a saved comparison. The title is the store's (it may have
+// been renamed there).
+func Load(ctx context.Context, st *store.Store, id int64) (*Result, error) {
+	c, err := st.Comparison(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("compare: load: %w", err)
+	}
+	r, err := Decode([]byte(c.Result))
+	if err != nil {
+		return nil, fmt.Errorf("compare: comparison %d: %w", id, err)
+	}
+	r.ID, r.Title = c.ID, c.Title
+	return r, nil
+}
+
+// Decode reads a Result from its JSON form (as Save stores it and
+// `churon compare --json` prints it).
+func Decode(data []byte) (*Result, error) {
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("compare: decode: %w", err)
+	}
+	if r.Format < 1 || r.Format > FormatVersion {
+		return nil, fmt.Errorf("compare: decode: format %d; this program reads 1 to %d", r.Format, FormatVersion)
+	}
+	if r.Reference < 0 || r.Reference >= len(r.Models) {
+		return nil, fmt.Errorf("compare: decode: reference %d of %d models", r.Reference, len(r.Models))
+	}
+	return &r, nil
+}
