@@ -85,6 +85,9 @@ type UI struct {
 	mdl         *modelsState // catalog, hub, library and downloads (models.go)
 	modelsPage  *modelsPage  // made when first shown, dropped on rebuild
 	modelsShown bool
+
+	comparePage  *comparePage // the Compare page (compare_page.go), made when first shown
+	compareShown bool
 }
 
 // New builds the window's content into w and starts applying the
@@ -149,12 +152,13 @@ func (u *UI) build() {
 	u.status = newStatusLine(u)
 	u.welcome = newWelcomeView(u)
 	u.modelsPage = nil
+	u.comparePage = u.comparePage.rebuilt() // keeps the comparison it showed
 	u.notice = container.NewVBox()
 	u.center = container.NewStack()
 
 	settingsBtn := widget.NewButtonWithIcon("", iconSettings(), u.onSettings)
 	settingsBtn.Importance = widget.LowImportance
-	top := container.NewBorder(nil, nil, u.picker.content, settingsBtn)
+	top := container.NewBorder(nil, nil, u.picker.content, container.NewHBox(newCompareButton(u), settingsBtn))
 	main := container.NewBorder(
 		container.NewVBox(top, widget.NewSeparator(), u.notice),
 		u.composer.content, nil, nil, u.center)
@@ -185,6 +189,8 @@ func (u *UI) refresh() {
 func (u *UI) showCenter() {
 	var want fyne.CanvasObject = u.chat.content
 	if page, ok := u.modelsCenter(); ok {
+		want = page
+	} else if page, ok := u.compareCenter(); ok {
 		want = page
 	} else if u.model == nil && u.loadingPath == "" && u.conv == 0 {
 		want = u.welcome.content
@@ -280,6 +286,7 @@ func (u *UI) openConversation(id int64) {
 		u.chat.cancelEdit()
 	}
 	u.conv = id
+	u.compareShown = false // a chat was asked for: show it
 	if id != 0 {
 		u.pendingSettings = nil
 	}

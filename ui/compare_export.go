@@ -1,0 +1,113 @@
+package ui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/storage"
+
+	"github.com/churon/churon/app/compare"
+)
+
+// The chart and the exports of a finished comparison; both are drawn and
+// written by app/compare.
+
+// chartOptions size the chart as the page shows it: wide enough for a
+// few hundred tokens, the page scales it to its width.
+var chartOptions = compare.ChartOptions{Width: 1200, Height: 320, TextScale: 2}
+
+// showChart draws the per-token KLD chart of a finished comparison.
+func (p *comparePage) showChart(res *compare.Result) {
+	p.chart.Set(compare.Chart(res, chartOptions))
+	p.chartTitle.Show()
+}
+
+// compareSaveDialog asks where to save an export and calls save with the
+// chosen file's path. A variable so that tests can stand in for the file
+// dialog.
+var compareSaveDialog = func(p *comparePage, name, ext string, save func(path string)) {
+	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
+		if err != nil {
+			p.showError(err)
+			return
+		}
+		if w == nil {
+			return // cancelled
+		}
+		// The exports write beside the file (Markdown's chart) and replace
+		// it atomically, so they want a path, not the dialog's stream.
+		uri := w.URI()
+		w.Close()
+		if uri.Scheme() != "file" {
+			p.showError(fmt.Errorf("%s", lang.X("compare.err.export_place", "Choose a folder on this computer to export to.")))
+			return
+		}
+		save(filepath.FromSlash(uri.Path()))
+	}, p.u.win)
+	d.SetFileName(name)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{ext}))
+	d.Resize(fyne.NewSize(820, 560))
+	d.Show()
+}
+
+// onExport exports the comparison shown as Markdown (with the chart as a
+// PNG beside it) or as one HTML page (the chart inside).
+func (p *comparePage) onExport(html bool) {
+	if p.run == nil || p.run.res == nil {
+		return
+	}
+	res := p.run.res
+	ext := ".md"
+	if html {
+		ext = ".html"
+	}
+	compareSaveDialog(p, exportBaseName(res.Title)+ext, ext, func(path string) {
+		u := p.u
+		go func() {
+			var err error
+			if html {
+				err = compare.ExportHTML(path, res, chartOptions)
+			} else {
+				err = compare.ExportMarkdown(path, res, chartOptions)
+			}
+			u.do(func() {
+				if err != nil {
+					p.showError(fmt.Errorf("%s: %w", lang.X("export.failed", "Export failed"), err))
+					return
+				}
+				p.clearError()
+				p.setStatus(lang.X("export.done", "Saved {{.Name}}.", map[string]any{"Name": filepath.Base(path)}))
+			})
+		}()
+	})
+}
+
+// exportBaseName makes a file name from a comparison's title: letters,
+// digits (any script), dashes; at most 60 characters.
+func exportBaseName(title string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range title {
+		ok := r == '_' || r == '.' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || r > 0x7f
+		if ok && r != os.PathSeparator && r != '/' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 60 {
+			break
+		}
+	}
+	s := strings.Trim(b.String(), "-.")
+	if s == "" {
+		s = "comparison"
+	}
+	return s
+}
