@@ -67,6 +67,9 @@ func (c *chatView) show(conv int64) {
 	}
 	c.rebuild()
 	c.scroll.ScrollToBottom()
+	if c.ui.status != nil {
+		c.ui.status.showCache(conv)
+	}
 }
 
 func (c *chatView) addView(m session.Message) *messageView {

@@ -60,6 +60,14 @@ func newMessageView(c *chatView, m session.Message) *messageView {
 	v.body = container.NewStack()
 	actions := container.NewHBox(v.copyBtn)
 	var obj fyne.CanvasObject
+	if m.Role == "notice" {
+		// A note from the program, not a turn: no author, no actions.
+		note := newMuted(theme.SizeNameCaptionText, fyne.TextWrapWord)
+		setMuted(note, noticeText(m))
+		v.body = nil
+		v.obj = container.NewBorder(nil, nil, widget.NewIcon(theme.InfoIcon()), nil, note)
+		return v
+	}
 	if m.Role == "user" {
 		v.who.SetText(lang.X("message.you", "You"))
 		v.text = widget.NewLabel(m.Content)
@@ -90,6 +98,15 @@ func newMessageView(c *chatView, m session.Message) *messageView {
 	}
 	v.obj = obj
 	return v
+}
+
+// noticeText words a notice in the person's language.
+func noticeText(m session.Message) string {
+	if n, ok := session.ParseNotice(m); ok && n.Kind == session.NoticeDropped {
+		return lang.X("chat.notice.dropped", "Older messages are no longer seen by the model: the first {{.N}} messages of this chat do not fit in its context. The chat goes on with the newer ones.",
+			map[string]any{"N": n.Dropped})
+	}
+	return m.Content
 }
 
 // smallButton is an icon button for a message's actions (Fyne 2.7
@@ -131,7 +148,7 @@ func (v *messageView) renderNow() {
 // refreshBody shows the message's current text. For a streaming answer
 // the markdown view rebuilds only its last blocks (see ui/markdown).
 func (v *messageView) refreshBody() {
-	if v.editor != nil {
+	if v.editor != nil || v.body == nil { // editing, or a notice
 		return
 	}
 	if v.text != nil {
@@ -159,8 +176,10 @@ func (v *messageView) refreshFooter() {
 		parts = append(parts, v.msg.Quant)
 	}
 	toks, ttft, tps := v.msg.GenTokens, v.msg.TTFT, v.msg.GenTPS
+	prompt, reused := v.msg.PromptTokens, v.msg.PromptReused
 	if v.stats != nil {
 		toks, ttft, tps = v.stats.GenTokens, v.stats.TTFT, v.stats.GenTPS
+		prompt, reused = v.stats.PromptTokens, v.stats.Reused
 	} else if v.streaming {
 		toks = v.tokens
 		if v.elapsed > 0 {
@@ -175,6 +194,11 @@ func (v *messageView) refreshFooter() {
 	}
 	if tps > 0 {
 		parts = append(parts, fmt.Sprintf("%.1f tok/s", tps))
+	}
+	if prompt > 0 {
+		// How much of the conversation the KV cache spared the model.
+		parts = append(parts, lang.X("footer.prompt", "{{.Reused}} reused · {{.Processed}} processed",
+			map[string]any{"Reused": reused, "Processed": prompt - reused}))
 	}
 	switch session.Reason(v.msg.FinishReason) {
 	case session.ReasonCancelled:

@@ -48,6 +48,9 @@ type settingsPanel struct {
 	preset                         *widget.Select
 	temp, topP, topK, minP, repeat *widget.Entry
 	maxTokens, context, seed       *widget.Entry
+	overflow                       *widget.Select
+	kvBudget                       *widget.Entry
+	kvDisk                         *widget.Label
 	language                       *widget.Select
 	languageCodes, languageNames   []string
 	content                        fyne.CanvasObject
@@ -98,6 +101,23 @@ func newSettingsPanel(u *UI) *settingsPanel {
 	p.maxTokens = num(strconv.Itoa(p.cur.MaxTokens))
 	p.context = num(strconv.Itoa(p.cur.Context))
 	p.seed = num(strconv.FormatInt(p.cur.Seed, 10))
+	p.overflow = widget.NewSelect(overflowNames(), nil)
+	p.overflow.SetSelectedIndex(0)
+	if p.cur.Overflow == session.OverflowStop {
+		p.overflow.SetSelectedIndex(1)
+	}
+	budget, set := u.s.KVBudget()
+	p.kvBudget = num("0")
+	if set {
+		p.kvBudget.SetText(strconv.FormatInt(budget>>20, 10))
+	}
+	auto := budget
+	if set {
+		auto = session.DefaultKVBudget()
+	}
+	p.kvDisk = widget.NewLabel("")
+	p.refreshKVDisk()
+	clearKV := widget.NewButton(lang.X("settings.kvdisk.clear", "Clear"), p.onClearKV)
 
 	presets := Presets()
 	var names []string
@@ -133,6 +153,8 @@ func newSettingsPanel(u *UI) *settingsPanel {
 		named(hint(p.maxTokens, lang.X("settings.max.hint", "0 = until the model stops")), lang.X("settings.max", "Max tokens")),
 		named(hint(p.context, lang.X("settings.context.hint", "0 = the model's own, at most 4096")), lang.X("settings.context", "Context length")),
 		named(hint(p.seed, lang.X("settings.seed.hint", "-1 = a new random seed each time")), lang.X("settings.seed", "Seed")),
+		&widget.FormItem{Text: lang.X("settings.overflow", "When the chat outgrows the context"), Widget: p.overflow,
+			HintText: lang.X("settings.overflow.hint", "Dropped turns stay in the chat; the model no longer sees them")},
 	)
 
 	p.languageNames = []string{lang.X("settings.language.system", "Same as the system")}
@@ -151,6 +173,11 @@ func newSettingsPanel(u *UI) *settingsPanel {
 	app := widget.NewForm(
 		&widget.FormItem{Text: lang.X("settings.language", "Language"), Widget: p.language},
 		&widget.FormItem{Text: lang.X("settings.theme", "Theme"), Widget: widget.NewLabel(lang.X("settings.theme.system", "Light or dark, following the system"))},
+		&widget.FormItem{Text: lang.X("settings.kvbudget", "Memory for chat caches (MiB)"), Widget: p.kvBudget,
+			HintText: lang.X("settings.kvbudget.hint", "Idle chats keep their KV cache in memory up to this; 0 = automatic ({{.Auto}})",
+				map[string]any{"Auto": formatBytes(auto)})},
+		&widget.FormItem{Text: lang.X("settings.kvdisk", "Chat caches on disk"), Widget: container.NewBorder(nil, nil, nil, clearKV, p.kvDisk),
+			HintText: lang.X("settings.kvdisk.hint", "Saved so an old chat resumes without re-reading its history")},
 	)
 	chatTitle := lang.X("settings.tab.chat", "This chat")
 	if u.conv == 0 {
@@ -162,6 +189,29 @@ func newSettingsPanel(u *UI) *settingsPanel {
 	)
 	p.content = tabs
 	return p
+}
+
+// overflowNames are the choices of the overflow select, in the order of
+// overflowPolicies.
+func overflowNames() []string {
+	return []string{
+		lang.X("settings.overflow.drop", "Drop the oldest turns"),
+		lang.X("settings.overflow.stop", "Stop and say so"),
+	}
+}
+
+var overflowPolicies = []session.Overflow{session.OverflowDrop, session.OverflowStop}
+
+func (p *settingsPanel) refreshKVDisk() {
+	files, bytes := p.ui.s.KVDiskUsage()
+	p.kvDisk.SetText(lang.X("settings.kvdisk.usage", "{{.Size}} in {{.N}} files", map[string]any{"Size": formatBytes(bytes), "N": files}))
+}
+
+func (p *settingsPanel) onClearKV() {
+	if err := p.ui.s.ClearKVDisk(); err != nil {
+		p.ui.showError(err)
+	}
+	p.refreshKVDisk()
 }
 
 func named(fi *widget.FormItem, text string) *widget.FormItem {
@@ -217,12 +267,30 @@ func (p *settingsPanel) values() (session.Settings, error) {
 	if err != nil {
 		return s, err
 	}
+	if i := p.overflow.SelectedIndex(); i >= 0 && i < len(overflowPolicies) {
+		s.Overflow = overflowPolicies[i]
+	}
 	return s, s.Validate()
+}
+
+// kvBudget reads the cache memory field: bytes, 0 for automatic.
+func (p *settingsPanel) kvBudgetValue() (int64, error) {
+	v, err := strconv.ParseInt(strings.TrimSpace(p.kvBudget.Text), 10, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%s: %q %s", lang.X("settings.kvbudget", "Memory for chat caches (MiB)"), p.kvBudget.Text,
+			lang.X("settings.notinteger", "is not a whole number"))
+	}
+	return v << 20, nil
 }
 
 func (p *settingsPanel) onSave() {
 	u := p.ui
 	s, err := p.values()
+	if err != nil {
+		u.showError(err)
+		return
+	}
+	budget, err := p.kvBudgetValue()
 	if err != nil {
 		u.showError(err)
 		return
@@ -233,6 +301,11 @@ func (p *settingsPanel) onSave() {
 		}
 	} else {
 		u.pendingSettings = &s
+	}
+	if cur, set := u.s.KVBudget(); (set && cur != budget) || (!set && budget != 0) {
+		if err := u.s.SetKVBudget(budget); err != nil {
+			u.showError(err)
+		}
 	}
 	if i := p.language.SelectedIndex(); i >= 0 {
 		code := p.languageCodes[i]

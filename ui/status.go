@@ -18,12 +18,14 @@ import (
 )
 
 // statusLine shows the loaded model and quantization, the backend that
-// runs it, and memory use; while an answer streams, its speed.
+// runs it, memory use and where the open conversation's KV cache is;
+// while an answer streams, its speed.
 type statusLine struct {
 	ui      *UI
 	left    *widget.Label
 	right   *widget.Label
 	content fyne.CanvasObject
+	cache   *session.CacheState // of the open conversation; nil: none to show
 }
 
 func newStatusLine(u *UI) *statusLine {
@@ -68,7 +70,44 @@ func (s *statusLine) refresh() {
 	if rss := residentBytes(); rss > 0 {
 		parts = append(parts, lang.X("status.memory", "memory {{.Size}}", map[string]any{"Size": units.Bytes(rss)}))
 	}
+	if c := s.cache; c != nil && c.Conv == u.conv && u.conv != 0 {
+		parts = append(parts, cacheText(*c))
+	}
 	s.left.SetText(strings.Join(parts, "  ·  "))
+}
+
+// cacheText says where a conversation's KV cache is: in RAM, a follow-up
+// costs only its own tokens; on disk, it is read back first; with none,
+// the whole conversation is processed again.
+func cacheText(c session.CacheState) string {
+	args := map[string]any{"N": c.Tokens, "Size": units.Bytes(c.Bytes)}
+	switch c.Where {
+	case session.CacheRAM:
+		return lang.X("status.cache.ram", "cache: {{.N}} tokens in memory", args)
+	case session.CacheDisk:
+		return lang.X("status.cache.disk", "cache: {{.N}} tokens on disk", args)
+	}
+	return lang.X("status.cache.none", "cache: none")
+}
+
+// onCache records a conversation's cache state (an event).
+func (s *statusLine) onCache(c session.CacheState) {
+	if c.Conv != s.ui.conv {
+		return
+	}
+	s.cache = &c
+	s.refresh()
+}
+
+// showCache asks where conv's cache is, for a conversation just opened.
+func (s *statusLine) showCache(conv int64) {
+	s.cache = nil
+	if conv != 0 {
+		if c, err := s.ui.s.CacheState(conv); err == nil {
+			s.cache = &c
+		}
+	}
+	s.refresh()
 }
 
 func (s *statusLine) onToken(t session.Token) {

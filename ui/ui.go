@@ -214,6 +214,8 @@ func (u *UI) apply(ev session.Event) {
 		u.status.onToken(ev)
 	case session.Stats:
 		u.chat.onStats(ev)
+	case session.CacheState:
+		u.status.onCache(ev)
 	case session.Done:
 		delete(u.generating, ev.Conv)
 		delete(u.queued, ev.Conv)

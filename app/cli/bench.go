@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -16,7 +17,7 @@ import (
 )
 
 func init() {
-	register("bench", "prompt and generation speed, like llama-bench (--bandwidth: memory read speed)", runBench)
+	register("bench", "prompt and generation speed, like llama-bench (--bandwidth: memory read speed; --followup: follow-up TTFT cold, warm and restored from disk)", runBench)
 }
 
 // benchJSON is the documented shape of one `churon bench --json` line.
@@ -87,6 +88,9 @@ func (l *intList) Set(s string) error {
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == followupChildFlag {
+		return followupChildMain(ctx, args[1:], stdout, stderr)
+	}
 	fs := newFlags("bench", stderr)
 	model := fs.String("m", "", "model `file` (GGUF)")
 	pp := intList{512}
@@ -106,6 +110,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	bandwidth := fs.Bool("bandwidth", false, "measure this machine's memory read bandwidth instead")
 	sizeMiB := fs.Int("size", 1024, "MiB the bandwidth measurement streams (far larger than the caches)")
 	asJSON := fs.Bool("json", false, "print one JSON object per test instead of a table")
+	followup := fs.Bool("followup", false, "time the first token of a follow-up after --history tokens: cold, warm (KV cache in RAM) and restored (snapshot, fresh process); -n is the answer length (default 16)")
+	history := fs.Int("history", 2000, "with --followup: tokens of conversation history")
+	kvName := fs.String("kv", "f16", "with --followup: KV cache type, f16, f32 or q8_0")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -119,6 +126,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *model == "" {
 		return usagef("a model is required: -m FILE.gguf (or --bandwidth)")
+	}
+	if *followup {
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		n := 16
+		if given["n"] && len(tg) > 0 {
+			n = tg[len(tg)-1]
+		}
+		if n < 1 || *history < 1 {
+			return usagef("--followup needs -n ≥ 1 and --history ≥ 1")
+		}
+		return benchFollowup(ctx, stdout, stderr, *model, threads[len(threads)-1], *history, n, *kvName, *asJSON)
 	}
 	bwCache := map[int]float64{}
 	for _, t := range threads {

@@ -38,8 +38,16 @@ type chatJSON struct {
 	PromptTokens          int     `json:"prompt_tokens"`
 	PromptTokensReused    int     `json:"prompt_tokens_reused"`
 	PromptTokensProcessed int     `json:"prompt_tokens_processed"`
-	GenTokens             int     `json:"gen_tokens"`
-	Seed                  uint64  `json:"seed"`
+	// PromptCache is where the reused tokens came from: "ram", "disk" (a
+	// snapshot written by an earlier run, read back in RestoreMs) or
+	// "none".
+	PromptCache string  `json:"prompt_cache"`
+	RestoreMs   float64 `json:"restore_ms"`
+	// MessagesDropped: the oldest messages left out of the prompt because
+	// the conversation outgrew the context (a notice says so in the chat).
+	MessagesDropped int    `json:"messages_dropped"`
+	GenTokens       int    `json:"gen_tokens"`
+	Seed            uint64 `json:"seed"`
 }
 
 func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -53,6 +61,7 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	message := fs.String("message", "", "send this `text`, print the answer and exit (scripted use)")
 	system := fs.String("system", "", "system prompt, saved with the conversation")
 	asJSON := fs.Bool("json", false, "with --message: print one JSON object instead of streaming text")
+	noSnap := fs.Bool("no-snapshots", false, "neither read nor write KV cache snapshots (every run processes the whole conversation)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage:\n  churon chat -m MODEL [--conversation ID]                 interactive chat (/new, /quit)\n  churon chat -m MODEL [--conversation ID | --new] --message TEXT [--json]")
 		fmt.Fprintln(stderr, "\nAnswers are stored in the chat database ($CHURON_HOME, else the XDG data folder). Sampling\nflags given here are saved as the conversation's settings.\n\nFlags:")
@@ -93,7 +102,17 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer st.Close()
-	m := session.New(st, session.Options{Threads: mf.threads, InMemory: mf.inMemory, KVType: kv})
+	opt := session.Options{Threads: mf.threads, InMemory: mf.inMemory, KVType: kv}
+	if !*noSnap {
+		// A conversation continued by a later run starts from the snapshot
+		// this run leaves. Without a usable cache folder the chat still works.
+		if disk, err := session.OpenDiskCache(0); err != nil {
+			fmt.Fprintf(stderr, "churon: %v (continuing without KV snapshots)\n", err)
+		} else {
+			opt.Disk = disk
+		}
+	}
+	m := session.New(st, opt)
 	c := &chatter{ctx: ctx, m: m, st: st, stdout: stdout, stderr: stderr, override: override, conv: *convID}
 	defer func() {
 		m.Close()
@@ -119,13 +138,11 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 func kvType(s string) (engine.KVType, error) {
-	switch strings.ToLower(s) {
-	case "f16":
-		return engine.KVF16, nil
-	case "f32":
-		return engine.KVF32, nil
+	t, err := engine.ParseKVType(s)
+	if err != nil {
+		return 0, usagef("--kv %q: want f16, f32 or q8_0", s)
 	}
-	return 0, usagef("--kv %q: want f16 or f32", s)
+	return t, nil
 }
 
 // chatOverrides turns the flags given on the command line into a change
@@ -342,7 +359,11 @@ func (c *chatter) scripted(text string, asJSON bool) error {
 		FinishReason: string(r.done.Reason),
 		TTFTMs:       float64(r.stats.TTFT.Microseconds()) / 1000, PromptTPS: r.stats.PromptTPS, GenTPS: r.stats.GenTPS,
 		PromptTokens: r.stats.PromptTokens, PromptTokensReused: r.stats.Reused, PromptTokensProcessed: r.stats.Processed,
-		GenTokens: r.stats.GenTokens, Seed: r.stats.Seed,
+		PromptCache: string(r.stats.From), RestoreMs: float64(r.stats.Restore.Microseconds()) / 1000,
+		MessagesDropped: r.stats.Dropped, GenTokens: r.stats.GenTokens, Seed: r.stats.Seed,
+	}
+	if out.PromptCache == "" {
+		out.PromptCache = string(session.CacheNone)
 	}
 	if err != nil {
 		out.Error = err.Error()
@@ -368,8 +389,15 @@ func (c *chatter) scripted(text string, asJSON bool) error {
 
 func (c *chatter) printStats(r result) {
 	s := r.stats
-	fmt.Fprintf(c.stderr, "[conversation %d, message %d: %d prompt tokens (%d reused), %d generated, %s; TTFT %.0f ms, prompt %.1f tok/s, generation %.1f tok/s, seed %d]\n",
-		c.conv, r.answer, s.PromptTokens, s.Reused, s.GenTokens, r.done.Reason, float64(s.TTFT.Microseconds())/1000, s.PromptTPS, s.GenTPS, s.Seed)
+	reused := fmt.Sprintf("%d reused", s.Reused)
+	if s.From == session.CacheDisk {
+		reused += fmt.Sprintf(" from a snapshot read in %.0f ms", float64(s.Restore.Microseconds())/1000)
+	}
+	fmt.Fprintf(c.stderr, "[conversation %d, message %d: %d prompt tokens (%s, %d processed), %d generated, %s; TTFT %.0f ms, prompt %.1f tok/s, generation %.1f tok/s, seed %d]\n",
+		c.conv, r.answer, s.PromptTokens, reused, s.Processed, s.GenTokens, r.done.Reason, float64(s.TTFT.Microseconds())/1000, s.PromptTPS, s.GenTPS, s.Seed)
+	if s.Dropped > 0 {
+		fmt.Fprintf(c.stderr, "[the oldest %d messages no longer fit in the context: the model does not see them]\n", s.Dropped)
+	}
 }
 
 func (c *chatter) interactive() error {

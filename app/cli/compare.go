@@ -35,7 +35,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	sf.register(fs)
 	threads := fs.Int("t", 0, "CPU threads (0 = all)")
 	ctxLen := fs.Int("c", 0, "context length in tokens (0 = the prompt plus -n, and the built-in texts)")
-	kv := fs.String("kv", "f16", "KV cache type: f16 or f32")
+	kv := fs.String("kv", "f16", "KV cache type of every model: f16, f32 or q8_0")
 	noMmap := fs.Bool("no-mmap", false, "read weights into memory instead of mapping the files")
 	textTokens := fs.Int("text-tokens", 0, fmt.Sprintf("tokens scored per built-in text (0 = %d, -1 = none)", compare.DefaultTextTokens))
 	title := fs.String("title", "", "title of the comparison (default: from the types and the prompt)")
@@ -82,8 +82,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		if k := strings.ToLower(*kv); k != "f16" && k != "f32" {
-			return usagef("--kv %q: want f16 or f32", *kv)
+		if _, err := kvType(*kv); err != nil {
+			return err
 		}
 		opt := compare.Options{
 			Models: models, Ref: *ref, Prompt: text, System: *system, Raw: *raw, Sampling: compare.SamplingOf(gen),

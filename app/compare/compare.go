@@ -190,13 +190,14 @@ func defaultTitle(prompt string, ps []Probe) string {
 }
 
 func parseKV(s string) (engine.KVType, string, error) {
-	switch strings.ToLower(s) {
-	case "", "f16":
-		return engine.KVF16, "f16", nil
-	case "f32":
-		return engine.KVF32, "f32", nil
+	if s == "" {
+		return engine.KVF16, engine.KVF16.String(), nil
 	}
-	return 0, "", fmt.Errorf("%w: KV cache type %q (want f16 or f32)", ErrOption, s)
+	t, err := engine.ParseKVType(s)
+	if err != nil {
+		return 0, "", fmt.Errorf("%w: %v", ErrOption, err)
+	}
+	return t, t.String(), nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

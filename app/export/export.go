@@ -235,6 +235,8 @@ func roleName(m store.Message) string {
 		return "System"
 	case store.RoleTool:
 		return "Tool"
+	case store.RoleNotice:
+		return "Notice"
 	}
 	return string(m.Role)
 }

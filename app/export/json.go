@@ -69,6 +69,7 @@ type Message struct {
 	Settings     json.RawMessage `json:"settings,omitempty"`
 	SettingsText string          `json:"settings_text,omitempty"`
 	PromptTokens int             `json:"prompt_tokens,omitempty"`
+	PromptReused int             `json:"prompt_reused,omitempty"` // of PromptTokens, taken from the KV cache
 	GenTokens    int             `json:"gen_tokens,omitempty"`
 	TTFTMs       float64         `json:"ttft_ms,omitempty"`
 	PromptTPS    float64         `json:"prompt_tps,omitempty"`
@@ -87,7 +88,7 @@ func NewDocument(chats []Chat, opt Options) Document {
 		jc.Settings, jc.SettingsText = settingsOut(c.Sampler)
 		for _, m := range ch.Messages {
 			jm := Message{ID: m.ID, Role: string(m.Role), Content: m.Content, Created: utc(m.Created), Updated: utc(m.Updated),
-				Model: m.Model, Quant: m.Quant, PromptTokens: m.PromptTokens, GenTokens: m.GenTokens,
+				Model: m.Model, Quant: m.Quant, PromptTokens: m.PromptTokens, PromptReused: m.PromptReused, GenTokens: m.GenTokens,
 				TTFTMs: float64(m.TTFT) / float64(time.Millisecond), PromptTPS: m.PromptTPS, GenTPS: m.GenTPS,
 				FinishReason: m.FinishReason}
 			jm.Settings, jm.SettingsText = settingsOut(m.Sampler)
@@ -208,18 +209,18 @@ func decode(data []byte) (*Document, error) {
 		}
 		for j, m := range c.Messages {
 			switch store.Role(m.Role) {
-			case store.RoleSystem, store.RoleUser, store.RoleAssistant, store.RoleTool:
+			case store.RoleSystem, store.RoleUser, store.RoleAssistant, store.RoleTool, store.RoleNotice:
 			case "":
 				return nil, fmt.Errorf("%w: conversation %d (%q), message %d: no \"role\"", ErrMalformed, i+1, c.Title, j+1)
 			default:
-				return nil, fmt.Errorf("%w: conversation %d (%q), message %d: unknown role %q (want system, user, assistant or tool)",
+				return nil, fmt.Errorf("%w: conversation %d (%q), message %d: unknown role %q (want system, user, assistant, tool or notice)",
 					ErrMalformed, i+1, c.Title, j+1, m.Role)
 			}
 			if _, err := settingsIn(m.Settings, m.SettingsText); err != nil {
 				return nil, fmt.Errorf("%w: conversation %d (%q), message %d: %v", ErrMalformed, i+1, c.Title, j+1, err)
 			}
-			if m.GenTokens < 0 || m.PromptTokens < 0 || m.TTFTMs < 0 {
-				return nil, fmt.Errorf("%w: conversation %d (%q), message %d: negative token count or time", ErrMalformed, i+1, c.Title, j+1)
+			if m.GenTokens < 0 || m.PromptTokens < 0 || m.PromptReused < 0 || m.PromptReused > m.PromptTokens || m.TTFTMs < 0 {
+				return nil, fmt.Errorf("%w: conversation %d (%q), message %d: negative token count or time, or more prompt tokens reused than the prompt had", ErrMalformed, i+1, c.Title, j+1)
 			}
 		}
 	}
@@ -294,7 +295,7 @@ func (d *Document) Chats() ([]store.ImportConversation, error) {
 			}
 			ic.Messages = append(ic.Messages, store.Message{Role: store.Role(m.Role), Content: m.Content,
 				Created: m.Created, Updated: m.Updated, Model: m.Model, Quant: m.Quant, Sampler: sm,
-				PromptTokens: m.PromptTokens, GenTokens: m.GenTokens, TTFT: time.Duration(math.Round(m.TTFTMs * float64(time.Millisecond))),
+				PromptTokens: m.PromptTokens, PromptReused: m.PromptReused, GenTokens: m.GenTokens, TTFT: time.Duration(math.Round(m.TTFTMs * float64(time.Millisecond))),
 				PromptTPS: m.PromptTPS, GenTPS: m.GenTPS, FinishReason: m.FinishReason})
 		}
 		out = append(out, ic)

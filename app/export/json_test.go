@@ -37,7 +37,9 @@ func library(t *testing.T, st *store.Store) {
 		{Role: store.RoleSystem, Content: "You are a tool user."},
 		{Role: store.RoleUser, Content: "line 1\nline 2\t\"quoted\" <b>&amp;</b> \\ \u2028"},
 		{Role: store.RoleTool, Content: `{"result": 42}`},
-		{Role: store.RoleAssistant, Content: "half an ans", Model: "m.gguf", Quant: "F16", Sampler: "not json at all"},
+		{Role: store.RoleAssistant, Content: "half an ans", Model: "m.gguf", Quant: "F16", Sampler: "not json at all",
+			PromptTokens: 40, PromptReused: 31},
+		{Role: store.RoleNotice, Content: "Older messages are no longer seen by the model."},
 	} {
 		m.ConversationID = odd.ID
 		if _, err := st.AddMessage(ctx, m); err != nil {
@@ -142,8 +144,9 @@ func TestJSONRoundTrip(t *testing.T) {
 			if c.SettingsText != `{ "temperature" : 1 }` || c.Settings != nil {
 				t.Errorf("non-compact settings not kept as text: %q %s", c.SettingsText, c.Settings)
 			}
-			if len(c.Messages) != 4 || c.Messages[3].SettingsText != "not json at all" || c.Messages[3].FinishReason != "" ||
-				c.Messages[0].Role != "system" || c.Messages[2].Role != "tool" {
+			if len(c.Messages) != 5 || c.Messages[3].SettingsText != "not json at all" || c.Messages[3].FinishReason != "" ||
+				c.Messages[0].Role != "system" || c.Messages[2].Role != "tool" ||
+				c.Messages[3].PromptReused != 31 || c.Messages[4].Role != "notice" {
 				t.Errorf("messages: %+v", c.Messages)
 			}
 		case "김치찌개 레시피":
@@ -243,6 +246,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"settings not object", `{"version": 1, "conversations": [{"settings": [1]}]}`, ErrMalformed, "not an object"},
 		{"settings twice", `{"version": 1, "conversations": [{"settings": {}, "settings_text": "x"}]}`, ErrMalformed, "both"},
 		{"negative tokens", `{"version": 1, "conversations": [{"messages": [{"role": "assistant", "gen_tokens": -1}]}]}`, ErrMalformed, "negative"},
+		{"more reused than prompt", `{"version": 1, "conversations": [{"messages": [{"role": "assistant", "prompt_tokens": 3, "prompt_reused": 4}]}]}`, ErrMalformed, "reused than the prompt had"},
 	} {
 		_, err := Decode(strings.NewReader(c.doc))
 		if !errors.Is(err, c.want) || !strings.Contains(fmtErr(err), c.msg) {

@@ -11,9 +11,10 @@
 // as soon as that goroutine has accepted or refused it, so the UI never
 // waits on the engine. Everything that follows arrives, in order, on
 // Events: Token, Stats, Done, Queued, Error, ModelLoading, ModelLoaded,
-// ModelUnloaded, MessageAdded, MessagesChanged, ConversationChanged.
-// Queries — ListConversations, Trash, Conversation, Messages, Search,
-// Settings, Status — read the store directly and may be called anywhere.
+// ModelUnloaded, MessageAdded, MessagesChanged, ConversationChanged,
+// CacheState. Queries — ListConversations, Trash, Conversation, Messages,
+// Search, Settings, Status, CacheState, KVBudget, KVDiskUsage — may be
+// called anywhere.
 //
 //	m := session.New(st, session.Options{})
 //	go func() {
@@ -50,9 +51,34 @@
 // and tokenized; the longest common prefix with the tokens the cache holds
 // is kept (Truncate) and only the rest is fed, so a follow-up costs its
 // own tokens, and a regenerated or edited turn costs what follows the
-// change. Idle caches live under Options.KVBudget, least recently used
-// dropped first. A conversation longer than its context fails with
-// ErrTooLong; trimming old turns is future work.
+// change. The prompt is always the fresh rendering of the stored
+// conversation, never the tokens an answer was generated as: a cache can
+// save time but never change an answer. A real model's answer tokenizes
+// back to the tokens it was generated as, so the whole answer is reused;
+// only its end-of-turn markup and the new message are processed.
+//
+// Idle caches share a memory budget (Options.KVBudget, else SetKVBudget's
+// stored value, else DefaultKVBudget: a quarter of the available memory).
+// With Options.Disk, a snapshot of a conversation's cache is written after
+// every answer, in the background (a follow-up in that conversation waits
+// for it, the rest does not), so a killed process loses at most the cache
+// of the answer it was writing; it is also written, if not yet, before the
+// model is unloaded or switched and when the manager closes. Over budget,
+// the least recently used caches are dropped from memory once their
+// snapshot is on disk; the disk has its own budget (app/kvcache). A
+// conversation with no cache in memory reads its snapshot back before its
+// answer; one that does not match the model, or is damaged, is deleted and
+// logged (Options.Logger), and the answer is processed cold. CacheState
+// events and the CacheState query say where a conversation's cache is.
+//
+// # Context overflow
+//
+// When the conversation and room for the answer exceed the context,
+// OverflowDrop (the default) leaves the oldest whole turns out of the
+// prompt, keeping the system prompt and the newest turns, and stores a
+// notice (a message with role store.RoleNotice, never part of a prompt)
+// that the chat shows; OverflowStop refuses with ErrTooLong. Stats.Dropped
+// says how many messages the model did not see.
 //
 // # Durability
 //

@@ -19,7 +19,8 @@ var (
 	// ErrWrongConversation: a message id does not belong to the
 	// conversation named with it.
 	ErrWrongConversation = errors.New("session: the message belongs to another conversation")
-	// ErrTooLong: the conversation does not fit in the context. Raise the
+	// ErrTooLong: the conversation does not fit in the context: its newest
+	// turn alone is too long, or its settings say OverflowStop. Raise the
 	// context length in the conversation's settings or start a new one.
 	ErrTooLong = errors.New("session: the conversation is longer than the context")
 )

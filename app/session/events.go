@@ -39,9 +39,19 @@ type Stats struct {
 	// conversation's KV cache and Processed were run through the model.
 	PromptTokens, Reused, Processed int
 	GenTokens                       int
-	TTFT                            time.Duration // includes prompt processing
-	PromptTPS, GenTPS               float64
-	Seed                            uint64
+	// TTFT is what the person waited for the first token: reading and
+	// rendering the conversation, restoring or allocating the KV cache and
+	// processing the prompt.
+	TTFT              time.Duration
+	PromptTPS, GenTPS float64
+	Seed              uint64
+	// From is where the reused tokens came from: CacheRAM, CacheDisk (a
+	// snapshot read back, taking Restore) or CacheNone (a cold prefill).
+	From    CacheWhere
+	Restore time.Duration
+	// Dropped is how many of the conversation's oldest messages were left
+	// out of the prompt because the conversation outgrew the context.
+	Dropped int
 }
 
 // Reason says why an answer ended.

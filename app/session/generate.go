@@ -12,7 +12,6 @@ import (
 
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
-	"github.com/churon/churon/engine/chat"
 )
 
 // liveAnswer is an answer's text as it streams; liveMu guards it.
@@ -31,6 +30,7 @@ type liveAnswer struct {
 // it has marked the conversation idle, so that a command sent in reaction
 // to Done (Send, Regenerate) never finds the conversation still busy.
 func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
+	start := time.Now()
 	res := jobResult{job: j}
 	defer func() { m.jobDone <- res }()
 	bg := context.Background()
@@ -56,6 +56,24 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		fail(0, fmt.Errorf("session: read conversation: %w", err))
 		return
 	}
+	ctxLen := set.Context
+	if ctxLen <= 0 {
+		ctxLen = min(info.ContextLength, engine.DefaultContext)
+		if ctxLen <= 0 {
+			ctxLen = engine.DefaultContext
+		}
+	}
+	pr, perr := buildPrompt(j.ctx, model, set, hist, ctxLen)
+	if perr == nil && pr.notice != nil {
+		// Stored before the answer, so the chat reads: question, notice,
+		// answer.
+		n, err := m.st.AddMessage(bg, *pr.notice)
+		if err != nil {
+			m.emit(Error{Conv: conv, Op: "save notice", Err: err})
+		} else {
+			m.emit(MessageAdded{Message: n})
+		}
+	}
 	ans, err := m.st.AppendAssistant(bg, conv, store.Message{
 		Model: filepath.Base(info.Path), Quant: info.FileType, Sampler: used.encode(),
 	})
@@ -80,37 +98,30 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		res.events = append(res.events, Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})
 	}
 
-	msgs := make([]chat.Message, 0, len(hist)+1)
-	if set.SystemPrompt != "" {
-		msgs = append(msgs, chat.Message{Role: "system", Content: set.SystemPrompt})
-	}
-	for _, h := range hist {
-		msgs = append(msgs, chat.Message{Role: string(h.Role), Content: h.Content})
-	}
-	ids, _, err := model.ChatTokens(j.ctx, msgs)
-	if err != nil {
-		abort(err)
+	if perr != nil {
+		res.seq = seq
+		abort(perr)
 		return
 	}
-	ctxLen := set.Context
-	if ctxLen <= 0 {
-		ctxLen = min(info.ContextLength, engine.DefaultContext)
-		if ctxLen <= 0 {
-			ctxLen = engine.DefaultContext
-		}
+	ids := pr.ids
+	// The cache: the one in memory, else the snapshot on disk, else a new
+	// one (a cold prefill).
+	from, restoreTook := CacheRAM, time.Duration(0)
+	opts := engine.SequenceOptions{Context: ctxLen, KVType: m.opt.KVType}
+	if seq != nil && seq.Context() != ctxLen {
+		seq = nil // the context setting changed: free the old cache first
 	}
-	if seq == nil || seq.Context() != ctxLen {
-		seq = nil // free the old cache before making the new one
-		seq, err = model.NewSequence(engine.SequenceOptions{Context: ctxLen, KVType: m.opt.KVType})
+	if seq == nil {
+		from = CacheDisk
+		seq, restoreTook = m.restore(j.ctx, conv, model, opts)
+	}
+	if seq == nil {
+		from = CacheNone
+		seq, err = model.NewSequence(opts)
 		if err != nil {
 			abort(err)
 			return
 		}
-	}
-	if len(ids) >= seq.Context() {
-		res.seq = seq
-		abort(fmt.Errorf("%w: %d prompt tokens, context %d", ErrTooLong, len(ids), seq.Context()))
-		return
 	}
 	// Reuse the cache: keep the longest common prefix of what it holds and
 	// the new prompt, and feed only the rest. At least one token is fed,
@@ -123,11 +134,17 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		abort(err)
 		return
 	}
+	if reused == 0 {
+		from = CacheNone
+	}
 
 	m.liveMu.Lock()
 	m.live[ans.ID] = &liveAnswer{conv: conv}
 	m.liveMu.Unlock()
 	stopSaving := m.saveEvery(conv, ans.ID)
+	// What the person waits for before the first token includes reading
+	// the conversation, rendering it and restoring or allocating the cache.
+	prep := time.Since(start)
 
 	generated := 0
 	result, err := seq.Generate(j.ctx, ids[reused:], engine.GenerateOptions{
@@ -163,8 +180,12 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	m.liveMu.Lock()
 	final.Content = string(m.live[ans.ID].text)
 	m.liveMu.Unlock()
-	final.PromptTokens, final.GenTokens = len(ids), len(result.Tokens)
-	final.TTFT, final.PromptTPS, final.GenTPS = result.TTFT, result.PromptTPS, result.GenTPS
+	ttft := result.TTFT
+	if ttft > 0 {
+		ttft += prep
+	}
+	final.PromptTokens, final.PromptReused, final.GenTokens = len(ids), reused, len(result.Tokens)
+	final.TTFT, final.PromptTPS, final.GenTPS = ttft, result.PromptTPS, result.GenTPS
 	save(reason)
 	// Until the final save the live text stood in for the saved one.
 	m.liveMu.Lock()
@@ -175,7 +196,8 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	}
 	res.events = append(res.events, Stats{
 		Conv: conv, Msg: ans.ID, PromptTokens: len(ids), Reused: reused, Processed: len(ids) - reused,
-		GenTokens: len(result.Tokens), TTFT: result.TTFT, PromptTPS: result.PromptTPS, GenTPS: result.GenTPS, Seed: seed,
+		GenTokens: len(result.Tokens), TTFT: ttft, PromptTPS: result.PromptTPS, GenTPS: result.GenTPS, Seed: seed,
+		From: from, Restore: restoreTook, Dropped: pr.dropped,
 	})
 	res.events = append(res.events, Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})
 	if reason != ReasonError {

@@ -302,6 +302,12 @@ func (f *fixture) messages(conv int64) []Message {
 // scratch, for comparison.
 func reference(t *testing.T, path string, set Settings, history ...string) string {
 	t.Helper()
+	return referenceKV(t, path, set, engine.KVF16, history...)
+}
+
+// referenceKV is reference with a KV cache type.
+func referenceKV(t *testing.T, path string, set Settings, kv engine.KVType, history ...string) string {
+	t.Helper()
 	ctx := context.Background()
 	model, err := engine.Load(ctx, path, engine.LoadOptions{Threads: 1})
 	if err != nil {
@@ -323,7 +329,7 @@ func reference(t *testing.T, path string, set Settings, history ...string) strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := model.NewSequence(engine.SequenceOptions{Context: set.Context})
+	seq, err := model.NewSequence(engine.SequenceOptions{Context: set.Context, KVType: kv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,6 +338,18 @@ func reference(t *testing.T, path string, set Settings, history ...string) strin
 		t.Fatal(err)
 	}
 	return res.Text
+}
+
+// withoutCacheStates leaves out CacheState events, which a snapshot
+// written in the background sends at any point.
+func withoutCacheStates(evs []Event) []Event {
+	var out []Event
+	for _, ev := range evs {
+		if _, ok := ev.(CacheState); !ok {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 func describe(evs []Event) string {

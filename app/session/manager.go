@@ -3,7 +3,9 @@ package session
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,15 +20,27 @@ type Options struct {
 	// Threads, InMemory: how models are loaded (see engine.LoadOptions).
 	Threads  int
 	InMemory bool
-	// KVType is how conversations' KV caches store keys and values.
+	// KVType is how conversations' KV caches store keys and values: F16
+	// by default, as llama.cpp does.
 	KVType engine.KVType
 	// CommitEvery is how often a streaming answer is saved; 0 means once a
 	// second. The answer is also saved when it ends.
 	CommitEvery time.Duration
 	// KVBudget bounds the memory of the KV caches kept for idle
 	// conversations, so that a follow-up does not re-read the history;
-	// least recently used caches are dropped first. 0 means 1 GiB.
+	// least recently used caches are spilled to Disk (or dropped, without
+	// one) first. 0 means the budget stored by SetKVBudget, else
+	// DefaultKVBudget().
 	KVBudget int64
+	// Disk, when set, keeps KV caches on disk: a snapshot is written after
+	// every answer (in the background), when a cache is evicted, and when
+	// the model is unloaded or the manager closes; a conversation without
+	// a cache in memory reads its snapshot back before its next answer.
+	// The manager does not close it.
+	Disk DiskCache
+	// Logger receives what concerns the program rather than the person:
+	// snapshots discarded or not written. nil means slog.Default().
+	Logger *slog.Logger
 	// Defaults are the settings of new conversations; nil means
 	// DefaultSettings().
 	Defaults *Settings
@@ -58,6 +72,8 @@ type Manager struct {
 	cmds     chan func()
 	jobDone  chan jobResult
 	loadDone chan loadResult
+	saveDone chan saveResult
+	log      *slog.Logger
 	quit     chan struct{} // closed when the scheduler has exited
 	closing  sync.Once
 
@@ -78,6 +94,10 @@ type sched struct {
 	running *job
 	closing bool
 	clock   int64
+	saves   int // snapshot writes in flight
+
+	budget    int64 // RAM budget of idle KV caches
+	budgetSet bool  // budget chosen by the person, not DefaultKVBudget
 }
 
 type convState struct {
@@ -85,6 +105,16 @@ type convState struct {
 	used    int64
 	job     *job // queued or running
 	deleted bool
+
+	// held: the running job has the cache (heldTokens, heldBytes when it
+	// took it), for CacheState.
+	held       bool
+	heldTokens int
+	heldBytes  int64
+	// dirty: seq holds tokens its disk snapshot lacks. saving: a snapshot
+	// of seq is being written, so seq must not be fed (a job waits).
+	// drop: free seq once that write ends (it was evicted).
+	dirty, saving, drop bool
 }
 
 type job struct {
@@ -120,9 +150,6 @@ func New(st *store.Store, opt Options) *Manager {
 	if opt.CommitEvery <= 0 {
 		opt.CommitEvery = time.Second
 	}
-	if opt.KVBudget <= 0 {
-		opt.KVBudget = 1 << 30
-	}
 	defaults := DefaultSettings()
 	if opt.Defaults != nil {
 		defaults = *opt.Defaults
@@ -130,8 +157,20 @@ func New(st *store.Store, opt Options) *Manager {
 	m := &Manager{
 		st: st, opt: opt, defaults: defaults, box: newOutbox(),
 		cmds: make(chan func()), jobDone: make(chan jobResult), loadDone: make(chan loadResult),
+		saveDone: make(chan saveResult), log: opt.Logger,
 		quit: make(chan struct{}), live: map[int64]*liveAnswer{},
-		s: sched{convs: map[int64]*convState{}},
+		s: sched{convs: map[int64]*convState{}, budget: opt.KVBudget, budgetSet: opt.KVBudget > 0},
+	}
+	if m.log == nil {
+		m.log = slog.Default()
+	}
+	if m.s.budget <= 0 {
+		m.s.budget = DefaultKVBudget()
+		if v, ok, err := st.Setting(context.Background(), settingKVBudget); err == nil && ok {
+			if b, err := strconv.ParseInt(v, 10, 64); err == nil && b > 0 {
+				m.s.budget, m.s.budgetSet = b, true
+			}
+		}
 	}
 	go m.loop()
 	return m
@@ -146,8 +185,9 @@ func (m *Manager) Events() <-chan Event { return m.box.out }
 // Store is the database the manager writes to.
 func (m *Manager) Store() *store.Store { return m.st }
 
-// Close cancels every answer (each is saved as cancelled), unloads the
-// model and stops the manager. Events is closed after the last event.
+// Close cancels every answer (each is saved as cancelled), writes the KV
+// caches that are not on disk yet (with a disk cache), unloads the model
+// and stops the manager. Events is closed after the last event.
 func (m *Manager) Close() error {
 	m.closing.Do(func() {
 		_ = m.call(func() error {
@@ -187,9 +227,11 @@ func (m *Manager) loop() {
 			m.finished(r)
 		case r := <-m.loadDone:
 			m.loaded(r)
+		case r := <-m.saveDone:
+			m.saved(r)
 		}
 		m.schedule()
-		if m.s.closing && m.s.running == nil && m.s.loading == nil {
+		if m.s.closing && m.s.running == nil && m.s.loading == nil && m.s.saves == 0 {
 			m.dropModel()
 			return
 		}
@@ -197,10 +239,12 @@ func (m *Manager) loop() {
 }
 
 // schedule starts what can start: a pending model change once nothing
-// runs, else the next queued answer.
+// runs (and no snapshot is being written with the old model), else the
+// next queued answer once its conversation's snapshot, if one is being
+// written, is done.
 func (m *Manager) schedule() {
 	s := &m.s
-	if s.running == nil && s.loading == nil && s.want != nil {
+	if s.running == nil && s.loading == nil && s.want != nil && s.saves == 0 {
 		req := s.want
 		s.want = nil
 		m.dropModel()
@@ -211,7 +255,7 @@ func (m *Manager) schedule() {
 	if s.running == nil && s.loading == nil && s.model == nil {
 		m.failQueued(ErrNoModel)
 	}
-	if s.running == nil && s.model != nil && s.want == nil && len(s.queue) > 0 {
+	if s.running == nil && s.model != nil && s.want == nil && len(s.queue) > 0 && !m.conv(s.queue[0].conv).saving {
 		j := s.queue[0]
 		s.queue = s.queue[1:]
 		m.start(j)
@@ -298,6 +342,10 @@ func (m *Manager) start(j *job) {
 	m.s.running = j
 	seq := cs.seq
 	cs.seq = nil
+	cs.held, cs.heldTokens, cs.heldBytes = seq != nil, 0, 0
+	if seq != nil {
+		cs.heldTokens, cs.heldBytes = seq.Len(), seq.KVBytes()
+	}
 	go m.generate(j, m.s.model, seq)
 }
 
@@ -306,39 +354,22 @@ func (m *Manager) finished(r jobResult) {
 	s.running = nil
 	cs := m.conv(r.job.conv)
 	cs.job = nil
+	cs.held = false
 	r.job.cancel() // release the context's resources
-	if r.seq != nil && !cs.deleted && s.want == nil {
-		s.clock++
-		cs.seq, cs.used = r.seq, s.clock
-	}
-	m.evict(cs)
 	for _, ev := range r.events {
 		m.emit(ev)
 	}
-}
-
-// evict drops the least recently used idle KV caches until the rest fit
-// in the budget; the one just used stays.
-func (m *Manager) evict(keep *convState) {
-	var total int64
-	for _, cs := range m.s.convs {
-		if cs.seq != nil {
-			total += cs.seq.KVBytes()
-		}
+	// Kept even when a model change waits: the change writes it to disk
+	// before the model closes.
+	if r.seq != nil && !cs.deleted {
+		s.clock++
+		cs.seq, cs.used, cs.dirty = r.seq, s.clock, true
+		// Written now, off the answer's path (Done is already out), so that
+		// a process killed later loses at most the next answer's cache.
+		m.snapshot(r.job.conv, cs, false)
 	}
-	for total > m.opt.KVBudget {
-		var lru *convState
-		for _, cs := range m.s.convs {
-			if cs.seq != nil && cs != keep && (lru == nil || cs.used < lru.used) {
-				lru = cs
-			}
-		}
-		if lru == nil {
-			return
-		}
-		total -= lru.seq.KVBytes()
-		lru.seq = nil
-	}
+	m.evict(cs)
+	m.emit(m.cacheState(r.job.conv))
 }
 
 func (m *Manager) startLoad(path string) {
@@ -379,11 +410,26 @@ func (m *Manager) loaded(r loadResult) {
 	}
 }
 
-// dropModel closes the model and every KV cache made from it. Nothing may
-// be running.
+// dropModel writes the KV caches that are not on disk yet (with a disk
+// cache), then closes the model and every cache made from it. Nothing may
+// be running or being written.
 func (m *Manager) dropModel() {
-	for _, cs := range m.s.convs {
-		cs.seq = nil
+	for id, cs := range m.s.convs {
+		if cs.seq == nil {
+			continue
+		}
+		if m.opt.Disk != nil && cs.dirty && !cs.deleted && m.s.model != nil {
+			// Rare: caches are written after every answer, so only one whose
+			// write failed gets here. The model is about to close, so this
+			// one is written now, on this goroutine.
+			if _, err := m.opt.Disk.Save(diskKey(id), cs.seq); err != nil {
+				m.log.Warn("session: could not write a KV cache snapshot", "conversation", id, "err", err)
+			}
+		}
+		cs.seq, cs.dirty = nil, false
+		if !m.s.closing {
+			m.emit(m.cacheState(id))
+		}
 	}
 	if m.s.model == nil {
 		return
@@ -569,7 +615,12 @@ func (m *Manager) Delete(conv int64) error {
 		}
 		m.stop(conv)
 		cs := m.conv(conv)
-		cs.deleted, cs.seq = true, nil
+		cs.deleted = true
+		if cs.saving {
+			cs.drop = true
+		} else {
+			cs.seq = nil
+		}
 		m.emit(ConversationChanged{Conv: conv, Deleted: true})
 		return nil
 	})

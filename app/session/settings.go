@@ -32,7 +32,24 @@ type Settings struct {
 	// model's trained context, at most 4096.
 	Context int      `json:"context"`
 	Stop    []string `json:"stop,omitempty"`
+	// Overflow is what happens when the conversation outgrows the
+	// context: OverflowDrop (the default, also for "") or OverflowStop.
+	Overflow Overflow `json:"overflow,omitempty"`
 }
+
+// Overflow is a conversation's policy for a history longer than its
+// context.
+type Overflow string
+
+const (
+	// OverflowDrop keeps the system prompt and the newest turns and drops
+	// the oldest whole turns from the prompt (they stay in the chat, with
+	// a notice that the model no longer sees them).
+	OverflowDrop Overflow = "drop"
+	// OverflowStop refuses to answer (ErrTooLong) when the prompt does not
+	// fit; an answer that fills the context ends with ReasonContext.
+	OverflowStop Overflow = "stop"
+)
 
 // DefaultSettings are llama.cpp's chat defaults (see sample.DefaultParams)
 // with a random seed and no length cap.
@@ -70,6 +87,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("session: settings: context %d is negative", s.Context)
 	case s.Seed < -1:
 		return fmt.Errorf("session: settings: seed %d: want -1 (random) or a seed ≥ 0", s.Seed)
+	case s.Overflow != "" && s.Overflow != OverflowDrop && s.Overflow != OverflowStop:
+		return fmt.Errorf("session: settings: overflow %q: want %q or %q", s.Overflow, OverflowDrop, OverflowStop)
 	}
 	return nil
 }

@@ -150,10 +150,10 @@ func importOne(ctx context.Context, tx *sql.Tx, ic ImportConversation, t int64) 
 		mc := millisOr(m.Created, t)
 		if _, err := tx.ExecContext(ctx,
 			`INSERT INTO messages (conversation_id, position, role, content, created, updated, model, quant, sampler,
-				prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason, prompt_reused)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			out.ID, pos, m.Role, m.Content, mc, millisOr(m.Updated, mc), m.Model, m.Quant, m.Sampler,
-			m.PromptTokens, m.GenTokens, ttftMs(m.TTFT), m.PromptTPS, m.GenTPS, m.FinishReason); err != nil {
+			m.PromptTokens, m.GenTokens, ttftMs(m.TTFT), m.PromptTPS, m.GenTPS, m.FinishReason, m.PromptReused); err != nil {
 			return out, err
 		}
 		out.Messages++

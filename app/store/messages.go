@@ -17,11 +17,16 @@ const (
 	RoleUser      Role = "user"
 	RoleAssistant Role = "assistant"
 	RoleTool      Role = "tool"
+	// RoleNotice is a note from the program to the person, shown in the
+	// chat but never part of a prompt: e.g. that older messages no longer
+	// fit in the model's context. Its Sampler holds the notice's details
+	// as JSON (app/session's shape).
+	RoleNotice Role = "notice"
 )
 
 func (r Role) valid() bool {
 	switch r {
-	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool, RoleNotice:
 		return true
 	}
 	return false
@@ -42,6 +47,9 @@ type Message struct {
 	Quant        string // its quantization, e.g. "Q4_K_M"
 	Sampler      string // JSON of the sampler settings used (app/session's shape)
 	PromptTokens int    // prompt length the answer was generated from
+	// PromptReused of the PromptTokens came from the conversation's KV
+	// cache; the rest were run through the model.
+	PromptReused int
 	GenTokens    int
 	TTFT         time.Duration
 	PromptTPS    float64
@@ -54,7 +62,7 @@ type Message struct {
 }
 
 const msgColumns = `id, conversation_id, position, role, content, created, updated, model, quant, sampler,
-	prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason`
+	prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason, prompt_reused`
 
 func scanMessage(r scanner) (Message, error) {
 	var (
@@ -63,7 +71,7 @@ func scanMessage(r scanner) (Message, error) {
 		ttftMs           float64
 	)
 	err := r.Scan(&m.ID, &m.ConversationID, &m.Position, &m.Role, &m.Content, &created, &updated, &m.Model, &m.Quant, &m.Sampler,
-		&m.PromptTokens, &m.GenTokens, &ttftMs, &m.PromptTPS, &m.GenTPS, &m.FinishReason)
+		&m.PromptTokens, &m.GenTokens, &ttftMs, &m.PromptTPS, &m.GenTPS, &m.FinishReason, &m.PromptReused)
 	m.Created, m.Updated = fromMillis(created), fromMillis(updated)
 	// Rounded, not truncated: a duration written as ttftMs(d) reads back
 	// as d exactly, so export → import → export is stable.
@@ -95,10 +103,10 @@ func (s *Store) AddMessage(ctx context.Context, m Message) (Message, error) {
 		t := now()
 		res, err := tx.ExecContext(ctx,
 			`INSERT INTO messages (conversation_id, position, role, content, created, updated, model, quant, sampler,
-				prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason, prompt_reused)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			m.ConversationID, pos, m.Role, m.Content, t, t, m.Model, m.Quant, m.Sampler,
-			m.PromptTokens, m.GenTokens, ttftMs(m.TTFT), m.PromptTPS, m.GenTPS, m.FinishReason)
+			m.PromptTokens, m.GenTokens, ttftMs(m.TTFT), m.PromptTPS, m.GenTPS, m.FinishReason, m.PromptReused)
 		if err != nil {
 			return err
 		}
@@ -134,17 +142,18 @@ func (s *Store) UpdateMessage(ctx context.Context, id int64, content string) err
 }
 
 // FinishMessage writes a finished answer: content, model, quant, sampler,
-// token counts, timings and finish reason of m (looked up by m.ID), and
+// token counts (prompt reuse included), timings and finish reason of m (looked up by m.ID), and
 // marks the conversation as updated.
 func (s *Store) FinishMessage(ctx context.Context, m Message) error {
 	return s.tx(ctx, fmt.Sprintf("finish message %d", m.ID), func(tx *sql.Tx) error {
 		t := now()
 		res, err := tx.ExecContext(ctx,
 			`UPDATE messages SET content = ?, updated = ?, model = ?, quant = ?, sampler = ?,
-				prompt_tokens = ?, gen_tokens = ?, ttft_ms = ?, prompt_tps = ?, gen_tps = ?, finish_reason = ?
+				prompt_tokens = ?, gen_tokens = ?, ttft_ms = ?, prompt_tps = ?, gen_tps = ?, finish_reason = ?,
+				prompt_reused = ?
 			 WHERE id = ?`,
 			m.Content, t, m.Model, m.Quant, m.Sampler, m.PromptTokens, m.GenTokens, ttftMs(m.TTFT),
-			m.PromptTPS, m.GenTPS, m.FinishReason, m.ID)
+			m.PromptTPS, m.GenTPS, m.FinishReason, m.PromptReused, m.ID)
 		if err != nil {
 			return err
 		}

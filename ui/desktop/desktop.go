@@ -31,7 +31,15 @@ func Run() int {
 		return 1
 	}
 	defer st.Close()
-	m := session.New(st, session.Options{})
+	// KV snapshots let an old chat resume without re-reading its history;
+	// without the folder the app still works, only slower to resume.
+	opt := session.Options{}
+	if disk, err := session.OpenDiskCache(0); err != nil {
+		fmt.Fprintf(os.Stderr, "churon: %v (continuing without KV snapshots)\n", err)
+	} else {
+		opt.Disk = disk
+	}
+	m := session.New(st, opt)
 	defer m.Close()
 
 	a := app.NewWithID(AppID)

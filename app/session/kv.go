@@ -1,0 +1,316 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/churon/churon/app/kvcache"
+	"github.com/churon/churon/engine"
+	"github.com/churon/churon/models/fit"
+)
+
+// DiskCache keeps conversations' KV caches on disk, so that an evicted
+// cache, or one from before a restart, is read back instead of
+// re-processing the history. *kvcache.Store implements it (see
+// app/kvcache for the file format and its checks); the manager never
+// trusts a snapshot it cannot load: Load deletes a file that does not
+// match the model or is damaged and says why.
+type DiskCache interface {
+	// Save writes seq's snapshot under key (atomically) and returns its
+	// size. The sequence is only read.
+	Save(key string, seq *engine.Sequence) (int64, error)
+	// Load reads key's snapshot into a new sequence made by m with opt.
+	// A missing snapshot is an error wrapping kvcache.ErrNotFound.
+	Load(ctx context.Context, key string, m *engine.Model, opt engine.SequenceOptions) (*engine.Sequence, error)
+	// Stat tells what the snapshot under key holds, without reading it.
+	Stat(key string) (kvcache.Entry, bool)
+	Delete(key string) error
+	Usage() (files int, bytes int64)
+	Clear() error
+}
+
+var _ DiskCache = (*kvcache.Store)(nil)
+
+// OpenDiskCache opens the KV snapshot folder (kvcache.DefaultDir, under
+// the cache folder) with the given disk budget (0: kvcache's default).
+func OpenDiskCache(budget int64) (*kvcache.Store, error) {
+	s, err := kvcache.Open(kvcache.DefaultDir(), budget)
+	if err != nil {
+		return nil, fmt.Errorf("session: KV cache folder: %w", err)
+	}
+	return s, nil
+}
+
+// diskKey names a conversation's snapshot.
+func diskKey(conv int64) string { return "conv-" + strconv.FormatInt(conv, 10) }
+
+// CacheWhere says where a conversation's KV cache is.
+type CacheWhere string
+
+const (
+	CacheNone CacheWhere = "none" // the next answer processes the whole conversation
+	CacheRAM  CacheWhere = "ram"  // in memory: a follow-up costs only its own tokens
+	CacheDisk CacheWhere = "disk" // a snapshot on disk, read back on the next answer
+)
+
+// CacheState is a conversation's KV cache: an event, sent when it changes
+// (after an answer, a snapshot, an eviction, a model change), and the
+// answer of Manager.CacheState.
+type CacheState struct {
+	Conv  int64
+	Where CacheWhere
+	// Tokens the cache holds where it is, and its size there (memory in
+	// RAM, the file on disk).
+	Tokens int
+	Bytes  int64
+	// DiskTokens are the tokens of the snapshot on disk (0: none), which
+	// may lag behind the cache in RAM while a snapshot is written.
+	DiskTokens int
+}
+
+func (CacheState) event() {}
+
+// Budget bounds for the default RAM budget of idle KV caches.
+const (
+	minKVBudget = 256 << 20
+	maxKVBudget = 8 << 30
+)
+
+// DefaultKVBudget is the memory idle conversations' KV caches may hold
+// when no budget is set: a quarter of the memory available now, between
+// 256 MiB and 8 GiB (1 GiB when the system does not say). A quarter
+// leaves the model's weights and the running answer their room.
+func DefaultKVBudget() int64 {
+	mem, err := fit.SystemMemory()
+	if err != nil || mem.Available <= 0 {
+		return 1 << 30
+	}
+	return min(max(mem.Available/4, minKVBudget), maxKVBudget)
+}
+
+// settingKVBudget is the store setting that keeps the person's RAM budget
+// (bytes, decimal); absent means DefaultKVBudget.
+const settingKVBudget = "session.kv_budget"
+
+// KVBudget returns the memory budget of idle KV caches and whether it was
+// set by the person (false: DefaultKVBudget).
+func (m *Manager) KVBudget() (int64, bool) {
+	var b int64
+	var set bool
+	_ = m.call(func() error {
+		b, set = m.s.budget, m.s.budgetSet
+		return nil
+	})
+	return b, set
+}
+
+// SetKVBudget sets the memory budget of idle KV caches (0: automatic,
+// DefaultKVBudget), stores it for the next start and evicts at once what
+// no longer fits (spilled to disk when a disk cache is set).
+func (m *Manager) SetKVBudget(bytes int64) error {
+	if bytes < 0 {
+		return fmt.Errorf("session: KV budget %d is negative", bytes)
+	}
+	return m.call(func() error {
+		ctx := context.Background()
+		var err error
+		if bytes == 0 {
+			m.s.budget, m.s.budgetSet = DefaultKVBudget(), false
+			err = m.st.DeleteSetting(ctx, settingKVBudget)
+		} else {
+			m.s.budget, m.s.budgetSet = bytes, true
+			err = m.st.SetSetting(ctx, settingKVBudget, strconv.FormatInt(bytes, 10))
+		}
+		m.evict(nil)
+		if err != nil {
+			return fmt.Errorf("session: save KV budget: %w", err)
+		}
+		return nil
+	})
+}
+
+// KVDiskUsage is what the KV snapshots take on disk (zeros without a disk
+// cache).
+func (m *Manager) KVDiskUsage() (files int, bytes int64) {
+	if m.opt.Disk == nil {
+		return 0, 0
+	}
+	return m.opt.Disk.Usage()
+}
+
+// ClearKVDisk deletes every KV snapshot. Caches in memory stay (and are
+// written again after their next answer).
+func (m *Manager) ClearKVDisk() error {
+	if m.opt.Disk == nil {
+		return nil
+	}
+	return m.call(func() error {
+		if err := m.opt.Disk.Clear(); err != nil {
+			return fmt.Errorf("session: clear KV snapshots: %w", err)
+		}
+		for id, cs := range m.s.convs {
+			if cs.seq != nil {
+				cs.dirty = true
+			}
+			m.emit(m.cacheState(id))
+		}
+		return nil
+	})
+}
+
+// CacheState says where a conversation's KV cache is.
+func (m *Manager) CacheState(conv int64) (CacheState, error) {
+	var st CacheState
+	err := m.call(func() error {
+		st = m.cacheState(conv)
+		return nil
+	})
+	return st, err
+}
+
+// cacheState runs on the scheduling goroutine.
+func (m *Manager) cacheState(conv int64) CacheState {
+	st := CacheState{Conv: conv, Where: CacheNone}
+	cs := m.s.convs[conv]
+	switch {
+	case cs != nil && cs.seq != nil:
+		st.Where, st.Tokens, st.Bytes = CacheRAM, cs.seq.Len(), cs.seq.KVBytes()
+	case cs != nil && cs.held:
+		st.Where, st.Tokens, st.Bytes = CacheRAM, cs.heldTokens, cs.heldBytes
+	}
+	if m.opt.Disk != nil && (cs == nil || !cs.deleted) {
+		if e, ok := m.opt.Disk.Stat(diskKey(conv)); ok && m.fitsModel(e.Identity) {
+			st.DiskTokens = e.Tokens
+			if st.Where == CacheNone {
+				st.Where, st.Tokens, st.Bytes = CacheDisk, e.Tokens, e.Bytes
+			}
+		}
+	}
+	return st
+}
+
+// fitsModel reports whether a snapshot made under id can serve the
+// loaded model (any model when none is loaded): one made with another
+// model is not shown as the conversation's cache, since the next answer
+// would discard it. (Its context length is checked when it is read.)
+func (m *Manager) fitsModel(id engine.Identity) bool {
+	if m.s.model == nil {
+		return true
+	}
+	mine := m.s.model.Identity()
+	return id.FileSize == mine.FileSize && id.Hash == mine.Hash && id.Architecture == mine.Architecture &&
+		id.Format == mine.Format && id.KVType == m.opt.KVType
+}
+
+// saveResult is a finished snapshot write.
+type saveResult struct {
+	conv  int64
+	seq   *engine.Sequence
+	bytes int64
+	took  time.Duration
+	err   error
+}
+
+// snapshot writes conv's idle cache to disk in the background, then drops
+// it from memory when drop is set (an eviction). The cache is not fed
+// while it is written: a job for the conversation waits (see schedule).
+// Without a disk cache, or when the disk already holds these tokens, a
+// drop happens at once.
+func (m *Manager) snapshot(conv int64, cs *convState, drop bool) {
+	if cs.seq == nil {
+		return
+	}
+	if cs.saving { // the write in flight covers the cache as it is
+		cs.drop = cs.drop || drop
+		return
+	}
+	if m.opt.Disk == nil || cs.deleted || !cs.dirty || m.s.model == nil {
+		if drop {
+			cs.seq = nil
+			m.emit(m.cacheState(conv))
+		}
+		return
+	}
+	cs.saving, cs.drop = true, drop
+	m.s.saves++
+	seq, disk := cs.seq, m.opt.Disk
+	go func() {
+		start := time.Now()
+		n, err := disk.Save(diskKey(conv), seq)
+		m.saveDone <- saveResult{conv: conv, seq: seq, bytes: n, took: time.Since(start), err: err}
+	}()
+}
+
+// saved ends a snapshot write (on the scheduling goroutine).
+func (m *Manager) saved(r saveResult) {
+	m.s.saves--
+	cs := m.conv(r.conv)
+	cs.saving = false
+	if r.err != nil {
+		m.log.Warn("session: could not write a KV cache snapshot; the conversation will be processed again if its cache is dropped",
+			"conversation", r.conv, "err", r.err)
+	} else {
+		if cs.seq == r.seq {
+			cs.dirty = false
+		}
+		m.log.Debug("session: KV cache snapshot written", "conversation", r.conv, "tokens", r.seq.Len(), "bytes", r.bytes, "took", r.took)
+	}
+	if cs.drop {
+		cs.drop = false
+		if cs.job == nil && cs.seq == r.seq {
+			cs.seq = nil
+		}
+	}
+	m.emit(m.cacheState(r.conv))
+}
+
+// evict spills the least recently used idle KV caches (to disk, when
+// there is a disk cache) until the rest fit in the budget; keep (the one
+// just used) stays, and so do caches a queued answer is about to use.
+func (m *Manager) evict(keep *convState) {
+	var total int64
+	for _, cs := range m.s.convs {
+		if cs.seq != nil && !cs.drop {
+			total += cs.seq.KVBytes()
+		}
+	}
+	for total > m.s.budget {
+		var lru *convState
+		var id int64
+		for cid, cs := range m.s.convs {
+			if cs.seq != nil && !cs.drop && cs != keep && cs.job == nil && (lru == nil || cs.used < lru.used) {
+				lru, id = cs, cid
+			}
+		}
+		if lru == nil {
+			return
+		}
+		total -= lru.seq.KVBytes()
+		m.snapshot(id, lru, true)
+	}
+}
+
+// restore reads conv's snapshot for an answer that finds no cache in
+// memory. Any failure but "there is none" is logged and answered with a
+// cold prefill: a snapshot can save time, never change an answer.
+func (m *Manager) restore(ctx context.Context, conv int64, model *engine.Model, opt engine.SequenceOptions) (*engine.Sequence, time.Duration) {
+	if m.opt.Disk == nil {
+		return nil, 0
+	}
+	start := time.Now()
+	seq, err := m.opt.Disk.Load(ctx, diskKey(conv), model, opt)
+	took := time.Since(start)
+	switch {
+	case err == nil:
+		m.log.Debug("session: KV cache restored from disk", "conversation", conv, "tokens", seq.Len(), "took", took)
+		return seq, took
+	case errors.Is(err, kvcache.ErrNotFound), ctx.Err() != nil:
+	default:
+		m.log.Warn("session: KV cache snapshot discarded; processing the conversation from the start",
+			"conversation", conv, "err", err)
+	}
+	return nil, 0
+}

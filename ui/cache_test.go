@@ -1,0 +1,93 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/churon/churon/app/session"
+)
+
+// TestCacheVisible: each answer's footer says how much of its prompt came
+// from the KV cache (also after reopening the chat, from the store), the
+// status line says where the open chat's cache is, a chat that outgrows
+// its context shows the notice and goes on, and the settings set the
+// cache memory budget and the overflow policy.
+func TestCacheVisible(t *testing.T) {
+	set := quick(8)
+	set.Context = 320
+	h := newHarness(t, harnessOptions{settings: &set})
+	h.load(storiesPath(t))
+	u := h.u
+
+	h.typeAndSend("Once upon a time")
+	h.wait("the answer", func() bool { return h.idle() && len(u.chat.views) == 2 && h.last().stats != nil })
+	first := h.last()
+	if foot := mutedText(first.footer); !strings.Contains(foot, fmt.Sprintf("0 reused · %d processed", first.stats.PromptTokens)) {
+		t.Errorf("first answer's footer %q", foot)
+	}
+	h.wait("the cache state", func() bool { return strings.Contains(u.status.left.Text, "tokens in memory") })
+
+	h.typeAndSend("The little dog")
+	h.wait("the follow-up", func() bool { return h.idle() && len(u.chat.views) == 4 && h.last().stats != nil })
+	st := h.last().stats
+	want := fmt.Sprintf("%d reused · %d processed", st.Reused, st.Processed)
+	if st.Reused == 0 || !strings.Contains(mutedText(h.last().footer), want) {
+		t.Errorf("follow-up footer %q, stats %+v", mutedText(h.last().footer), st)
+	}
+	conv := u.conv
+	u.openConversation(0)
+	u.openConversation(conv)
+	if foot := mutedText(h.last().footer); !strings.Contains(foot, want) {
+		t.Errorf("after reopening, the footer says %q, want %q", foot, want)
+	}
+	if !strings.Contains(u.status.left.Text, "cache: ") {
+		t.Errorf("status line %q does not say where the cache is", u.status.left.Text)
+	}
+
+	// Outgrow the 320-token context: a notice shows and the chat goes on.
+	var notice *messageView
+	for i := 0; i < 8 && notice == nil; i++ {
+		n := len(u.chat.views)
+		h.typeAndSend(fmt.Sprintf("Tell me about the %d birds.", i+2))
+		h.wait("the answer", func() bool { return h.idle() && len(u.chat.views) > n+1 && h.last().stats != nil })
+		for _, v := range u.chat.views {
+			if v.msg.Role == "notice" {
+				notice = v
+			}
+		}
+		if r := session.Reason(h.last().msg.FinishReason); r == session.ReasonError {
+			t.Fatalf("turn %d failed", i+2)
+		}
+	}
+	if notice == nil {
+		t.Fatal("no notice after outgrowing the context")
+	}
+	if got := text(notice.obj); !strings.Contains(got, "no longer seen by the model") {
+		t.Errorf("notice says %q", got)
+	}
+
+	// Settings: the overflow policy of this chat and the cache budget.
+	p := newSettingsPanel(u)
+	if !strings.Contains(p.kvDisk.Text, "0 files") {
+		t.Errorf("disk usage without a disk cache: %q", p.kvDisk.Text)
+	}
+	p.overflow.SetSelectedIndex(1)
+	p.kvBudget.SetText("512")
+	p.onSave()
+	if got, _ := h.m.Settings(u.conv); got.Overflow != session.OverflowStop {
+		t.Errorf("overflow stored as %q", got.Overflow)
+	}
+	if b, set := h.m.KVBudget(); !set || b != 512<<20 {
+		t.Errorf("budget %d (set %v)", b, set)
+	}
+	p = newSettingsPanel(u)
+	if p.kvBudget.Text != "512" || p.overflow.SelectedIndex() != 1 {
+		t.Errorf("settings reopened with budget %q, overflow %d", p.kvBudget.Text, p.overflow.SelectedIndex())
+	}
+	p.kvBudget.SetText("many")
+	p.onSave()
+	if b, _ := h.m.KVBudget(); b != 512<<20 {
+		t.Errorf("a bad budget changed it to %d", b)
+	}
+}
