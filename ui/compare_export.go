@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/lang"
 	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
 
 	"github.com/churon/churon/app/compare"
 )
@@ -23,8 +24,19 @@ var chartOptions = compare.ChartOptions{Width: 1200, Height: 320, TextScale: 2}
 
 // showChart draws the per-token KLD chart of a finished comparison.
 func (p *comparePage) showChart(res *compare.Result) {
-	p.chart.Set(compare.Chart(res, chartOptions))
+	opt := chartOptions
+	opt.Dark = darkGround()
+	p.chart.Set(compare.Chart(res, opt))
 	p.chartTitle.Show()
+}
+
+// darkGround reports whether the window's background is dark, whatever
+// made it so (the system's variant or a theme that forces one), so that
+// pictures drawn outside Fyne can match it.
+func darkGround() bool {
+	a := fyne.CurrentApp()
+	r, g, b, _ := a.Settings().Theme().Color(theme.ColorNameBackground, a.Settings().ThemeVariant()).RGBA()
+	return 0.2126*float64(r)+0.7152*float64(g)+0.0722*float64(b) < 0.5*0xffff
 }
 
 // compareSaveDialog asks where to save an export and calls save with the

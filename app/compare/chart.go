@@ -15,15 +15,25 @@ type ChartOptions struct {
 	Width, Height int // pixels; 0 means 960 × 360
 	// TextScale is the size of a font pixel (the font is 5×7); 0 means 2.
 	TextScale int
+	// Dark draws light lines on a dark ground, for a window in the dark
+	// theme; exports keep the light chart, which prints.
+	Dark bool
 }
 
+// chartInk is the chart's neutral colours; the models' lines keep their
+// palette colours on both grounds.
+type chartInk struct{ bg, axis, grid, text, faint color.RGBA }
+
 var (
-	chartBG    = color.RGBA{255, 255, 255, 255}
-	chartAxis  = color.RGBA{60, 60, 60, 255}
-	chartGrid  = color.RGBA{225, 225, 225, 255}
-	chartText  = color.RGBA{40, 40, 40, 255}
-	chartFaint = color.RGBA{120, 120, 120, 255}
-	palette    = []color.RGBA{
+	lightInk = chartInk{
+		bg: color.RGBA{255, 255, 255, 255}, axis: color.RGBA{60, 60, 60, 255}, grid: color.RGBA{225, 225, 225, 255},
+		text: color.RGBA{40, 40, 40, 255}, faint: color.RGBA{120, 120, 120, 255},
+	}
+	darkInk = chartInk{
+		bg: color.RGBA{30, 32, 38, 255}, axis: color.RGBA{200, 200, 205, 255}, grid: color.RGBA{58, 61, 70, 255},
+		text: color.RGBA{225, 225, 230, 255}, faint: color.RGBA{150, 150, 158, 255},
+	}
+	palette = []color.RGBA{
 		{31, 119, 180, 255}, // blue
 		{214, 39, 40, 255},  // red
 		{44, 160, 44, 255},  // green
@@ -52,8 +62,12 @@ func Chart(r *Result, opt ChartOptions) image.Image {
 	if s <= 0 {
 		s = 2
 	}
+	ink := lightInk
+	if opt.Dark {
+		ink = darkInk
+	}
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	fillRect(img, 0, 0, w, h, chartBG)
+	fillRect(img, 0, 0, w, h, ink.bg)
 
 	var models []int // the ones drawn: all but the reference
 	T, yMax := 0, 0.0
@@ -69,14 +83,14 @@ func Chart(r *Result, opt ChartOptions) image.Image {
 	}
 	lh := 7 * s // line height of text
 	title := "KL divergence per answer token (nats)"
-	drawText(img, 8, 6, title, s, chartText)
+	drawText(img, 8, 6, title, s, ink.text)
 	// Legend, right-aligned on the title line.
 	x := w - 8
 	for k := len(models) - 1; k >= 0; k-- {
 		i := models[k]
 		label := r.Models[i].Type
 		x -= textWidth(label, s)
-		drawText(img, x, 6, label, s, chartText)
+		drawText(img, x, 6, label, s, ink.text)
 		x -= lh + 2*s + 2
 		fillRect(img, x, 6, lh, lh, Color(i))
 		x -= 3 * s * 2
@@ -85,7 +99,7 @@ func Chart(r *Result, opt ChartOptions) image.Image {
 		label := "vs " + r.Models[r.Reference].Type
 		x -= textWidth(label, s)
 		if x > 8+textWidth(title, s)+4*s {
-			drawText(img, x, 6, label, s, chartFaint)
+			drawText(img, x, 6, label, s, ink.faint)
 		}
 	}
 
@@ -99,7 +113,7 @@ func Chart(r *Result, opt ChartOptions) image.Image {
 		if T > 0 {
 			note = "chart too small"
 		}
-		drawText(img, 8, top, note, s, chartFaint)
+		drawText(img, 8, top, note, s, ink.faint)
 		return img
 	}
 	plotW, plotH := w-left-right, bottom-top
@@ -114,10 +128,10 @@ func Chart(r *Result, opt ChartOptions) image.Image {
 	for v := 0.0; v <= yTop*(1+1e-9); v += step {
 		y := yOf(v)
 		for xx := left; xx < left+plotW; xx++ {
-			img.SetRGBA(xx, y, chartGrid)
+			img.SetRGBA(xx, y, ink.grid)
 		}
 		label := tickLabel(v, step)
-		drawText(img, left-6-textWidth(label, s), y-lh/2, label, s, chartText)
+		drawText(img, left-6-textWidth(label, s), y-lh/2, label, s, ink.text)
 	}
 	// X axis: token positions.
 	xOf := func(j int) int { return left + int((float64(j)+0.5)*float64(plotW)/float64(T)) }
@@ -128,19 +142,19 @@ func Chart(r *Result, opt ChartOptions) image.Image {
 	for v := 0.0; v < float64(T); v += xStep {
 		xx := xOf(int(v))
 		for y := bottom; y < bottom+3; y++ {
-			img.SetRGBA(xx, y, chartAxis)
+			img.SetRGBA(xx, y, ink.axis)
 		}
 	}
 	xl := bottom + len(models)*(lane+3) + 6
 	for v := 0.0; v < float64(T); v += xStep {
 		label := strconv.Itoa(int(v))
-		drawText(img, xOf(int(v))-textWidth(label, s)/2, xl, label, s, chartText)
+		drawText(img, xOf(int(v))-textWidth(label, s)/2, xl, label, s, ink.text)
 	}
 	for xx := left; xx < left+plotW; xx++ {
-		img.SetRGBA(xx, bottom, chartAxis)
+		img.SetRGBA(xx, bottom, ink.axis)
 	}
 	for y := top; y <= bottom; y++ {
-		img.SetRGBA(left, y, chartAxis)
+		img.SetRGBA(left, y, ink.axis)
 	}
 
 	// Lines, markers and disagreement lanes.
@@ -155,7 +169,7 @@ func Chart(r *Result, opt ChartOptions) image.Image {
 		for j, v := range q.KLD {
 			xx, y := xOf(j), yOf(clamp0(v))
 			if j < len(q.Agree) && !q.Agree[j] {
-				fillRect(img, xx-3, y-3, 7, 7, chartAxis)
+				fillRect(img, xx-3, y-3, 7, 7, ink.axis)
 				fillRect(img, xx-2, y-2, 5, 5, c)
 				fillRect(img, xx-max(1, cell/2)+1, ly, max(2, cell-1), lane, c)
 			} else {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"html"
 	"image"
+	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -85,6 +86,18 @@ func TestChart(t *testing.T) {
 	imgSelf := Chart(&self, ChartOptions{Width: 800, Height: 300})
 	if n := count(imgSelf, 1); n == 0 || n > 3*800 {
 		t.Errorf("self chart: %d pixels of the line colour", n)
+	}
+
+	// The dark chart has a dark ground and the same lines.
+	dark := Chart(r, ChartOptions{Width: 800, Height: 300, Dark: true})
+	if y := luma(dark.At(2, 299)); y > 0.25 {
+		t.Errorf("dark chart ground has luma %.2f", y)
+	}
+	if y := luma(img.At(2, 299)); y < 0.9 {
+		t.Errorf("light chart ground has luma %.2f", y)
+	}
+	if n1, n2 := count(dark, 1), count(dark, 2); n1 < 200 || n2 < 200 {
+		t.Errorf("dark chart: pixels per model colour Q8_0 %d, Q4_0 %d", n1, n2)
 	}
 
 	var buf bytes.Buffer
@@ -221,4 +234,10 @@ func TestSaveAndReopen(t *testing.T) {
 	if _, err := Decode([]byte(`{"format": 99, "models": [{}]}`)); err == nil {
 		t.Error("a future format was accepted")
 	}
+}
+
+// luma is a colour's brightness, 0 black to 1 white.
+func luma(c color.Color) float64 {
+	r, g, b, _ := c.RGBA()
+	return (0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(b)) / 0xffff
 }
