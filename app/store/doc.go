@@ -6,8 +6,11 @@
 // churon/churon.db in the XDG data folder). It holds conversations (title,
 // pin, system prompt, sampler settings, model), their messages (role,
 // content, model and quantization, sampler settings, token counts, time to
-// first token, prompt and generation speed, finish reason) and app settings
-// (key/value).
+// first token, prompt and generation speed, prompt tokens reused from the
+// KV cache, finish reason; notices from Churon have role "notice" and keep
+// their details as JSON in the sampler column), saved quantization
+// comparisons (app/compare's result as one JSON document) and app
+// settings (key/value).
 //
 // # Durability
 //
