@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/churon/churon/app/cli"
+	_ "github.com/churon/churon/internal/clocale" // before Fyne reads the locale; see the package
 	"github.com/churon/churon/ui/desktop"
 )
 
