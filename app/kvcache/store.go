@@ -289,6 +289,21 @@ func (s *Store) Usage() (files int, bytes int64) {
 	return len(es), bytes
 }
 
+// Keys lists the keys of the snapshots on disk, so their owner can delete
+// those it no longer needs (the session: snapshots of conversations
+// deleted for good).
+func (s *Store) Keys() ([]string, error) {
+	es, err := s.list()
+	if err != nil {
+		return nil, fmt.Errorf("kvcache: list: %w", err)
+	}
+	keys := make([]string, len(es))
+	for i, e := range es {
+		keys[i] = strings.TrimSuffix(e.name, ext)
+	}
+	return keys, nil
+}
+
 // Clear deletes every snapshot (and dead writers' temporary files).
 func (s *Store) Clear() error {
 	s.mu.Lock()

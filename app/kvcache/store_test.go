@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -283,6 +284,9 @@ func TestClearAndDelete(t *testing.T) {
 	}
 	if files, _ := st.Usage(); files != 2 {
 		t.Fatalf("%d files after Delete", files)
+	}
+	if keys, err := st.Keys(); err != nil || !slices.Equal(keys, []string{"conv-1", "conv-3"}) {
+		t.Fatalf("Keys() = %q, %v; want conv-1 and conv-3 (README is no snapshot)", keys, err)
 	}
 	if err := st.Clear(); err != nil {
 		t.Fatal(err)

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/churon/churon/app/kvcache"
+	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/models/fit"
 )
@@ -28,6 +30,9 @@ type DiskCache interface {
 	// Stat tells what the snapshot under key holds, without reading it.
 	Stat(key string) (kvcache.Entry, bool)
 	Delete(key string) error
+	// Keys lists the snapshots on disk, so the manager can delete those
+	// of conversations that no longer exist.
+	Keys() ([]string, error)
 	Usage() (files int, bytes int64)
 	Clear() error
 }
@@ -46,6 +51,61 @@ func OpenDiskCache(budget int64) (*kvcache.Store, error) {
 
 // diskKey names a conversation's snapshot.
 func diskKey(conv int64) string { return "conv-" + strconv.FormatInt(conv, 10) }
+
+// convOfKey is diskKey's inverse; ok is false for keys it did not make.
+func convOfKey(key string) (conv int64, ok bool) {
+	rest, found := strings.CutPrefix(key, "conv-")
+	if !found {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	return id, err == nil && diskKey(id) == key
+}
+
+// DefaultTrashKeep is how long a deleted conversation stays in the trash
+// (where Undo can bring it back) before it is removed for good.
+const DefaultTrashKeep = 30 * 24 * time.Hour
+
+// tidy runs once as the manager starts: it empties the trash of
+// conversations deleted longer ago than Options.TrashKeep, then deletes
+// the snapshots of conversations that no longer exist — nothing would
+// ever read them, and they would hold disk space until the disk budget
+// evicted them. A trashed conversation keeps its snapshot, so an undone
+// delete resumes as fast as before.
+func (m *Manager) tidy() {
+	ctx := context.Background()
+	if keep := m.opt.TrashKeep; keep >= 0 {
+		if keep == 0 {
+			keep = DefaultTrashKeep
+		}
+		n, err := m.st.PurgeDeleted(ctx, time.Now().Add(-keep))
+		if err != nil {
+			m.log.Warn("session: emptying the trash", "err", err)
+		} else if n > 0 {
+			m.log.Info("session: removed conversations deleted long ago", "conversations", n, "after", keep)
+		}
+	}
+	if m.opt.Disk == nil {
+		return
+	}
+	keys, err := m.opt.Disk.Keys()
+	if err != nil {
+		m.log.Warn("session: listing KV snapshots", "err", err)
+		return
+	}
+	for _, k := range keys {
+		id, ok := convOfKey(k)
+		if !ok {
+			continue
+		}
+		if _, err := m.st.Conversation(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err := m.opt.Disk.Delete(k); err != nil {
+			m.log.Warn("session: deleting the KV snapshot of a removed conversation", "key", k, "err", err)
+		}
+	}
+}
 
 // CacheWhere says where a conversation's KV cache is.
 type CacheWhere string

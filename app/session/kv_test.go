@@ -7,9 +7,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/store"
@@ -418,5 +420,82 @@ func TestKVBudgetSetting(t *testing.T) {
 	}
 	if _, set := l.m.KVBudget(); set {
 		t.Fatal("budget 0 did not return to automatic")
+	}
+}
+
+// TestTidy: a starting manager empties the trash of conversations deleted
+// longer ago than TrashKeep and deletes the snapshots of conversations
+// that no longer exist, keeping those of live and recently trashed ones.
+func TestTidy(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, kvDir := filepath.Join(dir, "churon.db"), filepath.Join(dir, "kv")
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live, trashed int64
+	for _, id := range []*int64{&live, &trashed} {
+		c, err := st.CreateConversation(ctx, store.Conversation{Title: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		*id = c.ID
+	}
+	if err := st.DeleteConversation(ctx, trashed); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	model, err := engine.Load(ctx, storiesPath(t), engine.LoadOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	seq, err := model.NewSequence(engine.SequenceOptions{Context: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := seq.Feed(ctx, []int32{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	disk, err := kvcache.Open(kvDir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{live, trashed, 99} {
+		if _, err := disk.Save(diskKey(id), seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := func() []string {
+		t.Helper()
+		k, err := disk.Keys()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(k)
+		return k
+	}
+
+	// The trash is recent: only the snapshot of conversation 99, which
+	// never existed here, goes.
+	newLifetime(t, db, kvDir, Options{})
+	if got, want := keys(), []string{diskKey(live), diskKey(trashed)}; !slices.Equal(got, want) {
+		t.Fatalf("after the first start: snapshots %q, want %q", got, want)
+	}
+
+	// Kept for a nanosecond only: the trashed conversation is removed for
+	// good, and its snapshot with it.
+	time.Sleep(2 * time.Millisecond)
+	l := newLifetime(t, db, kvDir, Options{TrashKeep: time.Nanosecond})
+	if got, want := keys(), []string{diskKey(live)}; !slices.Equal(got, want) {
+		t.Fatalf("after emptying the trash: snapshots %q, want %q", got, want)
+	}
+	if tr, err := l.m.Trash(); err != nil || len(tr) != 0 {
+		t.Fatalf("trash after purge: %v, %v", tr, err)
+	}
+	if _, err := l.m.Conversation(live); err != nil {
+		t.Fatalf("the live conversation: %v", err)
 	}
 }

@@ -41,6 +41,10 @@ type Options struct {
 	// Logger receives what concerns the program rather than the person:
 	// snapshots discarded or not written. nil means slog.Default().
 	Logger *slog.Logger
+	// TrashKeep is how long a deleted conversation stays in the trash
+	// before New removes it for good; 0 means DefaultTrashKeep, negative
+	// keeps the trash forever.
+	TrashKeep time.Duration
 	// Defaults are the settings of new conversations; nil means
 	// DefaultSettings().
 	Defaults *Settings
@@ -172,6 +176,7 @@ func New(st *store.Store, opt Options) *Manager {
 			}
 		}
 	}
+	m.tidy()
 	go m.loop()
 	return m
 }
