@@ -588,3 +588,43 @@ func TestCompareSiblingDownload(t *testing.T) {
 		t.Fatalf("comparing with the downloaded sibling: %v", p.run.err)
 	}
 }
+
+// TestTokenFlowWrapsWholeWords: a word split into tokens (" bo" + "x")
+// moves to the next line whole; only a word longer than a line breaks
+// inside.
+func TestTokenFlowWrapsWholeWords(t *testing.T) {
+	test.NewTempApp(t)
+	f := newTokenFlow()
+	var toks []tokenMark
+	for range 12 {
+		toks = append(toks, tokenMark{Text: " big"}, tokenMark{Text: " bo"}, tokenMark{Text: "x", Differs: true})
+	}
+	long := []tokenMark{{Text: " "}}
+	for range 40 {
+		long = append(long, tokenMark{Text: "ab"})
+	}
+	f.SetTokens(append(toks, long...))
+	w := test.NewWindow(f)
+	defer w.Close()
+	w.Resize(fyne.NewSize(230, 600))
+	r := test.WidgetRenderer(f).(*tokenFlowRenderer)
+	r.Layout(f.Size())
+	lines := map[float32]bool{}
+	for i, p := range r.pieces {
+		if p.text == nil {
+			continue
+		}
+		lines[p.text.Position().Y] = true
+		if p.text.Text == "x" && r.pieces[i-1].text.Position().Y != p.text.Position().Y {
+			t.Fatalf("piece %d: %q wrapped away from %q", i, p.text.Text, r.pieces[i-1].text.Text)
+		}
+	}
+	if len(lines) < 4 {
+		t.Fatalf("%d lines at 230 px: the flow did not wrap", len(lines))
+	}
+	// The 80-character word is wider than the line: it breaks inside.
+	first, last := r.pieces[len(toks)+1].text.Position().Y, r.pieces[len(r.pieces)-1].text.Position().Y
+	if first == last {
+		t.Error("a word longer than the line was not broken")
+	}
+}

@@ -168,9 +168,25 @@ func (r *tokenFlowRenderer) flow(width float32, place bool) float32 {
 	// answer above it.
 	in := theme.InnerPadding()
 	x, y := float32(0), float32(0)
+	wordAtLineStart := false // the word being placed began a line
 	for i, p := range r.pieces {
-		if p.br || (x > 0 && x+p.width-p.lead > width) {
+		// Tokens often split a word ("box" as " bo" + "x"): a line breaks
+		// before a whole word, and inside one only when the word is
+		// longer than a line.
+		start := r.startsWord(i)
+		wrap := p.br
+		if !wrap && x > 0 {
+			if start {
+				wrap = x+r.wordWidth(i)-p.lead > width
+			} else {
+				wrap = wordAtLineStart && x+p.width > width
+			}
+		}
+		if wrap {
 			x, y = 0, y+r.lineH
+		}
+		if start || wrap {
+			wordAtLineStart = x == 0
 		}
 		if x == 0 && (i == 0 || !p.br) {
 			// A word that starts a line after a wrap keeps its text flush
@@ -189,6 +205,25 @@ func (r *tokenFlowRenderer) flow(width float32, place bool) float32 {
 		x += p.width
 	}
 	return y + r.lineH
+}
+
+// startsWord reports whether piece i begins a word: it starts a line or
+// the text, or a space separates it from the piece before.
+func (r *tokenFlowRenderer) startsWord(i int) bool {
+	if i == 0 || r.pieces[i].br {
+		return true
+	}
+	p, q := r.pieces[i].text, r.pieces[i-1].text
+	return p == nil || q == nil || strings.HasPrefix(p.Text, " ") || strings.HasSuffix(q.Text, " ")
+}
+
+// wordWidth is the width of the word that piece i begins.
+func (r *tokenFlowRenderer) wordWidth(i int) float32 {
+	w := r.pieces[i].width
+	for j := i + 1; j < len(r.pieces) && !r.startsWord(j); j++ {
+		w += r.pieces[j].width
+	}
+	return w
 }
 
 func (r *tokenFlowRenderer) Layout(s fyne.Size) {
