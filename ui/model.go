@@ -1,9 +1,11 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -71,11 +73,54 @@ func (p *modelPicker) onMenu() {
 			items = append(items, item)
 		}
 	}
+	// The library's other models, as they were when the menu last opened:
+	// listing reads every model's header, so the menu does not wait for it.
+	var lib []*fyne.MenuItem
+	for _, path := range u.mdl.menuModels {
+		if slices.Contains(u.recentModels(), path) || len(lib) == maxMenuLibrary {
+			continue
+		}
+		item := fyne.NewMenuItem(modelLabel(path), func() { p.load(path) })
+		item.Checked = u.model != nil && u.model.Path == path
+		lib = append(lib, item)
+	}
+	if len(lib) > 0 {
+		items = append(items, fyne.NewMenuItemSeparator())
+		items = append(items, lib...)
+	}
+	p.refreshLibrary()
 	unload := fyne.NewMenuItem(lang.X("model.unload", "Unload model"), p.onUnload)
 	unload.Disabled = u.model == nil && u.loadingPath == ""
 	items = append(items, fyne.NewMenuItemSeparator(), unload)
 	widget.ShowPopUpMenuAtRelativePosition(fyne.NewMenu("", items...), u.win.Canvas(),
 		fyne.NewPos(0, p.button.Size().Height), p.button)
+}
+
+// maxMenuLibrary bounds the library models the menu lists; the Models
+// page lists them all.
+const maxMenuLibrary = 12
+
+// refreshLibrary lists the library's models in the background for the
+// next time the menu opens.
+func (p *modelPicker) refreshLibrary() {
+	u := p.ui
+	if err := u.mdl.open(); err != nil {
+		return // the Models page says why
+	}
+	lib := u.mdl.lib
+	go func() {
+		ctx, cancel := context.WithTimeout(u.ctx, DiscoverTimeout)
+		defer cancel()
+		ms, err := lib.List(ctx)
+		if err != nil {
+			return
+		}
+		paths := make([]string, len(ms))
+		for i, m := range ms {
+			paths[i] = m.Path
+		}
+		u.do(func() { u.mdl.menuModels = paths })
+	}()
 }
 
 // onOpenFile shows a file dialog for .gguf files, starting in a folder

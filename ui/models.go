@@ -79,6 +79,10 @@ type modelsState struct {
 	lib *library.Library
 	mgr *download.Manager
 
+	// menuModels are the library's models for the model menu (model.go),
+	// listed in the background; used on Fyne's goroutine only.
+	menuModels []string
+
 	jobs    map[string]*dlJob // by destination path
 	pending map[string]bool   // catalog IDs whose file list is being fetched
 	watched map[*download.Download]bool

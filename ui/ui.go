@@ -124,6 +124,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 	}
 	u.mdl = newModelsState(u, opt.Models)
 	u.build()
+	u.picker.refreshLibrary()   // the model menu lists the library from its first opening
 	w.SetOnDropped(u.onDropped) // a JSON export dropped on the window is imported (export.go)
 	if st, err := u.s.Status(); err == nil {
 		u.applyStatus(st)
