@@ -119,7 +119,10 @@ func (p *modelPicker) refreshLibrary() {
 		for i, m := range ms {
 			paths[i] = m.Path
 		}
-		u.do(func() { u.mdl.menuModels = paths })
+		u.do(func() {
+			u.mdl.menuModels = paths
+			u.welcome.showLibrary()
+		})
 	}()
 }
 

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -24,5 +25,16 @@ func TestModelMenuListsLibrary(t *testing.T) {
 	items = h.menuItems()
 	if it := items[modelLabel(paths[1])]; it == nil || !it.Checked {
 		t.Fatalf("the loaded model in the menu: %+v", it)
+	}
+}
+
+// TestWelcomeListsLibrary: the first-run page offers the library's models
+// too, so models made on the Compare page or downloaded earlier are one
+// click away.
+func TestWelcomeListsLibrary(t *testing.T) {
+	h, paths := compareHarness(t, "Q8_0", "Q4_0")
+	h.wait("the library on the welcome page", func() bool { return len(h.u.welcome.library.Objects) == 2+len(paths) })
+	if got := text(h.u.welcome.library); !strings.Contains(got, "In your library") || !strings.Contains(got, modelLabel(paths[0])) {
+		t.Fatalf("welcome page library: %q", got)
 	}
 }

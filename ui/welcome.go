@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ type welcomeView struct {
 	ui      *UI
 	rec     *welcomeRec // the recommended download (models_welcome.go)
 	recent  *fyne.Container
+	library *fyne.Container // the library's models that are not recent
 	found   *fyne.Container
 	status  *widget.Label
 	started bool
@@ -45,6 +47,7 @@ func newWelcomeView(u *UI) *welcomeView {
 	w.rec = newWelcomeRec(u)
 
 	w.recent = container.NewVBox()
+	w.library = container.NewVBox()
 	w.found = container.NewVBox()
 	w.status = widget.NewLabel(lang.X("welcome.searching", "Looking for GGUF files in LM Studio's and Hugging Face's folders…"))
 	w.status.Wrapping = fyne.TextWrapWord
@@ -52,10 +55,38 @@ func newWelcomeView(u *UI) *welcomeView {
 	foundTitle.TextStyle.Bold = true
 
 	col := container.NewVBox(title, intro, container.NewHBox(open), w.rec.content,
-		w.recent, widget.NewSeparator(), foundTitle, w.status, w.found)
+		w.recent, w.library, widget.NewSeparator(), foundTitle, w.status, w.found)
 	w.content = container.NewVScroll(container.New(&readable{max: 760}, col))
 	w.showRecent()
+	w.showLibrary()
 	return w
+}
+
+// showLibrary lists the library's models (downloaded, quantized or added
+// on the Models page) that are not among the recent ones, as listed in
+// the background for the model menu.
+func (w *welcomeView) showLibrary() {
+	w.library.RemoveAll()
+	recent := w.ui.recentModels()
+	var rows []fyne.CanvasObject
+	for _, p := range w.ui.mdl.menuModels {
+		if slices.Contains(recent, p) || len(rows) == maxMenuLibrary {
+			continue
+		}
+		if st, err := statFile(p); err == nil {
+			rows = append(rows, w.row(modelLabel(p), p, st, shortDir(p)))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	t := widget.NewLabel(lang.X("welcome.library", "In your library"))
+	t.TextStyle.Bold = true
+	w.library.Add(widget.NewSeparator())
+	w.library.Add(t)
+	for _, r := range rows {
+		w.library.Add(r)
+	}
 }
 
 // showRecent lists the models opened before that still exist.
