@@ -2,9 +2,11 @@ package ui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/session"
 )
 
@@ -88,6 +90,33 @@ func TestCacheVisible(t *testing.T) {
 	p.kvBudget.SetText("many")
 	p.onSave()
 	if b, _ := h.m.KVBudget(); b != 512<<20 {
+		t.Errorf("a bad budget changed it to %d", b)
+	}
+}
+
+// TestKVDiskBudgetField: the settings page sets the disk budget of the
+// chat caches, shows it when reopened, and refuses a bad number.
+func TestKVDiskBudgetField(t *testing.T) {
+	disk, err := kvcache.Open(filepath.Join(t.TempDir(), "kv"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, harnessOptions{disk: disk})
+	p := newSettingsPanel(h.u)
+	if p.kvDiskBudget.Text != "0" {
+		t.Errorf("default disk budget field %q, want 0 (automatic)", p.kvDiskBudget.Text)
+	}
+	p.kvDiskBudget.SetText("300")
+	p.onSave()
+	if b, set := h.m.KVDiskBudget(); !set || b != 300<<20 || disk.Budget() != 300<<20 {
+		t.Fatalf("disk budget %d (store %d), set %v", b, disk.Budget(), set)
+	}
+	if p = newSettingsPanel(h.u); p.kvDiskBudget.Text != "300" {
+		t.Errorf("reopened with %q", p.kvDiskBudget.Text)
+	}
+	p.kvDiskBudget.SetText("-3")
+	p.onSave()
+	if b, _ := h.m.KVDiskBudget(); b != 300<<20 {
 		t.Errorf("a bad budget changed it to %d", b)
 	}
 }

@@ -44,6 +44,7 @@ type harnessOptions struct {
 	discover  func(context.Context) ([]discover.Model, error)
 	fontCheck func() (fontcheck.Result, error)
 	models    ModelsOptions
+	disk      session.DiskCache // KV snapshots; nil: none
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -63,7 +64,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	if o.settings != nil {
 		set = *o.settings
 	}
-	h.m = session.New(st, session.Options{Threads: 2, Defaults: &set})
+	h.m = session.New(st, session.Options{Threads: 2, Defaults: &set, Disk: o.disk})
 	if o.discover == nil {
 		o.discover = func(context.Context) ([]discover.Model, error) { return nil, nil }
 	}

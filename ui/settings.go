@@ -51,6 +51,7 @@ type settingsPanel struct {
 	overflow                       *widget.Select
 	kvBudget                       *widget.Entry
 	kvDisk                         *widget.Label
+	kvDiskBudget                   *widget.Entry
 	language                       *widget.Select
 	languageCodes, languageNames   []string
 	content                        fyne.CanvasObject
@@ -115,6 +116,11 @@ func newSettingsPanel(u *UI) *settingsPanel {
 	if set {
 		auto = session.DefaultKVBudget()
 	}
+	diskBudget, diskSet := u.s.KVDiskBudget()
+	p.kvDiskBudget = num("0")
+	if diskSet {
+		p.kvDiskBudget.SetText(strconv.FormatInt(diskBudget>>20, 10))
+	}
 	p.kvDisk = widget.NewLabel("")
 	p.refreshKVDisk()
 	clearKV := widget.NewButton(lang.X("settings.kvdisk.clear", "Clear"), p.onClearKV)
@@ -178,6 +184,9 @@ func newSettingsPanel(u *UI) *settingsPanel {
 				map[string]any{"Auto": formatBytes(auto)})},
 		&widget.FormItem{Text: lang.X("settings.kvdisk", "Chat caches on disk"), Widget: container.NewBorder(nil, nil, nil, clearKV, p.kvDisk),
 			HintText: lang.X("settings.kvdisk.hint", "Saved so an old chat resumes without re-reading its history")},
+		&widget.FormItem{Text: lang.X("settings.kvdiskbudget", "Disk for chat caches (MiB)"), Widget: p.kvDiskBudget,
+			HintText: lang.X("settings.kvdiskbudget.hint", "The least recently used caches are deleted beyond this; 0 = {{.Default}}",
+				map[string]any{"Default": formatBytes(session.DefaultKVDiskBudget)})},
 	)
 	chatTitle := lang.X("settings.tab.chat", "This chat")
 	if u.conv == 0 {
@@ -273,12 +282,11 @@ func (p *settingsPanel) values() (session.Settings, error) {
 	return s, s.Validate()
 }
 
-// kvBudget reads the cache memory field: bytes, 0 for automatic.
-func (p *settingsPanel) kvBudgetValue() (int64, error) {
-	v, err := strconv.ParseInt(strings.TrimSpace(p.kvBudget.Text), 10, 64)
+// mebibytes reads a cache budget field in MiB: bytes, 0 for automatic.
+func mebibytes(e *widget.Entry, label string) (int64, error) {
+	v, err := strconv.ParseInt(strings.TrimSpace(e.Text), 10, 64)
 	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%s: %q %s", lang.X("settings.kvbudget", "Memory for chat caches (MiB)"), p.kvBudget.Text,
-			lang.X("settings.notinteger", "is not a whole number"))
+		return 0, fmt.Errorf("%s: %q %s", label, e.Text, lang.X("settings.notinteger", "is not a whole number"))
 	}
 	return v << 20, nil
 }
@@ -290,7 +298,12 @@ func (p *settingsPanel) onSave() {
 		u.showError(err)
 		return
 	}
-	budget, err := p.kvBudgetValue()
+	budget, err := mebibytes(p.kvBudget, lang.X("settings.kvbudget", "Memory for chat caches (MiB)"))
+	if err != nil {
+		u.showError(err)
+		return
+	}
+	diskBudget, err := mebibytes(p.kvDiskBudget, lang.X("settings.kvdiskbudget", "Disk for chat caches (MiB)"))
 	if err != nil {
 		u.showError(err)
 		return
@@ -306,6 +319,12 @@ func (p *settingsPanel) onSave() {
 		if err := u.s.SetKVBudget(budget); err != nil {
 			u.showError(err)
 		}
+	}
+	if cur, set := u.s.KVDiskBudget(); (set && cur != diskBudget) || (!set && diskBudget != 0) {
+		if err := u.s.SetKVDiskBudget(diskBudget); err != nil {
+			u.showError(err)
+		}
+		p.refreshKVDisk()
 	}
 	if i := p.language.SelectedIndex(); i >= 0 {
 		code := p.languageCodes[i]

@@ -35,6 +35,10 @@ type DiskCache interface {
 	Keys() ([]string, error)
 	Usage() (files int, bytes int64)
 	Clear() error
+	// SetBudget bounds the snapshots' bytes on disk, evicting the least
+	// recently used beyond it (0: the store's default); Budget reads it.
+	SetBudget(bytes int64)
+	Budget() int64
 }
 
 var _ DiskCache = (*kvcache.Store)(nil)
@@ -190,6 +194,65 @@ func (m *Manager) SetKVBudget(bytes int64) error {
 		}
 		return nil
 	})
+}
+
+// DefaultKVDiskBudget is the disk budget of KV snapshots when the person
+// sets none: the disk cache's own default.
+const DefaultKVDiskBudget = kvcache.DefaultBudget
+
+// settingKVDiskBudget is the store setting that keeps the person's disk
+// budget for KV snapshots (bytes, decimal); absent means the disk cache's
+// default.
+const settingKVDiskBudget = "session.kv_disk_budget"
+
+// applyDiskBudget gives the disk cache the budget the person chose, once
+// at start.
+func (m *Manager) applyDiskBudget() {
+	if m.opt.Disk == nil {
+		return
+	}
+	v, ok, err := m.st.Setting(context.Background(), settingKVDiskBudget)
+	if err != nil || !ok {
+		return
+	}
+	if b, err := strconv.ParseInt(v, 10, 64); err == nil && b > 0 {
+		m.opt.Disk.SetBudget(b)
+	}
+}
+
+// KVDiskBudget returns the disk budget of KV snapshots and whether the
+// person set it (false: the disk cache's default); zero without a disk
+// cache.
+func (m *Manager) KVDiskBudget() (int64, bool) {
+	if m.opt.Disk == nil {
+		return 0, false
+	}
+	_, ok, _ := m.st.Setting(context.Background(), settingKVDiskBudget)
+	return m.opt.Disk.Budget(), ok
+}
+
+// SetKVDiskBudget sets the disk budget of KV snapshots (0: the disk
+// cache's default), stores it for the next start and deletes at once the
+// least recently used snapshots beyond it.
+func (m *Manager) SetKVDiskBudget(bytes int64) error {
+	if bytes < 0 {
+		return fmt.Errorf("session: KV disk budget %d is negative", bytes)
+	}
+	if m.opt.Disk == nil {
+		return nil
+	}
+	ctx := context.Background()
+	var err error
+	if bytes == 0 {
+		err = m.st.DeleteSetting(ctx, settingKVDiskBudget)
+	} else {
+		err = m.st.SetSetting(ctx, settingKVDiskBudget, strconv.FormatInt(bytes, 10))
+	}
+	m.opt.Disk.SetBudget(bytes)
+	if err != nil {
+		return fmt.Errorf("session: save KV disk budget: %w", err)
+	}
+	return nil
 }
 
 // KVDiskUsage is what the KV snapshots take on disk (zeros without a disk

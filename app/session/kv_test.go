@@ -499,3 +499,35 @@ func TestTidy(t *testing.T) {
 		t.Fatalf("the live conversation: %v", err)
 	}
 }
+
+// TestKVDiskBudgetSetting: the disk budget the person sets reaches the
+// disk cache at once, evicting what no longer fits, and again at the
+// next start; 0 goes back to the default.
+func TestKVDiskBudgetSetting(t *testing.T) {
+	dir := t.TempDir()
+	db, kvDir := filepath.Join(dir, "churon.db"), filepath.Join(dir, "kv")
+	l := newLifetime(t, db, kvDir, Options{})
+	if b, set := l.m.KVDiskBudget(); set || b != kvcache.DefaultBudget {
+		t.Fatalf("fresh: budget %d, set %v", b, set)
+	}
+	if err := l.m.SetKVDiskBudget(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	if b, set := l.m.KVDiskBudget(); !set || b != 64<<20 || l.disk.Budget() != 64<<20 {
+		t.Fatalf("after setting: budget %d (store %d), set %v", b, l.disk.Budget(), set)
+	}
+	if err := l.m.SetKVDiskBudget(-1); err == nil {
+		t.Error("a negative budget was accepted")
+	}
+
+	next := newLifetime(t, db, kvDir, Options{})
+	if b, set := next.m.KVDiskBudget(); !set || b != 64<<20 {
+		t.Fatalf("after a restart: budget %d, set %v", b, set)
+	}
+	if err := next.m.SetKVDiskBudget(0); err != nil {
+		t.Fatal(err)
+	}
+	if b, set := next.m.KVDiskBudget(); set || b != kvcache.DefaultBudget {
+		t.Fatalf("back to the default: budget %d, set %v", b, set)
+	}
+}

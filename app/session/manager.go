@@ -176,6 +176,7 @@ func New(st *store.Store, opt Options) *Manager {
 			}
 		}
 	}
+	m.applyDiskBudget()
 	m.tidy()
 	go m.loop()
 	return m
