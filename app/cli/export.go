@@ -14,6 +14,7 @@ import (
 
 	"github.com/churon/churon/app/export"
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/internal/atomicfile"
 )
 
 func init() {
@@ -104,40 +105,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return bw.Flush()
 	}
-	return writeAtomic(*out, write)
-}
-
-// writeAtomic writes a file through a temporary file in the same folder
-// and renames it into place: an export that fails halfway leaves no
-// half-written file (nor clobbers an older export of the same name).
-func writeAtomic(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	bw := bufio.NewWriter(tmp)
-	if err := write(bw); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	// CreateTemp makes the file 0600; an export is an ordinary document.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	// An export that fails half-way leaves no half-written file, nor
+	// clobbers an older export of the same name.
+	return atomicfile.Write(*out, 0o644, write)
 }
 
 // importJSON is the documented shape of `churon import --json`.

@@ -7,10 +7,9 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"os"
-	"path/filepath"
 
 	"github.com/churon/churon/engine/quant"
+	"github.com/churon/churon/internal/atomicfile"
 )
 
 // MaxTensorNameLen is the longest tensor name the writer accepts: ggml
@@ -449,43 +448,15 @@ func appendValue(b []byte, t ValueType, v any) []byte {
 	return b
 }
 
-// WriteFile writes the file atomically: to a temporary file in the same
-// directory, synced, then renamed over path. On failure path is untouched
-// and the temporary file is removed.
-func (w *Writer) WriteFile(path string) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+// WriteFile writes the file atomically (internal/atomicfile): on failure
+// path is untouched and no temporary file is left.
+func (w *Writer) WriteFile(path string) error {
+	err := atomicfile.Write(path, 0o644, func(out io.Writer) error {
+		_, err := w.WriteTo(out)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("gguf: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = w.WriteTo(tmp); err != nil {
 		return fmt.Errorf("gguf: %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("gguf: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("gguf: sync %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("gguf: close %s: %w", tmp.Name(), err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("gguf: %w", err)
-	}
-	// Make the rename itself durable where directories can be synced.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package quantize
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/quant"
+	"github.com/churon/churon/internal/atomicfile"
 )
 
 // Options control File.
@@ -306,60 +305,33 @@ func header(src *gguf.File, ft FileType, order []int, choices []Choice) ([]byte,
 
 func alignUp(n, a uint64) uint64 { return (n + a - 1) / a * a }
 
-// writeAtomic writes a file of the expected size through fill into a
-// temporary file next to path, syncs it and renames it over path. On any
-// failure the temporary file is removed and path is untouched.
-func writeAtomic(path string, expect int64, fill func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("quantize: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			if isDiskFull(err) && !errors.Is(err, ErrDiskFull) {
-				err = fmt.Errorf("quantize: %w for %s (it needs %.1f MiB): %w", ErrDiskFull, path, float64(expect)/(1<<20), err)
-			}
+// writeAtomic writes a file of the expected size through fill
+// (internal/atomicfile: a temporary file renamed over path when complete).
+// On any failure path is untouched and the temporary file is removed; a
+// full disk is reported as ErrDiskFull with the size needed.
+func writeAtomic(path string, expect int64, fill func(io.Writer) error) error {
+	var fillErr error // fill's own errors are already worded; atomicfile's are not
+	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		if wrapOutput != nil {
+			w = wrapOutput(w)
 		}
-	}()
-	var w io.Writer = tmp
-	if wrapOutput != nil {
-		w = wrapOutput(w)
-	}
-	cw := &countWriter{w: w}
-	bw := bufio.NewWriterSize(cw, 1<<20)
-	if err = fill(bw); err != nil {
+		cw := &countWriter{w: w}
+		fillErr = fill(cw)
+		if fillErr == nil && cw.n != expect {
+			fillErr = fmt.Errorf("quantize: wrote %d bytes, expected %d", cw.n, expect)
+		}
+		return fillErr
+	})
+	switch {
+	case err == nil:
+		return nil
+	case isDiskFull(err) && !errors.Is(err, ErrDiskFull):
+		return fmt.Errorf("quantize: %w for %s (it needs %.1f MiB): %w", ErrDiskFull, path, float64(expect)/(1<<20), err)
+	case err == fillErr:
 		return err
+	default:
+		return fmt.Errorf("quantize: %s: %w", path, err)
 	}
-	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("quantize: write %s: %w", tmp.Name(), err)
-	}
-	if cw.n != expect {
-		return fmt.Errorf("quantize: wrote %d bytes, expected %d", cw.n, expect)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("quantize: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("quantize: sync %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("quantize: close %s: %w", tmp.Name(), err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("quantize: %w", err)
-	}
-	// Make the rename itself durable where directories can be synced.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 type countWriter struct {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/churon/churon/internal/atomicfile"
 )
 
 // Internal control errors.
@@ -584,7 +586,7 @@ func (d *Download) complete(ctx context.Context, st *state) error {
 	if err := os.Rename(part, dest); err != nil {
 		return fmt.Errorf("download: %w", err)
 	}
-	syncDir(filepath.Dir(dest))
+	atomicfile.SyncDir(filepath.Dir(dest))
 	os.Remove(statePath(dest))
 	d.completed.Store(fi.Size())
 	d.size.Store(fi.Size())

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
-	"path/filepath"
+
+	"github.com/churon/churon/internal/atomicfile"
 )
 
 // stateVersion changes when the state file's meaning changes; a file of
@@ -100,37 +102,16 @@ func (s *state) save(dest string) error {
 	return writeFileAtomic(statePath(dest), data)
 }
 
-// writeFileAtomic writes data to a temporary file beside path, syncs it
-// and renames it over path.
+// writeFileAtomic replaces path with data, never leaving it half written.
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("download: write %s: %w", path, err)
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
 		return fmt.Errorf("download: write %s: %w", path, err)
 	}
 	return nil
-}
-
-// syncDir makes a rename in dir durable (best effort: not every OS can
-// sync a directory).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // redact drops a URL's query and credentials, which may carry signed

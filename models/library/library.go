@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/churon/churon/internal/atomicfile"
 	"github.com/churon/churon/models/fit"
 )
 
@@ -115,12 +116,10 @@ func (l *Library) save(ix *index) error {
 	if err != nil {
 		return fmt.Errorf("library: %w", err)
 	}
-	path := filepath.Join(l.dir, IndexFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("library: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Write(filepath.Join(l.dir, IndexFile), 0o644, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}); err != nil {
 		return fmt.Errorf("library: %w", err)
 	}
 	return nil
