@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -394,13 +393,11 @@ type cmpColumn struct {
 	diffBox *fyne.Container
 	content fyne.CanvasObject
 
-	text      string
-	fresh     string // text not yet looked at for Hangul
-	tokens    int    // streamed so far
-	dirty     bool
-	scheduled bool
-	last      time.Time
-	cost      time.Duration // of the last render
+	text     string
+	fresh    string // text not yet looked at for Hangul
+	tokens   int    // streamed so far
+	dirty    bool
+	throttle throttle // paces re-rendering while the answer streams
 }
 
 func newCmpColumn(p *comparePage) *cmpColumn {
@@ -474,21 +471,7 @@ func (c *cmpColumn) appendText(s string, n int) {
 	c.fresh += s
 	c.tokens = n
 	c.dirty = true
-	if c.scheduled {
-		return
-	}
-	wait := max(Coalesce, 3*c.cost) - time.Since(c.last)
-	if wait <= 0 {
-		c.render()
-		return
-	}
-	c.scheduled = true
-	time.AfterFunc(wait, func() {
-		c.p.u.do(func() {
-			c.scheduled = false
-			c.render()
-		})
-	})
+	c.throttle.schedule(c.p.u.do, c.render)
 }
 
 // setText replaces the answer (a reopened comparison, or the final text).
@@ -504,7 +487,6 @@ func (c *cmpColumn) render() {
 	if !c.dirty {
 		return
 	}
-	start := time.Now()
 	c.dirty = false
 	c.md.SetText(c.text)
 	c.p.u.noteText(c.fresh)
@@ -512,8 +494,6 @@ func (c *cmpColumn) render() {
 	if c.tokens > 0 {
 		c.setState(lang.X("compare.st.tokens", "Answering… {{.N}} tokens", map[string]any{"N": c.tokens}))
 	}
-	c.last = time.Now()
-	c.cost = c.last.Sub(start)
 }
 
 // setDiff shows the reference's answer with this model's view of each

@@ -30,12 +30,7 @@ type messageView struct {
 	elapsed   time.Duration
 	stats     *session.Stats
 
-	// Adaptive throttle for a streaming answer: a long answer costs more to
-	// lay out, so it is re-rendered less often (never more than every
-	// Coalesce, never more than a third of the time).
-	lastRender    time.Time
-	renderCost    time.Duration
-	renderPending bool
+	render throttle // paces re-rendering while the answer streams
 
 	who     *widget.Label
 	md      *markdown.View
@@ -119,30 +114,11 @@ func smallButton(icon fyne.Resource, f func()) *widget.Button {
 
 // scheduleRender re-renders a streaming answer now, or later when it was
 // rendered too recently for what rendering it costs.
-func (v *messageView) scheduleRender() {
-	if v.renderPending {
-		return
-	}
-	wait := max(Coalesce, 3*v.renderCost) - time.Since(v.lastRender)
-	if wait <= 0 {
-		v.renderNow()
-		return
-	}
-	v.renderPending = true
-	time.AfterFunc(wait, func() {
-		v.c.ui.do(func() {
-			v.renderPending = false
-			v.renderNow()
-		})
-	})
-}
+func (v *messageView) scheduleRender() { v.render.schedule(v.c.ui.do, v.renderNow) }
 
 func (v *messageView) renderNow() {
-	start := time.Now()
 	v.refreshBody()
 	v.refreshFooter()
-	v.lastRender = time.Now()
-	v.renderCost = v.lastRender.Sub(start)
 }
 
 // refreshBody shows the message's current text. For a streaming answer

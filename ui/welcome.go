@@ -62,15 +62,25 @@ func newWelcomeView(u *UI) *welcomeView {
 	return w
 }
 
+// showRecent lists the models opened before that still exist.
+func (w *welcomeView) showRecent() {
+	w.list(w.recent, lang.X("welcome.recent", "Recently used"), w.ui.recentModels(), nil)
+}
+
 // showLibrary lists the library's models (downloaded, quantized or added
 // on the Models page) that are not among the recent ones, as listed in
 // the background for the model menu.
 func (w *welcomeView) showLibrary() {
-	w.library.RemoveAll()
-	recent := w.ui.recentModels()
+	w.list(w.library, lang.X("welcome.library", "In your library"), w.ui.mdl.menuModels, w.ui.recentModels())
+}
+
+// list fills box with a titled row per model file that still exists,
+// leaving out those in skip; an empty list shows nothing.
+func (w *welcomeView) list(box *fyne.Container, title string, paths, skip []string) {
+	box.RemoveAll()
 	var rows []fyne.CanvasObject
-	for _, p := range w.ui.mdl.menuModels {
-		if slices.Contains(recent, p) || len(rows) == maxMenuLibrary {
+	for _, p := range paths {
+		if slices.Contains(skip, p) || len(rows) == maxMenuLibrary {
 			continue
 		}
 		if st, err := statFile(p); err == nil {
@@ -80,35 +90,12 @@ func (w *welcomeView) showLibrary() {
 	if len(rows) == 0 {
 		return
 	}
-	t := widget.NewLabel(lang.X("welcome.library", "In your library"))
+	t := widget.NewLabel(title)
 	t.TextStyle.Bold = true
-	w.library.Add(widget.NewSeparator())
-	w.library.Add(t)
+	box.Add(widget.NewSeparator())
+	box.Add(t)
 	for _, r := range rows {
-		w.library.Add(r)
-	}
-}
-
-// showRecent lists the models opened before that still exist.
-func (w *welcomeView) showRecent() {
-	w.recent.RemoveAll()
-	var rows []fyne.CanvasObject
-	for _, p := range w.ui.recentModels() {
-		st, err := statFile(p)
-		if err != nil {
-			continue
-		}
-		rows = append(rows, w.row(modelLabel(p), p, st, shortDir(p)))
-	}
-	if len(rows) == 0 {
-		return
-	}
-	t := widget.NewLabel(lang.X("welcome.recent", "Recently used"))
-	t.TextStyle.Bold = true
-	w.recent.Add(widget.NewSeparator())
-	w.recent.Add(t)
-	for _, r := range rows {
-		w.recent.Add(r)
+		box.Add(r)
 	}
 }
 
