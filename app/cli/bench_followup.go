@@ -16,6 +16,7 @@ import (
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
+	"github.com/churon/churon/internal/units"
 	"github.com/churon/churon/engine/chat"
 )
 
@@ -415,14 +416,12 @@ func benchFollowup(ctx context.Context, stdout, stderr io.Writer, model string, 
 	fmt.Fprintf(stdout, "  cold      %9.1f ms  (%d prompt tokens processed)\n", r.ColdTTFTMs, r.ColdProcessed)
 	fmt.Fprintf(stdout, "  warm      %9.1f ms  (%d processed)  %.1f× faster\n", r.WarmTTFTMs, r.WarmProcessed, r.WarmSpeedup)
 	fmt.Fprintf(stdout, "  restored  %9.1f ms  (%d processed, snapshot of %s read in %.1f ms)  %.1f× faster\n",
-		r.RestoredTTFTMs, r.RestoreProcess, formatMiB(r.SnapshotBytes), r.RestoreMs, r.RestoredSpeedup)
+		r.RestoredTTFTMs, r.RestoreProcess, units.Bytes(r.SnapshotBytes), r.RestoreMs, r.RestoredSpeedup)
 	if !r.AnswersMatch {
 		fmt.Fprintln(stdout, "  warning: the three answers differ")
 	}
 	return nil
 }
-
-func formatMiB(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
