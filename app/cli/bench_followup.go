@@ -16,8 +16,8 @@ import (
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
-	"github.com/churon/churon/internal/units"
 	"github.com/churon/churon/engine/chat"
+	"github.com/churon/churon/internal/units"
 )
 
 // followupJSON is the documented shape of `churon bench --followup --json`.
