@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/churon/churon/engine/quant"
@@ -221,8 +223,12 @@ func TestSnapshotEmpty(t *testing.T) {
 	}
 	sameFloats(t, "after feed", r.Logits(), s.Logits())
 	info, err := ReadSnapshotInfo(bytes.NewReader(snap))
-	if err != nil || info.Tokens != 0 || info.Identity != s.Identity() {
+	if err != nil || info != s.SnapshotInfo() || info.Identity != s.Identity() {
 		t.Fatalf("info %+v, %v", info, err)
+	}
+	ix, err := ScanSnapshot(bytes.NewReader(snap), int64(len(snap)), ScanOptions{VerifyLast: true})
+	if err != nil || len(ix.Tokens) != 0 || ix.Segments != 1 || ix.End != int64(len(snap)) {
+		t.Fatalf("scan %+v, %v", ix, err)
 	}
 }
 
@@ -268,9 +274,11 @@ func TestSnapshotMismatch(t *testing.T) {
 	}
 }
 
-// TestSnapshotCorrupt: every truncation, random bit flips and trailing
-// bytes are refused as corrupt (a flip in the version field as a
-// mismatch), never a panic, never a sequence.
+// TestSnapshotCorrupt: in a snapshot of one segment (as WriteSnapshot
+// writes), every truncation and random bit flips are refused as corrupt
+// (a flip in the version field as a mismatch), never a panic, never a
+// sequence: a torn first segment leaves no state to fall back on. Bytes
+// after it are a torn second segment: dropped.
 func TestSnapshotCorrupt(t *testing.T) {
 	ctx := context.Background()
 	m := synthModel(t, synth.Tiny("llama"))
@@ -302,7 +310,13 @@ func TestSnapshotCorrupt(t *testing.T) {
 		}
 		refused("bit flip", d)
 	}
-	refused("trailing byte", append(bytes.Clone(snap), 0))
+	for _, extra := range []int{1, 5, snapSegHead - 1} {
+		got, ix, err := m.RestoreSnapshot(bytes.NewReader(append(bytes.Clone(snap), make([]byte, extra)...)), opt)
+		if err != nil || ix.Tail != int64(extra) || ix.End != int64(len(snap)) || !bytes.Equal(snapshotBytes(t, got), snap) {
+			t.Fatalf("%d trailing bytes: %v, index %+v", extra, err, ix)
+		}
+	}
+	refused("a trailing segment head of zeros", append(bytes.Clone(snap), make([]byte, snapSegHead)...))
 	refused("empty", nil)
 	refused("garbage", bytes.Repeat([]byte{0xAB}, 4096))
 	if _, err := m.ReadSnapshot(bytes.NewReader(snap), opt); err != nil {
@@ -435,6 +449,15 @@ func FuzzReadSnapshot(f *testing.F) {
 	var eb bytes.Buffer
 	_ = e.WriteSnapshot(&eb)
 	f.Add(eb.Bytes())
+	// Several segments: a follow-up, an edit, and a torn one.
+	_ = s.Feed(ctx, []int32{5, 6})
+	_ = s.WriteSnapshotSegment(&b, 3)
+	_ = s.Truncate(2)
+	_ = s.Feed(ctx, []int32{9})
+	_ = s.WriteSnapshotSegment(&b, 2)
+	f.Add(b.Bytes())
+	_ = s.WriteSnapshotSegment(&b, 1)
+	f.Add(b.Bytes()[:b.Len()-7])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		seq, err := m.ReadSnapshot(bytes.NewReader(data), opt)
 		if err != nil {
@@ -446,12 +469,31 @@ func FuzzReadSnapshot(f *testing.F) {
 			}
 			return
 		}
-		// Accepted: it must be a snapshot that writes back to itself.
+		// Accepted: its whole segments end at End, the rest is a torn
+		// tail; without the tail it reads as the same state, and a scan
+		// finds what the reader found.
+		got, ix, err := m.RestoreSnapshot(bytes.NewReader(data), opt)
+		if err != nil || ix.End+ix.Tail != int64(len(data)) || !equalTokens(ix.Tokens, got.Tokens()) {
+			t.Fatalf("RestoreSnapshot: %v, index %+v", err, ix)
+		}
 		var out bytes.Buffer
 		if err := seq.WriteSnapshot(&out); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(out.Bytes(), data) {
+		again, ix2, err := m.RestoreSnapshot(bytes.NewReader(data[:ix.End]), opt)
+		if err != nil || ix2.Tail != 0 || ix2.End != ix.End || ix2.Sum != ix.Sum {
+			t.Fatalf("without its tail: %v, index %+v", err, ix2)
+		}
+		var out2 bytes.Buffer
+		if err := again.WriteSnapshot(&out2); err != nil || !bytes.Equal(out2.Bytes(), out.Bytes()) {
+			t.Fatal("without its tail, another state")
+		}
+		sc, err := ScanSnapshot(bytes.NewReader(data), int64(len(data)), ScanOptions{VerifyLast: true})
+		if err != nil || sc.End != ix.End || sc.Segments != ix.Segments || sc.Sum != ix.Sum || !equalTokens(sc.Tokens, ix.Tokens) {
+			t.Fatalf("scan %+v, %v; reader %+v", sc, err, ix)
+		}
+		// One whole segment and nothing else is WriteSnapshot's own form.
+		if ix.Segments == 1 && ix.Tail == 0 && !bytes.Equal(out.Bytes(), data) {
 			t.Fatalf("accepted %d bytes that write back as %d other bytes", len(data), out.Len())
 		}
 	})
@@ -565,4 +607,273 @@ func TestKVQ8Quality(t *testing.T) {
 			t.Errorf("Q8_0 KV is far from F16")
 		}
 	})
+}
+
+// snapHistory is a sequence with its snapshot file built the way a store
+// builds one: the header, then a segment per save from the common prefix
+// of the file's state and the sequence.
+type snapHistory struct {
+	t     *testing.T
+	m     *Model
+	seq   *Sequence
+	file  []byte
+	state []int32 // the file's tokens
+	ends  []int   // len(file) after each segment
+	canon [][]byte
+	vocab int
+	seed  uint64
+}
+
+func newSnapHistory(t *testing.T, m *Model, opt SequenceOptions) *snapHistory {
+	seq, err := m.NewSequence(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := seq.WriteSnapshotHeader(&b); err != nil {
+		t.Fatal(err)
+	}
+	if int64(b.Len()) != seq.SnapshotHeaderSize() {
+		t.Fatalf("header of %d bytes, SnapshotHeaderSize %d", b.Len(), seq.SnapshotHeaderSize())
+	}
+	return &snapHistory{t: t, m: m, seq: seq, file: b.Bytes(), vocab: m.Info().VocabSize, seed: 100}
+}
+
+// step truncates the sequence to keep tokens (-1: keeps all), feeds n new
+// ones, and appends a segment.
+func (h *snapHistory) step(keep, n int) {
+	t := h.t
+	t.Helper()
+	if keep >= 0 {
+		if err := h.seq.Truncate(keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n > 0 {
+		h.seed++
+		if err := h.seq.Feed(context.Background(), snapTokens(n, h.vocab, h.seed)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := 0
+	for p < len(h.state) && p < h.seq.Len() && h.state[p] == h.seq.Tokens()[p] {
+		p++
+	}
+	var b bytes.Buffer
+	if err := h.seq.WriteSnapshotSegment(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	// The size is the format's: 24 bytes of head and checksums, the
+	// token ids, K and V rows per layer, and the logits.
+	k := h.seq.kv
+	rows := h.seq.Len() - p
+	want := int64(24 + 4*rows + 2*k.Layers*rows*k.RowSize() + 4*h.vocab)
+	if int64(b.Len()) != want || h.seq.SnapshotSegmentSize(p) != want {
+		t.Fatalf("segment of %d rows: %d bytes, SnapshotSegmentSize %d, want %d", rows, b.Len(), h.seq.SnapshotSegmentSize(p), want)
+	}
+	h.file = append(h.file, b.Bytes()...)
+	h.ends = append(h.ends, len(h.file))
+	h.state = slices.Clone(h.seq.Tokens())
+	h.canon = append(h.canon, snapshotBytes(t, h.seq))
+}
+
+// TestSnapshotSegments: a file grown by segments — follow-ups, edits,
+// a bare truncation, a save of nothing new — restores after every save to
+// exactly the sequence's state (the same bytes as its WriteSnapshot: the
+// same tokens, KV rows and logits), a scan finds the same tokens, also
+// going on from the previous scan, and the restored sequence continues
+// as the original does.
+func TestSnapshotSegments(t *testing.T) {
+	q8 := synth.Tiny("qwen2")
+	q8.Type = quant.Q8_0
+	steps := []struct {
+		name       string
+		keep, feed int
+	}{
+		{"prompt", -1, 20},
+		{"follow-up", -1, 7},
+		{"follow-up", -1, 3},
+		{"edit", 25, 6},
+		{"truncate only", 20, 0},
+		{"regenerate", 20, 4},
+		{"nothing new", -1, 0},
+		{"follow-up", -1, 9},
+	}
+	ctx := context.Background()
+	for _, mc := range []struct {
+		name string
+		spec synth.Spec
+		kv   KVType
+	}{{"llama-F32/f16", synth.Tiny("llama"), KVF16}, {"qwen2-Q8_0/q8_0", q8, KVQ8_0}, {"llama-F32/f32", synth.Tiny("llama"), KVF32}} {
+		t.Run(mc.name, func(t *testing.T) {
+			m := synthModel(t, mc.spec)
+			opt := SequenceOptions{Context: 64, KVType: mc.kv, Batch: 8}
+			h := newSnapHistory(t, m, opt)
+			var prev *SnapshotIndex
+			for i, st := range steps {
+				h.step(st.keep, st.feed)
+				got, ix, err := m.RestoreSnapshot(bytes.NewReader(h.file), opt)
+				if err != nil {
+					t.Fatalf("step %d (%s): %v", i, st.name, err)
+				}
+				if !bytes.Equal(snapshotBytes(t, got), h.canon[i]) {
+					t.Fatalf("step %d (%s): restored another state", i, st.name)
+				}
+				if ix.Segments != i+1 || ix.End != int64(len(h.file)) || ix.Tail != 0 || !equalTokens(ix.Tokens, h.state) {
+					t.Fatalf("step %d (%s): index %+v", i, st.name, ix)
+				}
+				for _, o := range []ScanOptions{{}, {VerifyLast: true}, {From: prev}, {From: prev, VerifyLast: true}} {
+					sc, err := ScanSnapshot(bytes.NewReader(h.file), int64(len(h.file)), o)
+					if err != nil || sc.End != ix.End || sc.Segments != ix.Segments || sc.Sum != ix.Sum || !equalTokens(sc.Tokens, h.state) || sc.SnapshotInfo != got.SnapshotInfo() {
+						t.Fatalf("step %d (%s): scan %+v: %+v, %v", i, st.name, o, sc, err)
+					}
+				}
+				lo := ix.LogitsOffset()
+				for j, f := range got.Logits() {
+					if binary.LittleEndian.Uint32(h.file[lo+4*int64(j):]) != math.Float32bits(f) {
+						t.Fatalf("step %d: LogitsOffset %d does not hold the logits", i, lo)
+					}
+				}
+				prev = ix
+			}
+			// The file is several times the state's own snapshot; both
+			// restore to the same sequence, which goes on as the original.
+			t.Logf("%d segments: %d bytes; one segment: %d", len(steps), len(h.file), h.seq.SnapshotSize())
+			whole, err := m.ReadSnapshot(bytes.NewReader(snapshotBytes(t, h.seq)), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			grown, err := m.ReadSnapshot(bytes.NewReader(h.file), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			more := snapTokens(5, h.vocab, 77)
+			for _, s := range []*Sequence{h.seq, whole, grown} {
+				if err := s.Feed(ctx, more); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sameFloats(t, "grown file, continued", grown.Logits(), h.seq.Logits())
+			sameFloats(t, "one segment, continued", whole.Logits(), h.seq.Logits())
+		})
+	}
+}
+
+// TestSnapshotTorn: a last segment cut at every byte, or with any bit of
+// it flipped after its head, leaves exactly the state of the segments
+// before it (and says how many bytes it dropped); a scan agrees. A flip in
+// its head is corruption (its length cannot be trusted) — never another
+// state. For a follow-up, an edit (whose rows overwrite the state's, put
+// back) and a logits-only segment.
+func TestSnapshotTorn(t *testing.T) {
+	ctx := context.Background()
+	spec := synth.Tiny("llama")
+	spec.Vocab = 260 // fewer bytes of logits to cut and flip
+	m := synthModel(t, spec)
+	opt := SequenceOptions{Context: 48, Batch: 8}
+	for _, last := range []struct {
+		name       string
+		keep, feed int
+	}{{"follow-up", -1, 4}, {"edit", 9, 5}, {"logits only", 14, 0}} {
+		t.Run(last.name, func(t *testing.T) {
+			h := newSnapHistory(t, m, opt)
+			h.step(-1, 12)
+			h.step(-1, 5)
+			h.step(last.keep, last.feed)
+			base, full := h.ends[1], h.ends[2]
+			want := h.canon[1]
+			ref, err := m.ReadSnapshot(bytes.NewReader(h.file[:base]), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check := func(what string, data []byte, headFlip bool) {
+				t.Helper()
+				got, ix, err := m.RestoreSnapshot(bytes.NewReader(data), opt)
+				if headFlip && errors.Is(err, ErrSnapshotCorrupt) {
+					return
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if ix.End != int64(base) || ix.Tail != int64(len(data)-base) || ix.Segments != 2 {
+					t.Fatalf("%s: index end %d tail %d segments %d, want end %d", what, ix.End, ix.Tail, ix.Segments, base)
+				}
+				if !bytes.Equal(snapshotBytes(t, got), want) {
+					t.Fatalf("%s: not the previous state", what)
+				}
+				sc, err := ScanSnapshot(bytes.NewReader(data), int64(len(data)), ScanOptions{VerifyLast: true})
+				if err != nil || sc.End != int64(base) || !equalTokens(sc.Tokens, ref.Tokens()) {
+					t.Fatalf("%s: scan %+v, %v", what, sc, err)
+				}
+			}
+			for cut := base; cut < full; cut++ {
+				check(fmt.Sprintf("cut at %d of [%d,%d)", cut, base, full), h.file[:cut], false)
+			}
+			for i := base; i < full; i++ {
+				d := bytes.Clone(h.file)
+				d[i] ^= 1 << (i % 8)
+				check(fmt.Sprintf("bit flip at %d of [%d,%d)", i, base, full), d, i < base+snapSegHead)
+			}
+			// The torn state goes on as the previous one does.
+			got, err := m.ReadSnapshot(bytes.NewReader(h.file[:full-1]), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			more := snapTokens(6, h.vocab, 55)
+			for _, s := range []*Sequence{ref, got} {
+				if err := s.Feed(ctx, more); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sameFloats(t, "torn, continued", got.Logits(), ref.Logits())
+		})
+	}
+}
+
+// TestSnapshotEarlierDamage: a flipped bit in any segment but the last is
+// corruption, whatever it hits: the segments after it were written over
+// the state it held.
+func TestSnapshotEarlierDamage(t *testing.T) {
+	m := synthModel(t, synth.Tiny("llama"))
+	opt := SequenceOptions{Context: 48, Batch: 8}
+	h := newSnapHistory(t, m, opt)
+	h.step(-1, 10)
+	h.step(6, 5)
+	h.step(-1, 3)
+	start := int(h.seq.SnapshotHeaderSize())
+	for i := start; i < h.ends[1]; i++ {
+		d := bytes.Clone(h.file)
+		d[i] ^= 1 << (i % 8)
+		s, err := m.ReadSnapshot(bytes.NewReader(d), opt)
+		if !errors.Is(err, ErrSnapshotCorrupt) || s != nil {
+			t.Fatalf("bit flip at %d (segments end at %v): %v", i, h.ends, err)
+		}
+	}
+}
+
+// TestScanSnapshotFrom: an index of another file (same header, other
+// segments) is not gone on from; the scan starts over.
+func TestScanSnapshotFrom(t *testing.T) {
+	m := synthModel(t, synth.Tiny("llama"))
+	opt := SequenceOptions{Context: 48}
+	a := newSnapHistory(t, m, opt)
+	a.step(-1, 10)
+	ia, err := ScanSnapshot(bytes.NewReader(a.file), int64(len(a.file)), ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newSnapHistory(t, m, opt)
+	b.seed = 500
+	b.step(-1, 10)
+	b.step(-1, 4)
+	ib, err := ScanSnapshot(bytes.NewReader(b.file), int64(len(b.file)), ScanOptions{From: ia})
+	if err != nil || !equalTokens(ib.Tokens, b.state) || ib.Segments != 2 {
+		t.Fatalf("scan from another file's index: %+v, %v", ib, err)
+	}
+	// The same file grown: goes on from the index.
+	a.step(-1, 4)
+	ia2, err := ScanSnapshot(bytes.NewReader(a.file), int64(len(a.file)), ScanOptions{From: ia})
+	if err != nil || !equalTokens(ia2.Tokens, a.state) || ia2.Segments != 2 {
+		t.Fatalf("scan on from its index: %+v, %v", ia2, err)
+	}
 }

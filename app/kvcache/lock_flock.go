@@ -46,3 +46,14 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// lockWait takes an exclusive flock on f, waiting for another writer's
+// append to end. Closing f releases it.
+func lockWait(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}

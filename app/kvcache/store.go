@@ -3,10 +3,13 @@ package kvcache
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -55,7 +58,7 @@ const (
 type Entry struct {
 	Key      string
 	Bytes    int64
-	Tokens   int       // token ids the snapshot covers (0 if its header is unreadable)
+	Tokens   int       // token ids the snapshot covers (0 if it has no whole segment)
 	Modified time.Time // last saved or loaded
 	// Identity is the model, context and KV type the snapshot was made
 	// for (zero if its header is unreadable).
@@ -64,12 +67,70 @@ type Entry struct {
 
 // Store is a folder of snapshots under a disk budget. It is safe for
 // concurrent use by the goroutines of one process; other processes may use
-// the same folder (each sees whole files), though their budgets are
-// enforced separately.
+// the same folder (each sees whole states: a file's whole segments), though
+// their budgets are enforced separately.
 type Store struct {
 	dir    string
-	mu     sync.Mutex // serialises renames, deletions and eviction
+	mu     sync.Mutex // serialises renames, deletions and eviction; guards the fields below
 	budget int64
+	// known is what this process last saw in each file (written or
+	// read), so that a Save after a follow-up knows what to append
+	// without reading the file again.
+	known map[string]known
+	// saving serialises the Saves of one key (striped by its hash).
+	saving [64]sync.Mutex
+}
+
+// known is a snapshot file's index as of the file fi.
+type known struct {
+	fi os.FileInfo
+	ix *engine.SnapshotIndex
+}
+
+// maxKnown bounds the indexes kept: each holds its state's token ids.
+const maxKnown = 1024
+
+// Compaction: a file whose appended segments would make it larger than
+// compactRatio × the state's own snapshot is written whole instead.
+const compactRatio = 2
+
+// WriteKind says how a Save wrote a snapshot.
+type WriteKind int
+
+const (
+	// Unchanged: the file already held the state; nothing was written.
+	Unchanged WriteKind = iota
+	// Appended: a segment of the new positions was appended.
+	Appended
+	// Created: there was no file to append to (none, or one made for
+	// another model, context, KV type or format, or a damaged one), so
+	// it was written whole.
+	Created
+	// Compacted: appending would have left the file more than twice the
+	// state's own snapshot (many edits), or over the budget, or the state
+	// shares no token with the file's: it was written whole.
+	Compacted
+)
+
+func (k WriteKind) String() string {
+	switch k {
+	case Unchanged:
+		return "unchanged"
+	case Appended:
+		return "appended"
+	case Created:
+		return "created"
+	case Compacted:
+		return "compacted"
+	}
+	return fmt.Sprintf("WriteKind(%d)", int(k))
+}
+
+// Written is what one Save did.
+type Written struct {
+	Kind  WriteKind
+	Bytes int64 // bytes written
+	Size  int64 // the file's size after
 }
 
 // DefaultDir is where snapshots live: paths.KVCacheDir, that is
@@ -86,7 +147,7 @@ func Open(dir string, budget int64) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("kvcache: open: %w", err)
 	}
-	s := &Store{dir: dir, budget: budgetOf(budget)}
+	s := &Store{dir: dir, budget: budgetOf(budget), known: map[string]known{}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.cleanTemps(); err != nil {
@@ -116,35 +177,205 @@ func checkKey(key string) error {
 
 func (s *Store) path(key string) string { return filepath.Join(s.dir, key+ext) }
 
-// Save writes seq's snapshot under key, replacing any older one
-// atomically, and returns its size. Then the least recently used other
-// snapshots are deleted until the folder fits the budget. A snapshot
-// larger than the whole budget is not written (ErrTooLarge). seq must not
-// be used by another goroutine during the call.
+// Save writes seq's snapshot under key and returns the size of the file
+// now holding it. A file that already holds an earlier state of the same
+// conversation (the same model, context and KV type) is appended to: a
+// segment of the positions after the longest common prefix of its tokens
+// and seq's, that is only the new tokens after a follow-up. Otherwise, or
+// when appending would leave the file over twice the state's own snapshot
+// (or over the budget), it is written whole to a temporary file and
+// renamed over the old one. Either way a reader — in this process or
+// another — sees the old state or the new one, never a mix: an append
+// only adds a segment, and a torn one reads as the state before it (the
+// next Save cuts it off).
+//
+// Then the least recently used other snapshots are deleted until the
+// folder fits the budget. A snapshot larger than the whole budget is not
+// written (ErrTooLarge). seq must not be used by another goroutine during
+// the call.
 func (s *Store) Save(key string, seq *engine.Sequence) (int64, error) {
+	w, err := s.Put(key, seq)
+	return w.Size, err
+}
+
+// Put is Save that also says how it wrote the snapshot and how many
+// bytes that took.
+func (s *Store) Put(key string, seq *engine.Sequence) (Written, error) {
 	if err := checkKey(key); err != nil {
-		return 0, err
+		return Written{}, err
 	}
-	size := seq.SnapshotSize()
-	if b := s.Budget(); b > 0 && size > b {
-		return 0, fmt.Errorf("%w: %s needs %d bytes, the budget is %d", ErrTooLarge, key, size, b)
+	fresh := seq.SnapshotSize()
+	budget := s.Budget()
+	if budget > 0 && fresh > budget {
+		return Written{}, fmt.Errorf("%w: %s needs %d bytes, the budget is %d", ErrTooLarge, key, fresh, budget)
 	}
 	// The folder may have been removed (a person clearing caches by hand).
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return 0, fmt.Errorf("kvcache: save %s: %w", key, err)
+		return Written{}, fmt.Errorf("kvcache: save %s: %w", key, err)
 	}
+	mu := s.keyLock(key)
+	mu.Lock()
+	defer mu.Unlock()
+	kind := Created
+	if canLock {
+		w, err := s.tryAppend(key, seq, fresh, budget)
+		if err != nil {
+			return Written{}, fmt.Errorf("kvcache: save %s: %w", key, err)
+		}
+		if w.Kind == Unchanged || w.Kind == Appended {
+			s.saved(key)
+			return w, nil
+		}
+		kind = w.Kind
+	}
+	if err := s.rewrite(key, seq); err != nil {
+		return Written{}, fmt.Errorf("kvcache: save %s: %w", key, err)
+	}
+	s.saved(key)
+	return Written{Kind: kind, Bytes: fresh, Size: fresh}, nil
+}
+
+// keyLock is the mutex that serialises Saves of key.
+func (s *Store) keyLock(key string) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return &s.saving[h.Sum32()%uint32(len(s.saving))]
+}
+
+// saved ends a successful Save: it stamps the file as just used and
+// evicts others down to the budget.
+func (s *Store) saved(key string) {
+	// Stamp the time from the same clock Load touches files with: the
+	// kernel's own timestamps are coarse (a few ms) and could make a file
+	// saved just after a load look older than it.
+	now := time.Now()
+	_ = os.Chtimes(s.path(key), now, now)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The snapshot is saved; failing to evict others leaves the folder
+	// over budget until the next Save, which tries again.
+	_ = s.evict(key)
+}
+
+// tryAppend brings the file under key up to seq's state by appending a
+// segment, if the file holds an earlier state of it. Its Kind is Created
+// or Compacted (and nothing written) when the file must be written whole
+// instead. An error means an append failed half way; the file still
+// holds its old state.
+//
+// The file is locked (flock) while it is read and appended to, so that
+// two processes never append to it at once: each decides what to append
+// from what the file holds, and the segment would be wrong after the
+// other's.
+func (s *Store) tryAppend(key string, seq *engine.Sequence, fresh, budget int64) (Written, error) {
+	path := s.path(key)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return Written{Kind: Created}, nil
+	}
+	defer f.Close() // and unlocks it
+	if lockWait(f) != nil {
+		return Written{Kind: Created}, nil
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return Written{Kind: Created}, nil
+	}
+	// Renamed over meanwhile by another process's Save, or deleted.
+	if cur, err := os.Stat(path); err != nil || !os.SameFile(st, cur) {
+		return Written{Kind: Created}, nil
+	}
+	ix, err := engine.ScanSnapshot(f, st.Size(), engine.ScanOptions{From: s.knownIndex(key, st), VerifyLast: true})
+	if err != nil || ix.SnapshotInfo != seq.SnapshotInfo() {
+		// Another model, context, KV type or format, damaged, or
+		// unreadable: replace it.
+		s.forget(key)
+		return Written{Kind: Created}, nil
+	}
+	toks := seq.Tokens()
+	p := commonPrefix(ix.Tokens, toks)
+	if p == len(ix.Tokens) && p == len(toks) {
+		same, err := sameLogits(f, ix, seq.Logits())
+		if err != nil {
+			return Written{Kind: Created}, nil
+		}
+		if same {
+			if ix.Tail > 0 {
+				if err := f.Truncate(ix.End); err == nil && f.Sync() == nil {
+					ix.Tail = 0
+				}
+			}
+			s.remember(key, f, ix)
+			return Written{Kind: Unchanged, Size: ix.End + ix.Tail}, nil
+		}
+	}
+	seg := seq.SnapshotSegmentSize(p)
+	if p == 0 || ix.End+seg > compactRatio*fresh || (budget > 0 && ix.End+seg > budget) {
+		return Written{Kind: Compacted}, nil
+	}
+	if ix.Tail > 0 {
+		// A torn append (a process killed while writing): cut it off so
+		// the new segment follows the last whole one.
+		if err := f.Truncate(ix.End); err != nil {
+			return Written{Kind: Created}, nil
+		}
+	}
+	s.forget(key) // until the file is known again
+	if err := seq.WriteSnapshotSegment(io.NewOffsetWriter(f, ix.End), p); err != nil {
+		// Best effort: a half-written segment is a torn tail, which
+		// readers drop anyway and the next Save cuts off.
+		_ = f.Truncate(ix.End)
+		return Written{}, err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Truncate(ix.End)
+		return Written{}, err
+	}
+	end := ix.End + seg
+	if nix, err := engine.ScanSnapshot(f, end, engine.ScanOptions{From: ix}); err == nil && nix.End == end {
+		s.remember(key, f, nix)
+	}
+	return Written{Kind: Appended, Bytes: seg, Size: end}, nil
+}
+
+// sameLogits reports whether the state's logits in the file are logits,
+// bit for bit.
+func sameLogits(f *os.File, ix *engine.SnapshotIndex, logits []float32) (bool, error) {
+	b := make([]byte, 4*len(logits))
+	if _, err := f.ReadAt(b, ix.LogitsOffset()); err != nil {
+		return false, err
+	}
+	for i, v := range logits {
+		if binary.LittleEndian.Uint32(b[4*i:]) != math.Float32bits(v) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func commonPrefix(a, b []int32) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// rewrite writes seq's snapshot whole to a temporary file, syncs it and
+// renames it over key's file.
+func (s *Store) rewrite(key string, seq *engine.Sequence) error {
 	f, err := os.CreateTemp(s.dir, tmpPrefix+key+"-*")
 	if err != nil {
-		return 0, fmt.Errorf("kvcache: save %s: %w", key, err)
+		return err
 	}
 	tmp := f.Name()
 	closed := false
-	fail := func(err error) (int64, error) {
+	fail := func(err error) error {
 		if !closed {
 			f.Close()
 		}
 		os.Remove(tmp)
-		return 0, fmt.Errorf("kvcache: save %s: %w", key, err)
+		return err
 	}
 	// Best effort: a file system without flock only loses the check that
 	// tells a live writer's temporary file from a dead one's.
@@ -154,6 +385,11 @@ func (s *Store) Save(key string, seq *engine.Sequence) (int64, error) {
 	}
 	if err := f.Sync(); err != nil {
 		return fail(err)
+	}
+	var ix *engine.SnapshotIndex
+	if canLock {
+		// What the file holds, for the next Save to append to.
+		ix, _ = engine.ScanSnapshot(f, seq.SnapshotSize(), engine.ScanOptions{})
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -166,24 +402,61 @@ func (s *Store) Save(key string, seq *engine.Sequence) (int64, error) {
 	if err := os.Rename(tmp, s.path(key)); err != nil {
 		return fail(err)
 	}
+	delete(s.known, key)
+	if ix != nil && !closed {
+		if fi, err := f.Stat(); err == nil {
+			s.rememberLocked(key, fi, ix)
+		}
+	}
 	if !closed {
 		closed = true
 		if err := f.Close(); err != nil {
-			return 0, fmt.Errorf("kvcache: save %s: %w", key, err)
+			return err
 		}
 	}
-	// Stamp the time from the same clock Load touches files with: the
-	// kernel's own timestamps are coarse (a few ms) and could make a file
-	// saved just after a load look older than it.
-	now := time.Now()
-	_ = os.Chtimes(s.path(key), now, now)
 	if err := syncDir(s.dir); err != nil {
-		return 0, fmt.Errorf("kvcache: save %s: sync folder: %w", key, err)
+		return fmt.Errorf("sync folder: %w", err)
 	}
-	// The snapshot is saved; failing to evict others leaves the folder
-	// over budget until the next Save, which tries again.
-	_ = s.evict(key)
-	return size, nil
+	return nil
+}
+
+// knownIndex is the index this process last saw of key's file, if that
+// is still the file fi.
+func (s *Store) knownIndex(key string, fi os.FileInfo) *engine.SnapshotIndex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.known[key]
+	if !ok || !os.SameFile(k.fi, fi) {
+		return nil
+	}
+	return k.ix
+}
+
+// remember records ix as what key's open file f holds.
+func (s *Store) remember(key string, f *os.File, ix *engine.SnapshotIndex) {
+	fi, err := f.Stat()
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rememberLocked(key, fi, ix)
+}
+
+func (s *Store) rememberLocked(key string, fi os.FileInfo, ix *engine.SnapshotIndex) {
+	if _, ok := s.known[key]; !ok && len(s.known) >= maxKnown {
+		for k := range s.known { // any one: an index is only a shortcut
+			delete(s.known, k)
+			break
+		}
+	}
+	s.known[key] = known{fi: fi, ix: ix}
+}
+
+func (s *Store) forget(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.known, key)
 }
 
 // Load restores the snapshot under key into a new sequence of m made
@@ -208,13 +481,16 @@ func (s *Store) Load(ctx context.Context, key string, m *engine.Model, opt engin
 		return nil, fmt.Errorf("kvcache: load %s: %w", key, err)
 	}
 	defer f.Close()
-	seq, err := m.ReadSnapshot(bufio.NewReaderSize(ctxReader{ctx, f}, 256<<10), opt)
+	seq, ix, err := m.RestoreSnapshot(bufio.NewReaderSize(ctxReader{ctx, f}, 256<<10), opt)
 	if err != nil {
 		if errors.Is(err, engine.ErrSnapshotCorrupt) || errors.Is(err, engine.ErrSnapshotMismatch) {
-			s.discard(path, f)
+			s.discard(key, path, f)
 			return nil, fmt.Errorf("%w: %s: %w", ErrDiscarded, key, err)
 		}
 		return nil, fmt.Errorf("kvcache: load %s: %w", key, err)
+	}
+	if canLock {
+		s.loaded(key, path, f, ix)
 	}
 	now := time.Now()
 	_ = os.Chtimes(path, now, now)
@@ -223,14 +499,34 @@ func (s *Store) Load(ctx context.Context, key string, m *engine.Model, opt engin
 
 // discard deletes path if it is still the file f (not a newer snapshot
 // renamed over it meanwhile).
-func (s *Store) discard(path string, f *os.File) {
+func (s *Store) discard(key, path string, f *os.File) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, err1 := f.Stat()
 	b, err2 := os.Stat(path)
 	if err1 == nil && err2 == nil && os.SameFile(a, b) {
 		os.Remove(path)
+		delete(s.known, key)
 	}
+}
+
+// loaded records the index of a file Load read, unless the file is no
+// longer key's or this process already knows more of it (a Save that
+// appended while the file was read).
+func (s *Store) loaded(key, path string, f *os.File, ix *engine.SnapshotIndex) {
+	fi, err := f.Stat()
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, err := os.Stat(path); err != nil || !os.SameFile(fi, cur) {
+		return
+	}
+	if k, ok := s.known[key]; ok && os.SameFile(k.fi, fi) && k.ix.End >= ix.End {
+		return
+	}
+	s.rememberLocked(key, fi, ix)
 }
 
 // ctxReader stops a long read when the context is cancelled.
@@ -246,7 +542,8 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// Stat describes the snapshot under key, reading only its header.
+// Stat describes the snapshot under key, reading only its header and its
+// segments' token ids (nothing when this process knows the file as it is).
 func (s *Store) Stat(key string) (Entry, bool) {
 	if checkKey(key) != nil {
 		return Entry{}, false
@@ -261,8 +558,16 @@ func (s *Store) Stat(key string) (Entry, bool) {
 		return Entry{}, false
 	}
 	e := Entry{Key: key, Bytes: st.Size(), Modified: st.ModTime()}
-	if info, err := engine.ReadSnapshotInfo(bufio.NewReaderSize(f, 512)); err == nil {
-		e.Tokens, e.Identity = info.Tokens, info.Identity
+	ix := s.knownIndex(key, st)
+	if ix == nil || ix.End+ix.Tail != st.Size() {
+		ix, err = engine.ScanSnapshot(f, st.Size(), engine.ScanOptions{})
+	}
+	if err == nil {
+		e.Tokens, e.Identity = len(ix.Tokens), ix.Identity
+	} else if info, err := engine.ReadSnapshotInfo(io.NewSectionReader(f, 0, st.Size())); err == nil {
+		// A damaged body is found when the file is read (and then
+		// deleted); until then the header says what it is for.
+		e.Identity = info.Identity
 	}
 	return e, true
 }
@@ -274,6 +579,7 @@ func (s *Store) Delete(key string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.known, key)
 	if err := os.Remove(s.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("kvcache: delete %s: %w", key, err)
 	}
@@ -312,6 +618,7 @@ func (s *Store) Clear() error {
 	if err != nil {
 		return fmt.Errorf("kvcache: clear: %w", err)
 	}
+	clear(s.known)
 	for _, e := range es {
 		if err := os.Remove(filepath.Join(s.dir, e.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("kvcache: clear: %w", err)
@@ -400,6 +707,7 @@ func (s *Store) evict(keep string) error {
 		if keep != "" && f.name == keep+ext {
 			continue
 		}
+		delete(s.known, strings.TrimSuffix(f.name, ext))
 		if err := os.Remove(filepath.Join(s.dir, f.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
