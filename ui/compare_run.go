@@ -471,7 +471,11 @@ func (p *comparePage) refreshFigures() {
 				load = m.LoadMs
 			}
 			v := f.value(m, load)
-			row = append(row, f.format(v))
+			cell := f.format(v)
+			if f == figRSS && m.RSSEstimated {
+				cell = "≈" + cell // too small to measure: weights + KV cache
+			}
+			row = append(row, cell)
 			if math.IsNaN(v) || (f.quality() && i == run.ref) {
 				continue
 			}

@@ -278,8 +278,12 @@ func (c *runner) model(ctx context.Context, i, step, steps int) error {
 	if mr.Tokens == nil {
 		mr.Tokens = []int32{}
 	}
-	if after, ok := residentBytes(); haveRSS && ok {
-		mr.RSSBytes = max(0, after-before)
+	if after, ok := residentBytes(); haveRSS && ok && after > before {
+		mr.RSSBytes = after - before
+	} else if haveRSS && ok {
+		// The garbage collector returned more than a small model took:
+		// the growth says nothing, so report what it must hold.
+		mr.RSSBytes, mr.RSSEstimated = info.WeightBytes+seq.KVBytes(), true
 	} else {
 		c.rssSource = RSSEstimate
 		mr.RSSBytes = info.WeightBytes + seq.KVBytes()

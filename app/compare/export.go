@@ -34,7 +34,7 @@ func WriteTable(w io.Writer, r *Result) error {
 		}
 		q := summaryOf(m)
 		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%.2f\t%s\t%.0f\t%.0f\t%.1f\t%.1f\t%s\t%s\t%.1f%%\t%.4f\t\n",
-			i+1, mark, filepath.Base(m.File), m.Type, units.Bytes(m.FileBytes), m.BPW, units.Bytes(m.RSSBytes),
+			i+1, mark, filepath.Base(m.File), m.Type, units.Bytes(m.FileBytes), m.BPW, rssText(m),
 			m.LoadMs, m.TTFTMs, m.PromptTPS, m.GenTPS, fmtKLD(q.KLDMean), fmtKLD(q.KLDP99), 100*q.Top1Agreement, q.PPLRatio)
 	}
 	if err := tw.Flush(); err != nil {
@@ -122,7 +122,15 @@ func rssNote(r *Result) string {
 	if r.RSSSource == RSSEstimate {
 		return "weights + KV cache (no /proc to measure)"
 	}
-	return "resident-set growth from before loading to after generating"
+	return "resident-set growth from before loading to after generating (≈: too small to measure, weights + KV cache instead)"
+}
+
+// rssText is a model's resident memory, marked ≈ where it is an estimate.
+func rssText(m ModelResult) string {
+	if m.RSSEstimated {
+		return "≈" + units.Bytes(m.RSSBytes)
+	}
+	return units.Bytes(m.RSSBytes)
 }
 
 func fmtKLD(v float64) string {
@@ -160,7 +168,7 @@ func WriteMarkdown(w io.Writer, r *Result, chartFile string) error {
 			name += " (reference)"
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.2f | %s | %.0f | %.0f | %.1f | %.1f | %s | %s | %.1f%% | %.4f |\n",
-			i+1, name, mdInline(m.Type), units.Bytes(m.FileBytes), m.BPW, units.Bytes(m.RSSBytes), m.LoadMs, m.TTFTMs,
+			i+1, name, mdInline(m.Type), units.Bytes(m.FileBytes), m.BPW, rssText(m), m.LoadMs, m.TTFTMs,
 			m.PromptTPS, m.GenTPS, fmtKLD(q.KLDMean), fmtKLD(q.KLDP99), 100*q.Top1Agreement, q.PPLRatio)
 	}
 	fmt.Fprintf(&b, "\nRSS: %s. KLD: KL(reference ‖ model) in nats per token, teacher-forced over the reference's answer and the built-in texts.\n", rssNote(r))
@@ -378,12 +386,13 @@ func WriteHTML(w io.Writer, r *Result, opt ChartOptions) error {
 		KLD       func(float64) string
 		Pct       func(float64) string
 		Bytes     func(int64) string
+		RSS       func(ModelResult) string
 		Base      func(string) string
 		NumTokens int
 	}{
 		R: r, Cols: cols, Chart: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(img.Bytes())),
 		Settings: settings(r), RSSNote: rssNote(r), Segs: segmentsOf(r), RefType: r.Models[r.Reference].Type,
-		KLD: fmtKLD, Pct: func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }, Bytes: units.Bytes, Base: filepath.Base,
+		KLD: fmtKLD, Pct: func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }, Bytes: units.Bytes, RSS: rssText, Base: filepath.Base,
 		NumTokens: len(r.Models[r.Reference].Tokens),
 	}
 	if err := htmlPage.Execute(w, data); err != nil {
@@ -417,7 +426,7 @@ img { max-width: 100%; }
 <img src="{{.Chart}}" alt="KL divergence per answer token">
 <table>
 <tr><th>#</th><th>model</th><th>type</th><th>size</th><th>bpw</th><th>RSS</th><th>load ms</th><th>TTFT ms</th><th>prompt tok/s</th><th>gen tok/s</th><th>KLD mean</th><th>KLD p99</th><th>top-1</th><th>PPL ratio</th></tr>
-{{range .Cols}}<tr><td><span class="swatch" style="background: {{.Color}}"></span>{{.N}}</td><td>{{call $.Base .File}}{{if .Ref}} (reference){{end}}</td><td>{{.Type}}</td><td>{{call $.Bytes .FileBytes}}</td><td>{{printf "%.2f" .BPW}}</td><td>{{call $.Bytes .RSSBytes}}</td><td>{{printf "%.0f" .LoadMs}}</td><td>{{printf "%.0f" .TTFTMs}}</td><td>{{printf "%.1f" .PromptTPS}}</td><td>{{printf "%.1f" .GenTPS}}</td><td>{{call $.KLD .Sum.KLDMean}}</td><td>{{call $.KLD .Sum.KLDP99}}</td><td>{{call $.Pct .Sum.Top1Agreement}}</td><td>{{printf "%.4f" .Sum.PPLRatio}}</td></tr>
+{{range .Cols}}<tr><td><span class="swatch" style="background: {{.Color}}"></span>{{.N}}</td><td>{{call $.Base .File}}{{if .Ref}} (reference){{end}}</td><td>{{.Type}}</td><td>{{call $.Bytes .FileBytes}}</td><td>{{printf "%.2f" .BPW}}</td><td>{{call $.RSS .ModelResult}}</td><td>{{printf "%.0f" .LoadMs}}</td><td>{{printf "%.0f" .TTFTMs}}</td><td>{{printf "%.1f" .PromptTPS}}</td><td>{{printf "%.1f" .GenTPS}}</td><td>{{call $.KLD .Sum.KLDMean}}</td><td>{{call $.KLD .Sum.KLDP99}}</td><td>{{call $.Pct .Sum.Top1Agreement}}</td><td>{{printf "%.4f" .Sum.PPLRatio}}</td></tr>
 {{end}}</table>
 <p class="note">RSS: {{.RSSNote}}. KLD: KL(reference ‖ model) in nats per token, teacher-forced over the reference's answer and the built-in texts.</p>
 <h2>Quality by segment</h2>

@@ -144,9 +144,13 @@ type ModelResult struct {
 	// RSSBytes is the resident memory the model took (see Result.RSSSource):
 	// by default the growth of the resident set from before loading to
 	// after generating.
-	RSSBytes int64   `json:"rss_bytes"`
-	KVBytes  int64   `json:"kv_bytes"` // the KV cache's allocation
-	LoadMs   float64 `json:"load_ms"`
+	RSSBytes int64 `json:"rss_bytes"`
+	// RSSEstimated: the resident set did not grow measurably (a small
+	// model, heap returned meanwhile), so RSSBytes is the weights' size
+	// plus the KV cache, as with RSSEstimate.
+	RSSEstimated bool    `json:"rss_estimated,omitempty"`
+	KVBytes      int64   `json:"kv_bytes"` // the KV cache's allocation
+	LoadMs       float64 `json:"load_ms"`
 	// TTFTMs is the time to the first token, prompt processing included.
 	TTFTMs    float64 `json:"ttft_ms"`
 	PromptTPS float64 `json:"prompt_tps"`
