@@ -21,7 +21,14 @@ func QuantizeActivations(t Type, src []float32, dst []byte) error {
 		return err
 	}
 	bs := t.TypeSize()
-	for i := 0; i < len(src)/32; i++ {
+	nb := len(src) / 32
+	for i := 0; i < nb; i++ {
+		if t == Q8_0 {
+			// SIMD where there is one, up to a block it leaves to this code.
+			if i += quantQ8_0Fast(src[i*32:], dst[i*bs:]); i == nb {
+				break
+			}
+		}
 		x, b := src[i*32:(i+1)*32], dst[i*bs:(i+1)*bs]
 		var amax float32
 		for _, v := range x {

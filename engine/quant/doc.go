@@ -147,13 +147,18 @@
 //	VecDotTile  several weight rows × several activation rows (prefill)
 //
 // VecDotMulti and VecDotTile decode each weight block once for four
-// activation rows (amd64: Q4_0, Q8_0, Q4_K, Q6_K, and Q5_0 on avx512;
-// arm64: Q4_0, Q5_0, Q8_0); on avx512, VecDotRows and VecDotTile also
-// lay each activation row out once per call for Q4_0, Q5_0 and Q8_0 —
-// quants in register order, the offset term, the scales as floats — so
-// every weight row reuses it, and on arm64 VecDotRows loads each
-// activation block of those types once for four weight rows. Other types
-// run the one-row kernel per pair of rows.
+// activation rows (amd64: Q4_0, Q8_0, Q4_K, Q6_K, F16, and Q5_0 on
+// avx512; arm64: Q4_0, Q5_0, Q8_0); on avx512, VecDotRows and VecDotTile
+// also lay each activation row out once per call for Q4_0, Q5_0 and Q8_0
+// — quants in register order, four blocks per register, the scales as
+// floats — so every weight row reuses it, and on arm64 VecDotRows loads
+// each activation block of those types once for four weight rows.
+//
+// Decoding is bound by memory: on amd64 the row kernels prefetch a little
+// ahead inside their loops and VecDotRows reads its rows as two
+// interleaved sequential streams (the first and second half), which keeps
+// more reads in flight than one stream does; other types run the one-row
+// kernel row by row in that two-stream order.
 //
 // All functions are safe for concurrent use; none retains its arguments.
 //

@@ -5,6 +5,7 @@ package quant
 import (
 	"os"
 	"sync"
+	"unsafe"
 
 	"golang.org/x/sys/cpu"
 )
@@ -67,8 +68,8 @@ func vecDotFast(w Type, wRow, act []byte, n int) (float32, bool) {
 	wp, ap := &wRow[0], &act[0]
 	switch w {
 	case Q4_0:
-		if useAVX512 {
-			return dotQ4_0AVX512(wp, ap, n/32), true
+		if quadsFit(w, n/32) {
+			return vecDotPrepared(w, wRow, act, n), true
 		}
 		return dotQ4_0AVX2(wp, ap, n/32), true
 	case Q8_0:
@@ -77,8 +78,8 @@ func vecDotFast(w Type, wRow, act []byte, n int) (float32, bool) {
 		}
 		return dotQ8_0AVX2(wp, ap, n/32), true
 	case Q5_0:
-		if useAVX512 {
-			return dotQ5_0AVX512(wp, ap, n/32), true
+		if quadsFit(w, n/32) {
+			return vecDotPrepared(w, wRow, act, n), true
 		}
 		return dotQ5_0AVX2(wp, ap, n/32), true
 	case Q4_1:
@@ -171,6 +172,17 @@ func dotF32Fast(w, x []byte, n int) float32 {
 	return float32(float64(s) + float64(dotF32(w[4*m:], x[4*m:], n-m)))
 }
 
+// quantQ8_0Fast rounds the leading blocks of src to Q8_0 in dst as
+// QuantizeActivations does, stopping before a block it leaves to the Go
+// code; it returns the blocks done.
+func quantQ8_0Fast(src []float32, dst []byte) int {
+	nb := len(src) / 32
+	if !useAVX512 || nb == 0 {
+		return 0
+	}
+	return quantQ8_0AVX512(&src[0], nb, &dst[0])
+}
+
 // simdOn reports whether any kernel level is in use (the shared loops in
 // simd_loops.go ask).
 func simdOn() bool { return useAVX2 }
@@ -179,16 +191,16 @@ func simdOn() bool { return useAVX2 }
 // calls, not a function value, keep out from escaping.)
 func dotX4(w Type, wp, xp *byte, stride, nb int, out *float32) bool {
 	switch {
-	case w == Q4_0 && useAVX512:
-		dotQ4_0x4AVX512(wp, xp, stride, nb, out)
+	case (w == Q4_0 || w == Q5_0) && quadsFit(w, nb):
+		dotX4Quads(w, wp, xp, stride, nb, out)
 	case w == Q4_0:
 		dotQ4_0x4AVX2(wp, xp, stride, nb, out)
 	case w == Q8_0 && useAVX512:
 		dotQ8_0x4AVX512(wp, xp, stride, nb, out)
-	case w == Q5_0 && useAVX512:
-		dotQ5_0x4AVX512(wp, xp, stride, nb, out)
 	case w == Q8_0:
 		dotQ8_0x4AVX2(wp, xp, stride, nb, out)
+	case w == F16 && f16x4Fits(nb):
+		dotX4F16(wp, xp, stride, nb, out)
 	case w == Q4_K:
 		dotQ4_Kx4AVX2(wp, xp, stride, nb, out)
 	case w == Q6_K:
@@ -214,40 +226,192 @@ func prepOffset(w Type) int {
 	return 0
 }
 
-// vecDotRowsFast runs a many-rows kernel where there is one, on checked
-// inputs with n > 0.
-func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, out []float32) bool {
+// prepLayout says how w's 512-bit kernels want an activation row of nb
+// blocks laid out (see dot_amd64.s): in quads of blocks (Q4_0 and
+// Q5_0, whose every product at this level runs through them, VecDot's
+// included) or in pairs (Q8_0), and the bytes one prepared row takes. ok is false when w has no such kernels, the row
+// does not fit prepBuf four times, or a row of one block has no pair.
+func prepLayout(w Type, nb int) (quads bool, pstride int, ok bool) {
+	switch {
+	case !useAVX512:
+		return false, 0, false
+	case w == Q4_0 || w == Q5_0:
+		nq := (nb + 3) / 4
+		return true, nq * 256, nq <= maxPreparedPairs*192/256
+	case w == Q8_0:
+		return false, nb / 2 * 192, nb >= 2 && nb/2 <= maxPreparedPairs
+	}
+	return false, 0, false
+}
+
+// quadsFit reports whether w (Q4_0 or Q5_0) runs through the quad
+// kernels for rows of nb blocks.
+func quadsFit(w Type, nb int) bool {
+	quads, _, ok := prepLayout(w, nb)
+	return quads && ok
+}
+
+// prepare lays out the activation row at xp for w's prepared kernels.
+func prepare(w Type, quads bool, xp *byte, nb int, dst *byte) {
+	if quads {
+		prepQ8_0Quads(xp, nb, prepOffset(w), dst)
+		return
+	}
+	prepQ8_0Pairs(xp, nb/2, prepOffset(w), dst)
+}
+
+// vecDotPrepared is VecDot through the prepared kernels: the one-row
+// products must run the same arithmetic as the many-row ones.
+func vecDotPrepared(w Type, wRow, act []byte, n int) float32 {
 	nb := n / 32
-	off := prepOffset(w)
-	if !useAVX512 || off == 0 || nb < 2 || nb/2 > maxPreparedPairs {
+	quads, _, _ := prepLayout(w, nb)
+	prep := prepPool.Get().(*prepBuf)
+	prepare(w, quads, &act[0], nb, &prep[0])
+	var out float32
+	dotRows(w, &wRow[0], len(wRow), 1, &prep[0], &act[0], nb, &out)
+	prepPool.Put(prep)
+	return out
+}
+
+// vecDotRowsFast runs a many-rows kernel where there is one, and else
+// the one-row kernel row by row, on checked inputs with n > 0. Either way
+// it prefetches the rows a little ahead of the one it reads (see PFDIST
+// in dot_amd64.s), so callers should pass all their rows in one call.
+func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, out []float32) bool {
+	if !useAVX2 {
 		return false
 	}
-	prep := prepPool.Get().(*prepBuf)
-	prepQ8_0Pairs(&act[0], nb/2, off, &prep[0])
-	dotRows(w, &rows[0], stride, nRows, &prep[0], &act[0], nb, &out[0])
-	prepPool.Put(prep)
+	nb := n / 32
+	if quads, _, ok := prepLayout(w, nb); ok {
+		prep := prepPool.Get().(*prepBuf)
+		prepare(w, quads, &act[0], nb, &prep[0])
+		dotRows(w, &rows[0], stride, nRows, &prep[0], &act[0], nb, &out[0])
+		prepPool.Put(prep)
+		return true
+	}
+	// Two streams, as the many-row kernels read them (TWOSTREAMS). The
+	// Q4_K, Q6_K and F16 kernels prefetch as they go (PFSB2-4).
+	wrow, _ := w.RowSize(n)
+	h := (nRows + 1) / 2
+	selfPrefetch := w == Q4_K || w == Q6_K || w == F16
+	for i := range nRows {
+		r := i/2 + i%2*h
+		row := rows[r*stride : r*stride+wrow]
+		if !selfPrefetch {
+			prefetchAhead(&row[0], stride)
+		}
+		f, ok := vecDotFast(w, row, act, n)
+		if !ok {
+			f = vecDotGeneric(w, row, act, n)
+		}
+		out[r] = f
+	}
 	return true
 }
 
+// dotRows runs w's many-row prepared kernel (xp: the raw activation row,
+// whose last odd block the pair kernels read from there).
 func dotRows(w Type, wp *byte, stride, nRows int, prep, xp *byte, nb int, out *float32) {
 	switch w {
 	case Q4_0:
-		dotQ4_0RowsAVX512(wp, stride, nRows, prep, xp, nb, out)
+		dotQ4_0RowsAVX512(wp, stride, nRows, prep, nb, out)
 	case Q5_0:
-		dotQ5_0RowsAVX512(wp, stride, nRows, prep, xp, nb, out)
+		dotQ5_0RowsAVX512(wp, stride, nRows, prep, nb, out)
 	case Q8_0:
 		dotQ8_0RowsAVX512(wp, stride, nRows, prep, xp, nb, out)
 	}
 }
 
+// dotX4Prep runs w's one-row, four-activation prepared kernel.
 func dotX4Prep(w Type, wp, prep *byte, pstride int, xp *byte, xstride, nb int, out *float32) {
 	switch w {
 	case Q4_0:
-		dotQ4_0x4PrepAVX512(wp, prep, pstride, xp, xstride, nb, out)
+		dotQ4_0TileAVX512(wp, 0, 1, prep, pstride, nb, out, 1)
 	case Q5_0:
-		dotQ5_0x4PrepAVX512(wp, prep, pstride, xp, xstride, nb, out)
+		dotQ5_0TileAVX512(wp, 0, 1, prep, pstride, nb, out, 1)
 	case Q8_0:
 		dotQ8_0x4PrepAVX512(wp, prep, pstride, xp, xstride, nb, out)
+	}
+}
+
+// dotX4Quads is VecDotMulti's four-activation product for the types
+// that run only through quads at the avx512 level: the four rows
+// prepared, then the prepared kernel.
+func dotX4Quads(w Type, wp, xp *byte, stride, nb int, out *float32) {
+	_, pstride, _ := prepLayout(w, nb)
+	prep := prepPool.Get().(*prepBuf)
+	for i := range 4 {
+		prepQ8_0Quads((*byte)(unsafe.Add(unsafe.Pointer(xp), i*stride)), nb, prepOffset(w), &prep[i*pstride])
+	}
+	dotX4Prep(w, wp, &prep[0], pstride, xp, stride, nb, out)
+	prepPool.Put(prep)
+}
+
+// f16x4Fits reports whether F16 rows of n elements run through the
+// four-activation kernel: avx512, at least one 64-element step, and four
+// widened rows fit prepBuf.
+func f16x4Fits(n int) bool {
+	return useAVX512 && n >= 64 && 4*4*(n&^63) <= len(prepBuf{})
+}
+
+// widen4F16 widens the first m (a multiple of 64) halves of four
+// activation rows stride bytes apart into prep, m floats apart.
+func widen4F16(xp *byte, stride, m int, prep *prepBuf) *float32 {
+	f := (*[len(prepBuf{}) / 4]float32)(unsafe.Pointer(prep))
+	for i := range 4 {
+		widenF16(&f[i*m], (*byte)(unsafe.Add(unsafe.Pointer(xp), i*stride)), m)
+	}
+	return &f[0]
+}
+
+// dotX4F16 is VecDot(F16) for four activation rows stride bytes apart:
+// the kernel on the largest multiple of 64 elements, then the rest added
+// as dotHalfFast adds it.
+func dotX4F16(wp, xp *byte, stride, n int, out *float32) {
+	m := n &^ 63
+	prep := prepPool.Get().(*prepBuf)
+	dotF16x4AVX512(wp, widen4F16(xp, stride, m, prep), 4*m, m, out)
+	prepPool.Put(prep)
+	f16Tails(wp, xp, stride, n, m, (*[4]float32)(unsafe.Pointer(out)))
+}
+
+// f16Tails adds the products past m to four F16 sums as dotHalfFast does.
+func f16Tails(wp, xp *byte, stride, n, m int, out *[4]float32) {
+	if m == n {
+		return
+	}
+	w := unsafe.Slice(wp, 2*n)
+	for i := range out {
+		x := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(xp), i*stride)), 2*n)
+		out[i] = float32(float64(out[i]) + float64(dotF16(w[2*m:], x[2*m:], n-m)))
+	}
+}
+
+// vecDotTileF16 is vecDotTileFast for F16: each group of four activation
+// rows widened once and run against every weight row.
+func vecDotTileF16(rows []byte, rowStride, nRows int, acts []byte, actStride, nActs, n int, out []float32, outStride int) {
+	m := n &^ 63
+	prep := prepPool.Get().(*prepBuf)
+	var tmp [4]float32
+	a := 0
+	for ; a+4 <= nActs; a += 4 {
+		xp := &acts[a*actStride]
+		xf := widen4F16(xp, actStride, m, prep)
+		h := (nRows + 1) / 2
+		for i := range nRows {
+			r := i/2 + i%2*h
+			wp := &rows[r*rowStride]
+			dotF16x4AVX512(wp, xf, 4*m, m, &tmp[0])
+			f16Tails(wp, xp, actStride, n, m, &tmp)
+			for i, v := range tmp {
+				out[(a+i)*outStride+r] = v
+			}
+		}
+	}
+	prepPool.Put(prep)
+	wrow, _ := F16.RowSize(n)
+	for ; a < nActs; a++ {
+		vecDotRowsFast(F16, rows, rowStride, nRows, acts[a*actStride:a*actStride+wrow], n, out[a*outStride:])
 	}
 }
 
@@ -255,20 +419,36 @@ func dotX4Prep(w Type, wp, prep *byte, pstride int, xp *byte, xstride, nb int, o
 // checked inputs with n > 0: activation rows four at a time, each group
 // laid out once and run against every weight row.
 func vecDotTileFast(w Type, rows []byte, rowStride, nRows int, acts []byte, actStride, nActs, n int, out []float32, outStride int) bool {
+	if w == F16 && f16x4Fits(n) {
+		vecDotTileF16(rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
+		return true
+	}
 	nb := n / 32
-	off := prepOffset(w)
-	if !useAVX512 || off == 0 || nb < 2 || nb/2 > maxPreparedPairs {
+	quads, pstride, ok := prepLayout(w, nb)
+	if !ok {
 		return false
 	}
 	prep := prepPool.Get().(*prepBuf)
-	pstride := nb / 2 * 192
 	var tmp [4]float32
 	a := 0
 	for ; a+4 <= nActs; a += 4 {
 		for i := range 4 {
-			prepQ8_0Pairs(&acts[(a+i)*actStride], nb/2, off, &prep[i*pstride])
+			prepare(w, quads, &acts[(a+i)*actStride], nb, &prep[i*pstride])
 		}
-		for r := range nRows {
+		switch w {
+		case Q4_0:
+			dotQ4_0TileAVX512(&rows[0], rowStride, nRows, &prep[0], pstride, nb, &out[a*outStride], outStride)
+			continue
+		case Q5_0:
+			dotQ5_0TileAVX512(&rows[0], rowStride, nRows, &prep[0], pstride, nb, &out[a*outStride], outStride)
+			continue
+		}
+		// Rows in two streams, as the many-row kernels read them (see
+		// TWOSTREAMS in dot_amd64.s): the first group reads them from
+		// memory.
+		h := (nRows + 1) / 2
+		for i := range nRows {
+			r := i/2 + i%2*h
 			dotX4Prep(w, &rows[r*rowStride], &prep[0], pstride, &acts[a*actStride], actStride, nb, &tmp[0])
 			for i, v := range tmp {
 				out[(a+i)*outStride+r] = v
@@ -276,7 +456,7 @@ func vecDotTileFast(w Type, rows []byte, rowStride, nRows int, acts []byte, actS
 		}
 	}
 	for ; a < nActs; a++ {
-		prepQ8_0Pairs(&acts[a*actStride], nb/2, off, &prep[0])
+		prepare(w, quads, &acts[a*actStride], nb, &prep[0])
 		dotRows(w, &rows[0], rowStride, nRows, &prep[0], &acts[a*actStride], nb, &out[a*outStride])
 	}
 	prepPool.Put(prep)
@@ -374,31 +554,25 @@ func dotF32AVX2(w, x *byte, n int) float32
 func dotF32AVX512(w, x *byte, n int) float32
 
 //go:noescape
+func prefetchAhead(p *byte, n int)
+
+//go:noescape
 func prepQ8_0Pairs(x *byte, npairs, off int, dst *byte)
 
 //go:noescape
-func dotQ4_0AVX512(w, x *byte, nb int) float32
+func prepQ8_0Quads(x *byte, nb, off int, dst *byte)
 
 //go:noescape
-func dotQ4_0x4AVX512(w, x *byte, stride, nb int, out *float32)
+func dotQ4_0RowsAVX512(w *byte, wstride, nrows int, prep *byte, nb int, out *float32)
 
 //go:noescape
-func dotQ4_0RowsAVX512(w *byte, wstride, nrows int, prep, x *byte, nb int, out *float32)
+func dotQ4_0TileAVX512(w *byte, wstride, nrows int, prep *byte, pstride, nb int, out *float32, ostride int)
 
 //go:noescape
-func dotQ4_0x4PrepAVX512(w, prep *byte, pstride int, x *byte, xstride, nb int, out *float32)
+func dotQ5_0RowsAVX512(w *byte, wstride, nrows int, prep *byte, nb int, out *float32)
 
 //go:noescape
-func dotQ5_0AVX512(w, x *byte, nb int) float32
-
-//go:noescape
-func dotQ5_0x4AVX512(w, x *byte, stride, nb int, out *float32)
-
-//go:noescape
-func dotQ5_0RowsAVX512(w *byte, wstride, nrows int, prep, x *byte, nb int, out *float32)
-
-//go:noescape
-func dotQ5_0x4PrepAVX512(w, prep *byte, pstride int, x *byte, xstride, nb int, out *float32)
+func dotQ5_0TileAVX512(w *byte, wstride, nrows int, prep *byte, pstride, nb int, out *float32, ostride int)
 
 //go:noescape
 func dotQ8_0AVX512(w, x *byte, nb int) float32
@@ -411,3 +585,12 @@ func dotQ8_0RowsAVX512(w *byte, wstride, nrows int, prep, x *byte, nb int, out *
 
 //go:noescape
 func dotQ8_0x4PrepAVX512(w, prep *byte, pstride int, x *byte, xstride, nb int, out *float32)
+
+//go:noescape
+func quantQ8_0AVX512(src *float32, nb int, dst *byte) int
+
+//go:noescape
+func widenF16(dst *float32, src *byte, n int)
+
+//go:noescape
+func dotF16x4AVX512(w *byte, xf *float32, xstride, n int, out *float32)

@@ -813,13 +813,14 @@ func FuzzVecDotSIMD(f *testing.F) {
 	})
 }
 
-// TestVecDotRowsLong covers rows at and past the prepared kernels' limit
-// (16384 elements): each result must still equal VecDot's.
+// TestVecDotRowsLong covers rows at and past the prepared kernels' limits
+// (16384 elements for pairs, 24576 for quads): each result must still
+// equal VecDot's.
 func TestVecDotRowsLong(t *testing.T) {
 	forLevels(t, func(t *testing.T, level string) {
 		r := rand.New(rand.NewPCG(41, 42))
 		for _, typ := range []Type{Q4_0, Q5_0, Q8_0} {
-			for _, n := range []int{16384, 16416, 16448} {
+			for _, n := range []int{16384, 16416, 16448, 24576, 24608} {
 				wrow, _ := typ.RowSize(n)
 				arow, _ := Q8_0.RowSize(n)
 				rows := make([]byte, 0, 2*wrow)
@@ -840,6 +841,230 @@ func TestVecDotRowsLong(t *testing.T) {
 						if math.Float32bits(out[a*2+i]) != math.Float32bits(want) {
 							t.Errorf("%v n=%d: tile[%d,%d] = %g, VecDot %g", typ, n, a, i, out[a*2+i], want)
 						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkVecDotRowsStream measures a decode step's matrix-vector
+// product from memory rather than cache: 128 MiB of weight rows (the real
+// widths: 896 for the 0.5B shape's block types, 4864 for its K-quant
+// ffn_down) passed through VecDotRows 144 rows per call, as the backend's
+// jobs do; bytes/s counts the weights, to set beside the machine's read
+// bandwidth (churon bench --bandwidth).
+func BenchmarkVecDotRowsStream(b *testing.B) {
+	r := rand.New(rand.NewPCG(43, 44))
+	const total, seg = 128 << 20, 144
+	for _, c := range []struct {
+		typ Type
+		n   int
+	}{{Q4_0, 896}, {Q8_0, 896}, {Q5_0, 896}, {Q4_K, 4864}, {Q6_K, 4864}} {
+		wrow, _ := c.typ.RowSize(c.n)
+		nRows := total / wrow
+		rows := make([]byte, nRows*wrow)
+		for i := range 64 {
+			copy(rows[i*wrow:], mustQuantize(b, c.typ, normalData(r, c.n, 0.05)))
+		}
+		for i := 64 * wrow; i < len(rows); i += 64 * wrow {
+			copy(rows[i:], rows[:64*wrow])
+		}
+		at := VecDotType(c.typ)
+		arow, _ := at.RowSize(c.n)
+		act := make([]byte, arow)
+		if err := QuantizeActivations(at, normalData(r, c.n, 1), act); err != nil {
+			b.Fatal(err)
+		}
+		out := make([]float32, nRows)
+		l := SIMDLevel()
+		b.Run(fmt.Sprintf("%v/n=%d/impl=%s", c.typ, c.n, l), func(b *testing.B) {
+			b.SetBytes(int64(len(rows)))
+			for b.Loop() {
+				for lo := 0; lo < nRows; lo += seg {
+					hi := min(nRows, lo+seg)
+					VecDotRows(c.typ, rows[lo*wrow:hi*wrow], wrow, hi-lo, act, c.n, out[lo:hi])
+				}
+			}
+		})
+	}
+}
+
+// TestPreparedKernelShapes runs the kernels that lay activations out in
+// pairs or quads of blocks (Q4_0, Q5_0, Q8_0 at the avx512 level) over
+// every block count from 1 to 13, so that whole groups, partial last
+// groups and both accumulators' turns all occur: VecDot within rounding
+// of the generic code, and VecDotRows, VecDotMulti and VecDotTile
+// bit-identical to VecDot, on unaligned strides.
+func TestPreparedKernelShapes(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(45, 46))
+		for _, typ := range []Type{Q4_0, Q5_0, Q8_0} {
+			for nb := 1; nb <= 13; nb++ {
+				n := 32 * nb
+				wrow, _ := typ.RowSize(n)
+				arow, _ := Q8_0.RowSize(n)
+				const nRows, nActs = 6, 5
+				rowStride, actStride := wrow+1, arow+3
+				rows := make([]byte, nRows*rowStride)
+				for i := range nRows {
+					copy(rows[i*rowStride:], mustQuantize(t, typ, normalData(r, n, 0.05)))
+				}
+				acts := make([]byte, nActs*actStride)
+				for i := range nActs {
+					if err := QuantizeActivations(Q8_0, normalData(r, n, 1), acts[i*actStride:i*actStride+arow]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want := make([]float32, nActs*nRows)
+				for a := range nActs {
+					for i := range nRows {
+						wq, aq := rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow]
+						want[a*nRows+i] = VecDot(typ, wq, aq, n)
+						checkClose(t, typ, n, want[a*nRows+i], vecDotGeneric(typ, wq, aq, n), magnitude(t, typ, wq, aq, n), "VecDot")
+					}
+				}
+				same := func(what string, a, i int, got float32) {
+					if w := want[a*nRows+i]; math.Float32bits(got) != math.Float32bits(w) {
+						t.Errorf("%v nb=%d %s: [act %d, row %d] = %g, VecDot %g", typ, nb, what, a, i, got, w)
+					}
+				}
+				out := make([]float32, nActs*nRows)
+				for a := range nActs {
+					VecDotRows(typ, rows, rowStride, nRows, acts[a*actStride:a*actStride+arow], n, out[:nRows])
+					for i := range nRows {
+						same("VecDotRows", a, i, out[i])
+					}
+				}
+				for i := range nRows {
+					VecDotMulti(typ, rows[i*rowStride:i*rowStride+wrow], acts, actStride, nActs, n, out[:nActs])
+					for a := range nActs {
+						same("VecDotMulti", a, i, out[a])
+					}
+				}
+				VecDotTile(typ, rows, rowStride, nRows, acts, actStride, nActs, n, out, nRows)
+				for a := range nActs {
+					for i := range nRows {
+						same("VecDotTile", a, i, out[a*nRows+i])
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestQuantizeActivationsLevels checks that the SIMD rounding of
+// activations to Q8_0 writes the same bytes as the Go code, on ordinary
+// rows and on blocks of zeros, subnormals, huge values, exact halves, and
+// NaNs and infinities (which the Go code handles itself).
+func TestQuantizeActivationsLevels(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	const nb = 12
+	rows := map[string][]float32{}
+	for _, name := range []string{"normal", "zeros", "subnormal", "huge", "halves", "nan", "inf", "mixed"} {
+		x := normalData(r, nb*32, 1)
+		switch name {
+		case "zeros":
+			clear(x[32:64])
+			x[96] = float32(math.Copysign(0, -1))
+		case "subnormal":
+			for i := range x[:64] {
+				x[i] = float32(r.NormFloat64()) * 0x1p-130
+			}
+		case "huge":
+			for i := range x[32:96] {
+				x[32+i] *= 3e37
+			}
+		case "halves":
+			// amax 127 makes id 1, so v·id = v: exact halves test ties.
+			for i := range x[:64] {
+				x[i] = float32(r.IntN(254)-127) + 0.5
+			}
+			x[0], x[32] = 127, -127
+		case "nan":
+			x[40] = float32(math.NaN())
+			x[5*32+7] = float32(math.NaN())
+		case "inf":
+			x[70] = float32(math.Inf(1))
+			x[nb*32-1] = float32(math.Inf(-1))
+		case "mixed":
+			x[3] = float32(math.NaN())
+			x[33] = float32(math.Inf(-1))
+			clear(x[64:96])
+		}
+		rows[name] = x
+	}
+	size, _ := Q8_0.RowSize(nb * 32)
+	for _, l := range simdLevels() {
+		// The 512-bit code takes ordinary rows whole (so the comparisons
+		// below test it), and stops at a NaN.
+		if l != "avx512" {
+			continue
+		}
+		restore := setSIMDLevel(l)
+		buf := make([]byte, size)
+		if k := quantQ8_0Fast(rows["normal"], buf); k != nb {
+			t.Errorf("avx512: %d of %d ordinary blocks rounded by SIMD", k, nb)
+		}
+		if k := quantQ8_0Fast(rows["nan"], buf); k != 1 {
+			t.Errorf("avx512: SIMD rounded %d blocks, want 1 (a NaN in the second)", k)
+		}
+		restore()
+	}
+	for name, x := range rows {
+		restore := setSIMDLevel("go")
+		want := make([]byte, size)
+		if err := QuantizeActivations(Q8_0, x, want); err != nil {
+			t.Fatal(err)
+		}
+		restore()
+		for _, l := range simdLevels() {
+			restore := setSIMDLevel(l)
+			got := make([]byte, size)
+			if err := QuantizeActivations(Q8_0, x, got); err != nil {
+				t.Fatal(err)
+			}
+			restore()
+			for i := range got {
+				if got[i] != want[i] {
+					t.Errorf("%s %s: byte %d (block %d) = %#x, Go code %#x", name, l, i, i/34, got[i], want[i])
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestF16FourActShapes runs F16's four-activation kernel (avx512) over
+// lengths around its 64-element step, so that rows with and without a
+// tail occur: VecDotMulti and VecDotTile bit-identical to VecDot.
+func TestF16FourActShapes(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(49, 50))
+		for _, n := range []int{1, 63, 64, 65, 100, 128, 191, 896} {
+			const nRows, nActs = 5, 6
+			rowStride, actStride := 2*n+6, 2*n+2
+			rows := make([]byte, nRows*rowStride)
+			for i := range nRows {
+				copy(rows[i*rowStride:], mustQuantize(t, F16, normalData(r, n, 0.05)))
+			}
+			acts := make([]byte, nActs*actStride)
+			for i := range nActs {
+				copy(acts[i*actStride:], mustQuantize(t, F16, normalData(r, n, 1)))
+			}
+			out := make([]float32, nActs*nRows)
+			VecDotTile(F16, rows, rowStride, nRows, acts, actStride, nActs, n, out, nRows)
+			multi := make([]float32, nActs)
+			for i := range nRows {
+				wq := rows[i*rowStride : i*rowStride+2*n]
+				VecDotMulti(F16, wq, acts, actStride, nActs, n, multi)
+				for a := range nActs {
+					want := VecDot(F16, wq, acts[a*actStride:a*actStride+2*n], n)
+					if got := out[a*nRows+i]; math.Float32bits(got) != math.Float32bits(want) {
+						t.Errorf("n=%d VecDotTile[act %d, row %d] = %g, VecDot %g", n, a, i, got, want)
+					}
+					if math.Float32bits(multi[a]) != math.Float32bits(want) {
+						t.Errorf("n=%d VecDotMulti[act %d, row %d] = %g, VecDot %g", n, a, i, multi[a], want)
 					}
 				}
 			}
