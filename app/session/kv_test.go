@@ -20,19 +20,13 @@ import (
 
 // TestWarmLogitsEqualCold: the logits after a warm feed (a cache built the
 // way a conversation builds it — a prompt, then an answer decoded a token
-// at a time — truncated to the common prefix, then fed the rest) equal
-// those of a cold prefill of the same tokens.
-//
-// On a follow-up (the cache holds the prompt and the answer, the new
-// tokens come after them) they are bit-identical. When the warm feed
-// starts inside what the cold prefill did as one chunk (after a
-// truncation, as editing or regenerating does, or with a small batch),
-// the rows of the last chunk are computed in chunks of other sizes and
-// other offsets, and the CPU kernels' tiling then sums some products in
-// another order: on stories260K the logits differed by up to 4e-6 (of
-// logits around 10). Those cases are held to 1e-5 of the largest logit
-// and the same argmax; the cache itself is exact, the difference is float
-// rounding of the feed.
+// at a time — truncated to the common prefix, then fed the rest) are
+// bit-identical to those of a cold prefill of the same tokens: on a
+// follow-up, after a truncation (editing, regenerating) and with small
+// batches, where the rows fall in chunks of other sizes and offsets. The
+// CPU backend computes every row the same way whatever else is in its
+// batch; the one exception there was (SwiGLU's tail, see
+// engine/backend/cpu) made stories260K differ by up to 4e-6.
 func TestWarmLogitsEqualCold(t *testing.T) {
 	ctx := context.Background()
 	text := "Once upon a time there was a little girl named Lily. She loved to play outside in the sunshine, and one day she found a big red ball in the park."
@@ -40,14 +34,13 @@ func TestWarmLogitsEqualCold(t *testing.T) {
 		name, path    string
 		batch, split  int // split: prompt tokens fed before the answer
 		answer, trunc int // answer tokens decoded; tokens cut from the cache before the follow-up
-		exact         bool
 	}{
-		{"stories/default", storiesPath(t), 0, 20, 24, 0, true},
-		{"stories/truncated", storiesPath(t), 0, 20, 24, 10, false},
-		{"qwen2/truncated", synthPath(t, "qwen2"), 0, 30, 16, 6, false},
-		{"stories/batch7", storiesPath(t), 7, 1, 12, 3, false},
-		{"qwen2/default", synthPath(t, "qwen2"), 0, 30, 16, 0, true},
-		{"llama/batch16", synthPath(t, "llama"), 16, 9, 16, 5, false},
+		{"stories/default", storiesPath(t), 0, 20, 24, 0},
+		{"stories/truncated", storiesPath(t), 0, 20, 24, 10},
+		{"qwen2/truncated", synthPath(t, "qwen2"), 0, 30, 16, 6},
+		{"stories/batch7", storiesPath(t), 7, 1, 12, 3},
+		{"qwen2/default", synthPath(t, "qwen2"), 0, 30, 16, 0},
+		{"llama/batch16", synthPath(t, "llama"), 16, 9, 16, 5},
 	}
 	models := map[string]*engine.Model{}
 	defer func() {
@@ -90,36 +83,18 @@ func TestWarmLogitsEqualCold(t *testing.T) {
 				t.Fatal(err)
 			}
 			w, k := warm.Logits(), cold.Logits()
-			var diff, scale float64
-			differ := 0
+			differ, diff := 0, 0.0
 			for i := range w {
-				scale = max(scale, math.Abs(float64(k[i])))
 				if w[i] != k[i] {
 					differ++
 					diff = max(diff, math.Abs(float64(w[i]-k[i])))
 				}
 			}
-			if c.exact && differ > 0 {
-				t.Fatalf("%d of %d logits differ (max %g) after a warm feed of %d tokens on %d cached", differ, len(w), diff, len(follow)-keep, keep)
-			}
 			if differ > 0 {
-				t.Logf("%d of %d logits differ, by at most %g (largest logit %g)", differ, len(w), diff, scale)
-			}
-			if diff > 1e-5*scale || argmax(w) != argmax(k) {
-				t.Fatalf("warm and cold logits differ by %g (largest logit %g), argmax %d vs %d", diff, scale, argmax(w), argmax(k))
+				t.Fatalf("%d of %d logits differ (max %g) after a warm feed of %d tokens on %d cached", differ, len(w), diff, len(follow)-keep, keep)
 			}
 		})
 	}
-}
-
-func argmax(v []float32) int {
-	best := 0
-	for i, x := range v {
-		if x > v[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 // TestFollowUpReusesAnswer: after an answer the cache holds the prompt and

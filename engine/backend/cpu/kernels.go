@@ -122,15 +122,30 @@ func roundF16Generic(x []float32) {
 }
 
 // swiglu sets dst = silu(gate)·up = gate/(1+e^-gate)·up.
+//
+// With the vector kernel, a tail of fewer than eight values goes through
+// it too, padded, rather than through the Go twin: the two exps may differ
+// in the last bit, and a batch of rows × FF values puts a given element in
+// the tail or not depending on how many rows the batch has — feeding the
+// same tokens in other batch splits must give the same bits.
 func swiglu(dst, gate, up []float32) {
 	n := len(gate)
-	if useAsm && n >= 8 {
-		m := n &^ 7
+	if !useAsm {
+		swigluGeneric(dst, gate, up)
+		return
+	}
+	m := n &^ 7
+	if m > 0 {
 		_, _ = dst[m-1], up[m-1]
 		swigluAsm(&dst[0], &gate[0], &up[0], m)
-		dst, gate, up = dst[m:], gate[m:n], up[m:]
 	}
-	swigluGeneric(dst, gate, up)
+	if m < n {
+		var g, u, d [8]float32
+		copy(g[:], gate[m:n])
+		copy(u[:], up[m:n])
+		swigluAsm(&d[0], &g[0], &u[0], 8)
+		copy(dst[m:n], d[:n-m])
+	}
 }
 
 func swigluGeneric(dst, gate, up []float32) {
