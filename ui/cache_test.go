@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,6 +46,14 @@ func TestCacheVisible(t *testing.T) {
 	}
 	if !strings.Contains(u.status.left.Text, "cache: ") {
 		t.Errorf("status line %q does not say where the cache is", u.status.left.Text)
+	}
+	// docs/screenshots/chat-cache.png: the footers and the status line, in
+	// the dark theme throughout (see darkTheme).
+	if os.Getenv("CHURON_SCREENSHOTS") != "" {
+		h.a.Settings().SetTheme(darkTheme{NewTheme()})
+		h.drain()
+		saveScreenshot(t, "chat-cache.png", h.w.Canvas().Capture())
+		h.a.Settings().SetTheme(NewTheme())
 	}
 
 	// Outgrow the 320-token context: a notice shows and the chat goes on.

@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
@@ -502,16 +501,7 @@ func TestCompareScreenshot(t *testing.T) {
 			t.Errorf("column %d at %v size %v is cut off", i, pos, c.content.Size())
 		}
 	}
-	if dir := os.Getenv("CHURON_SCREENSHOTS"); dir != "" {
-		f, err := os.Create(filepath.Join(dir, "compare.png"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := png.Encode(f, img); err != nil {
-			t.Fatal(err)
-		}
-	}
+	saveScreenshot(t, "compare.png", img)
 }
 
 // darkTheme is the app's theme in its dark variant whatever the settings

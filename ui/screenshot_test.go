@@ -41,15 +41,24 @@ func TestMarkdownSample(t *testing.T) {
 	if colours(img) < 8 {
 		t.Errorf("the rendering has %d colours: blank?", colours(img))
 	}
-	if dir := os.Getenv("CHURON_SCREENSHOTS"); dir != "" {
-		f, err := os.Create(filepath.Join(dir, "markdown-sample.png"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := png.Encode(f, img); err != nil {
-			t.Fatal(err)
-		}
+	saveScreenshot(t, "markdown-sample.png", img)
+}
+
+// saveScreenshot writes img as name into $CHURON_SCREENSHOTS when that is
+// set (docs/screenshots is made this way); otherwise it does nothing.
+func saveScreenshot(t *testing.T, name string, img image.Image) {
+	t.Helper()
+	dir := os.Getenv("CHURON_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		t.Fatal(err)
 	}
 }
 
