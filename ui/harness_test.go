@@ -158,9 +158,26 @@ func (h *harness) typeAndSend(text string) {
 	h.w.Canvas().Focus(e)
 	test.Type(e, text)
 	conv := h.u.conv
+	before := h.stored(conv)
 	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-	// Enter sends after IMESettle.
-	h.wait("the message to be sent", func() bool { return e.Text == "" && h.u.conv != 0 && (conv == 0 || h.u.generating[h.u.conv]) })
+	// Enter sends after IMESettle. A short answer can start and finish
+	// within one drain, so "generating" alone may never be seen: the
+	// stored message says it was sent.
+	h.wait("the message to be sent", func() bool {
+		return e.Text == "" && h.u.conv != 0 && (conv == 0 || h.u.generating[h.u.conv] || h.stored(conv) > before)
+	})
+}
+
+// stored counts the messages the store holds for conv (0 for none).
+func (h *harness) stored(conv int64) int {
+	if conv == 0 {
+		return 0
+	}
+	ms, err := h.m.Messages(conv)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return len(ms)
 }
 
 // last returns the last message view of the chat shown.
