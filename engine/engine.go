@@ -189,11 +189,7 @@ func (m *Model) describe() {
 	in.Layers, in.Embedding, in.Heads, in.KVHeads, in.VocabSize = cfg.Layers, cfg.Embd, cfg.Heads, cfg.KVHeads, cfg.Vocab
 	in.QuantMix = map[string]int{}
 	for _, t := range f.Tensors {
-		n := int64(1)
-		for _, d := range t.Shape {
-			n *= int64(d)
-		}
-		in.Parameters += n
+		in.Parameters += int64(t.Elements())
 		in.QuantMix[t.Type.String()]++
 		in.WeightBytes += int64(t.Size)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/tokenizer"
+	"github.com/churon/churon/models/fit"
 )
 
 // Probe is what a model file says about itself before it is loaded: enough
@@ -41,19 +42,12 @@ func ProbeFile(path string) (Probe, error) {
 	if err != nil {
 		return Probe{}, fmt.Errorf("compare: %s: %w", path, err)
 	}
-	p := Probe{File: path, Type: f.FileType(), FileBytes: f.Size(), VocabSize: tok.VocabSize()}
-	p.Name, _ = f.String("general.name")
+	// The same header reading as the Models page's memory check.
+	meta := fit.Describe(f)
+	p := Probe{File: path, Name: meta.Name, Type: meta.Quant, FileBytes: meta.FileBytes, VocabSize: tok.VocabSize(),
+		WeightBytes: meta.WeightBytes, Params: meta.Parameters}
 	if p.Name == "" {
 		p.Name = filepath.Base(path)
-	}
-	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		n := int64(1)
-		for _, d := range t.Shape {
-			n *= int64(d)
-		}
-		p.Params += n
-		p.WeightBytes += int64(t.Size)
 	}
 	if p.Params > 0 {
 		p.BPW = 8 * float64(p.WeightBytes) / float64(p.Params)
