@@ -37,16 +37,6 @@ func inUse(path string) bool {
 	return errors.Is(err, syscall.EWOULDBLOCK)
 }
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
 // lockWait takes an exclusive flock on f, waiting for another writer's
 // append to end. Closing f releases it.
 func lockWait(f *os.File) error {

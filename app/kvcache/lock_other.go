@@ -16,10 +16,6 @@ func lockFile(*os.File) error { return nil }
 
 func inUse(string) bool { return false }
 
-// syncDir is a no-op: directories cannot be opened for syncing here, and
-// the rename itself is atomic.
-func syncDir(string) error { return nil }
-
 // lockWait is never called where canLock is false: there every Save
 // writes the file whole.
 func lockWait(*os.File) error { return nil }

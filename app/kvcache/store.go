@@ -19,6 +19,8 @@ import (
 
 	"github.com/churon/churon/app/paths"
 	"github.com/churon/churon/engine"
+	"github.com/churon/churon/internal/atomicfile"
+	"github.com/churon/churon/internal/ctxio"
 )
 
 // Errors, matched with errors.Is.
@@ -414,9 +416,7 @@ func (s *Store) rewrite(key string, seq *engine.Sequence) error {
 			return err
 		}
 	}
-	if err := syncDir(s.dir); err != nil {
-		return fmt.Errorf("sync folder: %w", err)
-	}
+	atomicfile.SyncDir(s.dir)
 	return nil
 }
 
@@ -481,7 +481,7 @@ func (s *Store) Load(ctx context.Context, key string, m *engine.Model, opt engin
 		return nil, fmt.Errorf("kvcache: load %s: %w", key, err)
 	}
 	defer f.Close()
-	seq, ix, err := m.RestoreSnapshot(bufio.NewReaderSize(ctxReader{ctx, f}, 256<<10), opt)
+	seq, ix, err := m.RestoreSnapshot(bufio.NewReaderSize(ctxio.Reader(ctx, f), 256<<10), opt)
 	if err != nil {
 		if errors.Is(err, engine.ErrSnapshotCorrupt) || errors.Is(err, engine.ErrSnapshotMismatch) {
 			s.discard(key, path, f)
@@ -527,19 +527,6 @@ func (s *Store) loaded(key, path string, f *os.File, ix *engine.SnapshotIndex) {
 		return
 	}
 	s.rememberLocked(key, fi, ix)
-}
-
-// ctxReader stops a long read when the context is cancelled.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // Stat describes the snapshot under key, reading only its header and its

@@ -15,13 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
-
-// TempPrefix starts the name of every temporary file Write makes (the
-// target's base name follows it, then ".tmp-" and a random suffix), so
-// that a folder's owner can recognise leftovers of a killed process.
-const TempPrefix = "."
 
 // Write creates or replaces path with what fill writes (buffered), with
 // the given permissions. On any error path is untouched and the
@@ -32,7 +26,7 @@ func Write(path string, perm fs.FileMode, fill func(io.Writer) error) (err error
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, TempPrefix+base+".tmp-*")
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -64,11 +58,6 @@ func Write(path string, perm fs.FileMode, fill func(io.Writer) error) (err error
 	}
 	SyncDir(dir)
 	return nil
-}
-
-// IsTemp reports whether a file name is one of Write's temporary files.
-func IsTemp(name string) bool {
-	return strings.HasPrefix(name, TempPrefix) && strings.Contains(name, ".tmp-")
 }
 
 // SyncDir makes renames in dir durable, where the operating system can

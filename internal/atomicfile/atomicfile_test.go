@@ -49,11 +49,3 @@ func TestWriteMissingFolder(t *testing.T) {
 		t.Fatal("writing into a missing folder succeeded")
 	}
 }
-
-func TestIsTemp(t *testing.T) {
-	for name, want := range map[string]bool{".model.gguf.tmp-123": true, "model.gguf": false, ".hidden": false, "model.tmp-1": false} {
-		if IsTemp(name) != want {
-			t.Errorf("IsTemp(%q) = %v", name, !want)
-		}
-	}
-}

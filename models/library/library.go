@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/churon/churon/internal/atomicfile"
+	"github.com/churon/churon/internal/ctxio"
 	"github.com/churon/churon/models/fit"
 )
 
@@ -394,7 +395,7 @@ func (l *Library) Verify(ctx context.Context, m Model) (got string, err error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
+	if _, err := io.Copy(h, ctxio.Reader(ctx, f)); err != nil {
 		return "", fmt.Errorf("library: verify %s: %w", m.Path, err)
 	}
 	got = hex.EncodeToString(h.Sum(nil))
@@ -402,16 +403,4 @@ func (l *Library) Verify(ctx context.Context, m Model) (got string, err error) {
 		return got, fmt.Errorf("library: %s: SHA-256 is %s, expected %s: the file is damaged", m.Path, got, m.Origin.SHA256)
 	}
 	return got, nil
-}
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
