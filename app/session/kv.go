@@ -97,12 +97,24 @@ func (m *Manager) tidy() {
 		m.log.Warn("session: listing KV snapshots", "err", err)
 		return
 	}
-	for _, k := range keys {
-		id, ok := convOfKey(k)
-		if !ok {
-			continue
+	if len(keys) == 0 {
+		return
+	}
+	// Two queries for every conversation there is (live and trashed), not
+	// one per snapshot: this runs before the window opens.
+	exists := map[int64]bool{}
+	for _, deleted := range []bool{false, true} {
+		cs, err := m.st.ListConversations(ctx, store.ListOptions{Deleted: deleted})
+		if err != nil {
+			m.log.Warn("session: listing conversations", "err", err)
+			return
 		}
-		if _, err := m.st.Conversation(ctx, id); !errors.Is(err, store.ErrNotFound) {
+		for _, c := range cs {
+			exists[c.ID] = true
+		}
+	}
+	for _, k := range keys {
+		if id, ok := convOfKey(k); !ok || exists[id] {
 			continue
 		}
 		if err := m.opt.Disk.Delete(k); err != nil {
