@@ -63,7 +63,8 @@ func (p *modelPicker) onMenu() {
 		fyne.NewMenuItem(lang.X("model.open", "Open GGUF file…"), p.onOpenFile),
 		fyne.NewMenuItem(lang.X("model.manage", "Download and manage models…"), u.showModelsPage),
 	}
-	if recent := u.recentModels(); len(recent) > 0 {
+	recent := u.recentModels()
+	if len(recent) > 0 {
 		items = append(items, fyne.NewMenuItemSeparator())
 		for _, path := range recent {
 			item := fyne.NewMenuItem(modelLabel(path), func() { p.load(path) })
@@ -77,7 +78,7 @@ func (p *modelPicker) onMenu() {
 	// listing reads every model's header, so the menu does not wait for it.
 	var lib []*fyne.MenuItem
 	for _, path := range u.mdl.menuModels {
-		if slices.Contains(u.recentModels(), path) || len(lib) == maxMenuLibrary {
+		if slices.Contains(recent, path) || len(lib) == maxMenuLibrary {
 			continue
 		}
 		item := fyne.NewMenuItem(modelLabel(path), func() { p.load(path) })
