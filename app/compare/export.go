@@ -254,10 +254,7 @@ func ExportHTML(path string, r *Result, opt ChartOptions) error {
 }
 
 func writeFileAtomic(path string, data []byte) error {
-	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	}); err != nil {
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("compare: export %s: %w", path, err)
 	}
 	return nil

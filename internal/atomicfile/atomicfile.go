@@ -60,6 +60,15 @@ func Write(path string, perm fs.FileMode, fill func(io.Writer) error) (err error
 	return nil
 }
 
+// WriteFile is Write for content already in memory, with os.WriteFile's
+// arguments.
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	return Write(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
 // SyncDir makes renames in dir durable, where the operating system can
 // sync a directory (best effort: Windows cannot, and needs not).
 func SyncDir(dir string) {

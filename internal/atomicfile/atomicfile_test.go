@@ -49,3 +49,17 @@ func TestWriteMissingFolder(t *testing.T) {
 		t.Fatal("writing into a missing folder succeeded")
 	}
 }
+
+func TestWriteFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.json")
+	if err := WriteFile(path, []byte(`{"models": []}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != `{"models": []}` {
+		t.Fatalf("read back %q, %v", got, err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+}

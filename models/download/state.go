@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 
@@ -104,11 +103,7 @@ func (s *state) save(dest string) error {
 
 // writeFileAtomic replaces path with data, never leaving it half written.
 func writeFileAtomic(path string, data []byte) error {
-	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-	if err != nil {
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("download: write %s: %w", path, err)
 	}
 	return nil

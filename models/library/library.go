@@ -117,10 +117,7 @@ func (l *Library) save(ix *index) error {
 	if err != nil {
 		return fmt.Errorf("library: %w", err)
 	}
-	if err := atomicfile.Write(filepath.Join(l.dir, IndexFile), 0o644, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	}); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(l.dir, IndexFile), data, 0o644); err != nil {
 		return fmt.Errorf("library: %w", err)
 	}
 	return nil
