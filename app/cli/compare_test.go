@@ -95,7 +95,9 @@ func logitsRows(t *testing.T, model string, ids []int32) [][]float64 {
 	for i, id := range ids {
 		s[i] = fmt.Sprint(id)
 	}
-	out, errOut, code := run(t, "logits", "-m", model, "--tokens", strings.Join(s, ","), "--all", "--json")
+	// In compare's chunks: where prompts run through tile kernels (AMX),
+	// how they are split changes the last bits.
+	out, errOut, code := run(t, "logits", "-m", model, "--tokens", strings.Join(s, ","), "--all", "--json", "-ub", "32")
 	if code != 0 {
 		t.Fatalf("logits exit %d: %s", code, errOut)
 	}

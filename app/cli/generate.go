@@ -29,6 +29,7 @@ type modelFlags struct {
 	ctxLen   int
 	kv       string
 	inMemory bool
+	ubatch   int
 }
 
 func (f *modelFlags) register(fs *flag.FlagSet) {
@@ -37,6 +38,7 @@ func (f *modelFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.ctxLen, "c", 0, "context length in tokens (0 = model's, at most 4096)")
 	fs.StringVar(&f.kv, "kv", "f16", "KV cache type: f16, f32 or q8_0 (half the memory of f16, slightly less exact)")
 	fs.BoolVar(&f.inMemory, "no-mmap", false, "read weights into memory instead of mapping the file")
+	fs.IntVar(&f.ubatch, "ub", 0, fmt.Sprintf("prompt tokens per forward pass (0 = %d); on CPUs with AMX the split can change the last bits of logits", engine.DefaultBatch))
 }
 
 func (f *modelFlags) load(ctx context.Context) (*engine.Model, error) {
@@ -51,7 +53,10 @@ func (f *modelFlags) sequence(m *engine.Model) (*engine.Sequence, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt := engine.SequenceOptions{Context: f.ctxLen, KVType: kv}
+	if f.ubatch < 0 {
+		return nil, usagef("-ub %d: want a positive number of tokens", f.ubatch)
+	}
+	opt := engine.SequenceOptions{Context: f.ctxLen, KVType: kv, Batch: f.ubatch}
 	return m.NewSequence(opt)
 }
 

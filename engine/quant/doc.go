@@ -154,6 +154,21 @@
 // floats — so every weight row reuses it, and on arm64 VecDotRows loads
 // each activation block of those types once for four weight rows.
 //
+// # Tile kernels (AMX)
+//
+// On CPUs with Intel AMX (Xeon Sapphire Rapids and later; no desktop chip
+// has it so far), prompt processing — many activation rows against the
+// same weights — runs on tile instructions: VecDotPacked multiplies 16
+// weight rows by 16 activation rows per block with TDPBSSD, after
+// PackedActs has laid the activations out once in the tiles' order
+// (packed.go, packed_amd64.s, written by internal/genpacked). Each
+// block's integer sum is exact and is scaled and added in the generic
+// twin's order, so these results are bit-identical to vecDotGeneric —
+// and therefore not to the avx512 lanes of VecDot: a product through a
+// tile and the same product through VecDot may differ in the last bits.
+// Linux grants tile data on request (arch_prctl); CHURON_NOAMX=1 turns
+// the tile kernels off alone. Q4_0 and Q8_0 have them.
+//
 // Decoding is bound by memory: on amd64 the row kernels prefetch a little
 // ahead inside their loops and VecDotRows reads its rows as two
 // interleaved sequential streams (the first and second half), which keeps

@@ -250,6 +250,11 @@ func TestMatMul(t *testing.T) {
 				}
 				return quant.VecDot(typ, w.Data[row*wrow:(row+1)*wrow], act, cols)
 			}
+			if n >= packedMinRows && quant.PackedKernel(typ) {
+				// A prompt-sized input runs through the tile kernel, which
+				// quant pins to the generic twin (not to VecDot's lanes).
+				want = packedWant(t, typ, x, n, cols)
+			}
 			for _, threads := range []int{1, 3} {
 				b := New(threads)
 				dst := make([]float32, n*w.Rows())
@@ -272,6 +277,31 @@ func TestMatMul(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// packedWant returns the tile kernel's result for input row i and
+// weight row row, as want in TestMatMul.
+func packedWant(t *testing.T, typ quant.Type, x []float32, n, cols int) func(w *backend.Tensor, i, row int) float32 {
+	at := quant.VecDotType(typ)
+	arow, _ := at.RowSize(cols)
+	wrow, _ := typ.RowSize(cols)
+	act := make([]byte, n*arow)
+	var p quant.PackedActs
+	if !p.Reset(at, n, cols) {
+		t.Fatalf("%v: tile kernel but no packing for %v", typ, at)
+	}
+	for i := range n {
+		if err := quant.QuantizeActivations(at, x[i*cols:(i+1)*cols], act[i*arow:(i+1)*arow]); err != nil {
+			t.Fatal(err)
+		}
+		p.PackRow(i, act[i*arow:])
+	}
+	var s quant.PackedScratch
+	out := make([]float32, n)
+	return func(w *backend.Tensor, i, row int) float32 {
+		quant.VecDotPacked(typ, w.Data[row*wrow:(row+1)*wrow], wrow, 1, &p, out, 1, &s)
+		return out[i]
 	}
 }
 

@@ -18,6 +18,11 @@ const (
 	// jobsPerThread: more, smaller jobs even out the finish of a loop when
 	// one core runs slower; fewer save per-job overhead.
 	jobsPerThread = 8
+	// packedMinRows: inputs of at least this many rows (a prompt, not a
+	// decode step or a small batch of them) go through quant's tile
+	// kernels where the CPU has them (AMX); a tile holds 16 rows, so
+	// fewer would leave most of it idle.
+	packedMinRows = 16
 )
 
 // matmulTask is one matrix product of an n-row input with up to maxMulti
@@ -27,10 +32,14 @@ type matmulTask struct {
 	n    int
 	outs [maxMulti]mmOut
 	segs []mmSeg
-	// quantized input, one buffer per distinct activation type
+	// quantized input, one buffer per distinct activation type, and its
+	// tile layout where a weight of that type runs through a tile kernel
 	actType [maxMulti]quant.Type
 	act     [maxMulti][]byte
+	packed  [maxMulti]quant.PackedActs
+	pack    [maxMulti]bool
 	nact    int
+	scratch []quant.PackedScratch // per worker
 }
 
 type mmOut struct {
@@ -38,6 +47,8 @@ type mmOut struct {
 	dst        []float32
 	act        []byte // the input in VecDotType(w.Type)
 	arow, wrow int    // bytes per activation row and per weight row
+	// the input laid out for w's tile kernel, or nil
+	packed *quant.PackedActs
 }
 
 type mmSeg struct{ out, lo, hi int }
@@ -106,8 +117,21 @@ func (b *Backend) matmul(x []float32, n, k int) {
 			t.nact++
 			t.actType[a] = at
 			t.act[a] = growB(t.act[a], n*arow)
+			t.pack[a] = false
 		}
 		o.act = t.act[a][:n*arow]
+		o.packed = nil
+		if n >= packedMinRows && quant.PackedKernel(w.Type) {
+			if !t.pack[a] {
+				t.pack[a] = t.packed[a].Reset(at, n, cols)
+			}
+			if t.pack[a] {
+				o.packed = &t.packed[a]
+			}
+		}
+	}
+	if len(t.scratch) < b.threads {
+		t.scratch = make([]quant.PackedScratch, b.threads)
 	}
 	b.quantizeInput(x, n, cols)
 
@@ -126,6 +150,10 @@ func (b *Backend) matmul(x []float32, n, k int) {
 		if n > 1 {
 			s = max(8, min(s, l2Budget/o.wrow))
 		}
+		if o.packed != nil {
+			// whole groups of 16 weight rows for the tile kernel
+			s = (s + 15) &^ 15
+		}
 		for lo := 0; lo < rows; lo += s {
 			t.segs = append(t.segs, mmSeg{j, lo, min(rows, lo+s)})
 		}
@@ -136,17 +164,21 @@ func (b *Backend) matmul(x []float32, n, k int) {
 	}
 }
 
-func (t *matmulTask) run(_, lo, hi int) {
+func (t *matmulTask) run(worker, lo, hi int) {
 	for _, sg := range t.segs[lo:hi] {
-		t.segment(sg)
+		t.segment(worker, sg)
 	}
 }
 
-func (t *matmulTask) segment(sg mmSeg) {
+func (t *matmulTask) segment(worker int, sg mmSeg) {
 	o := &t.outs[sg.out]
 	w := o.w
 	cols, rows, n := w.Cols(), w.Rows(), t.n
 	wdata := w.Data[sg.lo*o.wrow : sg.hi*o.wrow]
+	if o.packed != nil {
+		quant.VecDotPacked(w.Type, wdata, o.wrow, sg.hi-sg.lo, o.packed, o.dst[sg.lo:], rows, &t.scratch[worker])
+		return
+	}
 	if n == 1 {
 		// All the segment's rows in one call: quant lays the activations
 		// out once and prefetches the rows ahead as it reads them.
@@ -190,12 +222,17 @@ func (t *quantTask) run(_, lo, hi int) {
 		a, i := j%m.nact, j/m.nact
 		at := m.actType[a]
 		arow, _ := at.RowSize(t.cols)
-		if err := quant.QuantizeActivations(at, t.x[i*t.cols:(i+1)*t.cols], m.act[a][i*arow:(i+1)*arow]); err != nil {
+		row := m.act[a][i*arow : (i+1)*arow]
+		if err := quant.QuantizeActivations(at, t.x[i*t.cols:(i+1)*t.cols], row); err != nil {
 			// The shapes were checked, so this cannot happen; if it does,
 			// quantizeInput reports it loudly.
 			t.mu.Lock()
 			t.err = err
 			t.mu.Unlock()
+			continue
+		}
+		if m.pack[a] {
+			m.packed[a].PackRow(i, row)
 		}
 	}
 }

@@ -1,0 +1,9 @@
+//go:build amd64 && !purego && !linux
+
+package quant
+
+import "errors"
+
+// requestAMX: only Linux is known to grant tile data here; elsewhere the
+// tile kernels stay off.
+func requestAMX() error { return errors.New("AMX not enabled on this system") }

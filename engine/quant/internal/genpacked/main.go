@@ -1,0 +1,286 @@
+// Command genpacked writes packed_amd64.s, the AMX tile kernels of
+// package quant (see packed.go there): go generate ./engine/quant.
+//
+// The kernels repeat one step per weight row of a 16-row tile, and the
+// transpose at their end is 64 shuffles, so they are written out by this
+// program rather than by hand.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+func main() {
+	var b strings.Builder
+	b.WriteString(header)
+	b.WriteString(storeMacros())
+	tileKernel(&b, "amxTileQ4_0", scaleThenAct)
+	tileKernel(&b, "amxTileQ8_0", scaleProduct)
+	if err := os.WriteFile("packed_amd64.s", []byte(b.String()), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "genpacked:", err)
+		os.Exit(1)
+	}
+}
+
+// How a block's integer sums i are scaled, as the generic twin does.
+const (
+	scaleThenAct = iota // (float(i)·dw)·dx: Q4_0
+	scaleProduct        // float(i)·(dw·dx): Q8_0
+)
+
+// tileOps issues one block's tile work into buffer 0 (tmm0-2, sums at
+// 0(DX)) or buffer 1 (tmm3-5, at 1024(DX)) and advances the tile
+// pointers.
+func tileOps(buf int) string {
+	if buf == 0 {
+		return "\tTILEZERO_0\n\tTILELOADD_1_SI_BX\n\tTILELOADD_2_DI_AX\n\tTDPBSSD_0_1_2\n\tTILESTORED_DX_AX_0\n\tADDQ R8, SI\n\tADDQ $512, DI\n"
+	}
+	return "\tTILEZERO_3\n\tTILELOADD_4_SI_BX\n\tTILELOADD_5_DI_AX\n\tTDPBSSD_3_4_5\n\tTILESTORED_DX1024_AX_3\n\tADDQ R8, SI\n\tADDQ $512, DI\n"
+}
+
+// epilogue scales buffer buf's sums and adds them to Z0-Z15, then
+// advances the scale pointers.
+func epilogue(mode, buf int) string {
+	var b strings.Builder
+	base := 1024 * buf
+	b.WriteString("\tVMOVUPS (R10), Z16\n")
+	for m := range 16 {
+		t := 17 + m%4
+		switch mode {
+		case scaleThenAct:
+			fmt.Fprintf(&b, "\tVCVTDQ2PS   %d(DX), Z%d\n", base+m*64, t)
+			fmt.Fprintf(&b, "\tVMULPS.BCST %d(R9), Z%d, Z%d\n", m*4, t, t)
+			fmt.Fprintf(&b, "\tVMULPS      Z16, Z%d, Z%d\n", t, t)
+		case scaleProduct:
+			s := 21 + m%4
+			fmt.Fprintf(&b, "\tVMULPS.BCST %d(R9), Z16, Z%d\n", m*4, s)
+			fmt.Fprintf(&b, "\tVCVTDQ2PS   %d(DX), Z%d\n", base+m*64, t)
+			fmt.Fprintf(&b, "\tVMULPS      Z%d, Z%d, Z%d\n", s, t, t)
+		}
+		fmt.Fprintf(&b, "\tVADDPS      Z%d, Z%d, Z%d\n", t, m, m)
+	}
+	b.WriteString("\tADDQ $64, R9\n\tADDQ $64, R10\n")
+	return b.String()
+}
+
+// tileKernel writes one kernel. It is software-pipelined: block i+1's
+// tile work is issued before block i's epilogue, so the tile store has
+// landed by the time the epilogue reads it.
+func tileKernel(b *strings.Builder, name string, mode int) {
+	fmt.Fprintf(b, `// func %[1]s(k *tileArgs)
+TEXT ·%[1]s(SB), NOSPLIT, $0-8
+	MOVQ k+0(FP), AX
+	MOVQ 0(AX), DI
+	LDTILECFG_DI
+	MOVQ 8(AX), SI
+	MOVQ 16(AX), BX
+	MOVQ 24(AX), R8
+	MOVQ 32(AX), R9
+	MOVQ 40(AX), DI
+	MOVQ 48(AX), R10
+	MOVQ 56(AX), CX
+	MOVQ 64(AX), DX
+	MOVQ $64, AX
+`, name)
+	for m := range 16 {
+		fmt.Fprintf(b, "\tVPXORD Z%d, Z%d, Z%d\n", m, m, m)
+	}
+	b.WriteString("\n\t// block 0 into buffer 0\n")
+	b.WriteString(tileOps(0))
+	fmt.Fprintf(b, "\n%sloop:\n\tCMPQ CX, $1\n\tJEQ  %slast0\n", name, name)
+	b.WriteString(tileOps(1))
+	b.WriteString(epilogue(mode, 0))
+	fmt.Fprintf(b, "\tDECQ CX\n\tCMPQ CX, $1\n\tJEQ  %slast1\n", name)
+	b.WriteString(tileOps(0))
+	b.WriteString(epilogue(mode, 1))
+	fmt.Fprintf(b, "\tDECQ CX\n\tJMP  %sloop\n\n%slast0:\n", name, name)
+	b.WriteString(epilogue(mode, 0))
+	fmt.Fprintf(b, "\tJMP  %sdone\n\n%slast1:\n", name, name)
+	b.WriteString(epilogue(mode, 1))
+	fmt.Fprintf(b, `
+%sdone:
+	TILERELEASE
+	MOVQ k+0(FP), AX
+	MOVQ 72(AX), R11
+	MOVQ 80(AX), R12
+	MOVQ 88(AX), R13
+	MOVQ 96(AX), R8
+	TRANSPOSE_STORE
+	VZEROUPPER
+	RET
+
+`, name)
+}
+
+// storeMacros defines STCOL and TRANSPOSE_STORE: Z0-Z15 (weight rows,
+// activation rows in lanes) turned into columns by 32-bit and 64-bit
+// interleaves and two rounds of 128-bit lane shuffles, each column
+// stored with STCOL.
+func storeMacros() string {
+	var t []string
+	for r := 0; r < 16; r += 2 {
+		t = append(t, fmt.Sprintf("VUNPCKLPS Z%d, Z%d, Z%d", r+1, r, 16+r),
+			fmt.Sprintf("VUNPCKHPS Z%d, Z%d, Z%d", r+1, r, 17+r))
+	}
+	for r := 0; r < 16; r += 4 {
+		T := func(i int) string { return fmt.Sprintf("Z%d", 16+r+i) }
+		t = append(t,
+			fmt.Sprintf("VUNPCKLPD %s, %s, Z%d", T(2), T(0), r),
+			fmt.Sprintf("VUNPCKHPD %s, %s, Z%d", T(2), T(0), r+1),
+			fmt.Sprintf("VUNPCKLPD %s, %s, Z%d", T(3), T(1), r+2),
+			fmt.Sprintf("VUNPCKHPD %s, %s, Z%d", T(3), T(1), r+3))
+	}
+	for k := range 4 {
+		t = append(t,
+			fmt.Sprintf("VSHUFF32X4 $0x44, Z%d, Z%d, Z16", 4+k, k),
+			fmt.Sprintf("VSHUFF32X4 $0xEE, Z%d, Z%d, Z17", 4+k, k),
+			fmt.Sprintf("VSHUFF32X4 $0x44, Z%d, Z%d, Z18", 12+k, 8+k),
+			fmt.Sprintf("VSHUFF32X4 $0xEE, Z%d, Z%d, Z19", 12+k, 8+k),
+			"VSHUFF32X4 $0x88, Z18, Z16, Z20",
+			"VSHUFF32X4 $0xDD, Z18, Z16, Z21",
+			"VSHUFF32X4 $0x88, Z19, Z17, Z22",
+			"VSHUFF32X4 $0xDD, Z19, Z17, Z23")
+		for i, c := range []int{k, 4 + k, 8 + k, 12 + k} {
+			t = append(t, fmt.Sprintf("STCOL(%d, Z%d)", c, 20+i))
+		}
+	}
+	return `// STCOL stores z, the outputs of activation row c (< 16), at
+// out + c·outStride (R11, R12) under the row mask (R8), or nothing when
+// c ≥ nTok (R13).
+#define STCOL(c, z) \
+	XORL    BX, BX;     \
+	CMPQ    R13, $c;    \
+	CMOVQGT R8, BX;     \
+	KMOVW   BX, K2;     \
+	IMUL3Q  $c, R12, SI; \
+	VMOVUPS z, K2, (R11)(SI*1)
+
+// TRANSPOSE_STORE turns Z0-Z15 (weight rows, activation rows in lanes)
+// into columns (32-bit, then 64-bit interleaves, then two rounds of
+// 128-bit lane shuffles) and stores each with STCOL.
+#define TRANSPOSE_STORE \
+	` + strings.Join(t, "; \\\n\t") + "\n\n"
+}
+
+const header = `// Code generated by go run ./internal/genpacked; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Intel AMX tile kernels (see packed.go). The Go assembler does not know
+// the AMX instructions, so they are spelled out as VEX bytes: C4, then
+// E2 (no register extensions, map 0F38), then W0·vvvv·L0·pp, opcode,
+// ModRM and SIB. Tile memory operands must use SIB addressing; the
+// index register holds the stride between tile rows.
+
+// LDTILECFG (DI)
+#define LDTILECFG_DI BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x07
+// TILERELEASE
+#define TILERELEASE BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
+// TILEZERO tmm0
+#define TILEZERO_0 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xC0
+// TILELOADD tmm1, (SI)(BX*1): the weights, rows BX bytes apart
+#define TILELOADD_1_SI_BX BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x0C; BYTE $0x1E
+// TILELOADD tmm2, (DI)(AX*1): the activations, rows 64 bytes apart
+#define TILELOADD_2_DI_AX BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x14; BYTE $0x07
+// TILESTORED (DX)(AX*1), tmm0
+#define TILESTORED_DX_AX_0 BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x04; BYTE $0x02
+// The same for the second buffer: tmm3 += tmm4 · tmm5, stored at 1024(DX).
+#define TILEZERO_3 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD8
+#define TILELOADD_4_SI_BX BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x24; BYTE $0x1E
+#define TILELOADD_5_DI_AX BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x2C; BYTE $0x07
+#define TDPBSSD_3_4_5 BYTE $0xC4; BYTE $0xE2; BYTE $0x53; BYTE $0x5E; BYTE $0xDC
+#define TILESTORED_DX1024_AX_3 BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x9C; BYTE $0x02; BYTE $0x00; BYTE $0x04; BYTE $0x00; BYTE $0x00
+// TDPBSSD tmm0, tmm1, tmm2: tmm0 += tmm1 (weights) · tmm2 (activations), signed bytes
+#define TDPBSSD_0_1_2 BYTE $0xC4; BYTE $0xE2; BYTE $0x6B; BYTE $0x5E; BYTE $0xC1
+
+// func amxWidenQ4_0(rows *byte, rowStride, nr, nb int, a *byte, dw *float32)
+// Widens nr Q4_0 rows to a [nb][16][32] of q−8 (int8, in the activations'
+// order: low nibbles, then high) and their scales to dw [nb][16].
+TEXT ·amxWidenQ4_0(SB), NOSPLIT, $0-48
+	MOVQ         rows+0(FP), SI
+	MOVQ         rowStride+8(FP), BX
+	MOVQ         nr+16(FP), CX
+	MOVQ         nb+24(FP), DX
+	MOVQ         a+32(FP), DI
+	MOVQ         dw+40(FP), R8
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+	MOVL         $0x08080808, AX
+	VPBROADCASTD AX, Y14
+
+widenrow:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ R8, R11
+	MOVQ DX, R12
+
+widenblk:
+	VMOVDQU     2(R9), X0
+	VPSRLW      $4, X0, X1
+	VPAND       X15, X0, X0
+	VPAND       X15, X1, X1
+	VINSERTI128 $1, X1, Y0, Y0
+	VPSUBB      Y14, Y0, Y0
+	VMOVDQU     Y0, (R10)
+	MOVWLZX     (R9), AX
+	VMOVD       AX, X2
+	VCVTPH2PS   X2, X2
+	VMOVSS      X2, (R11)
+	ADDQ        $18, R9
+	ADDQ        $512, R10
+	ADDQ        $64, R11
+	DECQ        R12
+	JNZ         widenblk
+
+	ADDQ BX, SI
+	ADDQ $32, DI
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  widenrow
+	VZEROUPPER
+	RET
+
+// func amxScalesQ8_0(rows *byte, rowStride, nr, nb int, dw *float32)
+// Gathers the scales of nr Q8_0 rows into dw [nb][16].
+TEXT ·amxScalesQ8_0(SB), NOSPLIT, $0-40
+	MOVQ rows+0(FP), SI
+	MOVQ rowStride+8(FP), BX
+	MOVQ nr+16(FP), CX
+	MOVQ nb+24(FP), DX
+	MOVQ dw+32(FP), R8
+
+scalerow:
+	MOVQ SI, R9
+	MOVQ R8, R11
+	MOVQ DX, R12
+
+scaleblk:
+	MOVWLZX   (R9), AX
+	VMOVD     AX, X2
+	VCVTPH2PS X2, X2
+	VMOVSS    X2, (R11)
+	ADDQ      $34, R9
+	ADDQ      $64, R11
+	DECQ      R12
+	JNZ       scaleblk
+
+	ADDQ BX, SI
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  scalerow
+	VZEROUPPER
+	RET
+
+// The tile kernels, func(k *tileArgs): per block, tmm0 = the exact sums
+// of up to 16 weight rows × 16 activation rows, stored to k.c; then each
+// weight row's sums (activation rows in lanes) are scaled and added to
+// its float32 running sum, Z0-Z15, in the generic twin's order:
+//   Q4_0: sum += (float(i)·dw)·dx      Q8_0: sum += float(i)·(dw·dx)
+// with Z16 the block's 16 activation scales. At the end the sums are
+// transposed to one row of outputs per activation row and stored under
+// the row mask, activation rows past k.nTok not at all.
+`
