@@ -167,7 +167,10 @@
 // and therefore not to the avx512 lanes of VecDot: a product through a
 // tile and the same product through VecDot may differ in the last bits.
 // Linux grants tile data on request (arch_prctl); CHURON_NOAMX=1 turns
-// the tile kernels off alone. Q4_0 and Q8_0 have them.
+// the tile kernels off alone. Q4_0, Q5_0, Q8_0, Q4_K and Q6_K have them
+// (the K-quants scale each sub-block's exact sum by its integer scale,
+// VPMULLD, and add the mins by VPDPWSSD over the activations' sub-block
+// sums, all in integers until the generic float steps).
 //
 // Decoding is bound by memory: on amd64 the row kernels prefetch a little
 // ahead inside their loops and VecDotRows reads its rows as two

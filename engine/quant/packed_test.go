@@ -28,7 +28,7 @@ func randRows(r *rand.Rand, typ Type, rows, n int, scale float64) []byte {
 	b := make([]byte, rows*size)
 	for i := range rows {
 		var err error
-		if typ == Q8_0 {
+		if typ == Q8_0 || typ == Q8_K {
 			err = QuantizeActivations(typ, f[i*n:(i+1)*n], b[i*size:(i+1)*size])
 		} else {
 			err = Quantize(typ, f[i*n:(i+1)*n], b[i*size:(i+1)*size])
@@ -41,27 +41,32 @@ func randRows(r *rand.Rand, typ Type, rows, n int, scale float64) []byte {
 }
 
 func TestVecDotPackedExact(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q8_0} {
+	for _, typ := range []Type{Q4_0, Q5_0, Q8_0, Q4_K, Q6_K} {
 		if !PackedKernel(typ) {
 			t.Logf("%v: no tile kernel on this machine (AMX %v); nothing to check", typ, AMX())
 			continue
 		}
 		r := rand.New(rand.NewPCG(1, uint64(typ)))
-		for _, n := range []int{32, 96, 896, 4864} {
+		at := VecDotType(typ)
+		ns := []int{32, 96, 896, 4864}
+		if at == Q8_K {
+			ns = []int{256, 768, 4864}
+		}
+		for _, n := range ns {
 			for _, shape := range [][2]int{{1, 1}, {16, 16}, {17, 5}, {15, 33}, {40, 16}, {33, 47}} {
 				nRows, nActs := shape[0], shape[1]
 				wrow, _ := typ.RowSize(n)
-				arow, _ := Q8_0.RowSize(n)
+				arow, _ := at.RowSize(n)
 				stride := wrow + 18*(nRows%2) // a padded stride now and then
 				w := make([]byte, stride*nRows)
 				wr := randRows(r, typ, nRows, n, 1)
 				for i := range nRows {
 					copy(w[i*stride:], wr[i*wrow:(i+1)*wrow])
 				}
-				acts := randRows(r, Q8_0, nActs, n, 3)
+				acts := randRows(r, at, nActs, n, 3)
 				var p PackedActs
-				if !p.Reset(Q8_0, nActs, n) {
-					t.Fatal("Reset refused Q8_0")
+				if !p.Reset(at, nActs, n) {
+					t.Fatalf("Reset refused %v", at)
 				}
 				for a := range nActs {
 					p.PackRow(a, acts[a*arow:])

@@ -18,6 +18,9 @@ func main() {
 	b.WriteString(storeMacros())
 	tileKernel(&b, "amxTileQ4_0", scaleThenAct)
 	tileKernel(&b, "amxTileQ8_0", scaleProduct)
+	b.WriteString(kHeader)
+	kTileKernel(&b, "amxTileQ4_K", 8, true)
+	kTileKernel(&b, "amxTileQ6_K", 16, false)
 	if err := os.WriteFile("packed_amd64.s", []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "genpacked:", err)
 		os.Exit(1)
@@ -112,6 +115,124 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-8
 	RET
 
 `, name)
+}
+
+// kTileKernel writes a K-quant kernel, func(k *kTileArgs): sub
+// sub-blocks per 256-value super-block (Q4_K: 8 of 32 values; Q6_K: 16 of
+// 16), each a tile product whose exact sums are multiplied by the
+// sub-block's integer scale and added to the super-block's integer sum
+// in Z0-Z15 (VPMULLD, VPADDD). After each super-block its float
+// epilogue (kFloat) adds the super-block's term to the running sums at
+// k.acc, in the generic twin's order. Pipelined as tileKernel.
+func kTileKernel(b *strings.Builder, name string, sub int, mins bool) {
+	step := 512
+	if sub == 16 {
+		step = 256
+	}
+	fmt.Fprintf(b, `// func %[1]s(k *kTileArgs)
+TEXT ·%[1]s(SB), NOSPLIT, $0-8
+	MOVQ k+0(FP), R11
+	MOVQ 0(R11), DI
+	LDTILECFG_DI
+	MOVQ 8(R11), SI
+	MOVQ 16(R11), BX
+	MOVQ 24(R11), R9
+	MOVQ 32(R11), R12
+	MOVQ 40(R11), DI
+	MOVQ 48(R11), R13
+	MOVQ 56(R11), CX
+	MOVQ 64(R11), DX
+	MOVQ 72(R11), R8
+	MOVQ $%[2]d, R10
+	MOVQ $64, AX
+	VPXORD Z16, Z16, Z16
+`, name, sub/2)
+	for m := range 16 {
+		fmt.Fprintf(b, "\tVPXORD Z%d, Z%d, Z%d\n\tVMOVUPS Z16, %d(R8)\n", m, m, m, m*64)
+	}
+	ops := func(buf int) string {
+		return strings.Replace(tileOps(buf), "ADDQ R8, SI\n\tADDQ $512, DI", fmt.Sprintf("ADDQ $%d, SI\n\tADDQ $%d, DI", step, step), 1)
+	}
+	b.WriteString("\n\t// step 0 into buffer 0\n")
+	b.WriteString(ops(0))
+	// Two steps per pass: the step count is even, so an odd step always
+	// follows; R10 counts the passes left in the super-block.
+	fmt.Fprintf(b, "\n%sloop:\n", name)
+	b.WriteString(ops(1))
+	b.WriteString(kInt(0))
+	fmt.Fprintf(b, "\tCMPQ CX, $2\n\tJEQ  %slast\n", name)
+	b.WriteString(ops(0))
+	fmt.Fprintf(b, "\n%slast:\n", name)
+	b.WriteString(kInt(1))
+	fmt.Fprintf(b, "\tDECQ R10\n\tJNZ  %snext\n", name)
+	b.WriteString(kFloat(mins))
+	fmt.Fprintf(b, "\tMOVQ $%d, R10\n\n%snext:\n\tSUBQ $2, CX\n\tJNZ  %sloop\n\n\tTILERELEASE\n", sub/2, name, name)
+	for m := range 16 {
+		fmt.Fprintf(b, "\tVMOVUPS %d(R8), Z%d\n", m*64, m)
+	}
+	b.WriteString(`	MOVQ k+0(FP), R11
+	MOVQ 88(R11), R12
+	MOVQ 96(R11), R13
+	MOVQ 104(R11), R8
+	MOVQ 80(R11), R11
+	TRANSPOSE_STORE
+	VZEROUPPER
+	RET
+
+`)
+}
+
+// kInt multiplies buffer buf's sums by the step's sub-block scales (at
+// R9, 16 int32) and adds them to Z0-Z15.
+func kInt(buf int) string {
+	var b strings.Builder
+	for m := range 16 {
+		t := 17 + m%4
+		fmt.Fprintf(&b, "\tVMOVDQU32   %d(DX), Z%d\n", 1024*buf+m*64, t)
+		fmt.Fprintf(&b, "\tVPMULLD.BCST %d(R9), Z%d, Z%d\n", m*4, t, t)
+		fmt.Fprintf(&b, "\tVPADDD      Z%d, Z%d, Z%d\n", t, m, m)
+	}
+	b.WriteString("\tADDQ $64, R9\n")
+	return b.String()
+}
+
+// kFloat ends a super-block: per weight row m, with isum in Zm, the
+// weight's d (and dmin, mins) at R12 and the activations' d (and
+// sub-block sums) at R13,
+//
+//	Q4_K: acc += float(d·float(isum)) − float(dmin·float(summs)),
+//	      summs = Σ mins·sums by VPDPWSSD, d = dw·dy, dmin = dminw·dy
+//	Q6_K: acc += (dw·dy)·float(isum)
+//
+// then zeroes isum and moves to the next super-block's data.
+func kFloat(mins bool) string {
+	var b strings.Builder
+	b.WriteString("\tVMOVUPS (R13), Z20\n")
+	if mins {
+		for i := range 4 {
+			fmt.Fprintf(&b, "\tVMOVDQU32 %d(R13), Z%d\n", 64*(i+1), 16+i)
+		}
+	}
+	for m := range 16 {
+		fmt.Fprintf(&b, "\tVCVTDQ2PS   Z%d, Z22\n", m)
+		fmt.Fprintf(&b, "\tVMULPS.BCST %d(R12), Z20, Z23\n", 4*m)
+		b.WriteString("\tVMULPS      Z23, Z22, Z22\n")
+		if mins {
+			b.WriteString("\tVPXORD      Z21, Z21, Z21\n")
+			for i := range 4 {
+				fmt.Fprintf(&b, "\tVPDPWSSD.BCST %d(R12), Z%d, Z21\n", 128+16*m+4*i, 16+i)
+			}
+			b.WriteString("\tVCVTDQ2PS   Z21, Z24\n")
+			fmt.Fprintf(&b, "\tVMULPS.BCST %d(R12), Z20, Z25\n", 64+4*m)
+			b.WriteString("\tVMULPS      Z25, Z24, Z24\n")
+			b.WriteString("\tVSUBPS      Z24, Z22, Z22\n")
+		}
+		fmt.Fprintf(&b, "\tVADDPS      %d(R8), Z22, Z22\n", 64*m)
+		fmt.Fprintf(&b, "\tVMOVUPS     Z22, %d(R8)\n", 64*m)
+		fmt.Fprintf(&b, "\tVPXORD      Z%d, Z%d, Z%d\n", m, m, m)
+	}
+	fmt.Fprintf(&b, "\tADDQ $%d, R12\n\tADDQ $%d, R13\n", 4*96, 4*80)
+	return b.String()
 }
 
 // storeMacros defines STCOL and TRANSPOSE_STORE: Z0-Z15 (weight rows,
@@ -244,6 +365,73 @@ widenblk:
 	VZEROUPPER
 	RET
 
+// Q5_0's fifth bits: VPSHUFB spreads qh's bytes over the 32 values
+// (amxBitsel), amxBitmask picks each value's bit.
+DATA amxBitsel<>+0(SB)/8, $0x0000000000000000
+DATA amxBitsel<>+8(SB)/8, $0x0101010101010101
+DATA amxBitsel<>+16(SB)/8, $0x0202020202020202
+DATA amxBitsel<>+24(SB)/8, $0x0303030303030303
+GLOBL amxBitsel<>(SB), RODATA|NOPTR, $32
+DATA amxBitmask<>+0(SB)/8, $0x8040201008040201
+DATA amxBitmask<>+8(SB)/8, $0x8040201008040201
+DATA amxBitmask<>+16(SB)/8, $0x8040201008040201
+DATA amxBitmask<>+24(SB)/8, $0x8040201008040201
+GLOBL amxBitmask<>(SB), RODATA|NOPTR, $32
+
+// func amxWidenQ5_0(rows *byte, rowStride, nr, nb int, a *byte, dw *float32)
+// As amxWidenQ4_0 for Q5_0: q = nibble + 16·(its bit of qh), less 16.
+TEXT ·amxWidenQ5_0(SB), NOSPLIT, $0-48
+	MOVQ         rows+0(FP), SI
+	MOVQ         rowStride+8(FP), BX
+	MOVQ         nr+16(FP), CX
+	MOVQ         nb+24(FP), DX
+	MOVQ         a+32(FP), DI
+	MOVQ         dw+40(FP), R8
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+	MOVL         $0x10101010, AX
+	VPBROADCASTD AX, Y14
+	VMOVDQU      amxBitsel<>(SB), Y12
+	VMOVDQU      amxBitmask<>(SB), Y11
+
+q50row:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ R8, R11
+	MOVQ DX, R12
+
+q50blk:
+	VMOVDQU      6(R9), X0
+	VPSRLW       $4, X0, X1
+	VPAND        X15, X0, X0
+	VPAND        X15, X1, X1
+	VINSERTI128  $1, X1, Y0, Y0
+	VPBROADCASTD 2(R9), Y2
+	VPSHUFB      Y12, Y2, Y2
+	VPAND        Y11, Y2, Y2
+	VPCMPEQB     Y11, Y2, Y2
+	VPAND        Y14, Y2, Y2
+	VPOR         Y2, Y0, Y0
+	VPSUBB       Y14, Y0, Y0
+	VMOVDQU      Y0, (R10)
+	MOVWLZX      (R9), AX
+	VMOVD        AX, X2
+	VCVTPH2PS    X2, X2
+	VMOVSS       X2, (R11)
+	ADDQ         $22, R9
+	ADDQ         $512, R10
+	ADDQ         $64, R11
+	DECQ         R12
+	JNZ          q50blk
+
+	ADDQ BX, SI
+	ADDQ $32, DI
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  q50row
+	VZEROUPPER
+	RET
+
 // func amxScalesQ8_0(rows *byte, rowStride, nr, nb int, dw *float32)
 // Gathers the scales of nr Q8_0 rows into dw [nb][16].
 TEXT ·amxScalesQ8_0(SB), NOSPLIT, $0-40
@@ -283,4 +471,137 @@ scaleblk:
 // with Z16 the block's 16 activation scales. At the end the sums are
 // transposed to one row of outputs per activation row and stored under
 // the row mask, activation rows past k.nTok not at all.
+`
+
+// kHeader holds the K-quant widening routines, written by hand.
+const kHeader = `// func amxWidenQ4_K(rows *byte, rowStride, nr, nsb int, a *byte)
+// Widens the quants of nr Q4_K rows to a [nsb][8][16][32] (int8 0..15:
+// sub-block 2j is the low nibbles of qs[32j:32j+32], 2j+1 the high ones).
+TEXT ·amxWidenQ4_K(SB), NOSPLIT, $0-40
+	MOVQ         rows+0(FP), SI
+	MOVQ         rowStride+8(FP), BX
+	MOVQ         nr+16(FP), CX
+	MOVQ         nsb+24(FP), DX
+	MOVQ         a+32(FP), DI
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+
+q4krow:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ DX, R12
+
+q4ksb:
+	VMOVDQU 16(R9), Y0
+	VMOVDQU 48(R9), Y2
+	VMOVDQU 80(R9), Y4
+	VMOVDQU 112(R9), Y6
+	VPSRLW  $4, Y0, Y1
+	VPSRLW  $4, Y2, Y3
+	VPSRLW  $4, Y4, Y5
+	VPSRLW  $4, Y6, Y7
+	VPAND   Y15, Y0, Y0
+	VPAND   Y15, Y1, Y1
+	VPAND   Y15, Y2, Y2
+	VPAND   Y15, Y3, Y3
+	VPAND   Y15, Y4, Y4
+	VPAND   Y15, Y5, Y5
+	VPAND   Y15, Y6, Y6
+	VPAND   Y15, Y7, Y7
+	VMOVDQU Y0, (R10)
+	VMOVDQU Y1, 512(R10)
+	VMOVDQU Y2, 1024(R10)
+	VMOVDQU Y3, 1536(R10)
+	VMOVDQU Y4, 2048(R10)
+	VMOVDQU Y5, 2560(R10)
+	VMOVDQU Y6, 3072(R10)
+	VMOVDQU Y7, 3584(R10)
+	ADDQ    $144, R9
+	ADDQ    $4096, R10
+	DECQ    R12
+	JNZ     q4ksb
+
+	ADDQ BX, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  q4krow
+	VZEROUPPER
+	RET
+
+// Q6KHALF widens one 128-value half of a Q6_K row (ql at lo(R9), qh at
+// ho(R9)) to sub-blocks t..t+7, 16 bytes each at 256-byte steps from
+// R10, as q−32.
+#define Q6KHALF(lo, ho, t) \
+	VMOVDQU     lo(R9), Y0;            \
+	VMOVDQU     lo+32(R9), Y1;         \
+	VMOVDQU     ho(R9), Y2;            \
+	VPSRLW      $4, Y0, Y3;            \
+	VPSRLW      $4, Y1, Y4;            \
+	VPAND       Y15, Y0, Y0;           \
+	VPAND       Y15, Y1, Y1;           \
+	VPAND       Y15, Y3, Y3;           \
+	VPAND       Y15, Y4, Y4;           \
+	VPSLLW      $4, Y2, Y5;            \
+	VPAND       Y14, Y5, Y5;           \
+	VPOR        Y5, Y0, Y0;            \
+	VPSLLW      $2, Y2, Y5;            \
+	VPAND       Y14, Y5, Y5;           \
+	VPOR        Y5, Y1, Y1;            \
+	VPAND       Y14, Y2, Y5;           \
+	VPOR        Y5, Y3, Y3;            \
+	VPSRLW      $2, Y2, Y5;            \
+	VPAND       Y14, Y5, Y5;           \
+	VPOR        Y5, Y4, Y4;            \
+	VPSUBB      Y13, Y0, Y0;           \
+	VPSUBB      Y13, Y1, Y1;           \
+	VPSUBB      Y13, Y3, Y3;           \
+	VPSUBB      Y13, Y4, Y4;           \
+	VMOVDQU     X0, (t*256)(R10);      \
+	VEXTRACTI128 $1, Y0, (t*256+256)(R10); \
+	VMOVDQU     X1, (t*256+512)(R10);  \
+	VEXTRACTI128 $1, Y1, (t*256+768)(R10); \
+	VMOVDQU     X3, (t*256+1024)(R10); \
+	VEXTRACTI128 $1, Y3, (t*256+1280)(R10); \
+	VMOVDQU     X4, (t*256+1536)(R10); \
+	VEXTRACTI128 $1, Y4, (t*256+1792)(R10)
+
+// func amxWidenQ6_K(rows *byte, rowStride, nr, nsb int, a *byte)
+// Widens the quants of nr Q6_K rows to a [nsb][16][16][16] (int8 q−32,
+// sub-block t holding values 16t..16t+15).
+TEXT ·amxWidenQ6_K(SB), NOSPLIT, $0-40
+	MOVQ         rows+0(FP), SI
+	MOVQ         rowStride+8(FP), BX
+	MOVQ         nr+16(FP), CX
+	MOVQ         nsb+24(FP), DX
+	MOVQ         a+32(FP), DI
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+	MOVL         $0x30303030, AX
+	VPBROADCASTD AX, Y14
+	MOVL         $0x20202020, AX
+	VPBROADCASTD AX, Y13
+
+q6krow:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ DX, R12
+
+q6ksb:
+	Q6KHALF(0, 128, 0)
+	Q6KHALF(64, 160, 8)
+	ADDQ $210, R9
+	ADDQ $4096, R10
+	DECQ R12
+	JNZ  q6ksb
+
+	ADDQ BX, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ  q6krow
+	VZEROUPPER
+	RET
+
+// The K-quant tile kernels, func(k *kTileArgs): see kTileKernel in
+// internal/genpacked.
+
 `
