@@ -2,9 +2,11 @@
 // Benchmarks llama.cpp's CPU backend (the prebuilt binaries that the npm
 // package node-llama-cpp ships) the way `llama-bench -p P -n N -r R -mmp 0`
 // does, so that it can be compared with `churon bench` on the same file.
+// With -d D (llama-bench's -d) every timed test runs after D tokens already
+// in the KV cache.
 // See README.md for what is measured and how it maps to llama-bench.
 //
-//   node bench.mjs -m FILE [-m FILE…] [-p 128] [-n 64] [-r 3] [-t 1,2]
+//   node bench.mjs -m FILE [-m FILE…] [-p 128] [-n 64] [-r 3] [-t 1,2] [-d 0,2048]
 //                  [--fa auto|on|off] [--api direct|public] [--json]
 //   node bench.mjs -m FILE --generate "Once upon a time" [-n 32] [-t 1] [--top 5]
 //
@@ -19,7 +21,7 @@ import { dirname, join } from "node:path";
 
 process.env.NODE_LLAMA_CPP_SKIP_DOWNLOAD = "true";
 
-const USAGE = `usage: bench.mjs -m FILE [-m FILE...] [-p 128] [-n 64] [-r 3] [-t 1,2]
+const USAGE = `usage: bench.mjs -m FILE [-m FILE...] [-p 128] [-n 64] [-r 3] [-t 1,2] [-d 0]
                 [--ctx 0] [--ubatch 512] [--fa auto|on|off] [--api direct|public]
                 [--no-warmup] [--seed 1] [--json] [--verbose]
        bench.mjs -m FILE --generate TEXT [-n 32] [-t 1] [--top 5] [--no-bos] [--fa off]
@@ -28,7 +30,7 @@ modules are looked up in $LLAMACPP_BENCH_DIR/node_modules
 
 function parseArgs(argv) {
     const o = {
-        models: [], p: 128, n: 64, r: 3, threads: [1, 2], ctx: 0, ubatch: 512, fa: "auto",
+        models: [], p: 128, n: 64, r: 3, threads: [1, 2], depths: [0], ctx: 0, ubatch: 512, fa: "auto",
         api: "direct", warmup: true, seed: 1, json: false, verbose: false,
         generate: null, top: 5, bos: true,
     };
@@ -52,6 +54,14 @@ function parseArgs(argv) {
                 o.threads = next().split(",").map((s) => int(a, s));
                 if (o.threads.some((t) => t < 1)) throw new Error(`${a}: threads must be ≥ 1`);
                 break;
+            case "-d": case "--n-depth": case "--depth": {
+                const list = next();
+                o.depths = list.split(",").map((s) => {
+                    if (s.trim() === "") throw new Error(`${a}: empty entry in ${list}`);
+                    return int(a, s);
+                });
+                break;
+            }
             case "--ctx": o.ctx = int(a, next()); break;
             case "--ubatch": case "-ub": o.ubatch = int(a, next()); break;
             case "--fa": o.fa = next(); break;
@@ -71,6 +81,10 @@ function parseArgs(argv) {
     if (!["auto", "on", "off"].includes(o.fa)) throw new Error(`--fa: want auto, on or off, got ${o.fa}`);
     if (!["direct", "public"].includes(o.api)) throw new Error(`--api: want direct or public, got ${o.api}`);
     if (o.r < 1) throw new Error("-r must be ≥ 1");
+    const need = Math.max(...o.depths) + o.p + o.n;
+    if (o.ctx > 0 && o.generate == null && o.ctx < need) {
+        throw new Error(`--ctx ${o.ctx}: too small for depth ${Math.max(...o.depths)} + ${o.p} prompt + ${o.n} generated tokens (want ≥ ${need}, or leave it out)`);
+    }
     return o;
 }
 
@@ -180,10 +194,12 @@ async function benchModel(L, llama, file, o, logs, out) {
     const addBos = model.tokens.shouldPrependBosToken && model.tokens.bos != null;
     const meta = model.fileInfo.metadata;
     try {
-        for (const t of o.threads) {
-            const nCtx = o.ctx || Math.max(512, o.p + o.n);
+        for (const t of o.threads) for (const depth of o.depths) {
+            // llama-bench sizes the context to depth + p + n; 512 at least, as before.
+            const nCtx = o.ctx || Math.max(512, depth + o.p + o.n);
+            const batch = Math.max(o.ubatch, o.p, 1);
             const context = await model.createContext({
-                contextSize: nCtx, batchSize: Math.max(o.ubatch, o.p, 1), sequences: 1, threads: t,
+                contextSize: nCtx, batchSize: batch, sequences: 1, threads: t,
                 flashAttention: o.fa === "auto" ? "auto" : o.fa === "on",
             });
             try {
@@ -192,6 +208,14 @@ async function benchModel(L, llama, file, o, logs, out) {
                 const rnd = makeRng(o.seed);
                 const prompt = (k) => Array.from({ length: k }, (_, i) => (i === 0 && addBos ? model.tokens.bos : rnd(nVocab)));
                 const pp = async () => { await d.decode(prompt(o.p)); };
+                // llama-bench's depth: a prompt of `depth` tokens (BOS, then random
+                // ids) decoded in batches of at most the batch size, untimed.
+                const fill = async () => {
+                    for (let done = 0; done < depth; done += batch) {
+                        const k = Math.min(batch, depth - done);
+                        await d.decode(Array.from({ length: k }, (_, i) => (done === 0 && i === 0 && addBos ? model.tokens.bos : rnd(nVocab))));
+                    }
+                };
                 const tg = async (k) => {
                     let tok = addBos ? model.tokens.bos : rnd(nVocab);
                     for (let i = 0; i < k; i++) {
@@ -199,8 +223,9 @@ async function benchModel(L, llama, file, o, logs, out) {
                         tok = rnd(nVocab);
                     }
                 };
-                // llama-bench: one untimed prompt run and one generated token, then
-                // every repetition starts from an empty cache.
+                // llama-bench: one untimed prompt run and one generated token (at
+                // depth 0), then every repetition starts from an empty cache filled
+                // to the depth.
                 if (o.warmup) {
                     await d.clear();
                     if (o.p > 0) await pp();
@@ -210,12 +235,14 @@ async function benchModel(L, llama, file, o, logs, out) {
                 for (let i = 0; i < o.r; i++) {
                     if (o.p > 0) {
                         await d.clear();
+                        await fill();
                         const s = now();
                         await pp();
                         ppRates.push(o.p / (now() - s));
                     }
                     if (o.n > 0) {
                         await d.clear();
+                        await fill();
                         const s = now();
                         await tg(o.n);
                         tgRates.push(o.n / (now() - s));
@@ -231,7 +258,7 @@ async function benchModel(L, llama, file, o, logs, out) {
                     arch: meta?.general?.architecture ?? null, file_type: meta?.general?.file_type ?? null,
                     model_bytes: statSync(file).size, n_vocab: nVocab, add_bos: addBos,
                     threads: context.currentThreads ?? t, mmap: false, flash_attn: o.fa, n_ctx: context.contextSize,
-                    n_prompt: o.p, n_gen: o.n, reps: o.r,
+                    n_prompt: o.p, n_gen: o.n, depth, reps: o.r,
                     pp_tps: ppM, pp_std: ppS, tg_tps: tgM, tg_std: tgS,
                     pp_samples: ppRates, tg_samples: tgRates,
                     load_s: loadS, weight_buffers_mib: buffers,
@@ -320,8 +347,9 @@ async function main() {
                     return;
                 }
                 const name = file.split("/").pop();
-                if (r.n_prompt > 0) console.log(`| ${name} | ${r.threads} | pp${r.n_prompt} | ${r.pp_tps.toFixed(2)} ± ${r.pp_std.toFixed(2)} |`);
-                if (r.n_gen > 0) console.log(`| ${name} | ${r.threads} | tg${r.n_gen} | ${r.tg_tps.toFixed(2)} ± ${r.tg_std.toFixed(2)} |`);
+                const at = r.depth > 0 ? ` @ d${r.depth}` : "";
+                if (r.n_prompt > 0) console.log(`| ${name} | ${r.threads} | pp${r.n_prompt}${at} | ${r.pp_tps.toFixed(2)} ± ${r.pp_std.toFixed(2)} |`);
+                if (r.n_gen > 0) console.log(`| ${name} | ${r.threads} | tg${r.n_gen}${at} | ${r.tg_tps.toFixed(2)} ± ${r.tg_std.toFixed(2)} |`);
             });
         }
     } finally {

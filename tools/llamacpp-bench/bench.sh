@@ -9,7 +9,9 @@
 # Options:
 #   -p N, -n N, -r N    prompt tokens, generated tokens, repetitions (128, 64, 3)
 #   -t LIST             threads, comma-separated (1,2)
-#   --rounds K          A B pairs per model and thread count (2)
+#   -d, --depth LIST    tokens already in the KV cache before each timed test,
+#                       comma-separated (0; llama-bench's -d): e.g. 0,2048
+#   --rounds K          A B pairs per model, thread count and depth (2)
 #   --churon PATH       churon binary (default: $CHURON, else built from this repo)
 #   --fa auto|on|off    llama.cpp flash attention (auto, llama-bench's default)
 #   --cpu-variant NAME  make llama.cpp use libggml-cpu-NAME.so (e.g. zen4:
@@ -50,7 +52,7 @@ install() {
     cp "$here/package-lock.json" "$cache/"
 }
 
-p=128 n=64 r=3 threads=1,2 rounds=2 fa=auto variant="" standard=0 out="" asjson=0 only_install=0 wait_idle=0
+p=128 n=64 r=3 threads=1,2 depths=0 rounds=2 fa=auto variant="" standard=0 out="" asjson=0 only_install=0 wait_idle=0
 churon=${CHURON:-}
 models=()
 while (($#)); do
@@ -59,6 +61,7 @@ while (($#)); do
         -n) n=$2; shift 2 ;;
         -r) r=$2; shift 2 ;;
         -t) threads=$2; shift 2 ;;
+        -d|--depth) depths=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --churon) churon=$2; shift 2 ;;
         --fa) fa=$2; shift 2 ;;
@@ -68,11 +71,17 @@ while (($#)); do
         --wait-idle) wait_idle=$2; shift 2 ;;
         --json) asjson=1; shift ;;
         --install) only_install=1; shift ;;
-        -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1" ;;
         *) models+=("$1"); shift ;;
     esac
 done
+
+IFS=, read -r -a dlist <<<"$depths"
+dset=""
+[[ $depths == 0 ]] || dset=1
+((${#dlist[@]})) || die "-d: empty depth list"
+for d in "${dlist[@]}"; do [[ $d =~ ^(0|[1-9][0-9]*)$ ]] || die "-d: not a non-negative integer: '$d'"; done
 
 install
 ((only_install)) && exit 0
@@ -134,7 +143,7 @@ log=${out%.jsonl}.log
     echo "# $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
     echo "# churon $churon ($churon_desc); llama.cpp via node-llama-cpp $(node -p "require('$moddir/node_modules/node-llama-cpp/package.json').version")${variant:+, CPU variant forced to $variant}"
     echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "# -p $p -n $n -r $r -t $threads, $rounds round(s) of llama.cpp then churon per model and thread count; raw: $out"
+    echo "# -p $p -n $n -r $r -t $threads${dset:+ -d $depths}, $rounds round(s) of llama.cpp then churon per model, thread count${dset:+ and depth}; raw: $out"
 } >&2
 
 IFS=, read -r -a tlist <<<"$threads"
@@ -176,11 +185,16 @@ run() {
 }
 for m in "${models[@]}"; do
     for t in "${tlist[@]}"; do
-        for ((k = 1; k <= rounds; k++)); do
-            echo "bench.sh: $(basename "$m") t=$t round $k: llama.cpp" >&2
-            run llama.cpp "$k" env LLAMACPP_BENCH_DIR="$moddir" node "$here/bench.mjs" -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" --fa "$fa" --json
-            echo "bench.sh: $(basename "$m") t=$t round $k: churon" >&2
-            run churon "$k" "$churon" bench -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" --no-mmap --json
+        for d in "${dlist[@]}"; do
+            # At depth 0 no flag at all: the very commands of a run without -d.
+            dflag=() at=""
+            ((d > 0)) && dflag=(--depth "$d") at=" d=$d"
+            for ((k = 1; k <= rounds; k++)); do
+                echo "bench.sh: $(basename "$m") t=$t$at round $k: llama.cpp" >&2
+                run llama.cpp "$k" env LLAMACPP_BENCH_DIR="$moddir" node "$here/bench.mjs" -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" "${dflag[@]}" --fa "$fa" --json
+                echo "bench.sh: $(basename "$m") t=$t$at round $k: churon" >&2
+                run churon "$k" "$churon" bench -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" "${dflag[@]}" --no-mmap --json
+            done
         done
     done
 done

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Reads the JSON lines bench.sh collected (bench.mjs for llama.cpp, `churon
 // bench --json` for churon, each tagged with "engine" and "round") and
-// prints one table with the ratios churon ÷ llama.cpp, or one JSON object
-// with --json.
+// prints one table with the ratios churon ÷ llama.cpp, one row per model,
+// thread count and KV depth, or one JSON object with --json.
 //
 //   node compare.mjs RUNS.jsonl [--json]
 
@@ -41,8 +41,10 @@ function pool(runs, mKey, sKey) {
 
 const groups = new Map();
 for (const r of rows) {
-    const key = `${r.model}\u0000${r.threads}`;
-    if (!groups.has(key)) groups.set(key, { model: r.model, threads: r.threads, "llama.cpp": [], churon: [] });
+    // Lines from before depth existed have none: they ran on an empty cache.
+    const depth = r.depth ?? 0;
+    const key = `${r.model}\u0000${r.threads}\u0000${depth}`;
+    if (!groups.has(key)) groups.set(key, { model: r.model, threads: r.threads, depth, "llama.cpp": [], churon: [] });
     const g = groups.get(key);
     if (!(r.engine in g)) {
         console.error(`compare.mjs: unknown engine ${r.engine}`);
@@ -67,7 +69,7 @@ for (const g of groups.values()) {
     // How much of the machine other processes used during the runs (bench.sh).
     const busy = [...L, ...C].map((r) => r.foreign_cpu_pct).filter((x) => typeof x === "number");
     out.push({
-        model: basename(g.model), path: g.model, threads: g.threads, n_prompt: np, n_gen: ng,
+        model: basename(g.model), path: g.model, threads: g.threads, depth: g.depth, n_prompt: np, n_gen: ng,
         rounds: Math.max(L.length, C.length),
         llama_cpp: { pp: lpp, tg: ltg, bw_pct: pct(ltg) },
         churon: { pp: cpp, tg: ctg, bw_pct: pct(ctg) },
@@ -86,15 +88,25 @@ if (asJSON) {
     const r = (x) => (x == null ? "—" : `${x.toFixed(2)}×`);
     const p = (x) => (x == null ? "—" : `${x.toFixed(0)} %`);
     const np = out[0]?.n_prompt ?? "", ng = out[0]?.n_gen ?? "";
-    console.log(`| model | t | pp${np} llama.cpp | pp${np} churon | pp ratio | tg${ng} llama.cpp | tg${ng} churon | tg ratio | bw % llama.cpp | bw % churon | others' CPU % |`);
-    console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    // Columns for tests that did not run (-p 0 or -n 0 everywhere) are left out.
+    const hasPP = out.some((o) => o.n_prompt > 0), hasTG = out.some((o) => o.n_gen > 0);
+    const head = ["model", "t", "depth"], align = ["---", "---:", "---:"];
+    if (hasPP) head.push(`pp${np} llama.cpp`, `pp${np} churon`, "pp ratio");
+    if (hasTG) head.push(`tg${ng} llama.cpp`, `tg${ng} churon`, "tg ratio", "bw % llama.cpp", "bw % churon");
+    head.push("others' CPU %");
+    while (align.length < head.length) align.push("---:");
+    console.log(`| ${head.join(" | ")} |`);
+    console.log(`|${align.join("|")}|`);
     for (const o of out) {
-        console.log(`| ${o.model} | ${o.threads} | ${f(o.llama_cpp.pp)} | ${f(o.churon.pp)} | ${r(o.pp_ratio)} | ` +
-            `${f(o.llama_cpp.tg)} | ${f(o.churon.tg)} | ${r(o.tg_ratio)} | ${p(o.llama_cpp.bw_pct)} | ${p(o.churon.bw_pct)} | ` +
-            `${o.others_cpu_pct ? `${o.others_cpu_pct.mean.toFixed(0)} (max ${o.others_cpu_pct.max.toFixed(0)})` : "—"} |`);
+        const cells = [o.model, o.threads, o.depth];
+        if (hasPP) cells.push(f(o.llama_cpp.pp), f(o.churon.pp), r(o.pp_ratio));
+        if (hasTG) cells.push(f(o.llama_cpp.tg), f(o.churon.tg), r(o.tg_ratio), p(o.llama_cpp.bw_pct), p(o.churon.bw_pct));
+        cells.push(o.others_cpu_pct ? `${o.others_cpu_pct.mean.toFixed(0)} (max ${o.others_cpu_pct.max.toFixed(0)})` : "—");
+        console.log(`| ${cells.join(" | ")} |`);
     }
     const v = out.find((o) => o.llama_cpp_version);
     if (v) console.log(`llama.cpp ${v.llama_cpp_version}, CPU variant ${v.cpu_variant}; churon backend ${v.churon_backend}; ratio = churon ÷ llama.cpp; ± = sample stddev over all repetitions of all rounds; ` +
-        `bw % = weights read per token × tg ÷ churon's measured read bandwidth at that thread count; ` +
+        `depth = tokens already in the KV cache before each timed test; ` +
+        `bw % = weights read per token × tg ÷ churon's measured read bandwidth at that thread count (the KV cache's reads, which grow with depth, not counted); ` +
         `others' CPU % = share of all CPUs used by other processes during the runs (mean, max)`);
 }
