@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"time"
@@ -113,7 +114,16 @@ func readInMemory(ctx context.Context, path string, report func(float64)) (*gguf
 	if err != nil {
 		return nil, err
 	}
-	buf := make([]byte, st.Size())
+	if st.Size() > math.MaxInt {
+		return nil, fmt.Errorf("file of %d bytes is too large for this platform", st.Size())
+	}
+	buf, release := weightBuffer(int(st.Size()))
+	parsed := false
+	defer func() {
+		if !parsed && release != nil {
+			release()
+		}
+	}()
 	const chunk = 64 << 20
 	for off := 0; off < len(buf); {
 		if err := ctx.Err(); err != nil {
@@ -126,7 +136,9 @@ func readInMemory(ctx context.Context, path string, report func(float64)) (*gguf
 		}
 		report(0.9 * float64(off) / float64(len(buf)))
 	}
-	return gguf.Parse(buf)
+	f, err := gguf.ParseOwned(buf, release)
+	parsed = err == nil
+	return f, err
 }
 
 func build(ctx context.Context, f *gguf.File, path string, opt LoadOptions) (*Model, error) {

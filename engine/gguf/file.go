@@ -142,6 +142,17 @@ func (f *File) Close() error {
 	return nil
 }
 
+// ParseOwned is Parse for data the File then owns: Close calls release
+// (which frees data) once. On error the caller still owns data.
+func ParseOwned(data []byte, release func() error) (*File, error) {
+	f, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	f.unmap = release
+	return f, nil
+}
+
 // Mapped reports whether the file is memory-mapped (rather than read into
 // memory or opened header-only).
 func (f *File) Mapped() bool { return f.mapped }
