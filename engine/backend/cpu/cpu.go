@@ -50,8 +50,16 @@ func (b *Backend) Close() { b.pool.close() }
 // Threads is the number of threads the backend uses.
 func (b *Backend) Threads() int { return b.threads }
 
-// Name describes the backend for the status line.
-func (b *Backend) Name() string { return fmt.Sprintf("CPU (%d threads)", b.threads) }
+// Name describes the backend for the status line and benchmark reports:
+// which kernels run ("avx512", with "+amx" where prompts run on tile
+// kernels) and on how many threads.
+func (b *Backend) Name() string {
+	level := quant.SIMDLevel()
+	if quant.AMX() {
+		level += "+amx"
+	}
+	return fmt.Sprintf("CPU %s (%d threads)", level, b.threads)
+}
 
 func growF(s []float32, n int) []float32 {
 	if cap(s) >= n {
