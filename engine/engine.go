@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/churon/churon/internal/hugemem"
 	"math"
 	"os"
 	"sort"
@@ -117,7 +118,7 @@ func readInMemory(ctx context.Context, path string, report func(float64)) (*gguf
 	if st.Size() > math.MaxInt {
 		return nil, fmt.Errorf("file of %d bytes is too large for this platform", st.Size())
 	}
-	buf, release := weightBuffer(int(st.Size()))
+	buf, release := hugemem.Alloc(int(st.Size()))
 	parsed := false
 	defer func() {
 		if !parsed && release != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/churon/churon/internal/hugemem"
 	"sync"
 	"time"
 )
@@ -18,7 +19,11 @@ func ReadBandwidth(ctx context.Context, size int64, threads, reps int) (float64,
 		return 0, fmt.Errorf("cpu: bandwidth: need at least 1 MiB, 1 thread and 1 repetition")
 	}
 	size &^= 1<<16 - 1
-	buf := make([]byte, size)
+	// The same kind of memory as weights read into memory (huge pages).
+	buf, release := hugemem.Alloc(int(size))
+	if release != nil {
+		defer release()
+	}
 	// Touch every page first so the timing sees reads, not page faults.
 	for i := 0; i < len(buf); i += 4096 {
 		buf[i] = byte(i >> 12)
