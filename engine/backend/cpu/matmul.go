@@ -23,6 +23,11 @@ const (
 	// kernels where the CPU has them (AMX); a tile holds 16 rows, so
 	// fewer would leave most of it idle.
 	packedMinRows = 16
+	// smallBatchJobs replaces jobsPerThread for a few input rows (a
+	// batched decode step): each job lays its activation rows out anew
+	// for the four-row kernels, which cost 5 % of a 4-sequence step at
+	// 8 jobs per thread.
+	smallBatchJobs = 2
 )
 
 // matmulTask is one matrix product of an n-row input with up to maxMulti
@@ -141,7 +146,11 @@ func (b *Backend) matmul(x []float32, n, k int) {
 	for j := range k {
 		total += t.outs[j].w.Rows()
 	}
-	seg := max(16, (total+jobsPerThread*b.threads-1)/(jobsPerThread*b.threads))
+	jobs := jobsPerThread
+	if n > 1 && n < packedMinRows {
+		jobs = smallBatchJobs
+	}
+	seg := max(16, (total+jobs*b.threads-1)/(jobs*b.threads))
 	t.segs = t.segs[:0]
 	for j := range k {
 		o := &t.outs[j]
