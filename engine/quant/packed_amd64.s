@@ -32,8 +32,8 @@
 #define TDPBSSD_0_1_2 BYTE $0xC4; BYTE $0xE2; BYTE $0x6B; BYTE $0x5E; BYTE $0xC1
 
 // func amxWidenQ4_0(rows *byte, rowStride, nr, nb int, a *byte, dw *float32)
-// Widens nr Q4_0 rows to a [nb][16][32] of q−8 (int8, in the activations'
-// order: low nibbles, then high) and their scales to dw [nb][16].
+// Widens nr Q4_0 rows to a [nb][16][32] of q−8 and their scales to
+// dw [nb][16].
 TEXT ·amxWidenQ4_0(SB), NOSPLIT, $0-48
 	MOVQ         rows+0(FP), SI
 	MOVQ         rowStride+8(FP), BX
@@ -46,35 +46,35 @@ TEXT ·amxWidenQ4_0(SB), NOSPLIT, $0-48
 	MOVL         $0x08080808, AX
 	VPBROADCASTD AX, Y14
 
-widenrow:
+amxWidenQ4_0row:
 	MOVQ SI, R9
 	MOVQ DI, R10
 	MOVQ R8, R11
 	MOVQ DX, R12
 
-widenblk:
-	VMOVDQU     2(R9), X0
-	VPSRLW      $4, X0, X1
-	VPAND       X15, X0, X0
-	VPAND       X15, X1, X1
-	VINSERTI128 $1, X1, Y0, Y0
-	VPSUBB      Y14, Y0, Y0
-	VMOVDQU     Y0, (R10)
-	MOVWLZX     (R9), AX
-	VMOVD       AX, X2
-	VCVTPH2PS   X2, X2
-	VMOVSS      X2, (R11)
-	ADDQ        $18, R9
-	ADDQ        $512, R10
-	ADDQ        $64, R11
-	DECQ        R12
-	JNZ         widenblk
+amxWidenQ4_0blk:
+	VMOVDQU      2(R9), X0
+	VPSRLW       $4, X0, X1
+	VPAND        X15, X0, X0
+	VPAND        X15, X1, X1
+	VINSERTI128  $1, X1, Y0, Y0
+	VPSUBB       Y14, Y0, Y0
+	VMOVDQU      Y0, (R10)
+	MOVWLZX      (R9), AX
+	VMOVD        AX, X2
+	VCVTPH2PS    X2, X2
+	VMOVSS       X2, (R11)
+	ADDQ         $18, R9
+	ADDQ         $512, R10
+	ADDQ         $64, R11
+	DECQ         R12
+	JNZ          amxWidenQ4_0blk
 
 	ADDQ BX, SI
 	ADDQ $32, DI
 	ADDQ $4, R8
 	DECQ CX
-	JNZ  widenrow
+	JNZ  amxWidenQ4_0row
 	VZEROUPPER
 	RET
 
@@ -92,7 +92,8 @@ DATA amxBitmask<>+24(SB)/8, $0x8040201008040201
 GLOBL amxBitmask<>(SB), RODATA|NOPTR, $32
 
 // func amxWidenQ5_0(rows *byte, rowStride, nr, nb int, a *byte, dw *float32)
-// As amxWidenQ4_0 for Q5_0: q = nibble + 16·(its bit of qh), less 16.
+// Widens nr Q5_0 rows to a [nb][16][32] of q−16 (q: nibble + its qh bit·16) and their scales to
+// dw [nb][16].
 TEXT ·amxWidenQ5_0(SB), NOSPLIT, $0-48
 	MOVQ         rows+0(FP), SI
 	MOVQ         rowStride+8(FP), BX
@@ -107,13 +108,13 @@ TEXT ·amxWidenQ5_0(SB), NOSPLIT, $0-48
 	VMOVDQU      amxBitsel<>(SB), Y12
 	VMOVDQU      amxBitmask<>(SB), Y11
 
-q50row:
+amxWidenQ5_0row:
 	MOVQ SI, R9
 	MOVQ DI, R10
 	MOVQ R8, R11
 	MOVQ DX, R12
 
-q50blk:
+amxWidenQ5_0blk:
 	VMOVDQU      6(R9), X0
 	VPSRLW       $4, X0, X1
 	VPAND        X15, X0, X0
@@ -135,13 +136,13 @@ q50blk:
 	ADDQ         $512, R10
 	ADDQ         $64, R11
 	DECQ         R12
-	JNZ          q50blk
+	JNZ          amxWidenQ5_0blk
 
 	ADDQ BX, SI
 	ADDQ $32, DI
 	ADDQ $4, R8
 	DECQ CX
-	JNZ  q50row
+	JNZ  amxWidenQ5_0row
 	VZEROUPPER
 	RET
 
