@@ -75,11 +75,11 @@ func (p *PackedActs) Reset(act Type, nActs, n int) bool {
 	nb := n / 32
 	groups := (nActs + packGroup - 1) / packGroup
 	p.act, p.n, p.nActs = act, n, nActs
-	p.b = growBytes(p.b, groups*nb*512)
+	p.b = grow(p.b, groups*nb*512)
 	if act == Q8_0 {
-		p.d = growFloats(p.d, groups*nb*packGroup)
+		p.d = grow(p.d, groups*nb*packGroup)
 	} else {
-		p.aux = growUint32s(p.aux, groups*(n/QK_K)*auxPerSuper)
+		p.aux = grow(p.aux, groups*(n/QK_K)*auxPerSuper)
 	}
 	// Rows past nActs in the last group are never stored, but zeros keep
 	// their lanes free of stale NaNs.
@@ -160,30 +160,11 @@ func VecDotPacked(w Type, rows []byte, rowStride, nRows int, p *PackedActs, out 
 	vecDotPacked(w, rows, rowStride, nRows, p, out, outStride, s)
 }
 
-func growBytes(b []byte, n int) []byte {
+// grow returns b resized to n elements, reusing its array when it is
+// large enough (the contents are then stale; callers overwrite them).
+func grow[T any](b []T, n int) []T {
 	if cap(b) < n {
-		return make([]byte, n)
-	}
-	return b[:n]
-}
-
-func growUint32s(b []uint32, n int) []uint32 {
-	if cap(b) < n {
-		return make([]uint32, n)
-	}
-	return b[:n]
-}
-
-func growInt32s(b []int32, n int) []int32 {
-	if cap(b) < n {
-		return make([]int32, n)
-	}
-	return b[:n]
-}
-
-func growFloats(b []float32, n int) []float32 {
-	if cap(b) < n {
-		return make([]float32, n)
+		return make([]T, n)
 	}
 	return b[:n]
 }

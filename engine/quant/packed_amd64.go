@@ -35,9 +35,9 @@ func vecDotPacked(w Type, rows []byte, rowStride, nRows int, p *PackedActs, out 
 		return
 	}
 	nb := p.n / 32
-	s.dw = growFloats(s.dw, nb*packGroup)
+	s.dw = grow(s.dw, nb*packGroup)
 	if w != Q8_0 {
-		s.a = growBytes(s.a, nb*512)
+		s.a = grow(s.a, nb*512)
 	}
 	groups := (p.nActs + packGroup - 1) / packGroup
 	for r0 := 0; r0 < nRows; r0 += packGroup {
@@ -100,9 +100,9 @@ func vecDotPackedK(w Type, rows []byte, rowStride, nRows int, p *PackedActs, out
 	if w == Q6_K {
 		sub, kdim = 16, 16
 	}
-	s.a = growBytes(s.a, nsb*4096)
-	s.sc = growInt32s(s.sc, nsb*sub*packGroup)
-	s.wk = growUint32s(s.wk, nsb*wkPerSuper)
+	s.a = grow(s.a, nsb*4096)
+	s.sc = grow(s.sc, nsb*sub*packGroup)
+	s.wk = grow(s.wk, nsb*wkPerSuper)
 	groups := (p.nActs + packGroup - 1) / packGroup
 	for r0 := 0; r0 < nRows; r0 += packGroup {
 		nr := min(packGroup, nRows-r0)
