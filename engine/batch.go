@@ -32,7 +32,7 @@ func (m *Model) DecodeBatch(ctx context.Context, seqs []*Sequence, tokens []int3
 	}
 	vocab := m.info.VocabSize
 	for i, s := range seqs {
-		if s.Len() >= s.kv.Context {
+		if s.Len() >= s.ctxLen {
 			return fmt.Errorf("%w: sequence %d holds %d tokens", ErrContextFull, i, s.Len())
 		}
 		if t := tokens[i]; t < 0 || int(t) >= vocab {
@@ -50,11 +50,11 @@ func (m *Model) DecodeBatch(ctx context.Context, seqs []*Sequence, tokens []int3
 	bt.OutRows = bt.OutRows[:0]
 	for i, s := range seqs {
 		bt.Pos = append(bt.Pos, int32(s.Len()))
-		bt.Groups = append(bt.Groups, arch.Group{Start: i, End: i + 1, KV: s.kv})
+		bt.Groups = append(bt.Groups, arch.Group{Start: i, End: i + 1})
 		bt.OutRows = append(bt.OutRows, i)
 	}
 	lead.btoks, lead.bpos = bt.Tokens, bt.Pos
-	if err := m.forwardBatch(lead, seqs); err != nil {
+	if err := m.forwardBatch(lead, seqs, seqs); err != nil {
 		return err
 	}
 	for i, s := range seqs {
@@ -80,8 +80,8 @@ func (m *Model) FeedBatch(ctx context.Context, seqs []*Sequence, toks [][]int32)
 	}
 	vocab := m.info.VocabSize
 	for i, s := range seqs {
-		if s.Len()+len(toks[i]) > s.kv.Context {
-			return fmt.Errorf("%w: sequence %d: %d cached + %d new tokens > %d", ErrContextFull, i, s.Len(), len(toks[i]), s.kv.Context)
+		if s.Len()+len(toks[i]) > s.ctxLen {
+			return fmt.Errorf("%w: sequence %d: %d cached + %d new tokens > %d", ErrContextFull, i, s.Len(), len(toks[i]), s.ctxLen)
 		}
 		for _, t := range toks[i] {
 			if t < 0 || int(t) >= vocab {
@@ -100,6 +100,7 @@ func (m *Model) FeedBatch(ctx context.Context, seqs []*Sequence, toks [][]int32)
 		bt := &lead.bt
 		bt.Tokens, bt.Pos = lead.btoks[:0], lead.bpos[:0]
 		bt.Groups, bt.OutRows = bt.Groups[:0], bt.OutRows[:0]
+		lead.bseqs = lead.bseqs[:0]
 		want = want[:0]
 		room := lead.batch
 		for i, s := range seqs {
@@ -114,7 +115,8 @@ func (m *Model) FeedBatch(ctx context.Context, seqs []*Sequence, toks [][]int32)
 			for j := range k {
 				bt.Pos = append(bt.Pos, int32(s.Len()+j))
 			}
-			bt.Groups = append(bt.Groups, arch.Group{Start: start, End: start + k, KV: s.kv})
+			bt.Groups = append(bt.Groups, arch.Group{Start: start, End: start + k})
+			lead.bseqs = append(lead.bseqs, s)
 			if k == len(rest) {
 				// The prompt ends in this pass: its last row's logits are wanted.
 				bt.OutRows = append(bt.OutRows, start+k-1)
@@ -126,7 +128,7 @@ func (m *Model) FeedBatch(ctx context.Context, seqs []*Sequence, toks [][]int32)
 		if len(bt.Tokens) == 0 {
 			return nil
 		}
-		if err := m.forwardBatch(lead, want); err != nil {
+		if err := m.forwardBatch(lead, lead.bseqs, want); err != nil {
 			return err
 		}
 		for i, s := range seqs {
@@ -146,6 +148,9 @@ func (m *Model) checkBatch(seqs []*Sequence) error {
 		if s == nil || s.m != m {
 			return fmt.Errorf("%w: sequence %d does not belong to this model", ErrBatch, i)
 		}
+		if s.closed {
+			return ErrClosed
+		}
 		for _, t := range seqs[:i] {
 			if t == s {
 				return fmt.Errorf("%w: sequence %d appears twice", ErrBatch, i)
@@ -155,35 +160,20 @@ func (m *Model) checkBatch(seqs []*Sequence) error {
 	return nil
 }
 
-// forwardBatch runs lead.bt and copies logits row j (of OutRows) to
-// want[j].
-func (m *Model) forwardBatch(lead *Sequence, want []*Sequence) error {
-	bt := &lead.bt
-	bf, ok := m.net.(arch.BatchForwarder)
-	if !ok {
-		// An architecture without batched passes: one pass per sequence.
-		for _, g := range bt.Groups {
-			var out []int
-			logits := lead.logits
-			for j, r := range bt.OutRows {
-				if r >= g.Start && r < g.End {
-					out, logits = []int{r - g.Start}, want[j].logits
-				}
-			}
-			if err := m.net.Forward(m.be, g.KV, &lead.scratch, bt.Tokens[g.Start:g.End], bt.Pos[g.Start:g.End], out, logits); err != nil {
-				return fmt.Errorf("engine: %w", err)
-			}
-		}
-		return nil
-	}
+// forwardBatch runs lead.bt, whose group i is groups[i]'s rows, and
+// copies logits row j (of OutRows) to want[j].
+func (m *Model) forwardBatch(lead *Sequence, groups, want []*Sequence) error {
 	vocab := m.info.VocabSize
 	n := len(want) * vocab
 	if cap(lead.blogits) < n {
 		lead.blogits = make([]float32, n)
 	}
 	lead.blogits = lead.blogits[:n]
-	if err := bf.ForwardBatch(m.be, &lead.scratch, bt, lead.blogits); err != nil {
-		return fmt.Errorf("engine: %w", err)
+	m.exec.Lock()
+	err := m.forward(&lead.bt, groups, lead.blogits)
+	m.exec.Unlock()
+	if err != nil {
+		return err
 	}
 	for j, s := range want {
 		copy(s.logits, lead.blogits[j*vocab:(j+1)*vocab])

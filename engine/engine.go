@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/churon/churon/internal/hugemem"
 	"math"
 	"os"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/churon/churon/engine/arch"
@@ -16,6 +16,7 @@ import (
 	"github.com/churon/churon/engine/chat"
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/tokenizer"
+	"github.com/churon/churon/internal/hugemem"
 )
 
 // LoadOptions control how a model is opened.
@@ -34,7 +35,38 @@ type LoadOptions struct {
 	Lock bool
 	// Progress, when set, is called with the fraction loaded (0..1).
 	Progress func(fraction float64)
+
+	// Device chooses where layers may run besides the CPU: "" or "auto"
+	// tries the registered accelerator backends in order and keeps the
+	// first that works; "cpu" uses none; a backend's name uses that one,
+	// and Load fails when it has no device.
+	Device string
+	// Accelerator, when set, is used as the accelerator instead of
+	// probing (tests pass the fake device). The model owns it and closes
+	// it.
+	Accelerator backend.Device
+	// GPULayers is how many layers run on the accelerator, counted as
+	// llama.cpp's -ngl: the last N layers, and with N > Layers the output
+	// head too. OffloadAuto (0) puts as many as fit in its free memory,
+	// OffloadNone none.
+	GPULayers int
+	// Context, KVType and Sequences size the caches an automatic offload
+	// keeps room for on the accelerator: Sequences caches of Context
+	// positions (DefaultContext and 1 when 0).
+	Context   int
+	KVType    KVType
+	Sequences int
+	// OnFallback, when set, is called when the accelerator failed during
+	// a forward pass and the model moved to the CPU, with the reason; it
+	// runs on the goroutine of the pass, which then finishes on the CPU.
+	OnFallback func(reason error)
 }
+
+// Offload counts for LoadOptions.GPULayers.
+const (
+	OffloadAuto = 0
+	OffloadNone = -1
+)
 
 // Model is a loaded model: immutable weights, tokenizer and chat template.
 // It is safe for concurrent use; each Sequence is used by one goroutine.
@@ -44,12 +76,21 @@ type Model struct {
 	net     arch.Model
 	tok     *tokenizer.Tokenizer
 	tmpl    *chat.Template
-	be      *cpu.Backend
 	info    Info
 	tmplErr error
 	loadDur time.Duration
 	locked  bool          // weights pinned with mlock (LoadOptions.Lock)
 	ident   identityCache // Identity, computed on first use (snapshot.go)
+
+	cpu        *cpu.Device
+	accel      backend.Device // nil without one, or after it failed
+	onFallback func(error)
+	// exec serialises forward passes, and guards the plan, the scratch
+	// buffers and the move to the CPU after a device failure.
+	exec    sync.Mutex
+	plan    *backend.Plan
+	scratch arch.Scratch
+	infoMu  sync.Mutex // guards info's device fields, which a fallback changes
 }
 
 // Info describes a loaded model.
@@ -69,8 +110,20 @@ type Info struct {
 	HasTemplate   bool // the file carries tokenizer.chat_template
 	FileBytes     int64
 	WeightBytes   int64
-	Backend       string
-	Threads       int
+	// Backend says what runs where: the CPU's name alone ("CPU avx2 (8
+	// threads)"), or each device with its share of the model.
+	Backend string
+	Threads int // the CPU's threads
+	// Accelerator is the device layers run on besides the CPU ("" for
+	// none); OffloadedLayers of Layers run there, and the output head
+	// when OffloadedOutput.
+	Accelerator     string
+	OffloadedLayers int
+	OffloadedOutput bool
+	// DeviceNotes says, a line each, why a backend is not used: a probe
+	// that found no device, an offload that did not fit, a device that
+	// failed during an answer.
+	DeviceNotes []string
 }
 
 // Load opens a GGUF model. It validates the file, builds the architecture
@@ -174,17 +227,16 @@ func build(ctx context.Context, f *gguf.File, path string, opt LoadOptions) (*Mo
 	} else {
 		m.tmpl = chat.Fallback()
 	}
-	threads := opt.Threads
-	if threads <= 0 {
-		threads = cpu.DefaultThreads()
-	}
 	if opt.Lock {
 		if err := lockWeights(f); err != nil {
 			return nil, err
 		}
 		m.locked = true
 	}
-	m.be = cpu.New(threads)
+	m.onFallback = opt.OnFallback
+	if err := m.place(opt); err != nil {
+		return nil, err
+	}
 	m.describe()
 	return m, nil
 }
@@ -210,8 +262,8 @@ func (m *Model) describe() {
 	if st, err := os.Stat(m.path); err == nil {
 		in.FileBytes = st.Size()
 	}
-	in.Backend = m.be.Name()
-	in.Threads = m.be.Threads()
+	in.Threads = m.cpu.Threads()
+	m.describePlan()
 }
 
 func baseName(p string) string {
@@ -225,7 +277,10 @@ func baseName(p string) string {
 
 // Info describes the model.
 func (m *Model) Info() Info {
+	m.infoMu.Lock()
 	in := m.info
+	in.DeviceNotes = append([]string(nil), m.info.DeviceNotes...)
+	m.infoMu.Unlock()
 	in.QuantMix = make(map[string]int, len(m.info.QuantMix))
 	for k, v := range m.info.QuantMix {
 		in.QuantMix[k] = v
@@ -275,16 +330,20 @@ func (m *Model) TemplateError() error { return m.tmplErr }
 // Config is the architecture's shape.
 func (m *Model) Config() arch.Config { return *m.net.Config() }
 
-// Backend is the compute backend in use.
-func (m *Model) Backend() backend.Backend { return m.be }
-
 // Close releases the model's memory and threads. Sequences made from it
 // must not be used afterwards.
 func (m *Model) Close() error {
 	if m.file == nil {
 		return nil
 	}
-	m.be.Close()
+	m.exec.Lock()
+	m.scratch.Release()
+	if m.accel != nil {
+		m.accel.Close()
+		m.accel = nil
+	}
+	m.cpu.Close()
+	m.exec.Unlock()
 	if m.locked {
 		unlockWeights(m.file)
 	}

@@ -213,7 +213,7 @@ func (g *gen) step() (int32, error) {
 		_, err = g.finish(FinishStop)
 	case opt.MaxTokens > 0 && len(g.res.Tokens) >= opt.MaxTokens:
 		_, err = g.finish(FinishLength)
-	case s.Len() >= s.kv.Context:
+	case s.Len() >= s.ctxLen:
 		_, err = g.finish(FinishContext)
 	}
 	return id, err

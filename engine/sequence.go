@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/churon/churon/engine/arch"
@@ -88,8 +89,11 @@ const DefaultBatch = 256
 // owns one. It is not safe for concurrent use.
 type Sequence struct {
 	m       *Model
-	kv      *backend.KVCache
-	scratch arch.Scratch
+	cache   *backend.Cache // every layer's state, on its layer's device
+	box     *cacheBox      // the same, for the cleanup of a sequence never closed
+	closed  bool
+	ctxLen  int
+	kvType  quant.Type
 	tokens  []int32
 	logits  []float32 // logits after the last fed token
 	batch   int
@@ -102,7 +106,9 @@ type Sequence struct {
 	bt      arch.Batch
 	btoks   []int32
 	bpos    []int32
+	bseqs   []*Sequence // the sequence of each group of bt
 	blogits []float32
+	self    [1]*Sequence
 }
 
 // NewSequence allocates a sequence and its KV cache.
@@ -119,15 +125,46 @@ func (m *Model) NewSequence(opt SequenceOptions) (*Sequence, error) {
 	if opt.KVType == KVQ8_0 && cfg.KVDim()%32 != 0 {
 		return nil, fmt.Errorf("engine: a Q8_0 KV cache needs a KV width that is a multiple of 32; this model's is %d (use f16)", cfg.KVDim())
 	}
-	kv, err := backend.NewKVCache(kvType, cfg.Layers, ctxLen, cfg.KVDim())
-	if err != nil {
+	if err := (backend.KVSpec{Type: kvType, Context: ctxLen, Dim: cfg.KVDim()}).Check(); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	batch := opt.Batch
 	if batch <= 0 {
 		batch = DefaultBatch
 	}
-	return &Sequence{m: m, kv: kv, batch: batch, logits: make([]float32, cfg.Vocab)}, nil
+	s := &Sequence{m: m, ctxLen: ctxLen, kvType: kvType, batch: batch, logits: make([]float32, cfg.Vocab), box: &cacheBox{}}
+	m.exec.Lock()
+	err = m.revive(s)
+	m.exec.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	// Device memory goes back when a sequence nobody closed is collected.
+	runtime.AddCleanup(s, (*cacheBox).release, s.box)
+	return s, nil
+}
+
+// cacheBox holds a sequence's current cache for its cleanup, which must
+// not hold the sequence itself.
+type cacheBox struct{ c *backend.Cache }
+
+func (b *cacheBox) release() {
+	if b.c != nil {
+		b.c.Release()
+	}
+}
+
+// Close returns the sequence's cache memory to its devices. The sequence
+// must not be used afterwards. Closing is optional on the CPU, where the
+// garbage collector frees the cache, but gives an accelerator's memory
+// back at once.
+func (s *Sequence) Close() {
+	s.m.exec.Lock()
+	defer s.m.exec.Unlock()
+	if s.cache != nil {
+		s.cache.Release()
+	}
+	s.cache, s.box.c, s.closed = nil, nil, true
 }
 
 // contextFor is the capacity NewSequence gives a sequence made with opt.
@@ -146,7 +183,7 @@ func (m *Model) contextFor(opt SequenceOptions) int {
 func (s *Sequence) Len() int { return len(s.tokens) }
 
 // Context is the cache capacity in tokens.
-func (s *Sequence) Context() int { return s.kv.Context }
+func (s *Sequence) Context() int { return s.ctxLen }
 
 // Tokens returns the tokens in the cache (do not modify).
 func (s *Sequence) Tokens() []int32 { return s.tokens }
@@ -156,7 +193,12 @@ func (s *Sequence) Tokens() []int32 { return s.tokens }
 func (s *Sequence) Logits() []float32 { return s.logits }
 
 // KVBytes is the memory held by the sequence's cache.
-func (s *Sequence) KVBytes() int64 { return s.kv.Bytes() }
+func (s *Sequence) KVBytes() int64 {
+	if s.cache == nil {
+		return 0
+	}
+	return s.cache.Bytes()
+}
 
 // Truncate drops cached tokens from position n on, so the next Feed
 // continues from there. Entries past n are simply overwritten later.
@@ -189,14 +231,14 @@ func (s *Sequence) FeedAll(ctx context.Context, toks []int32) ([]float32, error)
 }
 
 func (s *Sequence) feed(ctx context.Context, toks []int32, all []float32) error {
-	if s.m.file == nil {
+	if s.m.file == nil || s.closed {
 		return ErrClosed
 	}
 	if len(toks) == 0 {
 		return nil
 	}
-	if len(s.tokens)+len(toks) > s.kv.Context {
-		return fmt.Errorf("%w: %d cached + %d new tokens > %d", ErrContextFull, len(s.tokens), len(toks), s.kv.Context)
+	if len(s.tokens)+len(toks) > s.ctxLen {
+		return fmt.Errorf("%w: %d cached + %d new tokens > %d", ErrContextFull, len(s.tokens), len(toks), s.ctxLen)
 	}
 	vocab := s.m.info.VocabSize
 	for _, t := range toks {
@@ -224,8 +266,14 @@ func (s *Sequence) feed(ctx context.Context, toks []int32, all []float32) error 
 		} else if done+n == len(toks) {
 			s.outRows = append(s.outRows, n-1)
 		}
-		if err := s.m.net.Forward(s.m.be, s.kv, &s.scratch, chunk, s.pos, s.outRows, out); err != nil {
-			return fmt.Errorf("engine: %w", err)
+		s.bt.Tokens, s.bt.Pos, s.bt.OutRows = chunk, s.pos, s.outRows
+		s.bt.Groups = append(s.bt.Groups[:0], arch.Group{Start: 0, End: n})
+		s.self[0] = s
+		s.m.exec.Lock()
+		err := s.m.forward(&s.bt, s.self[:], out)
+		s.m.exec.Unlock()
+		if err != nil {
+			return err
 		}
 		s.tokens = append(s.tokens, chunk...)
 		done += n

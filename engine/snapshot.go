@@ -15,6 +15,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/quant"
 )
@@ -120,8 +121,8 @@ func (m *Model) Identity() Identity {
 // and KV cache type: what its snapshot's header records.
 func (s *Sequence) Identity() Identity {
 	id := s.m.Identity()
-	id.Context = s.kv.Context
-	id.KVType = kvTypeOf(s.kv.Type)
+	id.Context = s.ctxLen
+	id.KVType = kvTypeOf(s.kvType)
 	return id
 }
 
@@ -481,7 +482,7 @@ func (s *Sequence) SnapshotHeaderSize() int64 {
 // from) writes, for from in [0, Len()].
 func (s *Sequence) SnapshotSegmentSize(from int) int64 {
 	n := max(0, len(s.tokens)-from)
-	return snapSegFixed + 4*int64(n) + 2*int64(s.kv.Layers)*int64(n)*int64(s.kv.RowSize()) + 4*int64(len(s.logits))
+	return snapSegFixed + 4*int64(n) + 2*int64(s.m.net.Config().Layers)*int64(n)*int64(s.rowSize()) + 4*int64(len(s.logits))
 }
 
 // SnapshotSize is the number of bytes WriteSnapshot writes: the header
@@ -490,9 +491,27 @@ func (s *Sequence) SnapshotSize() int64 {
 	return s.SnapshotHeaderSize() + s.SnapshotSegmentSize(0)
 }
 
+// rowSize is the bytes of one position's keys (or values) in one layer.
+func (s *Sequence) rowSize() int {
+	return backend.KVSpec{Type: s.kvType, Context: s.ctxLen, Dim: s.m.net.Config().KVDim()}.RowSize()
+}
+
 func (s *Sequence) checkSnapshot() error {
-	if s.m.file == nil {
+	if s.m.file == nil || s.closed {
 		return ErrClosed
+	}
+	// A cache left on a device that failed is rebuilt first: its rows
+	// there are gone.
+	s.m.exec.Lock()
+	err := s.m.revive(s)
+	s.m.exec.Unlock()
+	if err != nil {
+		return err
+	}
+	for l := range s.cache.Layers() {
+		if lc := s.cache.Layer(l); lc.KV == nil || lc.State != nil {
+			return fmt.Errorf("engine: write snapshot: layer %d keeps state other than KV rows, which snapshots do not hold yet", l)
+		}
 	}
 	if id := s.Identity(); id.Hash == ([32]byte{}) {
 		return fmt.Errorf("engine: write snapshot: the model's identity cannot be computed")
@@ -553,7 +572,7 @@ func (s *Sequence) WriteSnapshotSegment(w io.Writer, from int) error {
 // newSnapWriter makes a writer for size bytes: its buffer holds a chunk
 // and the row (or token id, or logit) that crosses its end.
 func (s *Sequence) newSnapWriter(w io.Writer, size int64) *snapWriter {
-	return &snapWriter{w: w, buf: make([]byte, 0, min(size, snapChunk+int64(s.kv.RowSize())))}
+	return &snapWriter{w: w, buf: make([]byte, 0, min(size, snapChunk+int64(s.rowSize())))}
 }
 
 // writeSegment writes the segment of positions [from, Len()).
@@ -570,12 +589,12 @@ func (s *Sequence) writeSegment(sw *snapWriter, from int) error {
 		sw.maybeFlush()
 	}
 	sw.buf = le.AppendUint32(sw.buf, sw.sum())
-	rows := max(1, snapChunk/s.kv.RowSize())
-	for l := range s.kv.Layers {
+	rows := max(1, snapChunk/s.rowSize())
+	for l := range s.cache.Layers() {
 		for _, values := range []bool{false, true} {
 			for p := from; p < len(s.tokens); p += rows {
 				var err error
-				if sw.buf, err = s.kv.AppendRows(sw.buf, l, values, p, min(len(s.tokens), p+rows)); err != nil {
+				if sw.buf, err = s.cache.KV(l).AppendRows(sw.buf, values, p, min(len(s.tokens), p+rows)); err != nil {
 					return fmt.Errorf("engine: write snapshot: %w", err)
 				}
 				sw.maybeFlush()
@@ -1011,8 +1030,8 @@ func (m *Model) RestoreSnapshot(r io.Reader, opt SequenceOptions) (*Sequence, *S
 	if err != nil {
 		return nil, nil, fmt.Errorf("engine: read snapshot: %w", err)
 	}
-	if s.kv.Context != info.Context || kvTypeOf(s.kv.Type) != info.KVType {
-		return nil, nil, mismatch("the sequence made from the options has context %d, %v", s.kv.Context, kvTypeOf(s.kv.Type))
+	if s.ctxLen != info.Context || kvTypeOf(s.kvType) != info.KVType {
+		return nil, nil, mismatch("the sequence made from the options has context %d, %v", s.ctxLen, kvTypeOf(s.kvType))
 	}
 	ix := &SnapshotIndex{SnapshotInfo: info, End: sr.off, Sum: hsum}
 	sg := &segReader{sr: sr, s: s, ix: ix, logits: make([]float32, len(s.logits))}
@@ -1067,11 +1086,11 @@ func (g *segReader) next() error {
 	if err != nil {
 		return err
 	}
-	start, n, err := checkSegHead(h, off, len(s.tokens), s.kv.Context)
+	start, n, err := checkSegHead(h, off, len(s.tokens), s.ctxLen)
 	if err != nil {
 		return err
 	}
-	rs := s.kv.RowSize()
+	rs := s.rowSize()
 	payload := g.ix.segmentSize(n, rs) - snapSegHead - 4*int64(n) - 4
 	tb, err := sr.read(4*n, "segment's token ids")
 	if err != nil {
@@ -1095,9 +1114,9 @@ func (g *segReader) next() error {
 	// should it be torn.
 	lo, hi := start, min(len(s.tokens), start+n)
 	g.saved = g.saved[:0]
-	for l := range s.kv.Layers {
+	for l := range s.cache.Layers() {
 		for _, values := range []bool{false, true} {
-			if g.saved, err = s.kv.AppendRows(g.saved, l, values, lo, max(lo, hi)); err != nil {
+			if g.saved, err = s.cache.KV(l).AppendRows(g.saved, values, lo, max(lo, hi)); err != nil {
 				return corrupt("%v", err)
 			}
 		}
@@ -1107,12 +1126,12 @@ func (g *segReader) next() error {
 			return
 		}
 		k := (hi - lo) * rs
-		for i := range 2 * s.kv.Layers {
-			_ = s.kv.SetRows(i/2, i%2 == 1, lo, g.saved[i*k:(i+1)*k])
+		for i := range 2 * s.cache.Layers() {
+			_ = s.cache.KV(i/2).SetRows(i%2 == 1, lo, g.saved[i*k:(i+1)*k])
 		}
 	}
 	rows := max(1, snapChunk/rs)
-	for l := range s.kv.Layers {
+	for l := range s.cache.Layers() {
 		for _, values := range []bool{false, true} {
 			for p := 0; p < n; p += rows {
 				k := min(n-p, rows)
@@ -1121,7 +1140,7 @@ func (g *segReader) next() error {
 					restore()
 					return tornIfShort(err)
 				}
-				if err := s.kv.SetRows(l, values, start+p, b); err != nil {
+				if err := s.cache.KV(l).SetRows(values, start+p, b); err != nil {
 					return corrupt("%v", err)
 				}
 			}

@@ -1,11 +1,14 @@
 // Package arch holds the model architectures. Each is data — a struct of
 // named tensors read from the GGUF file — plus a forward pass written once
-// against backend.Backend. Architectures register themselves by their
-// general.architecture name.
+// against backend.Device and a backend.Plan, so it runs on the CPU, on an
+// accelerator, or split between them, without knowing which.
+// Architectures register themselves by their general.architecture name.
 package arch
 
 import (
 	"fmt"
+
+	"github.com/churon/churon/engine/quant"
 	"sort"
 	"strings"
 	"sync"
@@ -14,16 +17,38 @@ import (
 	"github.com/churon/churon/engine/gguf"
 )
 
-// Model is a loaded architecture ready to run.
+// Model is a loaded architecture. Build reads its tensors from the file;
+// Place makes them resident on the devices of a plan; then Forward runs.
 type Model interface {
 	// Config describes the model's shape.
 	Config() *Config
-	// Forward runs n tokens at positions pos through the model, storing
-	// their keys and values in kv. For each index in outRows (indices into
-	// tokens), it writes that row's logits to logits, one Vocab-long row
-	// each, in order. s holds reusable buffers.
-	Forward(b backend.Backend, kv *backend.KVCache, s *Scratch, tokens, pos []int32, outRows []int, logits []float32) error
+	// Weights lists every tensor the forward pass applies, each with the
+	// part of the model it belongs to: what a planner weighs.
+	Weights() []Part
+	// Place uploads every weight to the device its part runs on in p and
+	// makes p the plan Forward follows. Weights already on their device
+	// stay. Not safe to call during a Forward.
+	Place(p *backend.Plan) error
+	// CacheSpec says what each layer keeps per sequence, for a cache of
+	// ctx positions stored as kvType.
+	CacheSpec(kvType quant.Type, ctx int) []backend.LayerSpec
+	// Forward runs one batch through the model: rows from one or more
+	// sequences, each with its own cache made for the current plan. For
+	// each of batch.OutRows it writes that row's logits to logits, one
+	// Vocab-long row each, in order. s holds reusable buffers.
+	Forward(s *Scratch, batch *Batch, logits []float32) error
 }
+
+// Part numbers the parts of a model a plan places: InputPart is the
+// embedding, 0 … Layers-1 the layers, Layers the output head (the final
+// norm and projection).
+type Part struct {
+	Part   int
+	Tensor *backend.Tensor
+}
+
+// InputPart is the embedding's part number.
+const InputPart = -1
 
 // Builder reads an architecture's tensors and hyperparameters from a file.
 type Builder func(f *gguf.File) (Model, error)

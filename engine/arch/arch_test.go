@@ -32,12 +32,16 @@ func writeModel(t *testing.T, s synth.Spec) *gguf.File {
 func runForward(t *testing.T, m Model, tokens []int32, batches ...int) []float32 {
 	t.Helper()
 	c := m.Config()
-	kv, err := backend.NewKVCache(quant.F32, c.Layers, 64, c.KVDim())
+	d := cpu.NewDevice(2)
+	defer d.Close()
+	plan := backend.Single(d, c.Layers)
+	if err := m.Place(plan); err != nil {
+		t.Fatal(err)
+	}
+	cache, err := backend.NewCache(plan, m.CacheSpec(quant.F32, 64))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := cpu.New(2)
-	defer b.Close()
 	var s Scratch
 	out := make([]float32, len(tokens)*c.Vocab)
 	done := 0
@@ -52,7 +56,8 @@ func runForward(t *testing.T, m Model, tokens []int32, batches ...int) []float32
 			pos[i] = int32(done + i)
 			rows[i] = i
 		}
-		if err := m.Forward(b, kv, &s, tokens[done:done+n], pos, rows, out[done*c.Vocab:]); err != nil {
+		bt := &Batch{Tokens: tokens[done : done+n], Pos: pos, OutRows: rows, Groups: []Group{{Start: 0, End: n, Cache: cache}}}
+		if err := m.Forward(&s, bt, out[done*c.Vocab:]); err != nil {
 			t.Fatal(err)
 		}
 		done += n
@@ -117,26 +122,35 @@ func TestPhi3EqualsQwen2(t *testing.T) {
 	}
 	// Split phi3's fused tensors into a qwen2-shaped model in memory.
 	pm := phi.(*transformer)
-	q := *pm
-	q.v = variant{rope: backend.RopeNeoX}
-	q.layers = make([]layer, len(pm.layers))
+	q := &transformer{cfg: pm.cfg, v: variant{rope: backend.RopeNeoX}, att: pm.att}
 	c := pm.cfg
 	qDim, kvDim := c.Heads*c.HeadDim, c.KVDim()
 	rowBytes := 4 * c.Embd
+	// keep makes a weight of the split model: the same tensor, or a slice
+	// of a fused one.
+	keep := func(w *weight) *weight {
+		if w == nil {
+			return nil
+		}
+		nw := &weight{t: w.t, part: w.part}
+		q.weights = append(q.weights, nw)
+		return nw
+	}
+	part := func(w *weight, name string, rows, r0 int) *weight {
+		t := &backend.Tensor{Name: name, Type: quant.F32, Ne: [4]int{c.Embd, rows, 1, 1}, Data: w.t.Data[r0*rowBytes : (r0+rows)*rowBytes]}
+		return keep(&weight{t: t, part: w.part})
+	}
+	q.embd, q.outNorm, q.output = keep(pm.embd), keep(pm.outNorm), keep(pm.output)
+	q.layers = make([]layer, len(pm.layers))
 	for i, ly := range pm.layers {
-		nl := ly
-		nl.qkv = nil
-		d := ly.qkv.Data
-		nl.q = &backend.Tensor{Name: "q", Type: quant.F32, Ne: [4]int{c.Embd, qDim, 1, 1}, Data: d[:qDim*rowBytes]}
-		nl.k = &backend.Tensor{Name: "k", Type: quant.F32, Ne: [4]int{c.Embd, kvDim, 1, 1}, Data: d[qDim*rowBytes : (qDim+kvDim)*rowBytes]}
-		nl.v = &backend.Tensor{Name: "v", Type: quant.F32, Ne: [4]int{c.Embd, kvDim, 1, 1}, Data: d[(qDim+kvDim)*rowBytes:]}
-		u := ly.up.Data
-		nl.gate = &backend.Tensor{Name: "gate", Type: quant.F32, Ne: [4]int{c.Embd, c.FF, 1, 1}, Data: u[:c.FF*rowBytes]}
-		nl.up = &backend.Tensor{Name: "up", Type: quant.F32, Ne: [4]int{c.Embd, c.FF, 1, 1}, Data: u[c.FF*rowBytes:]}
-		q.layers[i] = nl
+		q.layers[i] = layer{
+			attnNorm: keep(ly.attnNorm), o: keep(ly.o), ffnNorm: keep(ly.ffnNorm), down: keep(ly.down),
+			q: part(ly.qkv, "q", qDim, 0), k: part(ly.qkv, "k", kvDim, qDim), v: part(ly.qkv, "v", kvDim, qDim+kvDim),
+			gate: part(ly.up, "gate", c.FF, 0), up: part(ly.up, "up", c.FF, c.FF),
+		}
 	}
 	tokens := []int32{1, 2, 3, 200, 300}
-	a, b := runForward(t, phi, tokens), runForward(t, &q, tokens)
+	a, b := runForward(t, phi, tokens), runForward(t, q, tokens)
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("logit %d: fused %v, split %v", i, a[i], b[i])

@@ -6,6 +6,7 @@ import (
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/gguf"
+	"github.com/churon/churon/engine/quant"
 )
 
 // variant says how one member of the Llama family differs from Llama.
@@ -35,34 +36,46 @@ func init() {
 // layer holds one transformer block. Matrix shapes are ggml ne order
 // [cols, rows]: input width first.
 type layer struct {
-	attnNorm []float32       // [embd]
-	q        *backend.Tensor // [embd, heads*headDim]
-	k        *backend.Tensor // [embd, kvDim]
-	v        *backend.Tensor // [embd, kvDim]
-	qkv      *backend.Tensor // [embd, heads*headDim + 2*kvDim] (fused variant)
-	qb, kb   []float32       // [heads*headDim], [kvDim] (qkvBias)
-	vb       []float32       // [kvDim]
-	qNorm    []float32       // [headDim] (qkNorm)
-	kNorm    []float32       // [headDim]
-	o        *backend.Tensor // [heads*headDim, embd]
-	ffnNorm  []float32       // [embd]
-	gate     *backend.Tensor // [embd, ff]
-	up       *backend.Tensor // [embd, ff] or [embd, 2*ff] (fused variant)
-	down     *backend.Tensor // [ff, embd]
+	attnNorm *weight // [embd]
+	q        *weight // [embd, heads*headDim]
+	k        *weight // [embd, kvDim]
+	v        *weight // [embd, kvDim]
+	qkv      *weight // [embd, heads*headDim + 2*kvDim] (fused variant)
+	qb, kb   *weight // [heads*headDim], [kvDim] (qkvBias)
+	vb       *weight // [kvDim]
+	qNorm    *weight // [headDim] (qkNorm)
+	kNorm    *weight // [headDim]
+	o        *weight // [heads*headDim, embd]
+	ffnNorm  *weight // [embd]
+	gate     *weight // [embd, ff]
+	up       *weight // [embd, ff] or [embd, 2*ff] (fused variant)
+	down     *weight // [ff, embd]
 }
 
 // transformer is the Llama family: pre-norm blocks of grouped-query
 // attention with RoPE and a SwiGLU feed-forward.
 type transformer struct {
+	resident
 	cfg     Config
 	v       variant
-	embd    *backend.Tensor // [embd, vocab]
-	outNorm []float32       // [embd]
-	output  *backend.Tensor // [embd, vocab]; token_embd when tied
+	att     backend.Attention
+	embd    *weight // [embd, vocab]
+	outNorm *weight // [embd]
+	output  *weight // [embd, vocab]; token_embd when tied
 	layers  []layer
 }
 
 func (m *transformer) Config() *Config { return &m.cfg }
+
+// CacheSpec implements Model: KV rows in every layer.
+func (m *transformer) CacheSpec(kvType quant.Type, ctx int) []backend.LayerSpec {
+	kv := &backend.KVSpec{Type: kvType, Context: ctx, Dim: m.cfg.KVDim()}
+	out := make([]backend.LayerSpec, m.cfg.Layers)
+	for i := range out {
+		out[i].KV = kv
+	}
+	return out
+}
 
 func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	l := &loader{f: f, arch: name}
@@ -87,14 +100,14 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 		return nil, fmt.Errorf("metadata: %d heads cannot share %d KV heads", c.Heads, c.KVHeads)
 	}
 	c.RMSEps = l.float("attention.layer_norm_rms_epsilon", 1e-5)
-	c.Rope = readRope(l, &c)
-	c.Rope.Mode = v.rope
 	if l.err != nil {
 		return nil, l.err
 	}
 
 	embd, qDim, kvDim := c.Embd, c.Heads*c.HeadDim, c.KVDim()
 	m := &transformer{cfg: c, v: v}
+	m.att = backend.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
+		Scale: float32(1 / math.Sqrt(float64(c.HeadDim)))}
 	tok, ok := f.Tensor("token_embd.weight")
 	if !ok {
 		return nil, fmt.Errorf("tensor token_embd.weight: missing")
@@ -103,7 +116,9 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 		return nil, fmt.Errorf("tensor token_embd.weight: shape %v is not a matrix", tok.Shape)
 	}
 	m.cfg.Vocab = int(tok.Shape[1])
-	m.embd = l.tensor("token_embd.weight", false, embd)
+	l.at(InputPart)
+	m.embd = l.table("token_embd.weight", embd)
+	l.at(c.Layers)
 	m.outNorm = l.vector("output_norm.weight", false, embd)
 	m.output = l.matrix("output.weight", true, embd, m.cfg.Vocab)
 	if m.output == nil && l.err == nil {
@@ -112,6 +127,7 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	}
 	m.layers = make([]layer, c.Layers)
 	for i := range m.layers {
+		l.at(i)
 		ly := &m.layers[i]
 		p := fmt.Sprintf("blk.%d.", i)
 		ly.attnNorm = l.vector(p+"attn_norm.weight", false, embd)
@@ -144,9 +160,14 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 			return nil, l.err
 		}
 	}
+	// Read last: RoPE's frequency factors, parameters rather than weights.
+	m.cfg.Rope = readRope(l, &m.cfg)
+	m.cfg.Rope.Mode = v.rope
+	l.finish()
 	if l.err != nil {
 		return nil, l.err
 	}
+	m.weights = l.weights
 	return m, nil
 }
 
@@ -187,7 +208,7 @@ func readRope(l *loader, c *Config) backend.Rope {
 	// variants ship long and short ones (short applies within the trained
 	// context, which is what we run at by default).
 	for _, name := range []string{"rope_freqs.weight", "rope_factors_short.weight"} {
-		if ff := l.vector(name, true, r.Dims/2); ff != nil {
+		if ff := l.hostVector(name, true, r.Dims/2); ff != nil {
 			r.FreqFactors = ff
 			break
 		}
@@ -195,43 +216,10 @@ func readRope(l *loader, c *Config) backend.Rope {
 	return r
 }
 
-// Scratch holds a sequence's intermediate buffers so decoding does not
-// allocate per token. It grows to the largest batch seen.
-type Scratch struct {
-	n                      int
-	x, xn, q, k, v, attn   []float32
-	qkv, gate, up, ffn, gu []float32
-	sel                    []float32
-	groups                 []Group
-	mdst                   [][]float32
-	mw                     []*backend.Tensor
-}
-
-func grow(s []float32, n int) []float32 {
-	if cap(s) >= n {
-		return s[:n]
-	}
-	return make([]float32, n)
-}
-
-func (s *Scratch) ensure(c *Config, n int) {
-	qDim, kvDim := c.Heads*c.HeadDim, c.KVDim()
-	s.x = grow(s.x, n*c.Embd)
-	s.xn = grow(s.xn, n*c.Embd)
-	s.q = grow(s.q, n*qDim)
-	s.k = grow(s.k, n*kvDim)
-	s.v = grow(s.v, n*kvDim)
-	s.attn = grow(s.attn, n*qDim)
-	s.gate = grow(s.gate, n*c.FF)
-	s.up = grow(s.up, n*c.FF)
-	s.ffn = grow(s.ffn, n*c.FF)
-	s.n = n
-}
-
 // Batch is one forward pass over rows from one or more sequences, each
-// with its own KV cache: the matrix products read every weight once for
-// all rows, attention runs per sequence. Rows of a sequence are
-// contiguous and listed by Groups.
+// with its own cache: the matrix products read every weight once for all
+// rows, attention runs per sequence. Rows of a sequence are contiguous and
+// listed by Groups.
 type Batch struct {
 	Tokens []int32
 	Pos    []int32 // position of each row in its sequence
@@ -244,61 +232,37 @@ type Batch struct {
 // Group is the rows [Start, End) of a batch that belong to one sequence.
 type Group struct {
 	Start, End int
-	KV         *backend.KVCache
+	Cache      *backend.Cache
 }
 
-// BatchForwarder is implemented by models that run several sequences in
-// one forward pass (all of this package's do).
-type BatchForwarder interface {
-	ForwardBatch(b backend.Backend, s *Scratch, batch *Batch, logits []float32) error
-}
-
-// multiMatMuler is the optional backend capability of several products
-// of one input in one pass (the q, k and v projections; gate and up):
-// the input is rounded once and the work shares one parallel loop.
-type multiMatMuler interface {
-	MatMulMulti(dst [][]float32, w []*backend.Tensor, x []float32, n int)
-}
-
-// Forward implements Model.
-func (m *transformer) Forward(b backend.Backend, kv *backend.KVCache, s *Scratch, tokens, pos []int32, outRows []int, logits []float32) error {
-	s.groups = append(s.groups[:0], Group{Start: 0, End: len(tokens), KV: kv})
-	return m.ForwardBatch(b, s, &Batch{Tokens: tokens, Pos: pos, Groups: s.groups, OutRows: outRows}, logits)
-}
-
-// matmuls computes dst[i] = w[i]·x, in one pass when the backend can.
-func (s *Scratch) matmuls(b backend.Backend, x []float32, n int, dst []([]float32), w []*backend.Tensor) {
-	if mm, ok := b.(multiMatMuler); ok {
-		mm.MatMulMulti(dst, w, x, n)
-		return
-	}
-	for i := range w {
-		b.MatMul(dst[i], w[i], x, n)
-	}
-}
-
-// ForwardBatch implements BatchForwarder.
-func (m *transformer) ForwardBatch(b backend.Backend, s *Scratch, bt *Batch, logits []float32) error {
+// check validates a batch against the model and its plan.
+func (m *transformer) check(bt *Batch, logits []float32) error {
 	c := &m.cfg
-	tokens, pos, outRows := bt.Tokens, bt.Pos, bt.OutRows
-	n := len(tokens)
-	if n == 0 || len(pos) != n {
-		return fmt.Errorf("forward: %d tokens with %d positions", n, len(pos))
+	n := len(bt.Tokens)
+	if m.plan == nil {
+		return fmt.Errorf("forward: the model is not placed on a device")
 	}
-	if len(logits) < len(outRows)*c.Vocab {
+	if n == 0 || len(bt.Pos) != n {
+		return fmt.Errorf("forward: %d tokens with %d positions", n, len(bt.Pos))
+	}
+	if len(logits) < len(bt.OutRows)*c.Vocab {
 		return fmt.Errorf("forward: logits buffer too small")
 	}
 	next := 0
 	for _, g := range bt.Groups {
-		if g.Start != next || g.End <= g.Start || g.End > n || g.KV == nil {
+		if g.Start != next || g.End <= g.Start || g.End > n || g.Cache == nil {
 			return fmt.Errorf("forward: sequence rows [%d,%d) do not continue the batch at row %d", g.Start, g.End, next)
 		}
-		if g.KV.Layers != c.Layers || g.KV.Dim != c.KVDim() {
-			return fmt.Errorf("forward: KV cache of %d layers × %d does not fit the model", g.KV.Layers, g.KV.Dim)
+		if g.Cache.Plan() != m.plan {
+			return fmt.Errorf("forward: a sequence's cache was made for another placement of the model")
 		}
-		for _, p := range pos[g.Start:g.End] {
-			if p < 0 || int(p) >= g.KV.Context {
-				return fmt.Errorf("forward: position %d outside the context of %d", p, g.KV.Context)
+		if g.Cache.Layers() != c.Layers || g.Cache.KV(0) == nil || g.Cache.KV(0).Spec().Dim != c.KVDim() {
+			return fmt.Errorf("forward: a cache of %d layers does not fit the model", g.Cache.Layers())
+		}
+		ctx := g.Cache.KV(0).Spec().Context
+		for _, p := range bt.Pos[g.Start:g.End] {
+			if p < 0 || int(p) >= ctx {
+				return fmt.Errorf("forward: position %d outside the context of %d", p, ctx)
 			}
 		}
 		next = g.End
@@ -306,93 +270,186 @@ func (m *transformer) ForwardBatch(b backend.Backend, s *Scratch, bt *Batch, log
 	if next != n {
 		return fmt.Errorf("forward: sequences cover %d of %d rows", next, n)
 	}
-	for _, r := range outRows {
+	for _, r := range bt.OutRows {
 		if r < 0 || r >= n {
 			return fmt.Errorf("forward: output row %d outside batch of %d", r, n)
 		}
 	}
-	s.ensure(c, n)
-	embd, qDim, kvDim := c.Embd, c.Heads*c.HeadDim, c.KVDim()
-	x := s.x
-	if err := b.Embed(x, m.embd, tokens); err != nil {
+	return nil
+}
+
+// Forward implements Model. Each part runs on its device in the plan;
+// where the next part's device differs, the residual stream crosses
+// (Scratch.cross), and the logits come back from the output head's
+// device.
+func (m *transformer) Forward(s *Scratch, bt *Batch, logits []float32) error {
+	if err := m.check(bt, logits); err != nil {
+		return err
+	}
+	c := &m.cfg
+	p := m.plan
+	tokens := bt.Tokens
+	n := len(tokens)
+	embd := c.Embd
+
+	dev := p.Input
+	x, err := s.on(dev).get(bufX, n*embd)
+	if err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}
-	att := backend.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-		Scale: float32(1 / math.Sqrt(float64(c.HeadDim)))}
-	if cap(s.mdst) < 3 {
-		s.mdst = make([][]float32, 3)
-		s.mw = make([]*backend.Tensor, 3)
-	}
+	dev.Embed(x, m.embd.on, tokens)
 	for li := range m.layers {
-		ly := &m.layers[li]
-		b.RMSNorm(s.xn, x, ly.attnNorm, c.RMSEps)
-		q, k, v := s.q, s.k, s.v
-		if ly.qkv != nil {
-			w := qDim + 2*kvDim
-			s.qkv = grow(s.qkv, n*w)
-			b.MatMul(s.qkv, ly.qkv, s.xn, n)
-			for i := range n {
-				row := s.qkv[i*w : (i+1)*w]
-				copy(q[i*qDim:(i+1)*qDim], row[:qDim])
-				copy(k[i*kvDim:(i+1)*kvDim], row[qDim:qDim+kvDim])
-				copy(v[i*kvDim:(i+1)*kvDim], row[qDim+kvDim:])
+		if d := p.Layers[li]; d != dev {
+			if x, err = s.cross(dev, d, x, n*embd); err != nil {
+				return fmt.Errorf("forward: %w", err)
 			}
-		} else {
-			s.mdst = append(s.mdst[:0], q, k, v)
-			s.mw = append(s.mw[:0], ly.q, ly.k, ly.v)
-			s.matmuls(b, s.xn, n, s.mdst, s.mw)
+			dev = d
 		}
-		if ly.qb != nil {
-			b.AddBias(q, ly.qb)
+		if err := m.block(s, dev, &m.layers[li], li, bt, x); err != nil {
+			return fmt.Errorf("forward: layer %d: %w", li, err)
 		}
-		if ly.kb != nil {
-			b.AddBias(k, ly.kb)
+	}
+	if d := p.Output; d != dev {
+		if x, err = s.cross(dev, d, x, n*embd); err != nil {
+			return fmt.Errorf("forward: %w", err)
 		}
-		if ly.vb != nil {
-			b.AddBias(v, ly.vb)
-		}
-		if ly.qNorm != nil {
-			b.RMSNorm(q, q, ly.qNorm, c.RMSEps)
-			b.RMSNorm(k, k, ly.kNorm, c.RMSEps)
-		}
-		b.RoPE(q, pos, c.Heads, c.HeadDim, &c.Rope)
-		b.RoPE(k, pos, c.KVHeads, c.HeadDim, &c.Rope)
-		for _, g := range bt.Groups {
-			gp := pos[g.Start:g.End]
-			g.KV.Store(li, gp, k[g.Start*kvDim:g.End*kvDim], v[g.Start*kvDim:g.End*kvDim])
-			b.Attend(s.attn[g.Start*qDim:g.End*qDim], q[g.Start*qDim:g.End*qDim], g.KV, li, gp, att)
-		}
-		b.MatMul(s.xn, ly.o, s.attn, n)
-		b.Add(x, s.xn)
+		dev = d
+	}
+	if err := m.head(s, dev, x, bt.OutRows, logits); err != nil {
+		return fmt.Errorf("forward: %w", err)
+	}
+	if err := dev.Sync(); err != nil {
+		return fmt.Errorf("forward: %w", &backend.DeviceError{Device: dev, Err: err})
+	}
+	return nil
+}
 
-		b.RMSNorm(s.xn, x, ly.ffnNorm, c.RMSEps)
-		if ly.gate == nil {
-			ff := c.FF
-			s.gu = grow(s.gu, n*2*ff)
-			b.MatMul(s.gu, ly.up, s.xn, n)
-			for i := range n {
-				copy(s.gate[i*ff:(i+1)*ff], s.gu[i*2*ff:i*2*ff+ff])
-				copy(s.up[i*ff:(i+1)*ff], s.gu[i*2*ff+ff:(i+1)*2*ff])
-			}
-		} else {
-			s.mdst = append(s.mdst[:0], s.gate, s.up)
-			s.mw = append(s.mw[:0], ly.gate, ly.up)
-			s.matmuls(b, s.xn, n, s.mdst, s.mw)
+// block runs one transformer block on dev over the residual stream x
+// (n×embd), in place.
+func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, bt *Batch, x backend.Buf) error {
+	c := &m.cfg
+	n := len(bt.Tokens)
+	pos := bt.Pos
+	embd, qDim, kvDim, ff := c.Embd, c.Heads*c.HeadDim, c.KVDim(), c.FF
+	ds := s.on(dev)
+	var b [numBufs]backend.Buf
+	for _, r := range [...]struct{ role, n int }{
+		{bufXN, n * embd}, {bufQ, n * qDim}, {bufK, n * kvDim}, {bufV, n * kvDim},
+		{bufAttn, n * qDim}, {bufGate, n * ff}, {bufUp, n * ff}, {bufFFN, n * ff},
+	} {
+		var err error
+		if b[r.role], err = ds.get(r.role, r.n); err != nil {
+			return err
 		}
-		b.SwiGLU(s.ffn, s.gate, s.up)
-		b.MatMul(s.xn, ly.down, s.ffn, n)
-		b.Add(x, s.xn)
 	}
-	if len(outRows) == 0 {
-		return nil
+	xn, q, k, v, attn := b[bufXN], b[bufQ], b[bufK], b[bufV], b[bufAttn]
+
+	dev.RMSNorm(xn, x, ly.attnNorm.on, c.RMSEps)
+	if ly.qkv != nil {
+		w := qDim + 2*kvDim
+		qkv, err := ds.get(bufFused, n*w)
+		if err != nil {
+			return err
+		}
+		dev.MatMul(qkv, ly.qkv.on, xn, n)
+		dev.CopyRows(q, qDim, qkv, w, n, qDim)
+		dev.CopyRows(k, kvDim, qkv.Slice(qDim, qkv.Len()), w, n, kvDim)
+		dev.CopyRows(v, kvDim, qkv.Slice(qDim+kvDim, qkv.Len()), w, n, kvDim)
+	} else {
+		s.mdst = append(s.mdst[:0], q, k, v)
+		s.mw = append(s.mw[:0], ly.q.on, ly.k.on, ly.v.on)
+		dev.MatMulMulti(s.mdst, s.mw, xn, n)
 	}
-	// Only the rows whose logits are wanted go through the (large) output
-	// projection: during prefill that is usually just the last one.
-	s.sel = grow(s.sel, len(outRows)*embd)
-	for j, r := range outRows {
-		copy(s.sel[j*embd:(j+1)*embd], x[r*embd:(r+1)*embd])
+	if ly.qb != nil {
+		dev.AddBias(q, ly.qb.on)
 	}
-	b.RMSNorm(s.sel, s.sel, m.outNorm, c.RMSEps)
-	b.MatMul(logits[:len(outRows)*c.Vocab], m.output, s.sel, len(outRows))
+	if ly.kb != nil {
+		dev.AddBias(k, ly.kb.on)
+	}
+	if ly.vb != nil {
+		dev.AddBias(v, ly.vb.on)
+	}
+	if ly.qNorm != nil {
+		dev.RMSNorm(q, q, ly.qNorm.on, c.RMSEps)
+		dev.RMSNorm(k, k, ly.kNorm.on, c.RMSEps)
+	}
+	dev.RoPE(q, pos, c.Heads, c.HeadDim, &c.Rope)
+	dev.RoPE(k, pos, c.KVHeads, c.HeadDim, &c.Rope)
+	for _, g := range bt.Groups {
+		kv := g.Cache.KV(li)
+		gp := pos[g.Start:g.End]
+		dev.StoreKV(kv, gp, k.Slice(g.Start*kvDim, g.End*kvDim), v.Slice(g.Start*kvDim, g.End*kvDim))
+		dev.Attend(attn.Slice(g.Start*qDim, g.End*qDim), q.Slice(g.Start*qDim, g.End*qDim), backend.Buf{}, kv, gp, &m.att)
+	}
+	dev.MatMul(xn, ly.o.on, attn, n)
+	dev.Add(x, xn)
+
+	dev.RMSNorm(xn, x, ly.ffnNorm.on, c.RMSEps)
+	gate, up, ffn := b[bufGate], b[bufUp], b[bufFFN]
+	if ly.gate == nil {
+		gu, err := ds.get(bufFused, n*2*ff)
+		if err != nil {
+			return err
+		}
+		dev.MatMul(gu, ly.up.on, xn, n)
+		dev.CopyRows(gate, ff, gu, 2*ff, n, ff)
+		dev.CopyRows(up, ff, gu.Slice(ff, gu.Len()), 2*ff, n, ff)
+	} else {
+		s.mdst = append(s.mdst[:0], gate, up)
+		s.mw = append(s.mw[:0], ly.gate.on, ly.up.on)
+		dev.MatMulMulti(s.mdst, s.mw, xn, n)
+	}
+	dev.SwiGLU(ffn, gate, up)
+	dev.MatMul(xn, ly.down.on, ffn, n)
+	dev.Add(x, xn)
+	return nil
+}
+
+// outChunk is how many rows' logits the output head computes at once:
+// the logits buffer on the device holds a chunk (up to twice this with a
+// short last chunk folded in), not a whole prompt's.
+const outChunk = 32
+
+// head runs the output norm and projection on dev for the rows of x in
+// outRows and queues their logits' copy into logits. Only the rows whose
+// logits are wanted go through the (large) projection: during prefill
+// that is usually just the last one.
+func (m *transformer) head(s *Scratch, dev backend.Device, x backend.Buf, outRows []int, logits []float32) error {
+	c := &m.cfg
+	embd, vocab := c.Embd, c.Vocab
+	ds := s.on(dev)
+	for j0 := 0; j0 < len(outRows); {
+		// Chunks of outChunk rows, the last one taking a short rest along:
+		// a chunk of fewer than 16 rows would run other kernels on the CPU
+		// (quant's tile kernels start at 16 rows) than the same rows in
+		// one product, and the chunking must not change a bit.
+		j1 := min(len(outRows), j0+outChunk)
+		if len(outRows)-j1 < 16 {
+			j1 = len(outRows)
+		}
+		rows := outRows[j0:j1]
+		k := len(rows)
+		sel, err := ds.get(bufSel, k*embd)
+		if err != nil {
+			return err
+		}
+		// Runs of consecutive rows are copied together.
+		for i := 0; i < k; {
+			e := i + 1
+			for e < k && rows[e] == rows[e-1]+1 {
+				e++
+			}
+			dev.CopyRows(sel.Slice(i*embd, e*embd), embd, x.Slice(rows[i]*embd, (rows[i]+e-i)*embd), embd, 1, (e-i)*embd)
+			i = e
+		}
+		dev.RMSNorm(sel, sel, m.outNorm.on, c.RMSEps)
+		out, err := ds.get(bufLogits, k*vocab)
+		if err != nil {
+			return err
+		}
+		dev.MatMul(out, m.output.on, sel, k)
+		dev.Read(logits[j0*vocab:j1*vocab], out)
+		j0 = j1
+	}
 	return nil
 }

@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/gguf"
@@ -9,11 +10,89 @@ import (
 )
 
 // loader reads tensors and hyperparameters of one architecture from a file
-// and remembers the first error, so builders read as a list of fields.
+// and remembers the first error, so builders read as a list of fields. It
+// records each weight it hands out with the part being read (at), so that
+// placing the model on devices is data, not code per architecture, and
+// the tensors it read, so that finish can refuse a file holding tensors
+// the architecture would silently not apply.
 type loader struct {
-	f    *gguf.File
-	arch string
-	err  error
+	f       *gguf.File
+	arch    string
+	err     error
+	part    int
+	weights []*weight
+	read    map[string]bool
+}
+
+// at makes the weights read next belong to part (InputPart, a layer, or
+// the number of layers for the output head).
+func (l *loader) at(part int) { l.part = part }
+
+// finish refuses tensors of the file that no field read: a model whose
+// file holds weights the forward pass would not apply would compute
+// something else than its authors' model, quietly.
+func (l *loader) finish() {
+	if l.err != nil {
+		return
+	}
+	var extra []string
+	for _, ti := range l.f.Tensors {
+		if !l.read[ti.Name] {
+			extra = append(extra, ti.Name)
+		}
+	}
+	switch {
+	case len(extra) == 1:
+		l.fail("tensor %s: not applied by the %s architecture (is the file for another one?)", extra[0], l.arch)
+	case len(extra) > 1:
+		more := ""
+		if len(extra) > 3 {
+			extra, more = extra[:3], fmt.Sprintf(" and %d more", len(extra)-3)
+		}
+		l.fail("tensors %s%s: not applied by the %s architecture (is the file for another one?)", strings.Join(extra, ", "), more, l.arch)
+	}
+}
+
+// weight is one tensor of the file, the part of the model it belongs to,
+// and its resident copy on the device the plan runs that part on.
+type weight struct {
+	t    *backend.Tensor
+	part int
+	on   backend.Weight // set by Place
+	dev  backend.Device // where on lives
+}
+
+// resident holds an architecture's weights and places them: embedded in
+// every architecture, it implements Model's Weights and Place.
+type resident struct {
+	weights []*weight
+	plan    *backend.Plan
+}
+
+// Weights implements Model.
+func (r *resident) Weights() []Part {
+	out := make([]Part, len(r.weights))
+	for i, w := range r.weights {
+		out[i] = Part{Part: w.part, Tensor: w.t}
+	}
+	return out
+}
+
+// Place implements Model.
+func (r *resident) Place(p *backend.Plan) error {
+	for _, w := range r.weights {
+		d := p.Stage(w.part)
+		if w.dev == d {
+			continue
+		}
+		on, err := d.Upload(w.t)
+		if err != nil {
+			return fmt.Errorf("place %s on %s: %w", w.t.Name, d.Name(), err)
+		}
+		w.on, w.dev = on, d
+	}
+	r.plan = p
+	return nil
 }
 
 func (l *loader) fail(format string, args ...any) {
@@ -69,6 +148,10 @@ func (l *loader) tensor(name string, optional bool, want ...int) *backend.Tensor
 		}
 		return nil
 	}
+	if l.read == nil {
+		l.read = map[string]bool{}
+	}
+	l.read[name] = true
 	t := &backend.Tensor{Name: name, Type: ti.Type, Ne: [4]int{1, 1, 1, 1}}
 	for i, d := range ti.Shape {
 		t.Ne[i] = int(d)
@@ -88,9 +171,29 @@ func (l *loader) tensor(name string, optional bool, want ...int) *backend.Tensor
 	return t
 }
 
+// add records t as a weight of the current part.
+func (l *loader) add(t *backend.Tensor) *weight {
+	if t == nil {
+		return nil
+	}
+	w := &weight{t: t, part: l.part}
+	l.weights = append(l.weights, w)
+	return w
+}
+
 // matrix is a weight used in a matrix product: its type must have a dot
 // product and its rows must be whole blocks.
-func (l *loader) matrix(name string, optional bool, cols, rows int) *backend.Tensor {
+func (l *loader) matrix(name string, optional bool, cols, rows int) *weight {
+	return l.add(l.matrixTensor(name, optional, cols, rows))
+}
+
+// table is a matrix whose rows are read (the embedding): any type that
+// dequantizes.
+func (l *loader) table(name string, cols int) *weight {
+	return l.add(l.tensor(name, false, cols))
+}
+
+func (l *loader) matrixTensor(name string, optional bool, cols, rows int) *backend.Tensor {
 	t := l.tensor(name, optional, cols, rows)
 	if t == nil {
 		return nil
@@ -106,14 +209,37 @@ func (l *loader) matrix(name string, optional bool, cols, rows int) *backend.Ten
 	return t
 }
 
-// vector reads a 1-D tensor (norm weight, bias) as float32.
-func (l *loader) vector(name string, optional bool, n int) []float32 {
+// vector is a 1-D weight (norm weight, bias) of n values.
+func (l *loader) vector(name string, optional bool, n int) *weight {
+	t := l.vectorTensor(name, optional, n)
+	if t == nil {
+		return nil
+	}
+	// Checked now, so a bad vector fails the load, not the placing.
+	if err := quant.Dequantize(t.Type, t.Data, make([]float32, n)); err != nil {
+		l.fail("tensor %s: %v", name, err)
+		return nil
+	}
+	return l.add(t)
+}
+
+func (l *loader) vectorTensor(name string, optional bool, n int) *backend.Tensor {
 	t := l.tensor(name, optional, n)
 	if t == nil {
 		return nil
 	}
 	if t.Elements() != n {
 		l.fail("tensor %s: %d elements, want %d", name, t.Elements(), n)
+		return nil
+	}
+	return t
+}
+
+// hostVector reads a 1-D tensor of parameters (RoPE frequency factors) as
+// float32 values: not a weight any device holds.
+func (l *loader) hostVector(name string, optional bool, n int) []float32 {
+	t := l.vectorTensor(name, optional, n)
+	if t == nil {
 		return nil
 	}
 	out := make([]float32, n)

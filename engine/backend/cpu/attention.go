@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/churon/churon/engine/backend"
@@ -27,21 +28,29 @@ const (
 )
 
 type attnTask struct {
-	b      *Backend
-	dst, q []float32
-	kv     *backend.KVCache
-	layer  int
-	pos    []int32
-	a      backend.Attention
-	group  int // query heads per KV head
-	hsplit int // parts the group's heads are split into, for parallelism
-	gh     int // query heads per job: group / hsplit
-	qb     int // query rows per job
-	nqb    int // query blocks
+	b         *Backend
+	dst, q    []float32
+	gate      []float32 // a.Gated: sigmoid gates laid out like q
+	sinks     []float32 // one logit per query head, or nil
+	kv        *KV
+	pos       []int32
+	a         backend.Attention
+	group     int // query heads per KV head
+	hsplit    int // parts the group's heads are split into, for parallelism
+	gh        int // query heads per job: group / hsplit
+	qb        int // query rows per job
+	nqb       int // query blocks
+	window    int // a.Window, or 0
+	softCap   float32
+	invSoftCp float32
 }
 
-// Attend implements backend.Backend.
-func (b *Backend) Attend(dst, q []float32, kv *backend.KVCache, layer int, pos []int32, a backend.Attention) {
+// Attend writes, for each of the len(pos) query rows in q (rows of
+// Heads×HeadDim), the attention output over the positions of kv that a
+// query at pos[i] sees: [0, pos[i]], or its last a.Window positions.
+// gate (a.Gated) holds sigmoid gates laid out like q, and sinks (nil, or
+// one per query head) the logits of a.Sinks.
+func (b *Backend) Attend(dst, q, gate []float32, kv *KV, pos []int32, a *backend.Attention, sinks []float32) {
 	n := len(pos)
 	if n == 0 {
 		return
@@ -49,7 +58,13 @@ func (b *Backend) Attend(dst, q []float32, kv *backend.KVCache, layer int, pos [
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t := &b.at
-	*t = attnTask{b: b, dst: dst, q: q, kv: kv, layer: layer, pos: pos, a: a}
+	*t = attnTask{b: b, dst: dst, q: q, kv: kv, pos: pos, a: *a, sinks: sinks, window: max(0, a.Window)}
+	if a.Gated {
+		t.gate = gate
+	}
+	if a.SoftCap > 0 {
+		t.softCap, t.invSoftCp = a.SoftCap, 1/a.SoftCap
+	}
 	t.group = a.Heads / a.KVHeads
 	maxPos := 0
 	for _, p := range pos {
@@ -81,7 +96,7 @@ func (b *Backend) Attend(dst, q []float32, kv *backend.KVCache, layer int, pos [
 		ws.q = growF(ws.q, t.qb*t.gh*hd)
 	}
 	b.pool.parallel(t, a.KVHeads*t.hsplit*t.nqb, 1)
-	t.dst, t.q, t.kv, t.pos = nil, nil, nil, nil
+	*t = attnTask{}
 }
 
 // run does jobs [lo, hi). Later query blocks (more keys in a causal
@@ -102,15 +117,23 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 	hd, gh := a.HeadDim, t.gh
 	r0, r1 := qb*t.qb, min(len(t.pos), (qb+1)*t.qb)
 	rows := r1 - r0
-	k16, v16 := t.kv.F16(t.layer)
-	k32, v32 := t.kv.F32(t.layer)
-	k8, v8 := t.kv.Q8(t.layer)
-	dim, rs := t.kv.Dim, t.kv.RowSize()
+	k16, v16 := t.kv.F16()
+	k32, v32 := t.kv.F32()
+	k8, v8 := t.kv.Q8()
+	dim, rs := t.kv.spec.Dim, t.kv.spec.RowSize()
 	head := func(i, h int) int { return (r0+i)*a.Heads + kvh*t.group + h0 + h }
+	// first is the first position a query at p sees.
+	first := func(p int) int {
+		if t.window > 0 {
+			return max(0, p-t.window+1)
+		}
+		return 0
+	}
 
-	maxPos := 0
+	maxPos, minFirst := 0, int(t.pos[r0])
 	for i := range rows {
 		maxPos = max(maxPos, int(t.pos[r0+i]))
+		minFirst = min(minFirst, first(int(t.pos[r0+i])))
 		for h := range gh {
 			src := t.q[head(i, h)*hd:][:hd]
 			dst := ws.q[(i*gh+h)*hd:][:hd]
@@ -123,6 +146,8 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 	}
 	ns := maxPos + 1
 	S := ws.s[:rows*gh*ns]
+	// Blocks before every row's window hold nothing a row sees.
+	kb0 := minFirst / keyBlock * keyBlock
 
 	// block widens positions [kb, ke) of this KV head from the cache and
 	// returns them with their row stride.
@@ -149,30 +174,44 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 	}
 
 	// Pass 1: scores.
-	for kb := 0; kb < ns; kb += keyBlock {
+	for kb := kb0; kb < ns; kb += keyBlock {
 		ke := min(kb+keyBlock, ns)
 		kf, stride := block(k16, k32, k8, ws.kf, kb, ke)
 		for i := range rows {
 			p := int(t.pos[r0+i])
-			if p < kb {
+			lo := max(kb, first(p))
+			if p < lo || lo >= ke {
 				continue
 			}
-			nk := min(ke, p+1) - kb
+			nk := min(ke, p+1) - lo
 			for h := range gh {
 				qi := i*gh + h
-				dots(S[qi*ns+kb:qi*ns+kb+nk], ws.q[qi*hd:(qi+1)*hd], kf, stride, a.Scale)
+				dots(S[qi*ns+lo:qi*ns+lo+nk], ws.q[qi*hd:(qi+1)*hd], kf[(lo-kb)*stride:], stride, a.Scale)
 			}
 		}
 	}
 
-	// Softmax per query, as ggml_soft_max: (scores already scaled) max,
-	// exp, float64 sum, one float32 scale factor.
+	// Softmax per query, as ggml_soft_max: (scores already scaled and
+	// capped) max, exp, float64 sum, one float32 scale factor. A sink
+	// joins the max and the sum, as ggml's soft_max with sinks.
 	for i := range rows {
 		p := int(t.pos[r0+i])
 		for h := range gh {
 			qi := i*gh + h
-			s := S[qi*ns : qi*ns+p+1]
-			sum := softmaxExp(s, maxF32(s))
+			s := S[qi*ns+first(p) : qi*ns+p+1]
+			if t.softCap > 0 {
+				softCap(s, t.softCap, t.invSoftCp)
+			}
+			mx := maxF32(s)
+			var sink float32
+			if t.sinks != nil {
+				sink = t.sinks[kvh*t.group+h0+h]
+				mx = max(mx, sink)
+			}
+			sum := softmaxExp(s, mx)
+			if t.sinks != nil {
+				sum += math.Exp(float64(sink - mx))
+			}
 			scaleF32(s, float32(1/sum))
 			if v16 != nil {
 				roundF16(s)
@@ -182,20 +221,43 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 	}
 
 	// Pass 2: the weighted sum of values, accumulated straight into dst.
-	for kb := 0; kb < ns; kb += keyBlock {
+	for kb := kb0; kb < ns; kb += keyBlock {
 		ke := min(kb+keyBlock, ns)
 		vf, stride := block(v16, v32, v8, ws.vf, kb, ke)
 		for i := range rows {
 			p := int(t.pos[r0+i])
-			if p < kb {
+			lo := max(kb, first(p))
+			if p < lo || lo >= ke {
 				continue
 			}
-			nk := min(ke, p+1) - kb
+			nk := min(ke, p+1) - lo
 			for h := range gh {
 				qi := i*gh + h
-				accum(t.dst[head(i, h)*hd:][:hd], S[qi*ns+kb:qi*ns+kb+nk], vf, stride)
+				accum(t.dst[head(i, h)*hd:][:hd], S[qi*ns+lo:qi*ns+lo+nk], vf[(lo-kb)*stride:], stride)
 			}
 		}
+	}
+	if t.gate != nil {
+		for i := range rows {
+			for h := range gh {
+				o := head(i, h) * hd
+				gateSigmoid(t.dst[o:o+hd], t.gate[o:o+hd])
+			}
+		}
+	}
+}
+
+// softCap caps scores as ggml's soft-capping does: s ← cap·tanh(s/cap).
+func softCap(s []float32, c, inv float32) {
+	for i, v := range s {
+		s[i] = float32(math.Tanh(float64(v*inv))) * c
+	}
+}
+
+// gateSigmoid multiplies each output by the sigmoid of its gate.
+func gateSigmoid(dst, gate []float32) {
+	for i, g := range gate {
+		dst[i] *= 1 / (1 + float32(math.Exp(float64(-g))))
 	}
 }
 

@@ -21,11 +21,11 @@ func TestAttendQ8(t *testing.T) {
 			dim := c.kvHeads * c.hd
 			const ctx = 150
 			r := rand.New(rand.NewPCG(uint64(c.hd), 3))
-			q8, err := backend.NewKVCache(quant.Q8_0, 1, ctx, dim)
+			q8, err := NewKV(backend.KVSpec{Type: quant.Q8_0, Context: ctx, Dim: dim})
 			if err != nil {
 				t.Fatal(err)
 			}
-			f32, _ := backend.NewKVCache(quant.F32, 1, ctx, dim)
+			f32, _ := NewKV(backend.KVSpec{Type: quant.F32, Context: ctx, Dim: dim})
 			k, v := make([]float32, ctx*dim), make([]float32, ctx*dim)
 			for i := range k {
 				k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
@@ -34,9 +34,9 @@ func TestAttendQ8(t *testing.T) {
 			for i := range pos {
 				pos[i] = int32(i)
 			}
-			q8.Store(0, pos, k, v)
+			q8.Store(pos, k, v)
 			// The F32 cache gets what Q8_0 holds, widened by quant.
-			kq, vq := q8.Q8(0)
+			kq, vq := q8.Q8()
 			kd, vd := make([]float32, ctx*dim), make([]float32, ctx*dim)
 			if err := quant.Dequantize(quant.Q8_0, kq, kd); err != nil {
 				t.Fatal(err)
@@ -44,7 +44,7 @@ func TestAttendQ8(t *testing.T) {
 			if err := quant.Dequantize(quant.Q8_0, vq, vd); err != nil {
 				t.Fatal(err)
 			}
-			f32.Store(0, pos, kd, vd)
+			f32.Store(pos, kd, vd)
 			a := backend.Attention{Heads: c.heads, KVHeads: c.kvHeads, HeadDim: c.hd, Scale: float32(1 / math.Sqrt(float64(c.hd)))}
 			for _, rows := range [][2]int{{0, ctx}, {ctx - 1, ctx}, {70, 75}} {
 				p := pos[rows[0]:rows[1]]
@@ -55,8 +55,8 @@ func TestAttendQ8(t *testing.T) {
 				}
 				b := New(2)
 				got, want := make([]float32, len(qv)), make([]float32, len(qv))
-				b.Attend(got, qv, q8, 0, p, a)
-				b.Attend(want, qv, f32, 0, p, a)
+				b.Attend(got, qv, nil, q8, p, &a, nil)
+				b.Attend(want, qv, nil, f32, p, &a, nil)
 				b.Close()
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {

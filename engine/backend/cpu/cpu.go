@@ -9,9 +9,10 @@ import (
 	"github.com/churon/churon/engine/quant"
 )
 
-// Backend runs on the CPU. It is safe for concurrent use: operations are
-// serialised (they share one pool of cores and the scratch buffers), so
-// two sequences decoding at once interleave step by step.
+// Backend is the CPU's kernels on host slices, the Device's engine room
+// (and the fake test device's). It is safe for concurrent use:
+// operations are serialised (they share one pool of cores and the
+// scratch buffers).
 type Backend struct {
 	pool    *pool
 	threads int
@@ -75,7 +76,7 @@ func growB(s []byte, n int) []byte {
 	return make([]byte, n, n+n/4)
 }
 
-// Embed implements backend.Backend.
+// Embed writes the rows of table named by ids into dst (len(ids)×Cols).
 func (b *Backend) Embed(dst []float32, table *backend.Tensor, ids []int32) error {
 	cols := table.Cols()
 	rowBytes, ok := table.Type.RowSize(cols)
@@ -94,7 +95,8 @@ func (b *Backend) Embed(dst []float32, table *backend.Tensor, ids []int32) error
 	return nil
 }
 
-// RMSNorm implements backend.Backend.
+// RMSNorm normalises each row of x (row length len(w)) into dst and
+// multiplies by w. dst may alias x.
 func (b *Backend) RMSNorm(dst, x, w []float32, eps float32) {
 	d := len(w)
 	for r := 0; r+d <= len(x); r += d {
@@ -121,7 +123,8 @@ type ropeCache struct {
 	cs  []float32 // per position: nd/2 (cos, sin) pairs
 }
 
-// RoPE implements backend.Backend, following ggml's rope with YaRN.
+// RoPE rotates each head of x (len(pos) rows of heads×headDim) in place,
+// following ggml's rope with YaRN; pos[i] is the position of row i.
 func (b *Backend) RoPE(x []float32, pos []int32, heads, headDim int, r *backend.Rope) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -244,7 +247,7 @@ func (t *elemTask) run(_, lo, hi int) {
 // few thousand elements in about the time a parallel loop takes to start.
 const elemChunk = 8192
 
-// SwiGLU implements backend.Backend.
+// SwiGLU computes dst = silu(gate) * up, elementwise.
 func (b *Backend) SwiGLU(dst, gate, up []float32) {
 	n := len(gate)
 	if n < 2*elemChunk || b.threads == 1 {
@@ -259,14 +262,14 @@ func (b *Backend) SwiGLU(dst, gate, up []float32) {
 	b.ew = elemTask{}
 }
 
-// Add implements backend.Backend.
+// Add computes dst += x, elementwise.
 func (b *Backend) Add(dst, x []float32) {
 	for i, v := range x {
 		dst[i] += v
 	}
 }
 
-// AddBias implements backend.Backend.
+// AddBias adds bias to each row of x (row length len(bias)).
 func (b *Backend) AddBias(x, bias []float32) {
 	d := len(bias)
 	for r := 0; r+d <= len(x); r += d {
@@ -276,5 +279,3 @@ func (b *Backend) AddBias(x, bias []float32) {
 		}
 	}
 }
-
-var _ backend.Backend = (*Backend)(nil)

@@ -306,31 +306,37 @@ func packedWant(t *testing.T, typ quant.Type, x []float32, n, cols int) func(w *
 }
 
 // naiveAttend is ggml's non-flash attention in float64: softmax over the
-// whole row, probabilities rounded to F16 for an F16 cache.
-func naiveAttend(q []float32, kv *backend.KVCache, layer int, pos []int32, a backend.Attention) []float64 {
+// positions a query sees, probabilities rounded to F16 for an F16 cache,
+// with the optional window, soft-cap, sinks and gate of a.
+func naiveAttend(q, gate []float32, kv *KV, pos []int32, a backend.Attention, sinks []float32) []float64 {
 	hd, g := a.HeadDim, a.Heads/a.KVHeads
-	k16, v16 := kv.F16(layer)
-	k32, v32 := kv.F32(layer)
+	k16, v16 := kv.F16()
+	k32, v32 := kv.F32()
+	dim := kv.Spec().Dim
 	key := func(t, kvh, j int) float64 {
 		if k16 != nil {
-			return float64(quant.FP16ToFP32(k16[t*kv.Dim+kvh*hd+j]))
+			return float64(quant.FP16ToFP32(k16[t*dim+kvh*hd+j]))
 		}
-		return float64(k32[t*kv.Dim+kvh*hd+j])
+		return float64(k32[t*dim+kvh*hd+j])
 	}
 	val := func(t, kvh, j int) float64 {
 		if v16 != nil {
-			return float64(quant.FP16ToFP32(v16[t*kv.Dim+kvh*hd+j]))
+			return float64(quant.FP16ToFP32(v16[t*dim+kvh*hd+j]))
 		}
-		return float64(v32[t*kv.Dim+kvh*hd+j])
+		return float64(v32[t*dim+kvh*hd+j])
 	}
 	out := make([]float64, len(pos)*a.Heads*hd)
 	for i, p := range pos {
+		lo := 0
+		if a.Window > 0 {
+			lo = max(0, int(p)-a.Window+1)
+		}
 		for h := range a.Heads {
 			kvh := h / g
 			qv := q[(i*a.Heads+h)*hd : (i*a.Heads+h+1)*hd]
 			s := make([]float64, p+1)
 			mx := math.Inf(-1)
-			for t := range s {
+			for t := lo; t < len(s); t++ {
 				for j, v := range qv {
 					if k16 != nil {
 						v = quant.FP16ToFP32(quant.FP32ToFP16(v))
@@ -338,25 +344,58 @@ func naiveAttend(q []float32, kv *backend.KVCache, layer int, pos []int32, a bac
 					s[t] += float64(v) * key(t, kvh, j)
 				}
 				s[t] *= float64(a.Scale)
+				if a.SoftCap > 0 {
+					s[t] = float64(a.SoftCap) * math.Tanh(s[t]/float64(a.SoftCap))
+				}
 				mx = math.Max(mx, s[t])
 			}
+			if sinks != nil {
+				mx = math.Max(mx, float64(sinks[h]))
+			}
 			var sum float64
-			for t := range s {
+			for t := lo; t < len(s); t++ {
 				s[t] = math.Exp(s[t] - mx)
 				sum += s[t]
 			}
-			for t := range s {
+			if sinks != nil {
+				sum += math.Exp(float64(sinks[h]) - mx)
+			}
+			o := out[(i*a.Heads+h)*hd:][:hd]
+			for t := lo; t < len(s); t++ {
 				pr := s[t] / sum
 				if v16 != nil {
 					pr = float64(quant.FP16ToFP32(quant.FP32ToFP16(float32(pr))))
 				}
 				for j := range hd {
-					out[(i*a.Heads+h)*hd+j] += pr * val(t, kvh, j)
+					o[j] += pr * val(t, kvh, j)
+				}
+			}
+			if a.Gated {
+				gv := gate[(i*a.Heads+h)*hd:][:hd]
+				for j := range o {
+					o[j] /= 1 + math.Exp(-float64(gv[j]))
 				}
 			}
 		}
 	}
 	return out
+}
+
+// attnVariants are the optional parts of Attention, alone and together.
+var attnVariants = []struct {
+	name    string
+	window  int
+	softCap float32
+	sinks   bool
+	gated   bool
+}{
+	{name: "plain"},
+	{name: "window7", window: 7},
+	{name: "window100", window: 100},
+	{name: "softcap", softCap: 0.7},
+	{name: "sinks", sinks: true},
+	{name: "gated", gated: true},
+	{name: "all", window: 33, softCap: 1.5, sinks: true, gated: true},
 }
 
 func TestAttend(t *testing.T) {
@@ -373,60 +412,82 @@ func TestAttend(t *testing.T) {
 		{6, 3, 32, 100, 97, 3},    // rows reaching the end of the cache
 	} {
 		for _, typ := range []quant.Type{quant.F16, quant.F32} {
-			name := fmt.Sprintf("%v/h%d-kv%d-d%d/at%d+%d", typ, tc.heads, tc.kvHeads, tc.hd, tc.start, tc.n)
-			t.Run(name, func(t *testing.T) {
-				a := backend.Attention{Heads: tc.heads, KVHeads: tc.kvHeads, HeadDim: tc.hd, Scale: float32(1 / math.Sqrt(float64(tc.hd)))}
-				kv, err := backend.NewKVCache(typ, 2, tc.ctx, tc.kvHeads*tc.hd)
-				if err != nil {
-					t.Fatal(err)
+			for _, va := range attnVariants {
+				if va.name != "plain" && tc.ctx > 1000 {
+					continue // the long case is about block sizes, not variants
 				}
-				end := tc.start + tc.n
-				all := make([]int32, end)
-				for i := range all {
-					all[i] = int32(i)
-				}
-				kv.Store(1, all, randFloats(r, end*kv.Dim, 1), randFloats(r, end*kv.Dim, 1))
-				pos := all[tc.start:]
-				q := randFloats(r, tc.n*tc.heads*tc.hd, 1)
-				want := naiveAttend(q, kv, 1, pos, a)
-				// Probabilities rounded to F16 flip where float32 and float64
-				// land on either side of a rounding boundary.
-				tol := 2e-5
-				if typ == quant.F16 {
-					tol = 3e-4
-				}
-				withImpl(t, func(t *testing.T) {
-					var first []float32
-					for _, threads := range []int{1, 2, 7} {
-						b := New(threads)
-						got := make([]float32, len(q))
-						b.Attend(got, q, kv, 1, pos, a)
-						// Each row alone gives the same bits as in the batch.
-						row := make([]float32, tc.heads*tc.hd)
-						b.Attend(row, q[len(q)-len(row):], kv, 1, pos[len(pos)-1:], a)
-						b.Close()
-						for i := range got {
-							if d := math.Abs(float64(got[i]) - want[i]); d > tol*(1+math.Abs(want[i])) {
-								t.Fatalf("threads %d: element %d = %v, want %v", threads, i, got[i], want[i])
-							}
+				name := fmt.Sprintf("%v/h%d-kv%d-d%d/at%d+%d/%s", typ, tc.heads, tc.kvHeads, tc.hd, tc.start, tc.n, va.name)
+				t.Run(name, func(t *testing.T) {
+					a := backend.Attention{Heads: tc.heads, KVHeads: tc.kvHeads, HeadDim: tc.hd, Scale: float32(1 / math.Sqrt(float64(tc.hd))),
+						Window: va.window, SoftCap: va.softCap, Gated: va.gated}
+					dim := tc.kvHeads * tc.hd
+					kv, err := NewKV(backend.KVSpec{Type: typ, Context: tc.ctx, Dim: dim})
+					if err != nil {
+						t.Fatal(err)
+					}
+					end := tc.start + tc.n
+					all := make([]int32, end)
+					for i := range all {
+						all[i] = int32(i)
+					}
+					kv.Store(all, randFloats(r, end*dim, 1), randFloats(r, end*dim, 1))
+					pos := all[tc.start:]
+					q := randFloats(r, tc.n*tc.heads*tc.hd, 1)
+					var gate, sinks []float32
+					if va.gated {
+						gate = randFloats(r, len(q), 2)
+					}
+					if va.sinks {
+						sinks = randFloats(r, tc.heads, 2)
+					}
+					want := naiveAttend(q, gate, kv, pos, a, sinks)
+					// Probabilities rounded to F16 flip where float32 and float64
+					// land on either side of a rounding boundary.
+					tol := 2e-5
+					if typ == quant.F16 {
+						tol = 3e-4
+						if va.window > 0 && va.window < 16 {
+							// Few keys: each flipped probability weighs more.
+							tol = 8e-4
 						}
-						for i, v := range row {
-							if v != got[len(got)-len(row)+i] {
-								t.Fatalf("threads %d: last row alone differs at %d: %v vs %v", threads, i, v, got[len(got)-len(row)+i])
+					}
+					withImpl(t, func(t *testing.T) {
+						var first []float32
+						for _, threads := range []int{1, 2, 7} {
+							b := New(threads)
+							got := make([]float32, len(q))
+							b.Attend(got, q, gate, kv, pos, &a, sinks)
+							// Each row alone gives the same bits as in the batch.
+							row := make([]float32, tc.heads*tc.hd)
+							var lastGate []float32
+							if gate != nil {
+								lastGate = gate[len(gate)-len(row):]
 							}
-						}
-						if first == nil {
-							first = got
-						} else {
+							b.Attend(row, q[len(q)-len(row):], lastGate, kv, pos[len(pos)-1:], &a, sinks)
+							b.Close()
 							for i := range got {
-								if got[i] != first[i] {
-									t.Fatalf("threads %d: element %d = %v, with 1 thread %v", threads, i, got[i], first[i])
+								if d := math.Abs(float64(got[i]) - want[i]); d > tol*(1+math.Abs(want[i])) {
+									t.Fatalf("threads %d: element %d = %v, want %v", threads, i, got[i], want[i])
+								}
+							}
+							for i, v := range row {
+								if v != got[len(got)-len(row)+i] {
+									t.Fatalf("threads %d: last row alone differs at %d: %v vs %v", threads, i, v, got[len(got)-len(row)+i])
+								}
+							}
+							if first == nil {
+								first = got
+							} else {
+								for i := range got {
+									if got[i] != first[i] {
+										t.Fatalf("threads %d: element %d = %v, with 1 thread %v", threads, i, got[i], first[i])
+									}
 								}
 							}
 						}
-					}
+					})
 				})
-			})
+			}
 		}
 	}
 }
@@ -523,19 +584,20 @@ func BenchmarkAttendDecode(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 1))
 			a := backend.Attention{Heads: 14, KVHeads: 2, HeadDim: 64, Scale: 0.125}
 			const depth = 2048
-			kv, _ := backend.NewKVCache(quant.F16, 1, depth+1, a.KVHeads*a.HeadDim)
+			dim := a.KVHeads * a.HeadDim
+			kv, _ := NewKV(backend.KVSpec{Type: quant.F16, Context: depth + 1, Dim: dim})
 			pos := make([]int32, depth+1)
 			for i := range pos {
 				pos[i] = int32(i)
 			}
-			kv.Store(0, pos, randFloats(r, len(pos)*kv.Dim, 1), randFloats(r, len(pos)*kv.Dim, 1))
+			kv.Store(pos, randFloats(r, len(pos)*dim, 1), randFloats(r, len(pos)*dim, 1))
 			q := randFloats(r, a.Heads*a.HeadDim, 1)
 			dst := make([]float32, len(q))
 			be := New(threads)
 			defer be.Close()
 			b.ReportAllocs()
 			for range b.N {
-				be.Attend(dst, q, kv, 0, pos[depth:], a)
+				be.Attend(dst, q, nil, kv, pos[depth:], &a, nil)
 			}
 		})
 	}

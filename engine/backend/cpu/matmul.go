@@ -58,7 +58,9 @@ type mmOut struct {
 
 type mmSeg struct{ out, lo, hi int }
 
-// MatMul implements backend.Backend.
+// MatMul computes dst[i] = w · x[i] for n input rows: x is n×w.Cols,
+// dst is n×w.Rows. Quantized weights are multiplied with activations
+// rounded the way llama.cpp rounds them (see quant.VecDotType).
 func (b *Backend) MatMul(dst []float32, w *backend.Tensor, x []float32, n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -1,0 +1,137 @@
+package arch
+
+import (
+	"fmt"
+
+	"github.com/churon/churon/engine/backend"
+)
+
+// Scratch holds the intermediate buffers of forward passes, on every
+// device a plan uses, so decoding does not allocate per token. Buffers
+// grow to the largest batch seen. One Scratch serves one pass at a time.
+type Scratch struct {
+	devs []*devScratch
+	host []float32 // the residual stream on its way between devices
+	mdst []backend.Buf
+	mw   []backend.Weight
+}
+
+// Buffers a pass uses on each device, by role.
+const (
+	bufX      = iota // the residual stream: n×embd
+	bufXN            // normalised input of a block, and a block's output: n×embd
+	bufQ             // queries: n×qDim
+	bufK             // keys: n×kvDim
+	bufV             // values: n×kvDim
+	bufAttn          // attention output: n×qDim
+	bufFused         // a fused projection's output (qkv, or gate and up)
+	bufGate          // n×ff
+	bufUp            // n×ff
+	bufFFN           // n×ff
+	bufSel           // the rows whose logits are wanted: rows×embd
+	bufLogits        // their logits, a chunk at a time
+	numBufs
+)
+
+// devScratch is one device's buffers: whole allocations, each at least
+// as long as the largest view handed out.
+type devScratch struct {
+	dev  backend.Device
+	bufs [numBufs]backend.Buf
+}
+
+// on returns d's buffers.
+func (s *Scratch) on(d backend.Device) *devScratch {
+	for _, ds := range s.devs {
+		if ds.dev == d {
+			return ds
+		}
+	}
+	ds := &devScratch{dev: d}
+	s.devs = append(s.devs, ds)
+	return ds
+}
+
+// get returns n values of buffer role, allocating it anew (with room to
+// spare) when it is shorter.
+func (ds *devScratch) get(role, n int) (backend.Buf, error) {
+	b := ds.bufs[role]
+	if b.Len() >= n {
+		return b.Slice(0, n), nil
+	}
+	ds.dev.Free(b)
+	ds.bufs[role] = backend.Buf{}
+	nb, err := ds.dev.Alloc(n + n/4)
+	if err != nil {
+		// The device failing to give memory in a pass is its failure, as
+		// an operation's would be: the engine can finish on the CPU.
+		return backend.Buf{}, &backend.DeviceError{Device: ds.dev, Err: fmt.Errorf("scratch buffer: %w", err)}
+	}
+	ds.bufs[role] = nb
+	return nb.Slice(0, n), nil
+}
+
+// Release frees every buffer on every device. The Scratch can be used
+// again afterwards; it allocates anew.
+func (s *Scratch) Release() {
+	for _, ds := range s.devs {
+		for i, b := range ds.bufs {
+			ds.dev.Free(b)
+			ds.bufs[i] = backend.Buf{}
+		}
+	}
+	s.devs = nil
+}
+
+// Bytes is the device memory the scratch holds on d.
+func (s *Scratch) Bytes(d backend.Device) int64 {
+	var n int64
+	for _, ds := range s.devs {
+		if ds.dev == d {
+			for _, b := range ds.bufs {
+				n += 4 * int64(b.Len())
+			}
+		}
+	}
+	return n
+}
+
+// cross moves n values of the residual stream x from device from to
+// device to, through host memory: from's queued work is waited for, so a
+// failure there surfaces here.
+func (s *Scratch) cross(from, to backend.Device, x backend.Buf, n int) (backend.Buf, error) {
+	s.host = grow(s.host, n)
+	from.Read(s.host, x)
+	if err := from.Sync(); err != nil {
+		return backend.Buf{}, &backend.DeviceError{Device: from, Err: err}
+	}
+	dst, err := s.on(to).get(bufX, n)
+	if err != nil {
+		return backend.Buf{}, err
+	}
+	to.Write(dst, s.host)
+	return dst, nil
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]float32, n)
+}
+
+// ScratchBytes bounds the device memory one pass of up to rows tokens
+// needs on a device that runs any layer of a model of shape c: what a
+// planner sets aside before it counts layers.
+func ScratchBytes(c *Config, rows int) int64 {
+	qDim, kvDim := c.Heads*c.HeadDim, c.KVDim()
+	perRow := 2*c.Embd + 2*qDim + 2*kvDim + 3*c.FF + max(qDim+2*kvDim, 2*c.FF) + c.Embd
+	// Buffers are allocated with a quarter to spare (devScratch.get).
+	return 4 * int64(perRow) * int64(rows) * 5 / 4
+}
+
+// OutputBytes bounds the buffers of the output head: the logits of one
+// chunk of rows.
+func OutputBytes(c *Config) int64 {
+	return 4 * int64(2*outChunk+16) * int64(c.Vocab+c.Embd) * 5 / 4
+}

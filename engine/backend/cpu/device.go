@@ -1,0 +1,222 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/quant"
+)
+
+// Device is the CPU as a backend.Device: buffers are host memory, an
+// uploaded weight is the mapped tensor itself (one-row tensors widened
+// to float32 once), and each operation runs on the Backend's kernels
+// before the call returns, so Read's destination is ready at once and
+// Sync only reports what failed.
+type Device struct {
+	b   *Backend
+	err error // the first failure since the last Sync
+
+	// MatMulMulti's arguments in the kernels' types, reused so that a
+	// decode step allocates nothing.
+	mdst [][]float32
+	mw   []*backend.Tensor
+}
+
+// NewDevice returns the CPU device with threads worker threads
+// (0 = DefaultThreads).
+func NewDevice(threads int) *Device {
+	return &Device{b: New(threads)}
+}
+
+// Kernels is the backend whose kernels the device runs: host slices in,
+// host slices out.
+func (d *Device) Kernels() *Backend { return d.b }
+
+// Threads is the number of threads the device uses.
+func (d *Device) Threads() int { return d.b.Threads() }
+
+// Name implements backend.Device: "CPU avx512+amx (2 threads)".
+func (d *Device) Name() string { return d.b.Name() }
+
+// Supports implements backend.Device: every type with a dot product.
+func (d *Device) Supports(t quant.Type) bool { return quant.VecDotSupported(t) }
+
+// FreeBytes implements backend.Device: the CPU does not plan by memory.
+func (d *Device) FreeBytes() int64 { return -1 }
+
+// hostMem is an allocation of the CPU device.
+type hostMem struct{ f []float32 }
+
+func (m *hostMem) Len() int { return len(m.f) }
+
+// host is the memory a buffer of this device views.
+func host(b backend.Buf) []float32 {
+	m, ok := b.Mem().(*hostMem)
+	if !ok {
+		panic(fmt.Sprintf("cpu: a buffer of another device (%T)", b.Mem()))
+	}
+	return m.f[b.Off() : b.Off()+b.Len()]
+}
+
+// Alloc implements backend.Device.
+func (d *Device) Alloc(n int) (backend.Buf, error) {
+	return backend.NewBuf(&hostMem{f: make([]float32, n)}), nil
+}
+
+// Free implements backend.Device; host memory goes with the garbage
+// collector.
+func (d *Device) Free(backend.Buf) {}
+
+// Weight is a tensor resident on the CPU: the file's tensor, and for a
+// one-row tensor its values as float32.
+type Weight struct {
+	t *backend.Tensor
+	f []float32
+}
+
+// NewWeight makes t resident in host memory: zero-copy for a matrix,
+// widened to float32 for a one-row tensor.
+func NewWeight(t *backend.Tensor) (*Weight, error) {
+	w := &Weight{t: t}
+	if t.IsVector() {
+		w.f = make([]float32, t.Elements())
+		if err := quant.Dequantize(t.Type, t.Data, w.f); err != nil {
+			return nil, fmt.Errorf("cpu: %s: %w", t.Name, err)
+		}
+	}
+	return w, nil
+}
+
+// Tensor implements backend.Weight.
+func (w *Weight) Tensor() *backend.Tensor { return w.t }
+
+// Values is a one-row weight's values (nil for a matrix).
+func (w *Weight) Values() []float32 { return w.f }
+
+func weight(w backend.Weight) *Weight {
+	cw, ok := w.(*Weight)
+	if !ok {
+		panic(fmt.Sprintf("cpu: a weight of another device (%T)", w))
+	}
+	return cw
+}
+
+func values(w backend.Weight) []float32 {
+	if w == nil {
+		return nil
+	}
+	return weight(w).f
+}
+
+func kvOf(kv backend.KV) *KV {
+	c, ok := kv.(*KV)
+	if !ok {
+		panic(fmt.Sprintf("cpu: a KV cache of another device (%T)", kv))
+	}
+	return c
+}
+
+// Upload implements backend.Device.
+func (d *Device) Upload(t *backend.Tensor) (backend.Weight, error) { return NewWeight(t) }
+
+// NewKV implements backend.Device.
+func (d *Device) NewKV(s backend.KVSpec) (backend.KV, error) { return NewKV(s) }
+
+// NewState implements backend.Device.
+func (d *Device) NewState(n int) (backend.State, error) { return NewState(n), nil }
+
+// Write implements backend.Device.
+func (d *Device) Write(dst backend.Buf, src []float32) { copy(host(dst), src) }
+
+// Read implements backend.Device.
+func (d *Device) Read(dst []float32, src backend.Buf) { copy(dst, host(src)) }
+
+// CopyRows implements backend.Device.
+func (d *Device) CopyRows(dst backend.Buf, dstStride int, src backend.Buf, srcStride int, rows, cols int) {
+	CopyRows(host(dst), dstStride, host(src), srcStride, rows, cols)
+}
+
+// CopyRows copies rows of cols values from src (row stride srcStride) to
+// dst (row stride dstStride).
+func CopyRows(dst []float32, dstStride int, src []float32, srcStride int, rows, cols int) {
+	if rows > 0 && dstStride == cols && srcStride == cols {
+		copy(dst[:rows*cols], src[:rows*cols])
+		return
+	}
+	for i := range rows {
+		copy(dst[i*dstStride:i*dstStride+cols], src[i*srcStride:i*srcStride+cols])
+	}
+}
+
+// Embed implements backend.Device.
+func (d *Device) Embed(dst backend.Buf, table backend.Weight, ids []int32) {
+	if err := d.b.Embed(host(dst), weight(table).t, ids); err != nil && d.err == nil {
+		d.err = err
+	}
+}
+
+// MatMul implements backend.Device.
+func (d *Device) MatMul(dst backend.Buf, w backend.Weight, x backend.Buf, n int) {
+	d.b.MatMul(host(dst), weight(w).t, host(x), n)
+}
+
+// MatMulMulti implements backend.Device.
+func (d *Device) MatMulMulti(dst []backend.Buf, w []backend.Weight, x backend.Buf, n int) {
+	d.mdst, d.mw = d.mdst[:0], d.mw[:0]
+	for i := range dst {
+		d.mdst = append(d.mdst, host(dst[i]))
+		d.mw = append(d.mw, weight(w[i]).t)
+	}
+	d.b.MatMulMulti(d.mdst, d.mw, host(x), n)
+	clear(d.mdst)
+}
+
+// RMSNorm implements backend.Device.
+func (d *Device) RMSNorm(dst, x backend.Buf, w backend.Weight, eps float32) {
+	d.b.RMSNorm(host(dst), host(x), values(w), eps)
+}
+
+// AddBias implements backend.Device.
+func (d *Device) AddBias(x backend.Buf, b backend.Weight) { d.b.AddBias(host(x), values(b)) }
+
+// RoPE implements backend.Device.
+func (d *Device) RoPE(x backend.Buf, pos []int32, heads, headDim int, r *backend.Rope) {
+	d.b.RoPE(host(x), pos, heads, headDim, r)
+}
+
+// StoreKV implements backend.Device.
+func (d *Device) StoreKV(kv backend.KV, pos []int32, k, v backend.Buf) {
+	kvOf(kv).Store(pos, host(k), host(v))
+}
+
+// Attend implements backend.Device.
+func (d *Device) Attend(dst, q, gate backend.Buf, kv backend.KV, pos []int32, a *backend.Attention) {
+	var g []float32
+	if a.Gated {
+		g = host(gate)
+	}
+	d.b.Attend(host(dst), host(q), g, kvOf(kv), pos, a, values(a.Sinks))
+}
+
+// SwiGLU implements backend.Device.
+func (d *Device) SwiGLU(dst, gate, up backend.Buf) { d.b.SwiGLU(host(dst), host(gate), host(up)) }
+
+// Add implements backend.Device.
+func (d *Device) Add(dst, x backend.Buf) { d.b.Add(host(dst), host(x)) }
+
+// Sync implements backend.Device: the operations ran already; it reports
+// the first that failed since the last Sync. The CPU has no sticky
+// failures.
+func (d *Device) Sync() error {
+	err := d.err
+	d.err = nil
+	return err
+}
+
+// Close implements backend.Device: it stops the worker threads.
+func (d *Device) Close() error {
+	d.b.Close()
+	return nil
+}
+
+var _ backend.Device = (*Device)(nil)

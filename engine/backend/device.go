@@ -1,0 +1,217 @@
+package backend
+
+import (
+	"fmt"
+
+	"github.com/churon/churon/engine/quant"
+)
+
+// Device is an accelerator, or the CPU, seen from the forward pass.
+//
+// Operations are queued in submission order and may run later: their
+// host arguments (token ids, positions, Write's source) are copied, or
+// used, before the call returns, but results reach the host only through
+// Read, whose destination is valid after the next Sync returns nil. An
+// operation that fails makes the next Sync return the error; on a GPU
+// such an error is usually sticky (every later Sync returns it), and the
+// engine then moves the model to the CPU. Argument errors a caller could
+// have checked (shapes, buffers of another device) panic: they are bugs.
+//
+// A Device is used by one goroutine at a time (the engine serialises
+// forward passes per model); the cache state it makes may be read and
+// written between passes.
+type Device interface {
+	// Name describes the device for people: "CPU avx512+amx (2 threads)",
+	// "NVIDIA H200 (sm_90, 139 GiB)".
+	Name() string
+	// Supports reports whether the device runs matrix products with
+	// weights of type t. The planner keeps a layer whose weights it does
+	// not support on the CPU.
+	Supports(t quant.Type) bool
+	// FreeBytes is the memory left for weights, caches and buffers, or -1
+	// when the device shares the host's memory and does not plan by it.
+	FreeBytes() int64
+
+	// Alloc returns a buffer of n float32 values (contents undefined).
+	Alloc(n int) (Buf, error)
+	// Free releases a buffer from Alloc; views of it must not be used
+	// afterwards. Freeing the zero Buf does nothing.
+	Free(b Buf)
+	// Upload makes a weight resident, once, at load. A one-row tensor
+	// (norm weight, bias, sinks) is kept as float32 values.
+	Upload(t *Tensor) (Weight, error)
+	// NewKV makes one attention layer's KV rows for one sequence.
+	NewKV(s KVSpec) (KV, error)
+	// NewState makes one layer's fixed-size state for one sequence.
+	NewState(bytes int) (State, error)
+
+	// Write queues a copy of src (host memory, copied before Write
+	// returns) into dst.
+	Write(dst Buf, src []float32)
+	// Read queues a copy of src into dst (host memory), valid once the
+	// next Sync returns nil.
+	Read(dst []float32, src Buf)
+	// CopyRows copies rows of cols values: row i from src[i*srcStride:]
+	// to dst[i*dstStride:].
+	CopyRows(dst Buf, dstStride int, src Buf, srcStride int, rows, cols int)
+
+	// Embed writes the rows of table named by ids into dst
+	// (len(ids)×Cols). The ids are valid: callers check them.
+	Embed(dst Buf, table Weight, ids []int32)
+	// MatMul computes dst[i] = w · x[i] for n input rows: x is n×Cols,
+	// dst n×Rows. Quantized weights multiply activations rounded the way
+	// llama.cpp rounds them (quant.VecDotType).
+	MatMul(dst Buf, w Weight, x Buf, n int)
+	// MatMulMulti computes dst[j] = w[j] · x for weights sharing one
+	// input: the q, k and v projections, gate and up. Each dst[j] equals
+	// what MatMul would write; a device may run it as a loop.
+	MatMulMulti(dst []Buf, w []Weight, x Buf, n int)
+	// RMSNorm normalises each row of x (row length w's) into dst and
+	// multiplies by w. dst may be x.
+	RMSNorm(dst, x Buf, w Weight, eps float32)
+	// AddBias adds b to each row of x (row length b's).
+	AddBias(x Buf, b Weight)
+	// RoPE rotates each head of x (len(pos) rows of heads×headDim) in
+	// place; pos[i] is the position of row i.
+	RoPE(x Buf, pos []int32, heads, headDim int, r *Rope)
+	// StoreKV writes the key and value rows (len(pos)×Dim each) of
+	// positions pos into kv.
+	StoreKV(kv KV, pos []int32, k, v Buf)
+	// Attend writes, for each of the len(pos) query rows of q
+	// (rows of Heads×HeadDim), the attention output over the positions
+	// of kv that a query at pos[i] sees (see Attention). gate is used
+	// when a.Gated and may be the zero Buf otherwise.
+	Attend(dst, q, gate Buf, kv KV, pos []int32, a *Attention)
+	// SwiGLU computes dst = silu(gate) * up, elementwise.
+	SwiGLU(dst, gate, up Buf)
+	// Add computes dst += x, elementwise.
+	Add(dst, x Buf)
+
+	// Sync waits for every queued operation and returns the first error
+	// among them.
+	Sync() error
+	// Close releases the device. Nothing it made may be used afterwards.
+	Close() error
+}
+
+// Mem is one allocation of a device: what a Buf views. Each device has
+// its own implementation and refuses the others'.
+type Mem interface {
+	// Len is the allocation's length in float32 values.
+	Len() int
+}
+
+// Buf is a run of float32 values in a device's memory: a view of one
+// allocation. It is a small value; slicing it never allocates.
+type Buf struct {
+	mem    Mem
+	off, n int
+}
+
+// NewBuf is how a device hands out a view of the whole of its
+// allocation m.
+func NewBuf(m Mem) Buf { return Buf{mem: m, n: m.Len()} }
+
+// Mem is the allocation the buffer views (nil for the zero Buf).
+func (b Buf) Mem() Mem { return b.mem }
+
+// Off is where the view starts in its allocation, in values.
+func (b Buf) Off() int { return b.off }
+
+// Len is the number of values in the view.
+func (b Buf) Len() int { return b.n }
+
+// Slice returns the values [lo, hi) of the view.
+func (b Buf) Slice(lo, hi int) Buf {
+	if lo < 0 || hi < lo || hi > b.n {
+		panic(fmt.Sprintf("backend: Buf.Slice(%d, %d) of a view of %d values", lo, hi, b.n))
+	}
+	return Buf{mem: b.mem, off: b.off + lo, n: hi - lo}
+}
+
+// Weight is a tensor made resident on a device by Upload.
+type Weight interface {
+	// Tensor is the file's tensor it was made from (name, type, shape).
+	Tensor() *Tensor
+}
+
+// KVSpec is the shape of one attention layer's cache.
+type KVSpec struct {
+	Type    quant.Type // F16, F32 or Q8_0
+	Context int        // capacity in positions
+	Dim     int        // KV heads × head size: one position's keys (or values)
+}
+
+// RowSize is the bytes one position's keys (or values) take stored as
+// Type: the unit AppendRows and SetRows move.
+func (s KVSpec) RowSize() int {
+	switch s.Type {
+	case quant.F16:
+		return 2 * s.Dim
+	case quant.Q8_0:
+		return s.Dim / quant.Q8_0.BlockSize() * quant.Q8_0.TypeSize()
+	}
+	return 4 * s.Dim
+}
+
+// Bytes is the memory a cache of this shape holds.
+func (s KVSpec) Bytes() int64 { return 2 * int64(s.Context) * int64(s.RowSize()) }
+
+// Check reports a shape no device can make.
+func (s KVSpec) Check() error {
+	if s.Context <= 0 || s.Dim <= 0 {
+		return fmt.Errorf("backend: kv cache: bad shape context=%d dim=%d", s.Context, s.Dim)
+	}
+	switch s.Type {
+	case quant.F16, quant.F32:
+	case quant.Q8_0:
+		if bs := quant.Q8_0.BlockSize(); s.Dim%bs != 0 {
+			return fmt.Errorf("backend: kv cache: Q8_0 needs a row width that is a multiple of %d, this model's is %d (use F16)", bs, s.Dim)
+		}
+	default:
+		return fmt.Errorf("backend: kv cache type %v not supported (use F16, F32 or Q8_0)", s.Type)
+	}
+	return nil
+}
+
+// KV is one attention layer's keys and values for one sequence, in the
+// memory of the device that made it. Rows are moved as bytes exactly as
+// stored — F16 and F32 little-endian, Q8_0 as its 34-byte blocks — which
+// is the same on every device, so a snapshot written from one device
+// restores on another bit for bit.
+type KV interface {
+	Spec() KVSpec
+	// AppendRows appends the stored rows of positions [p0, p1) of the
+	// keys (values false) or values (true): RowSize bytes a position. It
+	// waits for queued operations that write them.
+	AppendRows(dst []byte, values bool, p0, p1 int) ([]byte, error)
+	// SetRows stores rows encoded as AppendRows encodes them at positions
+	// p0, p0+1, …; len(src) must be whole rows that fit.
+	SetRows(values bool, p0 int, src []byte) error
+	// Release returns the memory to the device; the KV must not be used
+	// afterwards.
+	Release()
+}
+
+// State is one layer's fixed-size per-sequence state (a recurrent or
+// convolution layer's), as bytes in the device's memory. Reading it at a
+// position and writing it back later is how such a layer is checkpointed,
+// truncated and snapshotted: unlike KV rows, it cannot be cut.
+type State interface {
+	Bytes() int
+	// AppendTo appends the state's bytes to dst, waiting for queued
+	// operations that write it.
+	AppendTo(dst []byte) ([]byte, error)
+	// Set replaces the state with src (Bytes() bytes).
+	Set(src []byte) error
+	Release()
+}
+
+// CheckRows validates a row range of a cache of spec s: a helper for
+// KV implementations.
+func (s KVSpec) CheckRows(p0, p1 int) error {
+	if p0 < 0 || p1 < p0 || p1 > s.Context {
+		return fmt.Errorf("backend: kv cache: positions [%d,%d) outside [0,%d)", p0, p1, s.Context)
+	}
+	return nil
+}

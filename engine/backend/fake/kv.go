@@ -1,0 +1,139 @@
+package fake
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/cpu"
+)
+
+// kv is one layer's cache on a fake device: the CPU's layout, in the
+// fake device's keeping.
+type kv struct {
+	dev      *Device
+	c        *cpu.KV
+	released bool
+}
+
+func (d *Device) kv(k backend.KV) *cpu.KV {
+	fk, ok := k.(*kv)
+	if !ok || fk.dev != d {
+		panic(fmt.Sprintf("fake: %s got a KV cache of another device (%T)", d.opt.Name, k))
+	}
+	if fk.released {
+		panic("fake: a released KV cache used")
+	}
+	return fk.c
+}
+
+// NewKV implements backend.Device.
+func (d *Device) NewKV(s backend.KVSpec) (backend.KV, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	err := d.take(s.Bytes(), "a KV cache")
+	d.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	c, err := cpu.NewKV(s)
+	if err != nil {
+		d.give(s.Bytes())
+		return nil, err
+	}
+	return &kv{dev: d, c: c}, nil
+}
+
+func (k *kv) Spec() backend.KVSpec { return k.c.Spec() }
+
+// AppendRows waits for the queue, as a copy to the host does.
+func (k *kv) AppendRows(dst []byte, values bool, p0, p1 int) ([]byte, error) {
+	d := k.dev
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.run(); err != nil {
+		return dst, err
+	}
+	return k.c.AppendRows(dst, values, p0, p1)
+}
+
+// SetRows checks its arguments now and queues the copy, as an
+// asynchronous copy to the device does.
+func (k *kv) SetRows(values bool, p0 int, src []byte) error {
+	s := k.c.Spec()
+	rs := s.RowSize()
+	if len(src)%rs != 0 {
+		return fmt.Errorf("fake: kv cache: %d bytes are not whole rows of %d", len(src), rs)
+	}
+	if err := s.CheckRows(p0, p0+len(src)/rs); err != nil {
+		return err
+	}
+	if k.dev.Faulted() {
+		return ErrFault
+	}
+	b := slices.Clone(src)
+	k.dev.enqueue(func() { _ = k.c.SetRows(values, p0, b) })
+	return nil
+}
+
+// Release gives the cache's memory back; it is safe after the device
+// closed or failed.
+func (k *kv) Release() {
+	if k.released {
+		return
+	}
+	k.released = true
+	k.dev.give(k.c.Spec().Bytes())
+}
+
+// state is one layer's state on a fake device.
+type state struct {
+	dev      *Device
+	s        *cpu.State
+	released bool
+}
+
+// NewState implements backend.Device.
+func (d *Device) NewState(n int) (backend.State, error) {
+	d.mu.Lock()
+	err := d.take(int64(n), "a layer state")
+	d.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return &state{dev: d, s: cpu.NewState(n)}, nil
+}
+
+func (s *state) Bytes() int { return s.s.Bytes() }
+
+func (s *state) AppendTo(dst []byte) ([]byte, error) {
+	d := s.dev
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.run(); err != nil {
+		return dst, err
+	}
+	return s.s.AppendTo(dst)
+}
+
+func (s *state) Set(src []byte) error {
+	if len(src) != s.s.Bytes() {
+		return fmt.Errorf("fake: state: %d bytes for a state of %d", len(src), s.s.Bytes())
+	}
+	if s.dev.Faulted() {
+		return ErrFault
+	}
+	b := slices.Clone(src)
+	s.dev.enqueue(func() { _ = s.s.Set(b) })
+	return nil
+}
+
+func (s *state) Release() {
+	if s.released {
+		return
+	}
+	s.released = true
+	s.dev.give(int64(s.s.Bytes()))
+}

@@ -1,0 +1,283 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/churon/churon/engine/arch"
+	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/cpu"
+)
+
+// place chooses the devices, plans which layers run where and makes the
+// weights resident there. Anything that keeps the accelerator from being
+// used becomes a device note and the model runs on the CPU; only an
+// accelerator asked for by name that has no device fails the load.
+func (m *Model) place(opt LoadOptions) error {
+	threads := opt.Threads
+	if threads <= 0 {
+		threads = cpu.DefaultThreads()
+	}
+	m.cpu = cpu.NewDevice(threads)
+	L := m.net.Config().Layers
+	cpuPlan := backend.Single(m.cpu, L)
+
+	accel, notes, err := chooseAccelerator(opt)
+	m.info.DeviceNotes = notes
+	if err != nil {
+		m.cpu.Close()
+		return err
+	}
+	if accel == nil {
+		return m.usePlan(cpuPlan)
+	}
+	runs, sizes := m.planInputs(accel, opt)
+	n := opt.GPULayers
+	if n == OffloadAuto {
+		n = backend.AutoOffload(accel.FreeBytes(), sizes, runs)
+		if n == 0 {
+			m.note(fmt.Sprintf("%s: not one layer fits in its free memory (%s)", accel.Name(), mib(accel.FreeBytes())))
+		}
+	}
+	plan := backend.Offload(m.cpu, accel, L, max(n, 0), runs)
+	if layers, out := plan.LayersOn(accel); layers == 0 && !out {
+		if n > 0 {
+			m.note(fmt.Sprintf("%s runs none of the offloaded layers' weight types", accel.Name()))
+		}
+		accel.Close()
+		return m.usePlan(cpuPlan)
+	}
+	if err := m.usePlan(plan); err != nil {
+		// An upload failed (out of memory, usually): everything on the CPU.
+		m.note(fmt.Sprintf("%s: %v; running on the CPU", accel.Name(), err))
+		accel.Close()
+		return m.usePlan(cpuPlan)
+	}
+	m.accel = accel
+	return nil
+}
+
+// chooseAccelerator finds the accelerator LoadOptions ask for: none, the
+// one given, the named one, or the first registered that probes.
+func chooseAccelerator(opt LoadOptions) (backend.Device, []string, error) {
+	if opt.Accelerator != nil {
+		return opt.Accelerator, nil, nil
+	}
+	switch name := strings.ToLower(opt.Device); name {
+	case "cpu":
+		return nil, nil, nil
+	case "", "auto":
+		var notes []string
+		for _, r := range backend.ProbeAll(true) {
+			if r.Err == nil {
+				return r.Device, notes, nil
+			}
+			notes = append(notes, fmt.Sprintf("%s: %v", r.Backend, r.Err))
+		}
+		return nil, notes, nil
+	default:
+		d, err := backend.ProbeNamed(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("device %s: %w", name, err)
+		}
+		return d, nil, nil
+	}
+}
+
+// planInputs says which parts the accelerator can run and what each
+// needs of its memory: the weights as the devices hold them (one-row
+// tensors as float32), the caches of opt.Sequences sequences, the
+// scratch of a prompt pass and the output head's logits.
+func (m *Model) planInputs(accel backend.Device, opt LoadOptions) (func(int) bool, backend.Sizes) {
+	c := m.net.Config()
+	L := c.Layers
+	unsupported := make(map[int]bool)
+	bytes := make([]int64, L+1)
+	for _, p := range m.net.Weights() {
+		if p.Part < 0 {
+			continue // the embedding stays on the CPU
+		}
+		t := p.Tensor
+		if t.IsVector() {
+			bytes[p.Part] += 4 * int64(t.Elements())
+		} else {
+			bytes[p.Part] += int64(len(t.Data))
+			if !accel.Supports(t.Type) {
+				unsupported[p.Part] = true
+			}
+		}
+	}
+	ctxLen := m.contextFor(SequenceOptions{Context: opt.Context})
+	kvType, err := opt.KVType.quantType()
+	if err != nil {
+		kvType, _ = KVF16.quantType()
+	}
+	seqs := max(1, opt.Sequences)
+	specs := m.net.CacheSpec(kvType, ctxLen)
+	s := backend.Sizes{Layer: make([]int64, L)}
+	for i := range L {
+		s.Layer[i] = bytes[i]
+		if kv := specs[i].KV; kv != nil {
+			s.Layer[i] += int64(seqs) * kv.Bytes()
+		}
+		s.Layer[i] += int64(seqs) * int64(specs[i].StateBytes)
+	}
+	s.Output = bytes[L] + arch.OutputBytes(c)
+	s.Fixed = arch.ScratchBytes(c, DefaultBatch)
+	return func(stage int) bool { return !unsupported[stage] }, s
+}
+
+// usePlan places the weights for p and makes it the model's plan.
+func (m *Model) usePlan(p *backend.Plan) error {
+	if err := m.net.Place(p); err != nil {
+		return err
+	}
+	m.plan = p
+	return nil
+}
+
+// note adds a device note.
+func (m *Model) note(s string) {
+	m.infoMu.Lock()
+	m.info.DeviceNotes = append(m.info.DeviceNotes, s)
+	m.infoMu.Unlock()
+}
+
+// describePlan fills Info's device fields from the plan.
+func (m *Model) describePlan() {
+	m.infoMu.Lock()
+	defer m.infoMu.Unlock()
+	in := &m.info
+	in.Backend = m.plan.String()
+	in.Accelerator, in.OffloadedLayers, in.OffloadedOutput = "", 0, false
+	if m.accel != nil {
+		in.Accelerator = m.accel.Name()
+		in.OffloadedLayers, in.OffloadedOutput = m.plan.LayersOn(m.accel)
+	}
+}
+
+// forward runs one pass for seqs, where group i of bt belongs to
+// seqs[i]. A failure of the accelerator moves the model to the CPU —
+// every sequence's cache there is rebuilt from its tokens — and the pass
+// runs again there, so an answer in progress finishes on the CPU.
+// The caller holds m.exec.
+func (m *Model) forward(bt *arch.Batch, seqs []*Sequence, logits []float32) error {
+	for attempt := 0; ; attempt++ {
+		for i, s := range seqs {
+			if err := m.revive(s); err != nil {
+				return err
+			}
+			bt.Groups[i].Cache = s.cache
+		}
+		err := m.net.Forward(&m.scratch, bt, logits)
+		if err == nil {
+			return nil
+		}
+		de := deviceFailure(err)
+		if attempt > 0 || de == nil || de.Device == backend.Device(m.cpu) {
+			return fmt.Errorf("engine: %w", err)
+		}
+		m.moveToCPU(de)
+	}
+}
+
+// deviceFailure is the device failure err holds, or nil. (Its own
+// function: errors.As's target escapes, and a pass must not allocate.)
+func deviceFailure(err error) *backend.DeviceError {
+	var de *backend.DeviceError
+	if errors.As(err, &de) {
+		return de
+	}
+	return nil
+}
+
+// moveToCPU gives up the accelerator after it failed: the plan becomes
+// all-CPU, the failed device is closed, and caches made for the old plan
+// are rebuilt by revive when their sequences next run.
+func (m *Model) moveToCPU(cause *backend.DeviceError) {
+	m.scratch.Release()
+	plan := backend.Single(m.cpu, m.net.Config().Layers)
+	// On the CPU an upload is the mapped tensor (vectors widened), which
+	// cannot fail for weights that loaded.
+	if err := m.usePlan(plan); err != nil {
+		panic(fmt.Sprintf("engine: placing on the CPU after %v: %v", cause, err))
+	}
+	if m.accel != nil {
+		m.accel.Close()
+		m.accel = nil
+	}
+	reason := fmt.Errorf("%w; the model runs on the CPU now", cause)
+	m.note(reason.Error())
+	m.describePlan()
+	if m.onFallback != nil {
+		m.onFallback(reason)
+	}
+}
+
+// revive rebuilds s's cache when it was made for an older plan: the
+// state of its layers on a failed device is lost, so its tokens are run
+// through the model again. The caller holds m.exec.
+func (m *Model) revive(s *Sequence) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if s.cache != nil && s.cache.Plan() == m.plan {
+		return nil
+	}
+	cache, err := backend.NewCache(m.plan, m.net.CacheSpec(s.kvType, s.ctxLen))
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	if s.cache != nil {
+		s.cache.Release()
+	}
+	s.cache, s.box.c = cache, cache
+	toks := s.tokens
+	for done := 0; done < len(toks); {
+		n := min(s.batch, len(toks)-done)
+		bt := &arch.Batch{Tokens: toks[done : done+n], Pos: make([]int32, n),
+			Groups: []arch.Group{{Start: 0, End: n, Cache: cache}}}
+		for i := range n {
+			bt.Pos[i] = int32(done + i)
+		}
+		if err := m.net.Forward(&m.scratch, bt, nil); err != nil {
+			return fmt.Errorf("engine: rebuilding a sequence's cache on the CPU: %w", err)
+		}
+		done += n
+	}
+	return nil
+}
+
+// DeviceReport is one line of what Devices found.
+type DeviceReport struct {
+	Backend string // "cpu", or a registered backend's name
+	Device  string // the device's name, when there is one
+	Err     error  // why there is none
+}
+
+// Devices reports the devices this program can run models on: the CPU,
+// then every registered accelerator backend with its device or the reason
+// it has none. It probes each backend (loading its libraries) and closes
+// what it found.
+func Devices(threads int) []DeviceReport {
+	d := cpu.NewDevice(threads)
+	out := []DeviceReport{{Backend: "cpu", Device: d.Name()}}
+	d.Close()
+	for _, r := range backend.ProbeAll(false) {
+		rep := DeviceReport{Backend: r.Backend, Err: r.Err}
+		if r.Device != nil {
+			rep.Device = r.Device.Name()
+			r.Device.Close()
+		}
+		out = append(out, rep)
+	}
+	return out
+}
+
+func mib(b int64) string {
+	if b < 0 {
+		return "unbounded"
+	}
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+}
