@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,18 +96,6 @@ func offloadRun(t *testing.T, m *Model, kv KVType) []float32 {
 	return out
 }
 
-func sameBits(t *testing.T, what string, got, want []float32) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d logits, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s: logit %d = %v, on the CPU alone %v", what, i, got[i], want[i])
-		}
-	}
-}
-
 // TestOffloadBitIdentical: with 0, 1, L/2, L and L+1 layers on the fake
 // device — no crossing, a crossing before the last layer, one in the
 // middle, one after the embedding with the head back on the CPU, and
@@ -132,7 +119,7 @@ func TestOffloadBitIdentical(t *testing.T) {
 					t.Fatalf("-ngl %d: %d layers and output %v offloaded (%s)", n, in.OffloadedLayers, in.OffloadedOutput, in.Backend)
 				}
 				got := offloadRun(t, m, kv)
-				sameBits(t, fmt.Sprintf("-ngl %d (%s)", n, in.Backend), got, want)
+				sameFloats(t, fmt.Sprintf("-ngl %d (%s)", n, in.Backend), got, want)
 				if n > 0 && dev.Ops() == 0 {
 					t.Fatalf("-ngl %d: nothing ran on the fake device", n)
 				}
@@ -169,7 +156,7 @@ func TestOffloadUnsupportedTypes(t *testing.T) {
 	if in.OffloadedLayers != wantLayers || in.OffloadedOutput == holds[L] {
 		t.Fatalf("%d layers and output %v offloaded, want %d and %v (Q6_K in parts %v)", in.OffloadedLayers, in.OffloadedOutput, wantLayers, !holds[L], holds)
 	}
-	sameBits(t, in.Backend, offloadRun(t, m, KVF16), want)
+	sameFloats(t, in.Backend, offloadRun(t, m, KVF16), want)
 }
 
 // TestAutoOffloadBudgets: the automatic layer count grows with the
@@ -200,7 +187,7 @@ func TestAutoOffloadBudgets(t *testing.T) {
 			n++
 		}
 		got := offloadRun(t, m, KVF16)
-		sameBits(t, fmt.Sprintf("budget %d (%s)", budget, in.Backend), got, want)
+		sameFloats(t, fmt.Sprintf("budget %d (%s)", budget, in.Backend), got, want)
 		if _, peak := dev.Used(); peak > budget {
 			t.Errorf("budget %d: the device held %d bytes at its peak", budget, peak)
 		}
@@ -347,8 +334,8 @@ func TestSnapshotAcrossDevices(t *testing.T) {
 				if string(snap) != string(snapCPU) {
 					t.Fatalf("%s: the snapshot differs from the CPU's", m.Info().Backend)
 				}
-				sameBits(t, "restored on the CPU from "+m.Info().Backend, cont(onCPU, snap), want)
-				sameBits(t, "restored on "+m.Info().Backend+" from the CPU", cont(m, snapCPU), want)
+				sameFloats(t, "restored on the CPU from "+m.Info().Backend, cont(onCPU, snap), want)
+				sameFloats(t, "restored on "+m.Info().Backend+" from the CPU", cont(m, snapCPU), want)
 			}
 		})
 	}

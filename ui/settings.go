@@ -187,6 +187,8 @@ func newSettingsPanel(u *UI) *settingsPanel {
 		&widget.FormItem{Text: lang.X("settings.kvdiskbudget", "Disk for chat caches (MiB)"), Widget: p.kvDiskBudget,
 			HintText: lang.X("settings.kvdiskbudget.hint", "The least recently used caches are deleted beyond this; 0 = {{.Default}}",
 				map[string]any{"Default": formatBytes(session.DefaultKVDiskBudget)})},
+		&widget.FormItem{Text: lang.X("settings.devices", "Runs on"), Widget: devicesView(u.model),
+			HintText: lang.X("settings.devices.hint", "Where the loaded model runs, and why a GPU is not used")},
 	)
 	chatTitle := lang.X("settings.tab.chat", "This chat")
 	if u.conv == 0 {
@@ -198,6 +200,27 @@ func newSettingsPanel(u *UI) *settingsPanel {
 	)
 	p.content = tabs
 	return p
+}
+
+// devicesView says where the loaded model runs and, a line each, why an
+// accelerator is not used.
+func devicesView(m *modelInfo) fyne.CanvasObject {
+	if m == nil {
+		return widget.NewLabel(lang.X("status.nomodel", "No model loaded"))
+	}
+	box := container.NewVBox(wrapped(m.Backend))
+	for _, n := range m.DeviceNotes {
+		l := wrapped(n)
+		l.Importance = widget.LowImportance
+		box.Add(l)
+	}
+	return box
+}
+
+func wrapped(s string) *widget.Label {
+	l := widget.NewLabel(s)
+	l.Wrapping = fyne.TextWrapWord
+	return l
 }
 
 // overflowNames are the choices of the overflow select, in the order of

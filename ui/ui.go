@@ -47,6 +47,7 @@ type modelInfo struct {
 	Path, Name, Arch, Quant, Backend string
 	Threads, Context                 int
 	Params, FileBytes, WeightBytes   int64
+	DeviceNotes                      []string // why an accelerator is not used, a line each
 }
 
 // UI is the window's content and state. Everything in it is used from
@@ -231,6 +232,8 @@ func (u *UI) apply(ev session.Event) {
 		u.chat.onQueued(ev)
 	case session.Error:
 		u.showError(fmt.Errorf("%s: %w", ev.Op, ev.Err))
+	case session.DeviceFallback:
+		u.bannerDetails(lang.X("error.gpu_fallback", "The GPU stopped working during an answer. Churon finished the answer on the CPU and runs this model on the CPU from now on; load the model again to try the GPU again."), ev.Err.Error())
 	case session.ModelLoading:
 		u.loadingPath, u.loadProgress = ev.Path, ev.Progress
 		u.refresh()
@@ -238,7 +241,7 @@ func (u *UI) apply(ev session.Event) {
 		in := ev.Info
 		u.model = &modelInfo{Path: in.Path, Name: in.Name, Arch: in.Architecture, Quant: in.FileType,
 			Backend: in.Backend, Threads: in.Threads, Context: in.ContextLength,
-			Params: in.Parameters, FileBytes: in.FileBytes, WeightBytes: in.WeightBytes}
+			Params: in.Parameters, FileBytes: in.FileBytes, WeightBytes: in.WeightBytes, DeviceNotes: in.DeviceNotes}
 		u.loadingPath = ""
 		u.picker.remember(in.Path)
 		u.refresh()
@@ -360,19 +363,45 @@ func (u *UI) showError(err error) {
 	u.banner(msg, true)
 }
 
+// bannerDetails shows a message for people, with the technical reason
+// behind a Details button.
+func (u *UI) bannerDetails(msg, details string) {
+	more := widget.NewLabel(details)
+	more.Wrapping = fyne.TextWrapWord
+	more.Importance = widget.LowImportance
+	more.Hide()
+	toggle := widget.NewButton(lang.X("error.details", "Details"), func() {
+		if more.Visible() {
+			more.Hide()
+		} else {
+			more.Show()
+		}
+	})
+	toggle.Importance = widget.LowImportance
+	u.addBanner(container.NewVBox(bannerLabel(msg, true), container.NewHBox(toggle), more))
+}
+
 // banner shows a message at the top of the chat until dismissed.
-func (u *UI) banner(msg string, isError bool) {
+func (u *UI) banner(msg string, isError bool) { u.addBanner(bannerLabel(msg, isError)) }
+
+func bannerLabel(msg string, isError bool) *widget.Label {
 	label := widget.NewLabel(msg)
 	label.Wrapping = fyne.TextWrapWord
 	if isError {
 		label.Importance = widget.DangerImportance
 	}
+	return label
+}
+
+// addBanner shows content at the top of the chat with a button that
+// dismisses it.
+func (u *UI) addBanner(content fyne.CanvasObject) {
 	var bar *fyne.Container
 	closeBtn := widget.NewButtonWithIcon("", iconClose(), func() {
 		u.notice.Remove(bar)
 	})
 	closeBtn.Importance = widget.LowImportance
-	bar = container.NewBorder(nil, nil, nil, closeBtn, label)
+	bar = container.NewBorder(nil, nil, nil, closeBtn, content)
 	// Keep a few at most: the newest matter.
 	if len(u.notice.Objects) >= 3 {
 		u.notice.Remove(u.notice.Objects[0])

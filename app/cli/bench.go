@@ -113,6 +113,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	followup := fs.Bool("followup", false, "time the first token of a follow-up after --history tokens: cold, warm (KV cache in RAM) and restored (snapshot, fresh process); -n is the answer length (default 16)")
 	history := fs.Int("history", 2000, "with --followup: tokens of conversation history")
 	kvName := fs.String("kv", "f16", "with --followup: KV cache type, f16, f32 or q8_0")
+	var df deviceFlags
+	df.register(fs)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -141,7 +143,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	bwCache := map[int]float64{}
 	for _, t := range threads {
-		m, err := engine.Load(ctx, *model, engine.LoadOptions{Threads: t, InMemory: *noMmap, Lock: *lock})
+		opt := engine.LoadOptions{Threads: t, InMemory: *noMmap, Lock: *lock}
+		if err := df.apply(&opt); err != nil {
+			return err
+		}
+		m, err := engine.Load(ctx, *model, opt)
 		if err != nil {
 			return err
 		}

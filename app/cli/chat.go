@@ -102,7 +102,11 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer st.Close()
-	opt := session.Options{Threads: mf.threads, InMemory: mf.inMemory, KVType: kv}
+	var lo engine.LoadOptions
+	if err := mf.dev.apply(&lo); err != nil {
+		return err
+	}
+	opt := session.Options{Threads: mf.threads, InMemory: mf.inMemory, KVType: kv, Device: lo.Device, GPULayers: lo.GPULayers}
 	if !*noSnap {
 		// A conversation continued by a later run starts from the snapshot
 		// this run leaves. Without a usable cache folder the chat still works.
@@ -318,6 +322,10 @@ func (c *chatter) turn(text string, w io.Writer) (result, error) {
 			}
 		case session.Error:
 			fmt.Fprintf(c.stderr, "churon: %s: %v\n", e.Op, e.Err)
+		case session.DeviceFallback:
+			fmt.Fprintf(c.stderr, "churon: %v (the answer goes on)\n", e.Err)
+		case session.ModelLoaded:
+			c.model = e.Info // a new placement, after a device failed
 		case session.Done:
 			if e.Conv != conv {
 				continue

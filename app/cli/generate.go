@@ -30,6 +30,7 @@ type modelFlags struct {
 	kv       string
 	inMemory bool
 	ubatch   int
+	dev      deviceFlags
 }
 
 func (f *modelFlags) register(fs *flag.FlagSet) {
@@ -39,13 +40,22 @@ func (f *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.kv, "kv", "f16", "KV cache type: f16, f32 or q8_0 (half the memory of f16, slightly less exact)")
 	fs.BoolVar(&f.inMemory, "no-mmap", false, "read weights into memory instead of mapping the file")
 	fs.IntVar(&f.ubatch, "ub", 0, fmt.Sprintf("prompt tokens per forward pass (0 = %d); on CPUs with AMX the split can change the last bits of logits", engine.DefaultBatch))
+	f.dev.register(fs)
 }
 
 func (f *modelFlags) load(ctx context.Context) (*engine.Model, error) {
 	if f.path == "" {
 		return nil, usagef("a model is required: -m FILE.gguf")
 	}
-	return engine.Load(ctx, f.path, engine.LoadOptions{Threads: f.threads, InMemory: f.inMemory})
+	kv, err := kvType(f.kv)
+	if err != nil {
+		return nil, err
+	}
+	opt := engine.LoadOptions{Threads: f.threads, InMemory: f.inMemory, Context: f.ctxLen, KVType: kv}
+	if err := f.dev.apply(&opt); err != nil {
+		return nil, err
+	}
+	return engine.Load(ctx, f.path, opt)
 }
 
 func (f *modelFlags) sequence(m *engine.Model) (*engine.Sequence, error) {

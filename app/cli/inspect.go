@@ -164,6 +164,9 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "chat template: %v\n", in.HasTemplate)
 	fmt.Fprintf(stdout, "file:          %s (%s)\n", in.Path, units.Bytes(in.FileBytes))
 	fmt.Fprintf(stdout, "backend:       %s\n", in.Backend)
+	for _, n := range in.DeviceNotes {
+		fmt.Fprintf(stdout, "device note:   %s\n", n)
+	}
 	return nil
 }
 

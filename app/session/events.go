@@ -100,6 +100,14 @@ type ModelLoading struct {
 // ModelLoaded: the model is ready.
 type ModelLoaded struct{ Info engine.Info }
 
+// DeviceFallback: the accelerator failed during an answer. The answer
+// went on on the CPU, and the model stays there until it is loaded again;
+// a ModelLoaded with the new placement follows. Err says what failed.
+type DeviceFallback struct {
+	Path string
+	Err  error
+}
+
 // ModelUnloaded: no model is loaded any more (after UnloadModel, before
 // another model loads, or after a load failed).
 type ModelUnloaded struct{ Path string }
@@ -127,6 +135,7 @@ func (Error) event()               {}
 func (ModelLoading) event()        {}
 func (ModelLoaded) event()         {}
 func (ModelUnloaded) event()       {}
+func (DeviceFallback) event()      {}
 func (MessageAdded) event()        {}
 func (MessagesChanged) event()     {}
 func (ConversationChanged) event() {}

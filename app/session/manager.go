@@ -20,6 +20,11 @@ type Options struct {
 	// Threads, InMemory: how models are loaded (see engine.LoadOptions).
 	Threads  int
 	InMemory bool
+	// Device and GPULayers choose where a model's layers run besides the
+	// CPU (see engine.LoadOptions): "" tries the registered accelerators,
+	// "cpu" uses none; GPULayers 0 offloads as many layers as fit.
+	Device    string
+	GPULayers int
 	// KVType is how conversations' KV caches store keys and values: F16
 	// by default, as llama.cpp does.
 	KVType engine.KVType
@@ -384,11 +389,21 @@ func (m *Manager) startLoad(path string) {
 	m.s.loading = l
 	m.emit(ModelLoading{Path: path, Progress: 0})
 	go func() {
+		// The model the fallback describes: set before the model reaches
+		// the scheduler, so before any pass that could fail.
+		var mod *engine.Model
 		mod, err := engine.Load(ctx, path, engine.LoadOptions{
 			Threads: m.opt.Threads, InMemory: m.opt.InMemory,
+			Device: m.opt.Device, GPULayers: m.opt.GPULayers, KVType: m.opt.KVType,
 			Progress: func(f float64) {
 				if f > 0 { // 0 was announced when the load was started
 					m.emit(ModelLoading{Path: path, Progress: f})
+				}
+			},
+			OnFallback: func(reason error) {
+				m.emit(DeviceFallback{Path: path, Err: reason})
+				if mod != nil {
+					m.emit(ModelLoaded{Info: mod.Info()})
 				}
 			},
 		})
