@@ -124,7 +124,11 @@ func (m *Model) planInputs(accel backend.Device, opt LoadOptions) (func(int) boo
 		s.Layer[i] += int64(seqs) * int64(specs[i].StateBytes)
 	}
 	s.Output = bytes[L] + arch.OutputBytes(c)
-	s.Fixed = arch.ScratchBytes(c, DefaultBatch)
+	batch := opt.Batch
+	if batch <= 0 {
+		batch = DefaultBatch
+	}
+	s.Fixed = arch.ScratchBytes(c, batch)
 	return func(stage int) bool { return !unsupported[stage] }, s
 }
 
@@ -163,33 +167,37 @@ func (m *Model) describePlan() {
 // runs again there, so an answer in progress finishes on the CPU.
 // The caller holds m.exec.
 func (m *Model) forward(bt *arch.Batch, seqs []*Sequence, logits []float32) error {
-	for attempt := 0; ; attempt++ {
+	return m.withFallback(func() error {
 		for i, s := range seqs {
 			if err := m.revive(s); err != nil {
 				return err
 			}
 			bt.Groups[i].Cache = s.cache
 		}
-		err := m.net.Forward(&m.scratch, bt, logits)
+		return m.net.Forward(&m.scratch, bt, logits)
+	})
+}
+
+// withFallback runs f and, when the accelerator failed in it, moves the
+// model to the CPU and runs f once more. The caller holds m.exec.
+func (m *Model) withFallback(f func() error) error {
+	if m.closed {
+		return ErrClosed
+	}
+	for attempt := 0; ; attempt++ {
+		err := f()
 		if err == nil {
 			return nil
 		}
 		de := deviceFailure(err)
-		if attempt > 0 || de == nil || de.Device == backend.Device(m.cpu) {
+		if attempt > 0 || de == nil || de.Device == backend.Device(m.cpu) || m.accel == nil {
+			if errors.Is(err, ErrClosed) {
+				return err
+			}
 			return fmt.Errorf("engine: %w", err)
 		}
 		m.moveToCPU(de)
 	}
-}
-
-// deviceFailure is the device failure err holds, or nil. (Its own
-// function: errors.As's target escapes, and a pass must not allocate.)
-func deviceFailure(err error) *backend.DeviceError {
-	var de *backend.DeviceError
-	if errors.As(err, &de) {
-		return de
-	}
-	return nil
 }
 
 // moveToCPU gives up the accelerator after it failed: the plan becomes
@@ -211,13 +219,16 @@ func (m *Model) moveToCPU(cause *backend.DeviceError) {
 	m.note(reason.Error())
 	m.describePlan()
 	if m.onFallback != nil {
+		// Called with m.exec held: the callback may read Info, nothing
+		// that runs the model.
 		m.onFallback(reason)
 	}
 }
 
 // revive rebuilds s's cache when it was made for an older plan: the
 // state of its layers on a failed device is lost, so its tokens are run
-// through the model again. The caller holds m.exec.
+// through the model again. Until that succeeds the sequence keeps its
+// old cache, and the next use tries again. The caller holds m.exec.
 func (m *Model) revive(s *Sequence) error {
 	if s.closed {
 		return ErrClosed
@@ -227,12 +238,8 @@ func (m *Model) revive(s *Sequence) error {
 	}
 	cache, err := backend.NewCache(m.plan, m.net.CacheSpec(s.kvType, s.ctxLen))
 	if err != nil {
-		return fmt.Errorf("engine: %w", err)
+		return err
 	}
-	if s.cache != nil {
-		s.cache.Release()
-	}
-	s.cache, s.box.c = cache, cache
 	toks := s.tokens
 	for done := 0; done < len(toks); {
 		n := min(s.batch, len(toks)-done)
@@ -242,10 +249,15 @@ func (m *Model) revive(s *Sequence) error {
 			bt.Pos[i] = int32(done + i)
 		}
 		if err := m.net.Forward(&m.scratch, bt, nil); err != nil {
-			return fmt.Errorf("engine: rebuilding a sequence's cache on the CPU: %w", err)
+			cache.Release()
+			return fmt.Errorf("rebuilding a sequence's cache: %w", err)
 		}
 		done += n
 	}
+	if s.cache != nil {
+		s.cache.Release()
+	}
+	s.cache, s.box.c = cache, cache
 	return nil
 }
 
@@ -280,4 +292,14 @@ func mib(b int64) string {
 		return "unbounded"
 	}
 	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+}
+
+// deviceFailure is the device failure err holds, or nil. (Its own
+// function: errors.As's target escapes, and a pass must not allocate.)
+func deviceFailure(err error) *backend.DeviceError {
+	var de *backend.DeviceError
+	if errors.As(err, &de) {
+		return de
+	}
+	return nil
 }

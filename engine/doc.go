@@ -13,6 +13,12 @@
 //		return nil
 //	})
 //
+// Where a model runs is chosen at Load (LoadOptions.Device, GPULayers):
+// the CPU always, and an accelerator registered with engine/backend when
+// one probes; Info.Backend says what runs where and Info.DeviceNotes why
+// an accelerator is not used. An accelerator that fails during a pass
+// hands the model to the CPU and the pass runs again there.
+//
 // The engine never imports the app or the UI; the session manager is its
 // only caller in the desktop app.
 package engine

@@ -56,9 +56,16 @@ type LoadOptions struct {
 	Context   int
 	KVType    KVType
 	Sequences int
+	// Batch is the most tokens a prompt pass will take (the largest
+	// SequenceOptions.Batch to come), for the scratch an automatic offload
+	// keeps room for; DefaultBatch when 0.
+	Batch int
 	// OnFallback, when set, is called when the accelerator failed during
 	// a forward pass and the model moved to the CPU, with the reason; it
 	// runs on the goroutine of the pass, which then finishes on the CPU.
+	// The model's lock is held meanwhile: the callback may call Info, but
+	// nothing that runs the model (NewSequence, Feed, snapshots) or it
+	// deadlocks.
 	OnFallback func(reason error)
 }
 
@@ -88,6 +95,7 @@ type Model struct {
 	// exec serialises forward passes, and guards the plan, the scratch
 	// buffers and the move to the CPU after a device failure.
 	exec    sync.Mutex
+	closed  bool // guarded by exec
 	plan    *backend.Plan
 	scratch arch.Scratch
 	infoMu  sync.Mutex // guards info's device fields, which a fallback changes
@@ -337,6 +345,7 @@ func (m *Model) Close() error {
 		return nil
 	}
 	m.exec.Lock()
+	m.closed = true
 	m.scratch.Release()
 	if m.accel != nil {
 		m.accel.Close()

@@ -132,9 +132,9 @@ func (m *Model) NewSequence(opt SequenceOptions) (*Sequence, error) {
 	if batch <= 0 {
 		batch = DefaultBatch
 	}
-	s := &Sequence{m: m, ctxLen: ctxLen, kvType: kvType, batch: batch, logits: make([]float32, cfg.Vocab), box: &cacheBox{}}
+	s := &Sequence{m: m, ctxLen: ctxLen, kvType: kvType, batch: batch, logits: make([]float32, cfg.Vocab), box: &cacheBox{m: m}}
 	m.exec.Lock()
-	err = m.revive(s)
+	err = m.withFallback(func() error { return m.revive(s) })
 	m.exec.Unlock()
 	if err != nil {
 		return nil, err
@@ -146,9 +146,14 @@ func (m *Model) NewSequence(opt SequenceOptions) (*Sequence, error) {
 
 // cacheBox holds a sequence's current cache for its cleanup, which must
 // not hold the sequence itself.
-type cacheBox struct{ c *backend.Cache }
+type cacheBox struct {
+	m *Model
+	c *backend.Cache
+}
 
 func (b *cacheBox) release() {
+	b.m.exec.Lock()
+	defer b.m.exec.Unlock()
 	if b.c != nil {
 		b.c.Release()
 	}

@@ -491,6 +491,40 @@ func (s *Sequence) SnapshotSize() int64 {
 	return s.SnapshotHeaderSize() + s.SnapshotSegmentSize(0)
 }
 
+// appendRows reads cache rows for a snapshot, holding the model's lock:
+// a device runs one thing at a time, and the cache must not move to
+// another device in the middle of a read.
+func (s *Sequence) appendRows(dst []byte, layer int, values bool, p0, p1 int) ([]byte, error) {
+	s.m.exec.Lock()
+	defer s.m.exec.Unlock()
+	if err := s.cacheCurrent(); err != nil {
+		return dst, err
+	}
+	return s.cache.KV(layer).AppendRows(dst, values, p0, p1)
+}
+
+// setRows is appendRows's twin for restoring.
+func (s *Sequence) setRows(layer int, values bool, p0 int, src []byte) error {
+	s.m.exec.Lock()
+	defer s.m.exec.Unlock()
+	if err := s.cacheCurrent(); err != nil {
+		return err
+	}
+	return s.cache.KV(layer).SetRows(values, p0, src)
+}
+
+// cacheCurrent says why the sequence's cache cannot be read or written
+// now. The caller holds s.m.exec.
+func (s *Sequence) cacheCurrent() error {
+	switch {
+	case s.closed || s.m.closed || s.cache == nil:
+		return ErrClosed
+	case s.cache.Plan() != s.m.plan:
+		return errors.New("engine: the sequence's cache was on a device that failed; it is rebuilt at its next use")
+	}
+	return nil
+}
+
 // rowSize is the bytes of one position's keys (or values) in one layer.
 func (s *Sequence) rowSize() int {
 	return backend.KVSpec{Type: s.kvType, Context: s.ctxLen, Dim: s.m.net.Config().KVDim()}.RowSize()
@@ -503,7 +537,7 @@ func (s *Sequence) checkSnapshot() error {
 	// A cache left on a device that failed is rebuilt first: its rows
 	// there are gone.
 	s.m.exec.Lock()
-	err := s.m.revive(s)
+	err := s.m.withFallback(func() error { return s.m.revive(s) })
 	s.m.exec.Unlock()
 	if err != nil {
 		return err
@@ -594,7 +628,7 @@ func (s *Sequence) writeSegment(sw *snapWriter, from int) error {
 		for _, values := range []bool{false, true} {
 			for p := from; p < len(s.tokens); p += rows {
 				var err error
-				if sw.buf, err = s.cache.KV(l).AppendRows(sw.buf, values, p, min(len(s.tokens), p+rows)); err != nil {
+				if sw.buf, err = s.appendRows(sw.buf, l, values, p, min(len(s.tokens), p+rows)); err != nil {
 					return fmt.Errorf("engine: write snapshot: %w", err)
 				}
 				sw.maybeFlush()
@@ -1030,6 +1064,12 @@ func (m *Model) RestoreSnapshot(r io.Reader, opt SequenceOptions) (*Sequence, *S
 	if err != nil {
 		return nil, nil, fmt.Errorf("engine: read snapshot: %w", err)
 	}
+	restored := false
+	defer func() {
+		if !restored {
+			s.Close() // its cache may hold an accelerator's memory
+		}
+	}()
 	if s.ctxLen != info.Context || kvTypeOf(s.kvType) != info.KVType {
 		return nil, nil, mismatch("the sequence made from the options has context %d, %v", s.ctxLen, kvTypeOf(s.kvType))
 	}
@@ -1056,6 +1096,7 @@ func (m *Model) RestoreSnapshot(r io.Reader, opt SequenceOptions) (*Sequence, *S
 		return nil, nil, corrupt("no segment after the header")
 	}
 	ix.Tokens = slices.Clone(s.tokens)
+	restored = true
 	return s, ix, nil
 }
 
@@ -1116,8 +1157,10 @@ func (g *segReader) next() error {
 	g.saved = g.saved[:0]
 	for l := range s.cache.Layers() {
 		for _, values := range []bool{false, true} {
-			if g.saved, err = s.cache.KV(l).AppendRows(g.saved, values, lo, max(lo, hi)); err != nil {
-				return corrupt("%v", err)
+			if g.saved, err = s.appendRows(g.saved, l, values, lo, max(lo, hi)); err != nil {
+				// The rows are in range (checkSegHead): this is the device,
+				// not the file.
+				return fmt.Errorf("engine: read snapshot: %w", err)
 			}
 		}
 	}
@@ -1127,7 +1170,7 @@ func (g *segReader) next() error {
 		}
 		k := (hi - lo) * rs
 		for i := range 2 * s.cache.Layers() {
-			_ = s.cache.KV(i/2).SetRows(i%2 == 1, lo, g.saved[i*k:(i+1)*k])
+			_ = s.setRows(i/2, i%2 == 1, lo, g.saved[i*k:(i+1)*k])
 		}
 	}
 	rows := max(1, snapChunk/rs)
@@ -1140,8 +1183,8 @@ func (g *segReader) next() error {
 					restore()
 					return tornIfShort(err)
 				}
-				if err := s.cache.KV(l).SetRows(values, start+p, b); err != nil {
-					return corrupt("%v", err)
+				if err := s.setRows(l, values, start+p, b); err != nil {
+					return fmt.Errorf("engine: read snapshot: %w", err)
 				}
 			}
 		}

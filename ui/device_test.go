@@ -57,6 +57,9 @@ func TestDeviceFallbackNotice(t *testing.T) {
 			if !visibleLabel(h.u.notice, "CUDA_ERROR_ILLEGAL_ADDRESS") {
 				t.Fatal("Details does not show the reason")
 			}
+			if tc.lang == "en" {
+				saveScreenshot(t, "gpu-fallback.png", h.w.Canvas().Capture())
+			}
 		})
 	}
 }

@@ -242,7 +242,9 @@ func (u *UI) apply(ev session.Event) {
 		u.model = &modelInfo{Path: in.Path, Name: in.Name, Arch: in.Architecture, Quant: in.FileType,
 			Backend: in.Backend, Threads: in.Threads, Context: in.ContextLength,
 			Params: in.Parameters, FileBytes: in.FileBytes, WeightBytes: in.WeightBytes, DeviceNotes: in.DeviceNotes}
-		u.loadingPath = ""
+		if u.loadingPath == in.Path {
+			u.loadingPath = ""
+		}
 		u.picker.remember(in.Path)
 		u.refresh()
 	case session.ModelUnloaded:

@@ -51,7 +51,7 @@ func (f *modelFlags) load(ctx context.Context) (*engine.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt := engine.LoadOptions{Threads: f.threads, InMemory: f.inMemory, Context: f.ctxLen, KVType: kv}
+	opt := engine.LoadOptions{Threads: f.threads, InMemory: f.inMemory, Context: f.ctxLen, KVType: kv, Batch: f.ubatch}
 	if err := f.dev.apply(&opt); err != nil {
 		return nil, err
 	}

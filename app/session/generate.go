@@ -109,7 +109,10 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	from, restoreTook := CacheRAM, time.Duration(0)
 	opts := engine.SequenceOptions{Context: ctxLen, KVType: m.opt.KVType}
 	if seq != nil && seq.Context() != ctxLen {
-		seq = nil // the context setting changed: free the old cache first
+		// The context setting changed: free the old cache first (no save
+		// of it is in flight: a job waits for its conversation's save).
+		seq.Close()
+		seq = nil
 	}
 	if seq == nil {
 		from = CacheDisk

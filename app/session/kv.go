@@ -364,6 +364,7 @@ func (m *Manager) snapshot(conv int64, cs *convState, drop bool) {
 	}
 	if m.opt.Disk == nil || cs.deleted || !cs.dirty || m.s.model == nil {
 		if drop {
+			cs.seq.Close() // gives an accelerator's memory back at once
 			cs.seq = nil
 			m.emit(m.cacheState(conv))
 		}
@@ -396,6 +397,7 @@ func (m *Manager) saved(r saveResult) {
 	if cs.drop {
 		cs.drop = false
 		if cs.job == nil && cs.seq == r.seq {
+			cs.seq.Close()
 			cs.seq = nil
 		}
 	}

@@ -447,6 +447,7 @@ func (m *Manager) dropModel() {
 				m.log.Warn("session: could not write a KV cache snapshot", "conversation", id, "err", err)
 			}
 		}
+		cs.seq.Close()
 		cs.seq, cs.dirty = nil, false
 		if !m.s.closing {
 			m.emit(m.cacheState(id))
@@ -639,7 +640,8 @@ func (m *Manager) Delete(conv int64) error {
 		cs.deleted = true
 		if cs.saving {
 			cs.drop = true
-		} else {
+		} else if cs.seq != nil {
+			cs.seq.Close()
 			cs.seq = nil
 		}
 		m.emit(ConversationChanged{Conv: conv, Deleted: true})

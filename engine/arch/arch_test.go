@@ -178,6 +178,42 @@ func TestBuildErrors(t *testing.T) {
 			t.Fatalf("err = %v, want unknown architecture naming mamba9", err)
 		}
 	})
+	t.Run("tensor not applied", func(t *testing.T) {
+		for _, tc := range []struct {
+			arch, tensor string
+			refused      bool
+		}{
+			{"llama", "blk.0.attn_gate.weight", true},
+			{"qwen2", "blk.1.ffn_gate_inp.weight", true},
+			// Phi-3's long RoPE factors are known, for contexts it does not
+			// run at.
+			{"phi3", "rope_factors_long.weight", false},
+		} {
+			w, err := synth.Build(synth.Tiny(tc.arch))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.AddTensor(tc.tensor, quant.F32, []uint64{8}, make([]byte, 32)); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "m.gguf")
+			if err := w.WriteFile(path); err != nil {
+				t.Fatal(err)
+			}
+			f, err := gguf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Build(f)
+			f.Close()
+			if tc.refused && (err == nil || !strings.Contains(err.Error(), tc.tensor) || !strings.Contains(err.Error(), "not applied")) {
+				t.Errorf("%s with %s: err = %v, want a refusal naming the tensor", tc.arch, tc.tensor, err)
+			}
+			if !tc.refused && err != nil {
+				t.Errorf("%s with %s: %v", tc.arch, tc.tensor, err)
+			}
+		}
+	})
 	t.Run("missing tensor", func(t *testing.T) {
 		s := synth.Tiny("qwen3")
 		w, err := synth.Build(s)

@@ -162,6 +162,9 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	}
 	// Read last: RoPE's frequency factors, parameters rather than weights.
 	m.cfg.Rope = readRope(l, &m.cfg)
+	// Phi-3's long-context files carry long factors too, which apply past
+	// the original context; sequences run within it use the short ones.
+	l.known("rope_factors_long.weight")
 	m.cfg.Rope.Mode = v.rope
 	l.finish()
 	if l.err != nil {
@@ -347,7 +350,7 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 	dev.RMSNorm(xn, x, ly.attnNorm.on, c.RMSEps)
 	if ly.qkv != nil {
 		w := qDim + 2*kvDim
-		qkv, err := ds.get(bufFused, n*w)
+		qkv, err := ds.get(bufQKV, n*w)
 		if err != nil {
 			return err
 		}
@@ -379,7 +382,7 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 		kv := g.Cache.KV(li)
 		gp := pos[g.Start:g.End]
 		dev.StoreKV(kv, gp, k.Slice(g.Start*kvDim, g.End*kvDim), v.Slice(g.Start*kvDim, g.End*kvDim))
-		dev.Attend(attn.Slice(g.Start*qDim, g.End*qDim), q.Slice(g.Start*qDim, g.End*qDim), backend.Buf{}, kv, gp, &m.att)
+		dev.Attend(attn.Slice(g.Start*qDim, g.End*qDim), q.Slice(g.Start*qDim, g.End*qDim), kv, gp, &m.att, backend.AttendInputs{})
 	}
 	dev.MatMul(xn, ly.o.on, attn, n)
 	dev.Add(x, xn)
@@ -387,7 +390,7 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 	dev.RMSNorm(xn, x, ly.ffnNorm.on, c.RMSEps)
 	gate, up, ffn := b[bufGate], b[bufUp], b[bufFFN]
 	if ly.gate == nil {
-		gu, err := ds.get(bufFused, n*2*ff)
+		gu, err := ds.get(bufGateUp, n*2*ff)
 		if err != nil {
 			return err
 		}
@@ -406,8 +409,8 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 }
 
 // outChunk is how many rows' logits the output head computes at once:
-// the logits buffer on the device holds a chunk (up to twice this with a
-// short last chunk folded in), not a whole prompt's.
+// the logits buffer on the device holds a chunk (up to outChunk+15 rows,
+// a short last chunk folded in), not a whole prompt's.
 const outChunk = 32
 
 // head runs the output norm and projection on dev for the rows of x in
@@ -418,6 +421,15 @@ func (m *transformer) head(s *Scratch, dev backend.Device, x backend.Buf, outRow
 	c := &m.cfg
 	embd, vocab := c.Embd, c.Vocab
 	ds := s.on(dev)
+	// The buffers are sized for the largest chunk first: growing one
+	// between chunks would free it while the last chunk's Read waits.
+	most := min(len(outRows), outChunk+15)
+	if _, err := ds.get(bufSel, most*embd); err != nil {
+		return err
+	}
+	if _, err := ds.get(bufLogits, most*vocab); err != nil {
+		return err
+	}
 	for j0 := 0; j0 < len(outRows); {
 		// Chunks of outChunk rows, the last one taking a short rest along:
 		// a chunk of fewer than 16 rows would run other kernels on the CPU

@@ -24,7 +24,8 @@ const (
 	bufK             // keys: n×kvDim
 	bufV             // values: n×kvDim
 	bufAttn          // attention output: n×qDim
-	bufFused         // a fused projection's output (qkv, or gate and up)
+	bufQKV           // the fused q, k and v projection's output: n×(qDim+2·kvDim)
+	bufGateUp        // the fused gate and up projection's output: n×2ff
 	bufGate          // n×ff
 	bufUp            // n×ff
 	bufFFN           // n×ff
@@ -125,13 +126,13 @@ func grow(s []float32, n int) []float32 {
 // planner sets aside before it counts layers.
 func ScratchBytes(c *Config, rows int) int64 {
 	qDim, kvDim := c.Heads*c.HeadDim, c.KVDim()
-	perRow := 2*c.Embd + 2*qDim + 2*kvDim + 3*c.FF + max(qDim+2*kvDim, 2*c.FF) + c.Embd
+	perRow := 2*c.Embd + 2*qDim + 2*kvDim + 3*c.FF + (qDim + 2*kvDim) + 2*c.FF + c.Embd
 	// Buffers are allocated with a quarter to spare (devScratch.get).
 	return 4 * int64(perRow) * int64(rows) * 5 / 4
 }
 
 // OutputBytes bounds the buffers of the output head: the logits of one
-// chunk of rows.
+// chunk of rows, and those rows.
 func OutputBytes(c *Config) int64 {
-	return 4 * int64(2*outChunk+16) * int64(c.Vocab+c.Embd) * 5 / 4
+	return 4 * int64(outChunk+15) * int64(c.Vocab+c.Embd) * 5 / 4
 }

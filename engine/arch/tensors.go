@@ -53,6 +53,15 @@ func (l *loader) finish() {
 	}
 }
 
+// known marks a tensor the architecture knows and deliberately does not
+// apply, so finish does not refuse the file for it.
+func (l *loader) known(name string) {
+	if l.read == nil {
+		l.read = map[string]bool{}
+	}
+	l.read[name] = true
+}
+
 // weight is one tensor of the file, the part of the model it belongs to,
 // and its resident copy on the device the plan runs that part on.
 type weight struct {

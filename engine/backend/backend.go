@@ -93,13 +93,12 @@ type Attention struct {
 	// SoftCap > 0 caps each scaled score s as SoftCap·tanh(s/SoftCap)
 	// before the softmax (Gemma 2).
 	SoftCap float32
-	// Sinks, when set, holds one logit per query head that joins the
-	// softmax's denominator without a value (gpt-oss's attention sinks):
-	// a one-row F32 weight of Heads values, resident on the layer's
-	// device.
-	Sinks Weight
+	// Sinks adds one logit per query head to each softmax's denominator,
+	// without a value (gpt-oss's attention sinks); Attend gets them as
+	// AttendInputs.Sinks.
+	Sinks bool
 	// Gated multiplies each head's output elementwise by the sigmoid of
-	// the gate that Attend is given, n×Heads×HeadDim values laid out like
-	// the queries (Qwen3-Next and Qwen 3.5's gated attention).
+	// its gate, AttendInputs.Gate (Qwen3-Next and Qwen 3.5's gated
+	// attention).
 	Gated bool
 }

@@ -24,7 +24,8 @@ type LayerCache struct {
 }
 
 // NewCache makes the state of every layer on the device p puts it on.
-// specs has one entry per layer. On failure nothing stays allocated.
+// specs has one entry per layer. On failure nothing stays allocated, and
+// a device that could not make its part is named by a *DeviceError.
 func NewCache(p *Plan, specs []LayerSpec) (*Cache, error) {
 	if len(specs) != len(p.Layers) {
 		return nil, fmt.Errorf("backend: cache of %d layers for a plan of %d", len(specs), len(p.Layers))
@@ -41,7 +42,7 @@ func NewCache(p *Plan, specs []LayerSpec) (*Cache, error) {
 			kv, err := d.NewKV(*s.KV)
 			if err != nil {
 				c.Release()
-				return nil, fmt.Errorf("backend: layer %d's KV cache on %s: %w", i, d.Name(), err)
+				return nil, &DeviceError{Device: d, Err: fmt.Errorf("layer %d's KV cache: %w", i, err)}
 			}
 			lc.KV = kv
 		}
@@ -49,7 +50,7 @@ func NewCache(p *Plan, specs []LayerSpec) (*Cache, error) {
 			st, err := d.NewState(s.StateBytes)
 			if err != nil {
 				c.Release()
-				return nil, fmt.Errorf("backend: layer %d's state on %s: %w", i, d.Name(), err)
+				return nil, &DeviceError{Device: d, Err: fmt.Errorf("layer %d's state: %w", i, err)}
 			}
 			lc.State = st
 		}

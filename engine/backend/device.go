@@ -17,9 +17,8 @@ import (
 // engine then moves the model to the CPU. Argument errors a caller could
 // have checked (shapes, buffers of another device) panic: they are bugs.
 //
-// A Device is used by one goroutine at a time (the engine serialises
-// forward passes per model); the cache state it makes may be read and
-// written between passes.
+// A Device is used by one goroutine at a time: the engine serialises
+// forward passes, and the cache reads and writes of snapshots, per model.
 type Device interface {
 	// Name describes the device for people: "CPU avx512+amx (2 threads)",
 	// "NVIDIA H200 (sm_90, 139 GiB)".
@@ -30,15 +29,20 @@ type Device interface {
 	Supports(t quant.Type) bool
 	// FreeBytes is the memory left for weights, caches and buffers, or -1
 	// when the device shares the host's memory and does not plan by it.
+	// A backend leaves out what it needs itself (its context, library
+	// workspaces, a safety margin): the planner fills what it reports.
 	FreeBytes() int64
 
 	// Alloc returns a buffer of n float32 values (contents undefined).
 	Alloc(n int) (Buf, error)
-	// Free releases a buffer from Alloc; views of it must not be used
-	// afterwards. Freeing the zero Buf does nothing.
+	// Free releases a buffer from Alloc, in submission order: operations
+	// queued before Free still read and write it (a GPU backend frees on
+	// its stream, or after a Sync); later ones must not use it. Freeing
+	// the zero Buf does nothing, and Free after Close or a failure is safe.
 	Free(b Buf)
 	// Upload makes a weight resident, once, at load. A one-row tensor
-	// (norm weight, bias, sinks) is kept as float32 values.
+	// (norm weight, bias, sinks) is kept as float32 values. Weights are
+	// freed with the device (Close), never one by one.
 	Upload(t *Tensor) (Weight, error)
 	// NewKV makes one attention layer's KV rows for one sequence.
 	NewKV(s KVSpec) (KV, error)
@@ -79,9 +83,9 @@ type Device interface {
 	StoreKV(kv KV, pos []int32, k, v Buf)
 	// Attend writes, for each of the len(pos) query rows of q
 	// (rows of Heads×HeadDim), the attention output over the positions
-	// of kv that a query at pos[i] sees (see Attention). gate is used
-	// when a.Gated and may be the zero Buf otherwise.
-	Attend(dst, q, gate Buf, kv KV, pos []int32, a *Attention)
+	// of kv that a query at pos[i] sees (see Attention). in holds the
+	// layer's resident inputs the optional parts of a need.
+	Attend(dst, q Buf, kv KV, pos []int32, a *Attention, in AttendInputs)
 	// SwiGLU computes dst = silu(gate) * up, elementwise.
 	SwiGLU(dst, gate, up Buf)
 	// Add computes dst += x, elementwise.
@@ -90,7 +94,10 @@ type Device interface {
 	// Sync waits for every queued operation and returns the first error
 	// among them.
 	Sync() error
-	// Close releases the device. Nothing it made may be used afterwards.
+	// Close releases the device and everything it made. Afterwards only
+	// Free, KV.Release and State.Release may still be called (the engine
+	// releases the caches of a device that failed after closing it); they
+	// must do nothing harmful.
 	Close() error
 }
 
@@ -174,6 +181,17 @@ func (s KVSpec) Check() error {
 	return nil
 }
 
+// AttendInputs are the resident inputs of Attend that only some
+// attention layers have: they come per call, so they always belong to
+// the device the layer runs on now.
+type AttendInputs struct {
+	// Gate (Attention.Gated): n×Heads×HeadDim gate values laid out like
+	// the queries.
+	Gate Buf
+	// Sinks (Attention.Sinks): a one-row F32 weight of Heads logits.
+	Sinks Weight
+}
+
 // KV is one attention layer's keys and values for one sequence, in the
 // memory of the device that made it. Rows are moved as bytes exactly as
 // stored — F16 and F32 little-endian, Q8_0 as its 34-byte blocks — which
@@ -189,7 +207,8 @@ type KV interface {
 	// p0, p0+1, …; len(src) must be whole rows that fit.
 	SetRows(values bool, p0 int, src []byte) error
 	// Release returns the memory to the device; the KV must not be used
-	// afterwards.
+	// afterwards. It is safe after the device closed or failed, and from
+	// any goroutine (a sequence nobody closed is released when collected).
 	Release()
 }
 
@@ -204,6 +223,7 @@ type State interface {
 	AppendTo(dst []byte) ([]byte, error)
 	// Set replaces the state with src (Bytes() bytes).
 	Set(src []byte) error
+	// Release is KV.Release's twin.
 	Release()
 }
 

@@ -52,8 +52,9 @@ type Sizes struct {
 	Layer []int64
 	// Output is the output head's weights and its logits buffer.
 	Output int64
-	// Fixed is what the device needs as soon as anything runs on it:
-	// activation buffers for the largest pass, and a reserve.
+	// Fixed is what the device needs as soon as anything runs on it: the
+	// activation buffers of the largest pass. (The backend's own needs are
+	// already left out of its FreeBytes.)
 	Fixed int64
 }
 

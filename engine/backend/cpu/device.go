@@ -190,12 +190,15 @@ func (d *Device) StoreKV(kv backend.KV, pos []int32, k, v backend.Buf) {
 }
 
 // Attend implements backend.Device.
-func (d *Device) Attend(dst, q, gate backend.Buf, kv backend.KV, pos []int32, a *backend.Attention) {
-	var g []float32
+func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backend.Attention, in backend.AttendInputs) {
+	var g, sinks []float32
 	if a.Gated {
-		g = host(gate)
+		g = host(in.Gate)
 	}
-	d.b.Attend(host(dst), host(q), g, kvOf(kv), pos, a, values(a.Sinks))
+	if a.Sinks {
+		sinks = values(in.Sinks)
+	}
+	d.b.Attend(host(dst), host(q), g, kvOf(kv), pos, a, sinks)
 }
 
 // SwiGLU implements backend.Device.

@@ -137,8 +137,9 @@ func (d *Device) give(n int64) {
 
 // mem is an allocation of a fake device.
 type mem struct {
-	dev *Device
-	f   []float32
+	dev   *Device
+	f     []float32
+	freed bool // set when a Free reaches its turn in the queue
 }
 
 func (m *mem) Len() int { return len(m.f) }
@@ -148,6 +149,9 @@ func (d *Device) host(b backend.Buf) []float32 {
 	m, ok := b.Mem().(*mem)
 	if !ok || m.dev != d {
 		panic(fmt.Sprintf("fake: %s got a buffer of another device (%T)", d.opt.Name, b.Mem()))
+	}
+	if m.freed {
+		panic("fake: " + d.opt.Name + " got a buffer that was freed")
 	}
 	return m.f[b.Off() : b.Off()+b.Len()]
 }
@@ -166,7 +170,10 @@ func (d *Device) Alloc(n int) (backend.Buf, error) {
 	return backend.NewBuf(&mem{dev: d, f: f}), nil
 }
 
-// Free implements backend.Device.
+// Free implements backend.Device. The memory counts as free at once
+// (the next allocation may reuse it, as a stream-ordered allocator's
+// does), and the buffer dies when the Free reaches its turn: operations
+// queued before it still run, later ones using it panic.
 func (d *Device) Free(b backend.Buf) {
 	if b.Mem() == nil {
 		return
@@ -175,7 +182,17 @@ func (d *Device) Free(b backend.Buf) {
 	if !ok || m.dev != d {
 		panic(fmt.Sprintf("fake: %s asked to free a buffer of another device (%T)", d.opt.Name, b.Mem()))
 	}
-	d.give(4 * int64(len(m.f)))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m.freed {
+		panic("fake: a buffer freed twice")
+	}
+	d.used -= 4 * int64(len(m.f))
+	if d.closed || d.fault != nil {
+		m.freed = true
+		return
+	}
+	d.queue = append(d.queue, func() { m.freed = true })
 }
 
 // weight is a tensor uploaded to a fake device: a copy of its data.
@@ -353,13 +370,15 @@ func (d *Device) StoreKV(kv backend.KV, pos []int32, k, v backend.Buf) {
 }
 
 // Attend implements backend.Device.
-func (d *Device) Attend(dst, q, gate backend.Buf, kv backend.KV, pos []int32, a *backend.Attention) {
+func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backend.Attention, in backend.AttendInputs) {
 	hd, hq, c, p, ac := d.host(dst), d.host(q), d.kv(kv), slices.Clone(pos), *a
-	var g []float32
+	var g, sinks []float32
 	if a.Gated {
-		g = d.host(gate)
+		g = d.host(in.Gate)
 	}
-	sinks := d.values(a.Sinks)
+	if a.Sinks {
+		sinks = d.values(in.Sinks)
+	}
 	d.enqueue(func() { d.k.Attend(hd, hq, g, c, p, &ac, sinks) })
 }
 

@@ -227,7 +227,7 @@ func TestKernelsMatchCPU(t *testing.T) {
 		d.Write(bx, x)
 		d.MatMul(by, wd, bx, n)
 		d.StoreKV(kv, []int32{0, 1, 2}, by, bx)
-		d.Attend(bo, bx, backend.Buf{}, kv, []int32{0, 1, 2}, att)
+		d.Attend(bo, bx, kv, []int32{0, 1, 2}, att, backend.AttendInputs{})
 		out := make([]float32, n*dim)
 		d.Read(out, bo)
 		if err := d.Sync(); err != nil {
@@ -262,4 +262,28 @@ func TestUnsupported(t *testing.T) {
 	if _, err := d.Upload(w); !errors.Is(err, backend.ErrUnsupported) {
 		t.Fatalf("Upload of an unsupported type: %v", err)
 	}
+}
+
+// TestFreeInOrder: Free takes effect in queue order: what was queued
+// before it still runs, and a buffer used after it is refused, while its
+// memory counts as free at once.
+func TestFreeInOrder(t *testing.T) {
+	d := New(Options{Budget: 64})
+	defer d.Close()
+	a := alloc(t, d, 8)
+	d.Write(a, []float32{1, 2, 3, 4, 5, 6, 7, 8})
+	out := make([]float32, 8)
+	d.Read(out, a)
+	d.Free(a)
+	if d.FreeBytes() != 64 {
+		t.Fatalf("after Free: %d bytes free", d.FreeBytes())
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if out[7] != 8 {
+		t.Fatalf("the Read queued before Free gave %v", out)
+	}
+	mustPanic(t, "using a freed buffer", "freed", func() { d.Add(a, a) })
+	mustPanic(t, "freeing twice", "twice", func() { d.Free(a) })
 }

@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -48,6 +49,19 @@ func (d *Device) NewKV(s backend.KVSpec) (backend.KV, error) {
 
 func (k *kv) Spec() backend.KVSpec { return k.c.Spec() }
 
+// usable says why the device can take no more work, if it cannot.
+func (d *Device) usable() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.fault != nil:
+		return d.fault
+	case d.closed:
+		return errors.New("fake: device closed")
+	}
+	return nil
+}
+
 // AppendRows waits for the queue, as a copy to the host does.
 func (k *kv) AppendRows(dst []byte, values bool, p0, p1 int) ([]byte, error) {
 	d := k.dev
@@ -70,8 +84,8 @@ func (k *kv) SetRows(values bool, p0 int, src []byte) error {
 	if err := s.CheckRows(p0, p0+len(src)/rs); err != nil {
 		return err
 	}
-	if k.dev.Faulted() {
-		return ErrFault
+	if err := k.dev.usable(); err != nil {
+		return err
 	}
 	b := slices.Clone(src)
 	k.dev.enqueue(func() { _ = k.c.SetRows(values, p0, b) })
@@ -122,8 +136,8 @@ func (s *state) Set(src []byte) error {
 	if len(src) != s.s.Bytes() {
 		return fmt.Errorf("fake: state: %d bytes for a state of %d", len(src), s.s.Bytes())
 	}
-	if s.dev.Faulted() {
-		return ErrFault
+	if err := s.dev.usable(); err != nil {
+		return err
 	}
 	b := slices.Clone(src)
 	s.dev.enqueue(func() { _ = s.s.Set(b) })
