@@ -357,3 +357,54 @@ func TestDeviceChoice(t *testing.T) {
 		t.Fatalf("Devices: %+v", devs)
 	}
 }
+
+// TestCacheOutOfDeviceMemory: a sequence whose cache does not fit on the
+// accelerator moves the model to the CPU rather than fail; the sequences
+// made before go on there with the CPU's logits.
+func TestCacheOutOfDeviceMemory(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
+	cpuOnly := loadWith(t, path, LoadOptions{Device: "cpu"})
+	L := cpuOnly.Info().Layers
+	prompt := snapTokens(12, cpuOnly.Info().VocabSize, 5)
+	run := func(m *Model, seqs ...*Sequence) []float32 {
+		var out []float32
+		for _, s := range seqs {
+			if err := s.Feed(ctx, prompt); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s.Logits()...)
+		}
+		return out
+	}
+	// What one sequence's run takes on the device, measured.
+	probe := fake.New(fake.Options{})
+	pm := loadWith(t, path, LoadOptions{Accelerator: probe, GPULayers: L + 1})
+	ps := must(pm.NewSequence(SequenceOptions{Context: 128}))
+	run(pm, ps)
+	_, peak := probe.Used()
+	var reasons []error
+	opt := LoadOptions{GPULayers: L + 1, OnFallback: func(err error) { reasons = append(reasons, err) }}
+	opt.Accelerator = fake.New(fake.Options{Budget: peak + ps.KVBytes()/2})
+	m := loadWith(t, path, opt)
+	a := must(m.NewSequence(SequenceOptions{Context: 128}))
+	got := run(m, a)
+	if m.Info().Accelerator == "" {
+		t.Fatal("the first sequence already left the accelerator")
+	}
+	b, err := m.NewSequence(SequenceOptions{Context: 128})
+	if err != nil {
+		t.Fatalf("a second sequence that does not fit on the device: %v", err)
+	}
+	if len(reasons) != 1 || !errors.Is(reasons[0], backend.ErrOutOfMemory) || m.Info().Accelerator != "" {
+		t.Fatalf("fallback reasons %v, accelerator %q", reasons, m.Info().Accelerator)
+	}
+	got = append(got, run(m, a, b)...)
+	a0 := must(cpuOnly.NewSequence(SequenceOptions{Context: 128}))
+	b0 := must(cpuOnly.NewSequence(SequenceOptions{Context: 128}))
+	want := run(cpuOnly, a0)
+	want = append(want, run(cpuOnly, a0, b0)...)
+	if d := maxAbsDiff(got, want); d > 1e-4 {
+		t.Fatalf("logits differ from the CPU's by %g", d)
+	}
+}
