@@ -158,22 +158,28 @@ func TestPhi3EqualsQwen2(t *testing.T) {
 	}
 }
 
+// buildWritten writes w to a file and builds the architecture it holds.
+func buildWritten(t *testing.T, w *gguf.Writer) (Model, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return Build(f)
+}
+
 func TestBuildErrors(t *testing.T) {
 	t.Run("unknown architecture", func(t *testing.T) {
 		w := gguf.NewWriter()
 		if err := w.SetKV("general.architecture", "mamba9"); err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join(t.TempDir(), "m.gguf")
-		if err := w.WriteFile(path); err != nil {
-			t.Fatal(err)
-		}
-		f, err := gguf.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		_, err = Build(f)
+		_, err := buildWritten(t, w)
 		if !errors.Is(err, ErrUnknownArchitecture) || !strings.Contains(err.Error(), `"mamba9"`) {
 			t.Fatalf("err = %v, want unknown architecture naming mamba9", err)
 		}
@@ -196,16 +202,7 @@ func TestBuildErrors(t *testing.T) {
 			if err := w.AddTensor(tc.tensor, quant.F32, []uint64{8}, make([]byte, 32)); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(t.TempDir(), "m.gguf")
-			if err := w.WriteFile(path); err != nil {
-				t.Fatal(err)
-			}
-			f, err := gguf.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = Build(f)
-			f.Close()
+			_, err = buildWritten(t, w)
 			if tc.refused && (err == nil || !strings.Contains(err.Error(), tc.tensor) || !strings.Contains(err.Error(), "not applied")) {
 				t.Errorf("%s with %s: err = %v, want a refusal naming the tensor", tc.arch, tc.tensor, err)
 			}
@@ -223,16 +220,7 @@ func TestBuildErrors(t *testing.T) {
 		if !w.RemoveTensor("blk.1.attn_k_norm.weight") {
 			t.Fatal("fixture lacks the tensor to remove")
 		}
-		path := filepath.Join(t.TempDir(), "m.gguf")
-		if err := w.WriteFile(path); err != nil {
-			t.Fatal(err)
-		}
-		f, err := gguf.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		_, err = Build(f)
+		_, err = buildWritten(t, w)
 		if err == nil || !strings.Contains(err.Error(), "blk.1.attn_k_norm.weight") {
 			t.Fatalf("err = %v, want one naming the missing tensor", err)
 		}
