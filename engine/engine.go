@@ -166,6 +166,31 @@ func Load(ctx context.Context, path string, opt LoadOptions) (*Model, error) {
 	return m, nil
 }
 
+// LoadMemory opens a GGUF model held in memory — one built into the
+// program — as Load opens a file. data must not change while the model
+// lives; name stands for the file's path in Info and errors.
+func LoadMemory(ctx context.Context, name string, data []byte, opt LoadOptions) (*Model, error) {
+	start := time.Now()
+	if opt.Progress != nil {
+		opt.Progress(0)
+	}
+	f, err := gguf.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("engine: load %s: %w", name, err)
+	}
+	m, err := build(ctx, f, name, opt)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("engine: load %s: %w", name, err)
+	}
+	m.info.FileBytes = int64(len(data))
+	m.loadDur = time.Since(start)
+	if opt.Progress != nil {
+		opt.Progress(1)
+	}
+	return m, nil
+}
+
 func readInMemory(ctx context.Context, path string, report func(float64)) (*gguf.File, error) {
 	fh, err := os.Open(path)
 	if err != nil {

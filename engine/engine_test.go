@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/churon/churon/engine/sample"
 	"github.com/churon/churon/engine/tokenizer"
 	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/internal/testdata"
 )
 
 func synthModel(t *testing.T, s synth.Spec) *Model {
@@ -286,5 +288,39 @@ func TestChatTokens(t *testing.T) {
 	}
 	if !plain.Template().IsFallback() {
 		t.Error("no fallback template")
+	}
+}
+
+// TestLoadMemoryEqualsFile: a model held in memory (the built-in demo's
+// way) loads and computes as the same file opened from disk, names itself
+// as told, and refuses bytes that are not a model.
+func TestLoadMemoryEqualsFile(t *testing.T) {
+	path := filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := LoadMemory(context.Background(), "builtin:stories", data, LoadOptions{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	in := mem.Info()
+	if in.Path != "builtin:stories" || in.FileBytes != int64(len(data)) || in.Architecture != "llama" {
+		t.Fatalf("info %+v", in)
+	}
+	disk := loadModel(t, path)
+	prompt := []int32{1, 403, 407, 9, 30}
+	var got [2][]float32
+	for i, m := range []*Model{mem, disk} {
+		s := must(m.NewSequence(SequenceOptions{Context: 64}))
+		got[i] = must(s.FeedAll(context.Background(), prompt))
+	}
+	sameFloats(t, "logits", got[0], got[1])
+	if mem.Identity() != disk.Identity() {
+		t.Error("the identity differs between memory and file")
+	}
+	if _, err := LoadMemory(context.Background(), "junk", []byte("not a model"), LoadOptions{}); err == nil || !strings.Contains(err.Error(), "junk") {
+		t.Fatalf("junk: %v", err)
 	}
 }

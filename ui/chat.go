@@ -100,6 +100,8 @@ func (c *chatView) refreshEmpty() {
 		return
 	}
 	switch {
+	case c.ui.model != nil && session.IsDemo(c.ui.model.Path):
+		c.emptyTx.SetText(lang.X("chat.empty.demo", "The built-in demo writes short English stories: start one (“Once upon a time”). Real answers need a real model."))
 	case c.ui.model != nil:
 		c.emptyTx.SetText(lang.X("chat.empty.ready", "Ask {{.Model}} anything. Enter sends, Shift+Enter starts a new line.",
 			map[string]any{"Model": modelLabel(c.ui.model.Path)}))

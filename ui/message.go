@@ -97,9 +97,13 @@ func newMessageView(c *chatView, m session.Message) *messageView {
 
 // noticeText words a notice in the person's language.
 func noticeText(m session.Message) string {
-	if n, ok := session.ParseNotice(m); ok && n.Kind == session.NoticeDropped {
+	n, ok := session.ParseNotice(m)
+	switch {
+	case ok && n.Kind == session.NoticeDropped:
 		return lang.X("chat.notice.dropped", "Older messages are no longer seen by the model: the first {{.N}} messages of this chat do not fit in its context. The chat goes on with the newer ones.",
 			map[string]any{"N": n.Dropped})
+	case ok && n.Kind == session.NoticeDemo:
+		return lang.X("chat.notice.demo", "This chat uses Churon's built-in demo model, stories260K: 260 thousand parameters trained on children's stories. It writes short English stories and nothing else — start a story (“Once upon a time”) and watch it stream. Real answers, and Korean, need a real model: download one or open a GGUF file.")
 	}
 	return m.Content
 }

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/models/discover"
 )
 
@@ -90,6 +91,9 @@ func (p *modelPicker) onMenu() {
 		items = append(items, lib...)
 	}
 	p.refreshLibrary()
+	demoItem := fyne.NewMenuItem(modelLabel(session.DemoPath), u.onDemo)
+	demoItem.Checked = u.model != nil && session.IsDemo(u.model.Path)
+	items = append(items, fyne.NewMenuItemSeparator(), demoItem)
 	unload := fyne.NewMenuItem(lang.X("model.unload", "Unload model"), p.onUnload)
 	unload.Disabled = u.model == nil && u.loadingPath == ""
 	items = append(items, fyne.NewMenuItemSeparator(), unload)

@@ -245,7 +245,9 @@ func (u *UI) apply(ev session.Event) {
 		if u.loadingPath == in.Path {
 			u.loadingPath = ""
 		}
-		u.picker.remember(in.Path)
+		if !session.IsDemo(in.Path) { // the menu always offers the demo
+			u.picker.remember(in.Path)
+		}
 		u.refresh()
 	case session.ModelUnloaded:
 		if u.model != nil && u.model.Path == ev.Path {
@@ -539,8 +541,26 @@ func (u *UI) onSettings() { showSettings(u) }
 
 // modelLabel is a short name for a model file.
 func modelLabel(path string) string {
+	if session.IsDemo(path) {
+		return lang.X("model.demo", "Demo: stories260K (built in)")
+	}
 	b := filepath.Base(path)
 	return strings.TrimSuffix(b, filepath.Ext(b))
+}
+
+// onDemo loads the built-in demo model and opens a chat with it that
+// says what it is.
+func (u *UI) onDemo() {
+	c, err := u.s.StartDemo()
+	if err != nil {
+		u.showError(err)
+		return
+	}
+	if u.model == nil || !session.IsDemo(u.model.Path) {
+		u.loadingPath, u.loadProgress = session.DemoPath, 0
+	}
+	u.openConversation(c.ID)
+	u.win.Canvas().Focus(u.composer.entry)
 }
 
 // confirm asks a yes/no question.

@@ -54,7 +54,12 @@ func newWelcomeView(u *UI) *welcomeView {
 	foundTitle := widget.NewLabel(lang.X("welcome.found", "Models already on this computer"))
 	foundTitle.TextStyle.Bold = true
 
-	col := container.NewVBox(title, intro, container.NewHBox(open), w.rec.content,
+	demoBtn := widget.NewButtonWithIcon(lang.X("welcome.demo", "Try the built-in demo"), theme.MediaPlayIcon(), u.onDemo)
+	demoNote := newMuted(theme.SizeNameCaptionText, fyne.TextWrapWord)
+	setMuted(demoNote, lang.X("welcome.demo.note", "A tiny English story model inside Churon, offline: real answers need a real model."))
+	demoRow := container.NewBorder(nil, nil, demoBtn, nil, demoNote)
+
+	col := container.NewVBox(title, intro, container.NewHBox(open), demoRow, w.rec.content,
 		w.recent, w.library, widget.NewSeparator(), foundTitle, w.status, w.found)
 	w.content = container.NewVScroll(container.New(&readable{max: 760}, col))
 	w.showRecent()

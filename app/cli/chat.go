@@ -76,9 +76,10 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if err := mf.orDemo(ctx, stderr); err != nil {
+		return err
+	}
 	switch {
-	case mf.path == "":
-		return usagef("a model is required: -m FILE.gguf")
 	case *newConv && given["conversation"]:
 		return usagef("--new and --conversation exclude each other")
 	case *asJSON && !given["message"]:

@@ -160,7 +160,7 @@ func TestChatInteractive(t *testing.T) {
 func TestChatUsage(t *testing.T) {
 	t.Setenv(paths.EnvHome, t.TempDir())
 	for _, args := range [][]string{
-		{"--message", "hi"}, // no model
+		// No -m: the built-in demo, or a usage error (TestDemoWithoutModel).
 		{"-m", "x.gguf", "--new", "--conversation", "3", "--message", "hi"},
 		{"-m", "x.gguf", "--json"}, // --json without --message
 		{"-m", "x.gguf", "--message", " "},

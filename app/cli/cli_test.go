@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/churon/churon/app/paths"
 	"github.com/churon/churon/internal/synth"
 	"github.com/churon/churon/internal/testdata"
 )
@@ -130,9 +131,10 @@ func TestTokenizeAndLogits(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Setenv(paths.EnvHome, t.TempDir())
 	for _, args := range [][]string{
 		{"frobnicate"},
-		{"generate", "-p", "hi"},
+		// (No -m: the built-in demo, or a usage error — TestDemoWithoutModel.)
 		{"generate", "-m", "x.gguf"},
 		{"generate", "-m", "x.gguf", "-p", "hi", "--top-p", "2"},
 		{"logits", "-m", "x.gguf"},

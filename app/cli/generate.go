@@ -13,9 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/churon/churon/assets/demo"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
 	"github.com/churon/churon/engine/sample"
+	"github.com/churon/churon/models/library"
 )
 
 func init() {
@@ -55,7 +57,34 @@ func (f *modelFlags) load(ctx context.Context) (*engine.Model, error) {
 	if err := f.dev.apply(&opt); err != nil {
 		return nil, err
 	}
+	if demo.IsPath(f.path) {
+		return engine.LoadMemory(ctx, demo.Path, demo.Bytes(), opt)
+	}
 	return engine.Load(ctx, f.path, opt)
+}
+
+// orDemo picks the built-in demo model when no -m was given and the
+// library holds no model, saying so in one line on stderr; with models in
+// the library it asks for -m, as a person has a real model to name.
+func (f *modelFlags) orDemo(ctx context.Context, stderr io.Writer) error {
+	if f.path != "" {
+		return nil
+	}
+	dir := libraryDir("")
+	lib, err := library.Open(dir)
+	if err != nil {
+		return fmt.Errorf("a model is required: -m FILE.gguf (the library at %s cannot be read: %w)", dir, err)
+	}
+	ms, err := lib.List(ctx)
+	if err != nil {
+		return fmt.Errorf("a model is required: -m FILE.gguf (the library at %s cannot be listed: %w)", dir, err)
+	}
+	if len(ms) > 0 {
+		return usagef("a model is required: -m FILE.gguf (your library has %d; 'churon models' lists them)", len(ms))
+	}
+	f.path = demo.Path
+	fmt.Fprintf(stderr, "churon: no model given and none in the library: using the built-in demo, %s, a tiny English story model (-m FILE.gguf for a real one)\n", demo.Name)
+	return nil
 }
 
 func (f *modelFlags) sequence(m *engine.Model) (*engine.Sequence, error) {
@@ -198,6 +227,13 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	opt, seed, err := sf.options()
 	if err != nil {
 		return err
+	}
+	if err := mf.orDemo(ctx, stderr); err != nil {
+		return err
+	}
+	if demo.IsPath(mf.path) && pf.system == "" {
+		// A story model without a chat template: it continues the prompt.
+		pf.raw = true
 	}
 	m, err := mf.load(ctx)
 	if err != nil {

@@ -392,7 +392,7 @@ func (m *Manager) startLoad(path string) {
 		// The model the fallback describes: set before the model reaches
 		// the scheduler, so before any pass that could fail.
 		var mod *engine.Model
-		mod, err := engine.Load(ctx, path, engine.LoadOptions{
+		mod, err := loadEngine(ctx, path, engine.LoadOptions{
 			Threads: m.opt.Threads, InMemory: m.opt.InMemory,
 			Device: m.opt.Device, GPULayers: m.opt.GPULayers, KVType: m.opt.KVType,
 			Progress: func(f float64) {
@@ -718,11 +718,13 @@ func (m *Manager) Settings(conv int64) (Settings, error) {
 // progress, then ModelLoaded or Error+ModelUnloaded. Messages sent
 // meanwhile wait for it. It fails at once if the file cannot be opened.
 func (m *Manager) LoadModel(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("session: load model: %w", err)
+	if !IsDemo(path) {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("session: load model: %w", err)
+		}
+		f.Close()
 	}
-	f.Close()
 	return m.changeModel(path)
 }
 

@@ -1,0 +1,79 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/assets/demo"
+	"github.com/churon/churon/engine"
+)
+
+// DemoPath names the built-in demo model (assets/demo) wherever a model's
+// path is expected: LoadModel takes it, and conversations with the demo
+// record it. It is no file's path.
+const DemoPath = demo.Path
+
+// NoticeDemo is the kind of notice that opens a conversation with the
+// built-in demo model: what the model is, and that real answers need a
+// real model.
+const NoticeDemo = "demo_model"
+
+// demoNoticeText is the notice's English words, for exports and readers
+// that do not word notices themselves (the window words it in the
+// person's language).
+const demoNoticeText = "This chat uses Churon's built-in demo model, stories260K: 260 thousand parameters trained on children's stories. " +
+	"It writes short English stories and nothing else — start a story (\"Once upon a time\") and watch it stream. " +
+	"Real answers, and Korean, need a real model: download one or open a GGUF file."
+
+// IsDemo reports whether path names the built-in demo model.
+func IsDemo(path string) bool { return demo.IsPath(path) }
+
+// loadEngine opens a model for the manager: the built-in demo from the
+// program's memory, anything else from its file.
+func loadEngine(ctx context.Context, path string, opt engine.LoadOptions) (*engine.Model, error) {
+	if demo.IsPath(path) {
+		return engine.LoadMemory(ctx, DemoPath, demo.Bytes(), opt)
+	}
+	return engine.Load(ctx, path, opt)
+}
+
+// StartDemo loads the built-in demo model, unless it is loaded or loading
+// already, and makes a conversation that opens with a notice saying what
+// the demo is. Its first answer waits for the load like any other.
+func (m *Manager) StartDemo() (Conversation, error) {
+	var c Conversation
+	err := m.call(func() error {
+		if m.s.closing {
+			return ErrClosed
+		}
+		s := &m.s
+		loaded := s.model != nil && demo.IsPath(s.model.Info().Path)
+		loading := (s.loading != nil && demo.IsPath(s.loading.path)) || (s.want != nil && demo.IsPath(s.want.path))
+		if !loaded && !loading {
+			m.cancelAll()
+			if s.loading != nil {
+				s.loading.cancel()
+			}
+			s.want = &modelRequest{path: DemoPath}
+		}
+		ctx := context.Background()
+		var err error
+		c, err = m.st.CreateConversation(ctx, store.Conversation{
+			SystemPrompt: m.defaults.SystemPrompt, Sampler: m.defaults.encode(),
+		})
+		if err != nil {
+			return fmt.Errorf("session: demo: %w", err)
+		}
+		meta, _ := json.Marshal(Notice{Kind: NoticeDemo})
+		msg, err := m.st.AddMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleNotice, Content: demoNoticeText, Sampler: string(meta)})
+		if err != nil {
+			return fmt.Errorf("session: demo: %w", err)
+		}
+		m.emit(ConversationChanged{Conv: c.ID})
+		m.emit(MessageAdded{Message: msg})
+		return nil
+	})
+	return c, err
+}
