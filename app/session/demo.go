@@ -27,6 +27,10 @@ const demoNoticeText = "This chat uses Churon's built-in demo model, stories260K
 	"It writes short English stories and nothing else — start a story (\"Once upon a time\") and watch it stream. " +
 	"Real answers, and Korean, need a real model: download one or open a GGUF file."
 
+// demoMaxTokens caps a demo chat's answers (a setting the person can
+// change).
+const demoMaxTokens = 200
+
 // IsDemo reports whether path names the built-in demo model.
 func IsDemo(path string) bool { return demo.IsPath(path) }
 
@@ -59,9 +63,15 @@ func (m *Manager) StartDemo() (Conversation, error) {
 			s.want = &modelRequest{path: DemoPath}
 		}
 		ctx := context.Background()
+		set := m.defaults
+		// A story model writes on until its context is full; a story's
+		// length is a better demonstration.
+		if set.MaxTokens == 0 || set.MaxTokens > demoMaxTokens {
+			set.MaxTokens = demoMaxTokens
+		}
 		var err error
 		c, err = m.st.CreateConversation(ctx, store.Conversation{
-			SystemPrompt: m.defaults.SystemPrompt, Sampler: m.defaults.encode(),
+			SystemPrompt: set.SystemPrompt, Sampler: set.encode(),
 		})
 		if err != nil {
 			return fmt.Errorf("session: demo: %w", err)

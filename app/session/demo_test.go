@@ -33,6 +33,9 @@ func TestStartDemo(t *testing.T) {
 	if n, ok := ParseNotice(msgs[0]); !ok || n.Kind != NoticeDemo {
 		t.Fatalf("notice %+v", msgs[0])
 	}
+	if set, err := f.m.Settings(c.ID); err != nil || set.MaxTokens != 24 {
+		t.Fatalf("the demo chat's settings %+v (%v): a cap below the demo's stays", set, err)
+	}
 	tr := f.send(c.ID, "Once upon a time")
 	if want := reference(t, storiesPath(t), greedy(24), "Once upon a time"); tr.text != want {
 		t.Fatalf("the demo answers %q; stories260K from its file, %q", tr.text, want)
@@ -49,6 +52,15 @@ func TestStartDemo(t *testing.T) {
 	tr2 := f.send(c2.ID, "Once upon a time")
 	if tr2.text != tr.text {
 		t.Fatalf("second demo chat answers %q", tr2.text)
+	}
+	// With uncapped defaults, a demo chat's answers are capped.
+	f2 := newFixture(t, Options{Defaults: ptr(uncapped())})
+	c3, err := f2.m.StartDemo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set, err := f2.m.Settings(c3.ID); err != nil || set.MaxTokens != demoMaxTokens {
+		t.Fatalf("an uncapped demo chat: %+v (%v)", set, err)
 	}
 	if err := f.m.LoadModel("churon:demo/nothing.gguf"); err == nil {
 		t.Error("a path under the demo's scheme that is not the demo loaded")
