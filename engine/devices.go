@@ -172,7 +172,7 @@ func (m *Model) forward(bt *arch.Batch, seqs []*Sequence, logits []float32) erro
 			if err := m.revive(s); err != nil {
 				return err
 			}
-			bt.Groups[i].Cache = s.cache
+			bt.Groups[i].Cache = s.held.cache
 		}
 		return m.net.Forward(&m.scratch, bt, logits)
 	})
@@ -189,8 +189,10 @@ func (m *Model) withFallback(f func() error) error {
 		if err == nil {
 			return nil
 		}
+		// Only the accelerator's failures are worth a second try: the CPU's
+		// would fail the same way again.
 		de := deviceFailure(err)
-		if attempt > 0 || de == nil || de.Device == backend.Device(m.cpu) || m.accel == nil {
+		if attempt > 0 || de == nil || m.accel == nil || de.Device != m.accel {
 			if errors.Is(err, ErrClosed) {
 				return err
 			}
@@ -211,10 +213,8 @@ func (m *Model) moveToCPU(cause *backend.DeviceError) {
 	if err := m.usePlan(plan); err != nil {
 		panic(fmt.Sprintf("engine: placing on the CPU after %v: %v", cause, err))
 	}
-	if m.accel != nil {
-		m.accel.Close()
-		m.accel = nil
-	}
+	m.accel.Close() // withFallback moves only for the accelerator's failures
+	m.accel = nil
 	reason := fmt.Errorf("%w; the model runs on the CPU now", cause)
 	m.note(reason.Error())
 	m.describePlan()
@@ -233,7 +233,7 @@ func (m *Model) revive(s *Sequence) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if s.cache != nil && s.cache.Plan() == m.plan {
+	if s.held.cache != nil && s.held.cache.Plan() == m.plan {
 		return nil
 	}
 	cache, err := backend.NewCache(m.plan, m.net.CacheSpec(s.kvType, s.ctxLen))
@@ -254,10 +254,10 @@ func (m *Model) revive(s *Sequence) error {
 		}
 		done += n
 	}
-	if s.cache != nil {
-		s.cache.Release()
+	if s.held.cache != nil {
+		s.held.cache.Release()
 	}
-	s.cache, s.box.c = cache, cache
+	s.held.cache = cache
 	return nil
 }
 

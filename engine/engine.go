@@ -137,6 +137,29 @@ type Info struct {
 // Load opens a GGUF model. It validates the file, builds the architecture
 // and tokenizer, and can be cancelled through ctx.
 func Load(ctx context.Context, path string, opt LoadOptions) (*Model, error) {
+	return load(ctx, path, opt, func(report func(float64)) (*gguf.File, error) {
+		if opt.InMemory {
+			return readInMemory(ctx, path, report)
+		}
+		return gguf.Open(path)
+	})
+}
+
+// LoadMemory opens a GGUF model held in memory — one built into the
+// program — as Load opens a file. data must not change while the model
+// lives; name stands for the file's path in Info and errors.
+func LoadMemory(ctx context.Context, name string, data []byte, opt LoadOptions) (*Model, error) {
+	m, err := load(ctx, name, opt, func(func(float64)) (*gguf.File, error) { return gguf.Parse(data) })
+	if err != nil {
+		return nil, err
+	}
+	m.info.FileBytes = int64(len(data))
+	return m, nil
+}
+
+// load reports progress around open, which yields the parsed file, and
+// builds the model from it.
+func load(ctx context.Context, name string, opt LoadOptions, open func(report func(float64)) (*gguf.File, error)) (*Model, error) {
 	start := time.Now()
 	report := func(f float64) {
 		if opt.Progress != nil {
@@ -144,37 +167,7 @@ func Load(ctx context.Context, path string, opt LoadOptions) (*Model, error) {
 		}
 	}
 	report(0)
-	var (
-		f   *gguf.File
-		err error
-	)
-	if opt.InMemory {
-		f, err = readInMemory(ctx, path, report)
-	} else {
-		f, err = gguf.Open(path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("engine: load %s: %w", path, err)
-	}
-	m, err := build(ctx, f, path, opt)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("engine: load %s: %w", path, err)
-	}
-	m.loadDur = time.Since(start)
-	report(1)
-	return m, nil
-}
-
-// LoadMemory opens a GGUF model held in memory — one built into the
-// program — as Load opens a file. data must not change while the model
-// lives; name stands for the file's path in Info and errors.
-func LoadMemory(ctx context.Context, name string, data []byte, opt LoadOptions) (*Model, error) {
-	start := time.Now()
-	if opt.Progress != nil {
-		opt.Progress(0)
-	}
-	f, err := gguf.Parse(data)
+	f, err := open(report)
 	if err != nil {
 		return nil, fmt.Errorf("engine: load %s: %w", name, err)
 	}
@@ -183,11 +176,8 @@ func LoadMemory(ctx context.Context, name string, data []byte, opt LoadOptions) 
 		f.Close()
 		return nil, fmt.Errorf("engine: load %s: %w", name, err)
 	}
-	m.info.FileBytes = int64(len(data))
 	m.loadDur = time.Since(start)
-	if opt.Progress != nil {
-		opt.Progress(1)
-	}
+	report(1)
 	return m, nil
 }
 

@@ -89,8 +89,7 @@ const DefaultBatch = 256
 // owns one. It is not safe for concurrent use.
 type Sequence struct {
 	m       *Model
-	cache   *backend.Cache // every layer's state, on its layer's device
-	box     *cacheBox      // the same, for the cleanup of a sequence never closed
+	held    *heldCache // every layer's state, on its layer's device
 	closed  bool
 	ctxLen  int
 	kvType  quant.Type
@@ -132,7 +131,7 @@ func (m *Model) NewSequence(opt SequenceOptions) (*Sequence, error) {
 	if batch <= 0 {
 		batch = DefaultBatch
 	}
-	s := &Sequence{m: m, ctxLen: ctxLen, kvType: kvType, batch: batch, logits: make([]float32, cfg.Vocab), box: &cacheBox{m: m}}
+	s := &Sequence{m: m, ctxLen: ctxLen, kvType: kvType, batch: batch, logits: make([]float32, cfg.Vocab), held: &heldCache{m: m}}
 	m.exec.Lock()
 	err = m.withFallback(func() error { return m.revive(s) })
 	m.exec.Unlock()
@@ -140,22 +139,23 @@ func (m *Model) NewSequence(opt SequenceOptions) (*Sequence, error) {
 		return nil, err
 	}
 	// Device memory goes back when a sequence nobody closed is collected.
-	runtime.AddCleanup(s, (*cacheBox).release, s.box)
+	runtime.AddCleanup(s, (*heldCache).release, s.held)
 	return s, nil
 }
 
-// cacheBox holds a sequence's current cache for its cleanup, which must
-// not hold the sequence itself.
-type cacheBox struct {
-	m *Model
-	c *backend.Cache
+// heldCache is a sequence's cache, apart from the sequence so that the
+// cleanup of a sequence nobody closed can release it (a cleanup must not
+// hold what it cleans up after).
+type heldCache struct {
+	m     *Model
+	cache *backend.Cache
 }
 
-func (b *cacheBox) release() {
-	b.m.exec.Lock()
-	defer b.m.exec.Unlock()
-	if b.c != nil {
-		b.c.Release()
+func (h *heldCache) release() {
+	h.m.exec.Lock()
+	defer h.m.exec.Unlock()
+	if h.cache != nil {
+		h.cache.Release()
 	}
 }
 
@@ -166,10 +166,10 @@ func (b *cacheBox) release() {
 func (s *Sequence) Close() {
 	s.m.exec.Lock()
 	defer s.m.exec.Unlock()
-	if s.cache != nil {
-		s.cache.Release()
+	if s.held.cache != nil {
+		s.held.cache.Release()
 	}
-	s.cache, s.box.c, s.closed = nil, nil, true
+	s.held.cache, s.closed = nil, true
 }
 
 // contextFor is the capacity NewSequence gives a sequence made with opt.
@@ -199,10 +199,10 @@ func (s *Sequence) Logits() []float32 { return s.logits }
 
 // KVBytes is the memory held by the sequence's cache.
 func (s *Sequence) KVBytes() int64 {
-	if s.cache == nil {
+	if s.held.cache == nil {
 		return 0
 	}
-	return s.cache.Bytes()
+	return s.held.cache.Bytes()
 }
 
 // Truncate drops cached tokens from position n on, so the next Feed

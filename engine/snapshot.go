@@ -500,7 +500,7 @@ func (s *Sequence) appendRows(dst []byte, layer int, values bool, p0, p1 int) ([
 	if err := s.cacheCurrent(); err != nil {
 		return dst, err
 	}
-	return s.cache.KV(layer).AppendRows(dst, values, p0, p1)
+	return s.held.cache.KV(layer).AppendRows(dst, values, p0, p1)
 }
 
 // setRows is appendRows's twin for restoring.
@@ -510,16 +510,16 @@ func (s *Sequence) setRows(layer int, values bool, p0 int, src []byte) error {
 	if err := s.cacheCurrent(); err != nil {
 		return err
 	}
-	return s.cache.KV(layer).SetRows(values, p0, src)
+	return s.held.cache.KV(layer).SetRows(values, p0, src)
 }
 
 // cacheCurrent says why the sequence's cache cannot be read or written
 // now. The caller holds s.m.exec.
 func (s *Sequence) cacheCurrent() error {
 	switch {
-	case s.closed || s.m.closed || s.cache == nil:
+	case s.closed || s.m.closed || s.held.cache == nil:
 		return ErrClosed
-	case s.cache.Plan() != s.m.plan:
+	case s.held.cache.Plan() != s.m.plan:
 		return errors.New("engine: the sequence's cache was on a device that failed; it is rebuilt at its next use")
 	}
 	return nil
@@ -542,8 +542,8 @@ func (s *Sequence) checkSnapshot() error {
 	if err != nil {
 		return err
 	}
-	for l := range s.cache.Layers() {
-		if lc := s.cache.Layer(l); lc.KV == nil || lc.State != nil {
+	for l := range s.held.cache.Layers() {
+		if lc := s.held.cache.Layer(l); lc.KV == nil || lc.State != nil {
 			return fmt.Errorf("engine: write snapshot: layer %d keeps state other than KV rows, which snapshots do not hold yet", l)
 		}
 	}
@@ -624,7 +624,7 @@ func (s *Sequence) writeSegment(sw *snapWriter, from int) error {
 	}
 	sw.buf = le.AppendUint32(sw.buf, sw.sum())
 	rows := max(1, snapChunk/s.rowSize())
-	for l := range s.cache.Layers() {
+	for l := range s.held.cache.Layers() {
 		for _, values := range []bool{false, true} {
 			for p := from; p < len(s.tokens); p += rows {
 				var err error
@@ -1155,7 +1155,7 @@ func (g *segReader) next() error {
 	// should it be torn.
 	lo, hi := start, min(len(s.tokens), start+n)
 	g.saved = g.saved[:0]
-	for l := range s.cache.Layers() {
+	for l := range s.held.cache.Layers() {
 		for _, values := range []bool{false, true} {
 			if g.saved, err = s.appendRows(g.saved, l, values, lo, max(lo, hi)); err != nil {
 				// The rows are in range (checkSegHead): this is the device,
@@ -1169,12 +1169,12 @@ func (g *segReader) next() error {
 			return
 		}
 		k := (hi - lo) * rs
-		for i := range 2 * s.cache.Layers() {
+		for i := range 2 * s.held.cache.Layers() {
 			_ = s.setRows(i/2, i%2 == 1, lo, g.saved[i*k:(i+1)*k])
 		}
 	}
 	rows := max(1, snapChunk/rs)
-	for l := range s.cache.Layers() {
+	for l := range s.held.cache.Layers() {
 		for _, values := range []bool{false, true} {
 			for p := 0; p < n; p += rows {
 				k := min(n-p, rows)

@@ -655,7 +655,7 @@ func (h *snapHistory) step(keep, n int) {
 	}
 	// The size is the format's: 24 bytes of head and checksums, the
 	// token ids, K and V rows per layer, and the logits.
-	c := h.seq.cache
+	c := h.seq.held.cache
 	rows := h.seq.Len() - p
 	want := int64(24 + 4*rows + 2*c.Layers()*rows*c.KV(0).Spec().RowSize() + 4*h.vocab)
 	if int64(b.Len()) != want || h.seq.SnapshotSegmentSize(p) != want {

@@ -56,13 +56,8 @@ func (m *Manager) StartDemo() (Conversation, error) {
 		loaded := s.model != nil && demo.IsPath(s.model.Info().Path)
 		loading := (s.loading != nil && demo.IsPath(s.loading.path)) || (s.want != nil && demo.IsPath(s.want.path))
 		if !loaded && !loading {
-			m.cancelAll()
-			if s.loading != nil {
-				s.loading.cancel()
-			}
-			s.want = &modelRequest{path: DemoPath}
+			m.requestModel(DemoPath)
 		}
-		ctx := context.Background()
 		set := m.defaults
 		// A story model writes on until its context is full; a story's
 		// length is a better demonstration.
@@ -70,18 +65,14 @@ func (m *Manager) StartDemo() (Conversation, error) {
 			set.MaxTokens = demoMaxTokens
 		}
 		var err error
-		c, err = m.st.CreateConversation(ctx, store.Conversation{
-			SystemPrompt: set.SystemPrompt, Sampler: set.encode(),
-		})
-		if err != nil {
-			return fmt.Errorf("session: demo: %w", err)
+		if c, err = m.newConversation("", set); err != nil {
+			return err
 		}
 		meta, _ := json.Marshal(Notice{Kind: NoticeDemo})
-		msg, err := m.st.AddMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleNotice, Content: demoNoticeText, Sampler: string(meta)})
+		msg, err := m.st.AddMessage(context.Background(), store.Message{ConversationID: c.ID, Role: store.RoleNotice, Content: demoNoticeText, Sampler: string(meta)})
 		if err != nil {
 			return fmt.Errorf("session: demo: %w", err)
 		}
-		m.emit(ConversationChanged{Conv: c.ID})
 		m.emit(MessageAdded{Message: msg})
 		return nil
 	})

@@ -473,16 +473,23 @@ func (m *Manager) NewConversation(title string) (Conversation, error) {
 			return ErrClosed
 		}
 		var err error
-		c, err = m.st.CreateConversation(context.Background(), store.Conversation{
-			Title: title, SystemPrompt: m.defaults.SystemPrompt, Sampler: m.defaults.encode(),
-		})
-		if err != nil {
-			return fmt.Errorf("session: new conversation: %w", err)
-		}
-		m.emit(ConversationChanged{Conv: c.ID})
-		return nil
+		c, err = m.newConversation(title, m.defaults)
+		return err
 	})
 	return c, err
+}
+
+// newConversation stores a conversation with the given settings and says
+// so. It runs on the scheduling goroutine.
+func (m *Manager) newConversation(title string, set Settings) (Conversation, error) {
+	c, err := m.st.CreateConversation(context.Background(), store.Conversation{
+		Title: title, SystemPrompt: set.SystemPrompt, Sampler: set.encode(),
+	})
+	if err != nil {
+		return c, fmt.Errorf("session: new conversation: %w", err)
+	}
+	m.emit(ConversationChanged{Conv: c.ID})
+	return c, nil
 }
 
 // Send stores the person's message and queues an answer. It returns the
@@ -736,13 +743,19 @@ func (m *Manager) changeModel(path string) error {
 		if m.s.closing {
 			return ErrClosed
 		}
-		m.cancelAll()
-		if m.s.loading != nil {
-			m.s.loading.cancel()
-		}
-		m.s.want = &modelRequest{path: path}
+		m.requestModel(path)
 		return nil
 	})
+}
+
+// requestModel stops every answer and asks for path to be loaded ("" for
+// none). It runs on the scheduling goroutine.
+func (m *Manager) requestModel(path string) {
+	m.cancelAll()
+	if m.s.loading != nil {
+		m.s.loading.cancel()
+	}
+	m.s.want = &modelRequest{path: path}
 }
 
 // Status is a snapshot of what the manager is doing.

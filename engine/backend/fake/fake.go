@@ -115,11 +115,8 @@ func (d *Device) Faulted() bool {
 
 // take reserves n bytes of the budget. The caller holds d.mu.
 func (d *Device) take(n int64, what string) error {
-	if d.fault != nil {
-		return d.fault
-	}
-	if d.closed {
-		return errors.New("fake: device closed")
+	if err := d.unusable(); err != nil {
+		return err
 	}
 	if d.opt.Budget > 0 && d.used+n > d.opt.Budget {
 		return fmt.Errorf("%w: %s needs %d bytes, %d of %d free", backend.ErrOutOfMemory, what, n, d.opt.Budget-d.used, d.opt.Budget)

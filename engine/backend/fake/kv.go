@@ -53,6 +53,11 @@ func (k *kv) Spec() backend.KVSpec { return k.c.Spec() }
 func (d *Device) usable() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.unusable()
+}
+
+// unusable is usable for a caller that holds d.mu.
+func (d *Device) unusable() error {
 	switch {
 	case d.fault != nil:
 		return d.fault
