@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"github.com/churon/churon/app/cli"
+	"github.com/churon/churon/cli"
 	_ "github.com/churon/churon/internal/clocale" // before Fyne reads the locale; see the package
 	"github.com/churon/churon/ui/desktop"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/engine/sample"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 )
 
 // batchSpecs are small models whose matrices go through different dot

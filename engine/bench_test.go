@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 )
 
 // benchModel loads $CHURON_BENCH_MODEL into memory (with

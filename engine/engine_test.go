@@ -13,7 +13,7 @@ import (
 	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/engine/sample"
 	"github.com/churon/churon/engine/tokenizer"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/internal/testdata"
 )
 

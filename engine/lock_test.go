@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 )
 
 // TestLock: a locked model works like any other, or Load says why the

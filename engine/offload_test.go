@@ -11,7 +11,7 @@ import (
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/fake"
 	"github.com/churon/churon/engine/quant"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/internal/testdata"
 )
 

@@ -69,9 +69,9 @@ app_date() {
 # go_ldflags prints the -X flags that set `churon --version`'s output.
 # Values contain no spaces, so the list also survives GOFLAGS.
 go_ldflags() {
-  echo "-X=$GO_PKG/app/cli.Version=${VERSION:-$(app_version)}" \
-    "-X=$GO_PKG/app/cli.Commit=${COMMIT:-$(app_commit)}" \
-    "-X=$GO_PKG/app/cli.Date=${DATE:-$(app_date)}"
+  echo "-X=$GO_PKG/cli.Version=${VERSION:-$(app_version)}" \
+    "-X=$GO_PKG/cli.Commit=${COMMIT:-$(app_commit)}" \
+    "-X=$GO_PKG/cli.Date=${DATE:-$(app_date)}"
 }
 
 # need_cmds CMD:DEBIAN_PACKAGE... installs the Debian packages of the

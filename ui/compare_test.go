@@ -15,7 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/compare"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/models/library"
 	"github.com/churon/churon/ui/locale"
 )

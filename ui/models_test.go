@@ -23,7 +23,7 @@ import (
 
 	"github.com/churon/churon/assets/catalog"
 	"github.com/churon/churon/engine/quant"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/fit"
 	"github.com/churon/churon/models/library"

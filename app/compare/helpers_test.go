@@ -10,7 +10,7 @@ import (
 	"github.com/churon/churon/app/paths"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/sample"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 )
 
 var (

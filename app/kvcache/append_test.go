@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/engine"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 )
 
 // canonical is the state of seq as one whole snapshot: equal bytes mean

@@ -17,7 +17,7 @@ import (
 	"github.com/churon/churon/app/paths"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/quant"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/internal/testdata"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/internal/testdata"
 )
 

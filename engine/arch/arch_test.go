@@ -11,7 +11,7 @@ import (
 	"github.com/churon/churon/engine/backend/cpu"
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/quant"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 )
 
 func writeModel(t *testing.T, s synth.Spec) *gguf.File {

@@ -117,7 +117,7 @@
 // test -exec qemu-aarch64), with QEMU_CPU=max (dotprod) and
 // QEMU_CPU=cortex-a72 (neon only).
 //
-// CHURON_NOSIMD=1 in the environment or the purego build tag forces the
+// CHURON_NOSIMD=1 in the environment or the noasm build tag forces the
 // generic code, which other architectures always run.
 //
 // The kernels are hand-written rather than generated with avo or written

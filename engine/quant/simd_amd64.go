@@ -1,4 +1,4 @@
-//go:build amd64 && !purego
+//go:build amd64 && !noasm
 
 package quant
 
@@ -17,7 +17,7 @@ import (
 // does not report but every AVX2 processor has. The avx512 level adds
 // AVX-512 F, BW, VL and VNNI (Ice Lake, Zen 4 and later); a CPU with
 // AVX-512 but no VNNI (Skylake-X) runs the avx2 kernels. CHURON_NOSIMD=1
-// in the environment, or the purego build tag, forces the generic code.
+// in the environment, or the noasm build tag, forces the generic code.
 var (
 	useAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("CHURON_NOSIMD") != "1"
 	useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&

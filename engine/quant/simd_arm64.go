@@ -1,4 +1,4 @@
-//go:build arm64 && !purego
+//go:build arm64 && !noasm
 
 package quant
 
@@ -15,7 +15,7 @@ import (
 // has (the half-float widening FCVTL is part of it, so F16 needs no
 // FEAT_FP16). The dotprod level adds FEAT_DotProd's SDOT for the integer
 // sums (Apple M1 and later, Cortex-A76/Neoverse N1 and later).
-// CHURON_NOSIMD=1 in the environment, or the purego build tag, forces the
+// CHURON_NOSIMD=1 in the environment, or the noasm build tag, forces the
 // generic code.
 var (
 	useNEON    = cpu.ARM64.HasASIMD && os.Getenv("CHURON_NOSIMD") != "1"

@@ -1,9 +1,9 @@
-//go:build (!amd64 && !arm64) || purego
+//go:build (!amd64 && !arm64) || noasm
 
 package quant
 
 // Without SIMD kernels (architectures other than amd64 and arm64, or the
-// purego build tag) every dot product runs the generic code.
+// noasm build tag) every dot product runs the generic code.
 
 func vecDotFast(w Type, wRow, act []byte, n int) (float32, bool) { return 0, false }
 

@@ -19,5 +19,5 @@
 //	fmt.Printf("%.2f bits per weight, %v\n", rep.BitsPerWeight, rep.Duration)
 //
 // Plan and Order are exported for tools that make files of a file type
-// directly (internal/synth) and must pick the same types.
+// directly (models/synth) and must pick the same types.
 package quantize

@@ -8,7 +8,7 @@ import (
 
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/quantize"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 )
 
 // TestSynthAgrees: a synthetic model written directly in a file type has

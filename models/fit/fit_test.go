@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 )
 
 func synthModel(t *testing.T) string {

@@ -4,7 +4,7 @@ import "github.com/churon/churon/engine/quant"
 
 // Small float kernels for attention and the element-wise steps. Each has
 // a plain-Go twin (the *Generic functions), which is what runs when the
-// CPU lacks AVX2/FMA/F16C, on other architectures, and with the purego
+// CPU lacks AVX2/FMA/F16C, on other architectures, and with the noasm
 // build tag; tests pin the assembly to them.
 
 // useAsm says whether the assembly kernels run. Tests flip it.

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 )
 
 // TestMain lets the test binary run one churon command as a child process

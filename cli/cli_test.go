@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/app/paths"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/internal/testdata"
 )
 

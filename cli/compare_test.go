@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/app/paths"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 )
 
 // compareOut is the documented shape of `churon compare --json`, the part

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/churon/churon/engine/quant"
-	"github.com/churon/churon/internal/synth"
+	"github.com/churon/churon/models/synth"
 )
 
 func init() {
