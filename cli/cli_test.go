@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/churon/churon/app/paths"
-	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/models/synth"
 )
 
 func run(t *testing.T, args ...string) (string, string, int) {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/churon/churon/app/paths"
-	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/models/synth"
 )
 
 // TestDemoWithoutModel: with no -m and an empty library, generate and

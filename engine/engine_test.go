@@ -13,8 +13,8 @@ import (
 	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/engine/sample"
 	"github.com/churon/churon/engine/tokenizer"
-	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/models/synth"
 )
 
 func synthModel(t *testing.T, s synth.Spec) *Model {

@@ -11,8 +11,8 @@ import (
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/fake"
 	"github.com/churon/churon/engine/quant"
-	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/models/synth"
 )
 
 // offloadFiles are the models the offload tests run: stories260K, every

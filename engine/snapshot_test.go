@@ -15,8 +15,8 @@ import (
 
 	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/engine/tokenizer"
-	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/models/synth"
 )
 
 // snapTokens returns n token ids below vocab, deterministic.

@@ -15,8 +15,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/compare"
-	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/models/library"
+	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/ui/locale"
 )
 

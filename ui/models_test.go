@@ -23,10 +23,10 @@ import (
 
 	"github.com/churon/churon/assets/catalog"
 	"github.com/churon/churon/engine/quant"
-	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/fit"
 	"github.com/churon/churon/models/library"
+	"github.com/churon/churon/models/synth"
 )
 
 // fakeHub speaks the Hugging Face Hub's API shape on a local server: a

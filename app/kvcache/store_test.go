@@ -17,8 +17,8 @@ import (
 	"github.com/churon/churon/app/paths"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/quant"
-	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/models/synth"
 )
 
 func model(t testing.TB, s synth.Spec) *engine.Model {

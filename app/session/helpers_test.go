@@ -11,8 +11,8 @@ import (
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
-	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/models/synth"
 )
 
 // waitLimit bounds every wait: generous, because -race slows the engine
