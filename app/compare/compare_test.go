@@ -3,6 +3,7 @@ package compare
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -208,40 +209,30 @@ func TestEventsInOrder(t *testing.T) {
 	f16 := tinyModel(t, "F16", 320, false)
 	q4 := tinyModel(t, "Q4_0", 320, false)
 	h := Start(context.Background(), Options{Models: []string{q4, f16}, Prompt: "Hello", Sampling: greedy(8), TextTokens: 40})
-	var seq []string
+	var seq []string // the events' types, but the many Token and Evaluating
 	tokens := map[int]string{}
 	var done Done
 	for ev := range h.Events() {
 		switch e := ev.(type) {
-		case Planned:
-			seq = append(seq, "planned")
-			if e.Reference != 1 || len(e.Models) != 2 {
-				t.Errorf("planned %+v", e)
-			}
-		case ModelLoading:
-			seq = append(seq, "loading")
-		case ModelLoaded:
-			seq = append(seq, "loaded")
-		case PromptReady:
-			seq = append(seq, "prompt")
 		case Token:
 			tokens[e.Model] += e.Text
-		case Generated:
-			seq = append(seq, "generated")
+			continue
 		case Evaluating:
 			if e.Done > e.Total || e.Total != 8+39+39 {
 				t.Errorf("evaluating %+v", e)
 			}
-		case QualityReady:
-			seq = append(seq, "quality")
-		case ModelDone:
-			seq = append(seq, "done")
+			continue
+		case Planned:
+			if e.Reference != 1 || len(e.Models) != 2 {
+				t.Errorf("planned %+v", e)
+			}
 		case Done:
 			done = e
-			seq = append(seq, "end")
 		}
+		seq = append(seq, strings.TrimPrefix(fmt.Sprintf("%T", ev), "compare."))
 	}
-	want := "planned loading loaded prompt generated quality done loading loaded generated quality done end"
+	want := "Planned ModelLoading ModelLoaded PromptReady Generated QualityReady ModelDone " +
+		"ModelLoading ModelLoaded Generated QualityReady ModelDone Done"
 	if got := strings.Join(seq, " "); got != want {
 		t.Errorf("events:\n got %s\nwant %s", got, want)
 	}

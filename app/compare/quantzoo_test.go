@@ -3,7 +3,6 @@ package compare
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,11 +13,9 @@ import (
 // (the shared quantzoo): fewer bits must cost more, in KLD and in top-1
 // agreement, against the F32 original picked as reference by itself.
 func TestQuantzooOrdering(t *testing.T) {
-	dir := filepath.Join(testdata.Dir(t), "quantzoo")
-	files := []string{"zoo-Q2_K.gguf", "zoo-Q8_0.gguf", "zoo-F32.gguf", "zoo-Q4_K.gguf"}
 	var models []string
-	for _, f := range files {
-		models = append(models, filepath.Join(dir, f))
+	for _, f := range []string{"zoo-Q2_K.gguf", "zoo-Q8_0.gguf", "zoo-F32.gguf", "zoo-Q4_K.gguf"} {
+		models = append(models, testdata.Path(t, "quantzoo", f))
 	}
 	res, err := Run(context.Background(), Options{Models: models, Prompt: "Once upon a time", Raw: true,
 		Sampling: greedy(32), TextTokens: 96, Threads: 1}, nil)
@@ -44,7 +41,7 @@ func TestQuantzooOrdering(t *testing.T) {
 // TestVocabSameSizeOtherTokens: a vocabulary of the same size with other
 // tokens is refused too, naming the first token that differs.
 func TestVocabSameSizeOtherTokens(t *testing.T) {
-	stories := filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
+	stories := testdata.Stories260K(t)
 	other := tinyModel(t, "F16", 512, false)
 	a, err := ProbeFile(stories)
 	if err != nil {

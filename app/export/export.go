@@ -3,7 +3,6 @@ package export
 import (
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -12,53 +11,6 @@ import (
 
 	"github.com/churon/churon/app/store"
 )
-
-// Format is an export format.
-type Format string
-
-const (
-	Markdown Format = "md"
-	HTML     Format = "html"
-	JSON     Format = "json"
-	Text     Format = "txt"
-)
-
-// Formats lists the formats in the order a chooser shows them.
-var Formats = []Format{Markdown, HTML, JSON, Text}
-
-// ParseFormat reads a format name: md (markdown), html (htm), json, txt
-// (text), in any case.
-func ParseFormat(s string) (Format, error) {
-	switch strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), ".")) {
-	case "md", "markdown":
-		return Markdown, nil
-	case "html", "htm":
-		return HTML, nil
-	case "json":
-		return JSON, nil
-	case "txt", "text":
-		return Text, nil
-	}
-	return "", fmt.Errorf("%w %q (want md, html, json or txt)", ErrFormat, s)
-}
-
-// Ext is the file name extension, with the dot.
-func (f Format) Ext() string { return "." + string(f) }
-
-// Name is the format's name for people.
-func (f Format) Name() string {
-	switch f {
-	case Markdown:
-		return "Markdown"
-	case HTML:
-		return "HTML"
-	case JSON:
-		return "JSON"
-	case Text:
-		return "Plain text"
-	}
-	return string(f)
-}
 
 // Chat is one conversation with its messages, as the store holds them.
 type Chat struct {
@@ -125,22 +77,6 @@ func LoadAll(ctx context.Context, st *store.Store) ([]Chat, error) {
 		out = append(out, Chat{Conversation: c, Messages: msgs})
 	}
 	return out, nil
-}
-
-// Write writes one chat in format f. A JSON document written this way
-// holds one conversation.
-func Write(w io.Writer, f Format, chat Chat, opt Options) error {
-	switch f {
-	case Markdown:
-		return WriteMarkdown(w, chat, opt)
-	case HTML:
-		return WriteHTML(w, chat, opt)
-	case JSON:
-		return WriteJSON(w, []Chat{chat}, opt)
-	case Text:
-		return WriteText(w, chat, opt)
-	}
-	return fmt.Errorf("%w %q", ErrFormat, string(f))
 }
 
 // untitled is the title shown for a conversation without one (the

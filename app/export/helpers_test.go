@@ -1,9 +1,11 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +18,36 @@ var fixedNow = time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)
 // testOpt shows dates in UTC at a fixed export time.
 func testOpt() Options {
 	return Options{Location: time.UTC, Now: func() time.Time { return fixedNow }}
+}
+
+// render writes chat in format f and returns the text.
+func render(t *testing.T, f Format, chat Chat, opt Options) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(&buf, f, chat, opt); err != nil {
+		t.Fatalf("%s: %v", f.Name(), err)
+	}
+	return buf.String()
+}
+
+// renderAcceptance renders the acceptance chat in f, a format that writes
+// messages as stored, and checks that each message's text is in the
+// output verbatim and so is each of want.
+func renderAcceptance(t *testing.T, f Format, want ...string) string {
+	t.Helper()
+	chat := acceptance(t)
+	out := render(t, f, chat, testOpt())
+	for i, m := range chat.Messages {
+		if !strings.Contains(out, m.Content) {
+			t.Errorf("%s: message %d is not in the export verbatim", f.Name(), i+1)
+		}
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s: the export lacks %q", f.Name(), w)
+		}
+	}
+	return out
 }
 
 func openStore(t *testing.T) *store.Store {

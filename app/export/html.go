@@ -259,15 +259,9 @@ func WriteHTML(w io.Writer, chat Chat, opt Options) error {
 	t := oneLine(title(c))
 	writeHTMLHead(bw, t, docLang(chat))
 	fmt.Fprintf(bw, "<header>\n<h1>%s</h1>\n<dl class=\"meta\">\n", html.EscapeString(t))
-	item := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(bw, "<div><dt>%s</dt><dd>%s</dd></div>\n", k, html.EscapeString(v))
-		}
+	for _, it := range headerItems(chat, opt) {
+		fmt.Fprintf(bw, "<div><dt>%s</dt><dd>%s</dd></div>\n", it.label, html.EscapeString(it.value))
 	}
-	item("Created", showTime(c.Created, opt))
-	item("Updated", showTime(c.Updated, opt))
-	item("Model", strings.Join(modelNames(chat), ", "))
-	item("Messages", fmt.Sprint(len(chat.Messages)))
 	bw.WriteString("</dl>\n")
 	if c.SystemPrompt != "" {
 		fmt.Fprintf(bw, "<section class=\"system\"><h2>System prompt</h2><div class=\"plain\">%s</div></section>\n",

@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,15 +90,6 @@ func inertReport(t *testing.T, page string) (problems []string, text string) {
 	return problems, txt.String()
 }
 
-func renderHTML(t *testing.T, chat Chat, opt Options) string {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := WriteHTML(&buf, chat, opt); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
-}
-
 // TestHTMLInjectionIsInert feeds the HTML writer every way a chat might
 // try to run script or load something, in every place text reaches the
 // page, and checks the result is inert and shows the text literally.
@@ -156,7 +146,7 @@ func TestHTMLInjectionIsInert(t *testing.T) {
 	}
 	for _, p := range payloads {
 		for _, pl := range places {
-			page := renderHTML(t, pl.make(p.text), testOpt())
+			page := render(t, HTML, pl.make(p.text), testOpt())
 			problems, text := inertReport(t, page)
 			if len(problems) > 0 {
 				t.Errorf("%s in %s: %v\n%s", p.name, pl.name, problems, page[strings.Index(page, "<body>"):])
@@ -175,7 +165,7 @@ func TestHTMLInjectionIsInert(t *testing.T) {
 // there (docs/screenshots/export-html.png is a screenshot of it).
 func TestHTMLAcceptance(t *testing.T) {
 	chat := acceptance(t)
-	page := renderHTML(t, chat, testOpt())
+	page := render(t, HTML, chat, testOpt())
 	if out := os.Getenv("CHURON_EXPORT_HTML"); out != "" {
 		if err := os.WriteFile(out, []byte(page), 0o644); err != nil {
 			t.Fatal(err)
@@ -218,7 +208,7 @@ func TestHTMLTableAlignmentHasNoStyleAttribute(t *testing.T) {
 	// GFM tables align columns; goldmark writes that as align="…" by
 	// default, never as a style attribute (which inertReport would flag
 	// anyway). Pin it, since a style attribute could carry url().
-	page := renderHTML(t, Chat{Messages: []store.Message{{Role: store.RoleAssistant, Content: "| a | b |\n|:-:|--:|\n| 1 | 2 |"}}}, testOpt())
+	page := render(t, HTML, Chat{Messages: []store.Message{{Role: store.RoleAssistant, Content: "| a | b |\n|:-:|--:|\n| 1 | 2 |"}}}, testOpt())
 	if strings.Contains(page, "style=") {
 		t.Errorf("style attribute in %s", page[strings.Index(page, "<main>"):])
 	}
@@ -231,7 +221,7 @@ func TestHTMLNoMetadata(t *testing.T) {
 	chat := acceptance(t)
 	opt := testOpt()
 	opt.NoMetadata = true
-	page := renderHTML(t, chat, opt)
+	page := render(t, HTML, chat, opt)
 	if strings.Contains(page, `<p class="stats">`) || strings.Contains(page, "412 tokens") {
 		t.Error("NoMetadata kept the statistics")
 	}
@@ -282,7 +272,7 @@ func TestHTMLDates(t *testing.T) {
 	chat := Chat{Conversation: store.Conversation{Title: "t", Created: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)}}
 	opt := testOpt()
 	opt.Location = seoul
-	if page := renderHTML(t, chat, opt); !strings.Contains(page, "2026-01-02 12:04 +09:00") {
+	if page := render(t, HTML, chat, opt); !strings.Contains(page, "2026-01-02 12:04 +09:00") {
 		t.Error("dates are not shown in the chosen time zone")
 	}
 }
@@ -308,7 +298,7 @@ func writeGolden(t *testing.T, name, got string) {
 }
 
 func TestHTMLLinksAndImages(t *testing.T) {
-	page := renderHTML(t, Chat{Messages: []store.Message{{Role: store.RoleAssistant,
+	page := render(t, HTML, Chat{Messages: []store.Message{{Role: store.RoleAssistant,
 		Content: "[spec](https://example.com/gguf \"GGUF\") and ![a cat](https://example.com/cat.png) and <mail@example.com> and [bad](javascript:x)"}}}, testOpt())
 	for _, want := range []string{
 		`<a href="https://example.com/gguf" title="GGUF" rel="noopener noreferrer nofollow">spec</a>`,

@@ -2,7 +2,6 @@ package export
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"strings"
 	"unicode"
@@ -18,34 +17,18 @@ import (
 // mid-code), a closing fence follows it, or the rest of the document would
 // be swallowed into the code block.
 func WriteMarkdown(w io.Writer, chat Chat, opt Options) error {
-	bw := bufio.NewWriter(w)
-	c := chat.Conversation
-	fmt.Fprintf(bw, "# %s\n\n", mdEscape(oneLine(title(c))))
-	if s := showTime(c.Created, opt); s != "" {
-		fmt.Fprintf(bw, "- Created: %s\n", s)
-	}
-	if s := showTime(c.Updated, opt); s != "" {
-		fmt.Fprintf(bw, "- Updated: %s\n", s)
-	}
-	if ms := modelNames(chat); len(ms) > 0 {
-		fmt.Fprintf(bw, "- Model: %s\n", mdEscape(strings.Join(ms, ", ")))
-	}
-	fmt.Fprintf(bw, "- Messages: %d\n", len(chat.Messages))
-	if c.SystemPrompt != "" {
-		fmt.Fprintf(bw, "\n## System prompt\n\n")
-		writeBody(bw, c.SystemPrompt)
-	}
-	for _, m := range chat.Messages {
-		fmt.Fprintf(bw, "\n---\n\n## %s\n\n", mdEscape(messageHeading(m, opt)))
-		writeBody(bw, m.Content)
-		if f := footerOf(m); !opt.NoMetadata && !f.empty() {
-			fmt.Fprintf(bw, "\n*%s*\n", mdEscape(f.String()))
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("export: markdown: %w", err)
-	}
-	return nil
+	return writeLines(w, chat, opt, markdownStyle)
+}
+
+var markdownStyle = lineStyle{
+	name:    "markdown",
+	escape:  mdEscape,
+	title:   func(t string) string { return "# " + t + "\n\n" },
+	item:    "- %s: %s\n",
+	system:  "\n## System prompt\n\n",
+	heading: "\n---\n\n## %s\n\n",
+	footer:  "\n*%s*\n",
+	body:    writeBody,
 }
 
 // messageHeading is "You · 2026-01-02 15:04 +09:00", with the model for
@@ -64,10 +47,7 @@ func messageHeading(m store.Message, opt Options) string {
 // writeBody writes text as it is, ending with a newline, and closes a
 // code fence the text left open.
 func writeBody(w *bufio.Writer, text string) {
-	w.WriteString(text)
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		w.WriteByte('\n')
-	}
+	writeText(w, text)
 	if f := openFence(text); f != "" {
 		w.WriteString(f + "\n")
 	}

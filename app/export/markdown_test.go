@@ -12,15 +12,6 @@ import (
 	"github.com/churon/churon/app/store"
 )
 
-func renderMD(t *testing.T, chat Chat, opt Options) string {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, chat, opt); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
-}
-
 // outline renders Markdown as a CommonMark+GFM renderer would and returns
 // the text of its level-1 and level-2 headings and the language and text
 // of its code blocks, as a reader would see them.
@@ -77,12 +68,10 @@ func outline(src string) (headings []string, fences [][2]string) {
 
 func TestMarkdownAcceptance(t *testing.T) {
 	chat := acceptance(t)
-	out := renderMD(t, chat, testOpt())
-	for i, m := range chat.Messages {
-		if !strings.Contains(out, m.Content) {
-			t.Errorf("message %d is not in the export verbatim", i+1)
-		}
-	}
+	out := renderAcceptance(t, Markdown,
+		"- Created: 2026-03-14 09:30 +00:00", "- Messages: 4", "- Model: qwen2.5-1.5b-instruct-q4_k_m.gguf (Q4_K_M)",
+		"*412 tokens · first token 183 ms · 31.7 tok/s · prompt 58 tokens at 316.2 tok/s · finished (eos) · temperature 0.7, top-k 40, top-p 0.95, min-p 0.05, repeat penalty 1, repeat window 64, seed 1234, context 4096*",
+	)
 	headings, fences := outline(out)
 	wantHeadings := []string{
 		"김치찌개 레시피와 <script>alert(1)</script> 테스트", // the title, escaped so it reads literally
@@ -100,19 +89,11 @@ func TestMarkdownAcceptance(t *testing.T) {
 		!strings.HasPrefix(fences[0][1], "def simmer(") || !strings.Contains(fences[1][1], "fmt.Printf(\"%s: %d분\\n\"") {
 		t.Errorf("code fences not intact: %q", fences)
 	}
-	for _, want := range []string{
-		"- Created: 2026-03-14 09:30 +00:00", "- Messages: 4", "- Model: qwen2.5-1.5b-instruct-q4_k_m.gguf (Q4_K_M)",
-		"*412 tokens · first token 183 ms · 31.7 tok/s · prompt 58 tokens at 316.2 tok/s · finished (eos) · temperature 0.7, top-k 40, top-p 0.95, min-p 0.05, repeat penalty 1, repeat window 64, seed 1234, context 4096*",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the export lacks %q", want)
-		}
-	}
 	writeGolden(t, "acceptance.md", out)
 
 	opt := testOpt()
 	opt.NoMetadata = true
-	if quiet := renderMD(t, chat, opt); strings.Contains(quiet, "tok/s") || strings.Contains(quiet, "temperature") {
+	if quiet := render(t, Markdown, chat, opt); strings.Contains(quiet, "tok/s") || strings.Contains(quiet, "temperature") {
 		t.Error("NoMetadata kept the metadata line")
 	}
 }
@@ -125,7 +106,7 @@ func TestMarkdownClosesOpenFence(t *testing.T) {
 		{Role: store.RoleAssistant, Content: "Here:\n\n````python\nprint('```')\nwhile True:", FinishReason: "length"},
 		{Role: store.RoleUser, Content: "go on"},
 	}}
-	out := renderMD(t, chat, testOpt())
+	out := render(t, Markdown, chat, testOpt())
 	headings, fences := outline(out)
 	if len(headings) != 3 || headings[2] != "You" {
 		t.Errorf("headings %q: the open fence swallowed the next message\n%s", headings, out)
@@ -170,7 +151,7 @@ func TestMarkdownEscapesOurText(t *testing.T) {
 		"snake_case_title and _emphasis_ and R&D &amp; `code` | pipe ~~strike~~",
 		"김치찌개 \\ backslash",
 	} {
-		out := renderMD(t, Chat{Conversation: store.Conversation{Title: title}}, testOpt())
+		out := render(t, Markdown, Chat{Conversation: store.Conversation{Title: title}}, testOpt())
 		headings, _ := outline(out)
 		if len(headings) == 0 || headings[0] != title {
 			t.Errorf("title %q reads as %q", title, headings)
@@ -182,25 +163,10 @@ func TestMarkdownEscapesOurText(t *testing.T) {
 }
 
 func TestText(t *testing.T) {
-	chat := acceptance(t)
-	var buf bytes.Buffer
-	if err := WriteText(&buf, chat, testOpt()); err != nil {
-		t.Fatal(err)
-	}
-	out := buf.String()
-	for i, m := range chat.Messages {
-		if !strings.Contains(out, m.Content) {
-			t.Errorf("message %d is not in the text verbatim", i+1)
-		}
-	}
-	for _, want := range []string{
+	out := renderAcceptance(t, Text,
 		"김치찌개 레시피와 <script>alert(1)</script> 테스트\n===", "-- System prompt --\n당신은",
 		"-- You · 2026-03-14 09:30 +00:00 --\n", "[412 tokens · first token 183 ms",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the text lacks %q", want)
-		}
-	}
+	)
 	writeGolden(t, "acceptance.txt", out)
 }
 

@@ -11,6 +11,23 @@ import (
 	"github.com/churon/churon/app/store"
 )
 
+// headerItem is one line of what every format shows under a chat's
+// title.
+type headerItem struct{ label, value string }
+
+// headerItems are the chat's dates, models and message count, in the
+// order they are shown, leaving out those it does not have.
+func headerItems(chat Chat, opt Options) []headerItem {
+	c := chat.Conversation
+	items := []headerItem{
+		{"Created", showTime(c.Created, opt)},
+		{"Updated", showTime(c.Updated, opt)},
+		{"Model", strings.Join(modelNames(chat), ", ")},
+		{"Messages", fmt.Sprint(len(chat.Messages))},
+	}
+	return slices.DeleteFunc(items, func(it headerItem) bool { return it.value == "" })
+}
+
 // footer is the metadata line under an answer: its statistics and the
 // sampler settings it was generated with.
 type footer struct {

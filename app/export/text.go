@@ -2,7 +2,6 @@ package export
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -11,37 +10,22 @@ import (
 // WriteText writes one chat as plain text: a header, then each message
 // after a line naming who wrote it. Text is written as stored.
 func WriteText(w io.Writer, chat Chat, opt Options) error {
-	bw := bufio.NewWriter(w)
-	c := chat.Conversation
-	t := oneLine(title(c))
-	fmt.Fprintf(bw, "%s\n%s\n", t, strings.Repeat("=", max(3, utf8.RuneCountInString(t))))
-	if s := showTime(c.Created, opt); s != "" {
-		fmt.Fprintf(bw, "Created: %s\n", s)
-	}
-	if s := showTime(c.Updated, opt); s != "" {
-		fmt.Fprintf(bw, "Updated: %s\n", s)
-	}
-	if ms := modelNames(chat); len(ms) > 0 {
-		fmt.Fprintf(bw, "Model: %s\n", strings.Join(ms, ", "))
-	}
-	fmt.Fprintf(bw, "Messages: %d\n", len(chat.Messages))
-	if c.SystemPrompt != "" {
-		fmt.Fprintf(bw, "\n-- System prompt --\n")
-		writeText(bw, c.SystemPrompt)
-	}
-	for _, m := range chat.Messages {
-		fmt.Fprintf(bw, "\n-- %s --\n", messageHeading(m, opt))
-		writeText(bw, m.Content)
-		if f := footerOf(m); !opt.NoMetadata && !f.empty() {
-			fmt.Fprintf(bw, "[%s]\n", f.String())
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("export: text: %w", err)
-	}
-	return nil
+	return writeLines(w, chat, opt, textStyle)
 }
 
+var textStyle = lineStyle{
+	name:   "text",
+	escape: func(s string) string { return s },
+	// The title underlined with at least three "=".
+	title:   func(t string) string { return t + "\n" + strings.Repeat("=", max(3, utf8.RuneCountInString(t))) + "\n" },
+	item:    "%s: %s\n",
+	system:  "\n-- System prompt --\n",
+	heading: "\n-- %s --\n",
+	footer:  "[%s]\n",
+	body:    writeText,
+}
+
+// writeText writes s as it is, ending with a newline.
 func writeText(w *bufio.Writer, s string) {
 	w.WriteString(s)
 	if s != "" && !strings.HasSuffix(s, "\n") {

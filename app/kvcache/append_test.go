@@ -6,10 +6,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/churon/churon/engine"
+	"github.com/churon/churon/internal/testutil"
 	"github.com/churon/churon/models/synth"
 )
 
@@ -46,6 +46,20 @@ func mustLoad(t testing.TB, st *Store, key string, m *engine.Model, opt engine.S
 	return got
 }
 
+// saved is where the append tests start: a tiny model's sequence of n
+// tokens in a context of 64, put under key "c" in a new store.
+func saved(t testing.TB, n int) (*engine.Model, engine.SequenceOptions, *engine.Sequence, *Store) {
+	t.Helper()
+	m := model(t, synth.Tiny("llama"))
+	opt := engine.SequenceOptions{Context: 64}
+	seq := fed(t, m, opt, testutil.Tokens(n, 320, 1))
+	st := open(t, 0)
+	if _, err := st.Put("c", seq); err != nil {
+		t.Fatal(err)
+	}
+	return m, opt, seq, st
+}
+
 // edit truncates seq to keep tokens (-1: all) and feeds n new ones.
 func edit(t testing.TB, seq *engine.Sequence, keep, n int, seed uint64) {
 	t.Helper()
@@ -55,7 +69,7 @@ func edit(t testing.TB, seq *engine.Sequence, keep, n int, seed uint64) {
 		}
 	}
 	if n > 0 {
-		if err := seq.Feed(context.Background(), toks(n, 320, seed)); err != nil {
+		if err := seq.Feed(context.Background(), testutil.Tokens(n, 320, seed)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -134,15 +148,7 @@ func TestAppend(t *testing.T) {
 		if i == len(steps)-2 {
 			// Fed on, the loaded sequence computes what the original does.
 			orig, _ := m.ReadSnapshot(bytes.NewReader(canonical(t, seq)), opt)
-			more := toks(7, 320, 99)
-			for _, s := range []*engine.Sequence{orig, got} {
-				if err := s.Feed(context.Background(), more); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if !same(got.Logits(), orig.Logits()) {
-				t.Fatal("continued logits differ")
-			}
+			continuesAlike(t, orig, got, testutil.Tokens(7, 320, 99))
 		}
 	}
 }
@@ -151,13 +157,7 @@ func TestAppend(t *testing.T) {
 // a segment each time, until the file would pass twice the state's own
 // snapshot: then it is written whole again, and loads the same.
 func TestCompaction(t *testing.T) {
-	m := model(t, synth.Tiny("llama"))
-	opt := engine.SequenceOptions{Context: 64}
-	seq := fed(t, m, opt, toks(30, 320, 1))
-	st := open(t, 0)
-	if _, err := st.Put("c", seq); err != nil {
-		t.Fatal(err)
-	}
+	m, opt, seq, st := saved(t, 30)
 	compacted := 0
 	for i := range 12 {
 		edit(t, seq, 18, 12, uint64(20+i))
@@ -183,15 +183,7 @@ func TestCompaction(t *testing.T) {
 		if w.Kind == Compacted {
 			// Fed on, the loaded sequence computes what the original does.
 			orig, _ := m.ReadSnapshot(bytes.NewReader(canonical(t, seq)), opt)
-			more := toks(5, 320, 98)
-			for _, s := range []*engine.Sequence{orig, got} {
-				if err := s.Feed(context.Background(), more); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if !same(got.Logits(), orig.Logits()) {
-				t.Fatal("continued logits differ after a compaction")
-			}
+			continuesAlike(t, orig, got, testutil.Tokens(5, 320, 98))
 		}
 	}
 	if compacted == 0 {
@@ -205,14 +197,8 @@ func TestCompaction(t *testing.T) {
 // cuts the torn bytes off and appends again, leaving the very file an
 // uninterrupted save writes.
 func TestTornTail(t *testing.T) {
-	m := model(t, synth.Tiny("llama"))
-	opt := engine.SequenceOptions{Context: 64}
-	seq := fed(t, m, opt, toks(20, 320, 1))
-	st := open(t, 0)
+	m, opt, seq, st := saved(t, 20)
 	path := filepath.Join(st.Dir(), "c"+ext)
-	if _, err := st.Put("c", seq); err != nil {
-		t.Fatal(err)
-	}
 	first := canonical(t, seq)
 	before, _ := m.ReadSnapshot(bytes.NewReader(first), opt)
 	edit(t, seq, 17, 6, 2) // an edit: its rows overwrite the state's
@@ -249,14 +235,8 @@ func TestTornTail(t *testing.T) {
 // TestEarlierSegmentDamaged: a flipped bit in a segment that others follow
 // cannot be a torn append: the file is discarded and deleted.
 func TestEarlierSegmentDamaged(t *testing.T) {
-	m := model(t, synth.Tiny("llama"))
-	opt := engine.SequenceOptions{Context: 64}
-	seq := fed(t, m, opt, toks(10, 320, 1))
-	st := open(t, 0)
+	m, opt, seq, st := saved(t, 10)
 	path := filepath.Join(st.Dir(), "c"+ext)
-	if _, err := st.Put("c", seq); err != nil {
-		t.Fatal(err)
-	}
 	firstEnd := int(fileSize(t, st, "c"))
 	hdr := int(seq.SnapshotHeaderSize())
 	edit(t, seq, -1, 4, 2)
@@ -302,7 +282,7 @@ func TestOtherProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seqA := fed(t, m, opt, toks(20, 320, 1))
+	seqA := fed(t, m, opt, testutil.Tokens(20, 320, 1))
 	if _, err := a.Put("c", seqA); err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +301,7 @@ func TestOtherProcess(t *testing.T) {
 	}
 	mustLoad(t, b, "c", m, opt, seqA)
 	// b: a new start compacts (a rename); a appends to the new file.
-	seqB = fed(t, m, opt, toks(15, 320, 4))
+	seqB = fed(t, m, opt, testutil.Tokens(15, 320, 4))
 	if w, err := b.Put("c", seqB); err != nil || w.Kind != Compacted {
 		t.Fatalf("b: %+v %v", w, err)
 	}
@@ -339,47 +319,31 @@ func TestOtherProcess(t *testing.T) {
 func TestConcurrentAppends(t *testing.T) {
 	m := model(t, synth.Tiny("llama"))
 	opt := engine.SequenceOptions{Context: 48}
-	base := toks(12, 320, 1)
-	sa := fed(t, m, opt, append(append([]int32(nil), base...), toks(5, 320, 2)...))
-	sb := fed(t, m, opt, append(append([]int32(nil), base[:8]...), toks(4, 320, 3)...))
+	base := testutil.Tokens(12, 320, 1)
+	sa := fed(t, m, opt, append(append([]int32(nil), base...), testutil.Tokens(5, 320, 2)...))
+	sb := fed(t, m, opt, append(append([]int32(nil), base[:8]...), testutil.Tokens(4, 320, 3)...))
 	want := [][]byte{canonical(t, sa), canonical(t, sb)}
 	st := open(t, 0)
 	if _, err := st.Put("shared", sa); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 12 {
-				if g%2 == 0 {
-					if _, err := st.Put("shared", []*engine.Sequence{sa, sb}[(g/2+i)%2]); err != nil {
-						errs <- err
-					}
-					continue
-				}
-				s, err := st.Load(context.Background(), "shared", m, opt)
-				if err != nil {
-					errs <- err
-					continue
-				}
-				var b bytes.Buffer
-				if err := s.WriteSnapshot(&b); err != nil {
-					errs <- err
-					continue
-				}
-				if !bytes.Equal(b.Bytes(), want[0]) && !bytes.Equal(b.Bytes(), want[1]) {
-					errs <- errors.New("loaded a state of neither history")
-				}
-				st.Stat("shared")
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	testutil.Concurrently(t, 4, 12, func(g, i int) error {
+		if g%2 == 0 {
+			_, err := st.Put("shared", []*engine.Sequence{sa, sb}[(g/2+i)%2])
+			return err
+		}
+		s, err := st.Load(context.Background(), "shared", m, opt)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		if err := s.WriteSnapshot(&b); err != nil {
+			return err
+		}
+		if !bytes.Equal(b.Bytes(), want[0]) && !bytes.Equal(b.Bytes(), want[1]) {
+			return errors.New("loaded a state of neither history")
+		}
+		st.Stat("shared")
+		return nil
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/churon/churon/engine"
+	"github.com/churon/churon/internal/testutil"
 )
 
 // TestMeasure reports snapshot size and Save/Load times for a long
@@ -53,7 +54,7 @@ func TestMeasure(t *testing.T) {
 
 	for _, kvt := range []engine.KVType{engine.KVF16, engine.KVQ8_0} {
 		opt := engine.SequenceOptions{Context: n + follow + 64, KVType: kvt}
-		seq := fed(t, m, opt, toks(n, m.Info().VocabSize, 1))
+		seq := fed(t, m, opt, testutil.Tokens(n, m.Info().VocabSize, 1))
 		st := open(t, 0)
 		t0 = time.Now()
 		size, err := st.Save("conv-1", seq)
@@ -96,7 +97,7 @@ func TestMeasure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := next.Feed(ctx, toks(follow, m.Info().VocabSize, 2)); err != nil {
+		if err := next.Feed(ctx, testutil.Tokens(follow, m.Info().VocabSize, 2)); err != nil {
 			t.Fatal(err)
 		}
 		var app, whole, ld2 []time.Duration

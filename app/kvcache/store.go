@@ -21,6 +21,7 @@ import (
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/internal/atomicfile"
 	"github.com/churon/churon/internal/ctxio"
+	"github.com/churon/churon/internal/enum"
 )
 
 // Errors, matched with errors.Is.
@@ -114,19 +115,9 @@ const (
 	Compacted
 )
 
-func (k WriteKind) String() string {
-	switch k {
-	case Unchanged:
-		return "unchanged"
-	case Appended:
-		return "appended"
-	case Created:
-		return "created"
-	case Compacted:
-		return "compacted"
-	}
-	return fmt.Sprintf("WriteKind(%d)", int(k))
-}
+var writeKindNames = [...]string{Unchanged: "unchanged", Appended: "appended", Created: "created", Compacted: "compacted"}
+
+func (k WriteKind) String() string { return enum.Name(k, "WriteKind", writeKindNames[:]) }
 
 // Written is what one Save did.
 type Written struct {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/internal/testutil"
 	"github.com/churon/churon/models/synth"
 )
 
@@ -38,15 +38,6 @@ func load(t testing.TB, path string) *engine.Model {
 	}
 	t.Cleanup(func() { m.Close() })
 	return m
-}
-
-func toks(n, vocab int, seed uint64) []int32 {
-	r := rand.New(rand.NewPCG(seed, 3))
-	t := make([]int32, n)
-	for i := range t {
-		t[i] = int32(1 + r.IntN(vocab-1))
-	}
-	return t
 }
 
 func fed(t testing.TB, m *engine.Model, opt engine.SequenceOptions, ids []int32) *engine.Sequence {
@@ -70,6 +61,21 @@ func open(t testing.TB, budget int64) *Store {
 	return st
 }
 
+// continuesAlike feeds more to a restored sequence and to the one it
+// was saved from, and fails unless both then give bit-identical logits:
+// a snapshot must hold everything the computation goes on from.
+func continuesAlike(t testing.TB, orig, restored *engine.Sequence, more []int32) {
+	t.Helper()
+	for _, s := range []*engine.Sequence{orig, restored} {
+		if err := s.Feed(context.Background(), more); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !same(restored.Logits(), orig.Logits()) {
+		t.Fatalf("after %d more tokens, the restored sequence's logits differ from the original's", len(more))
+	}
+}
+
 func same(a, b []float32) bool {
 	if len(a) != len(b) {
 		return false
@@ -90,7 +96,7 @@ func TestRoundTrip(t *testing.T) {
 	models := map[string]func(t *testing.T) *engine.Model{
 		"qwen2-Q8_0": func(t *testing.T) *engine.Model { return model(t, q8) },
 		"stories260K": func(t *testing.T) *engine.Model {
-			return load(t, filepath.Join(testdata.Dir(t), "models", "stories260K.gguf"))
+			return load(t, testdata.Stories260K(t))
 		},
 	}
 	ctx := context.Background()
@@ -100,7 +106,7 @@ func TestRoundTrip(t *testing.T) {
 			st := open(t, 0)
 			opt := engine.SequenceOptions{Context: 96}
 			vocab := m.Info().VocabSize
-			orig := fed(t, m, opt, toks(50, vocab, 1))
+			orig := fed(t, m, opt, testutil.Tokens(50, vocab, 1))
 			n, err := st.Save("conv-1", orig)
 			if err != nil {
 				t.Fatal(err)
@@ -119,15 +125,7 @@ func TestRoundTrip(t *testing.T) {
 			if !same(got.Logits(), orig.Logits()) {
 				t.Fatal("restored logits differ")
 			}
-			more := toks(9, vocab, 2)
-			for _, s := range []*engine.Sequence{orig, got} {
-				if err := s.Feed(ctx, more); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if !same(got.Logits(), orig.Logits()) {
-				t.Fatal("continued logits differ")
-			}
+			continuesAlike(t, orig, got, testutil.Tokens(9, vocab, 2))
 			if files, bytes := st.Usage(); files != 1 || bytes != n {
 				t.Errorf("usage %d files %d bytes", files, bytes)
 			}
@@ -144,7 +142,7 @@ func TestModelSwap(t *testing.T) {
 	b := model(t, spec)
 	st := open(t, 0)
 	opt := engine.SequenceOptions{Context: 32}
-	if _, err := st.Save("conv-a", fed(t, a, opt, toks(10, 320, 1))); err != nil {
+	if _, err := st.Save("conv-a", fed(t, a, opt, testutil.Tokens(10, 320, 1))); err != nil {
 		t.Fatal(err)
 	}
 	_, err := st.Load(context.Background(), "conv-a", b, opt)
@@ -166,7 +164,7 @@ func TestOptionsMismatch(t *testing.T) {
 	st := open(t, 0)
 	opt := engine.SequenceOptions{Context: 32}
 	for _, other := range []engine.SequenceOptions{{Context: 33}, {Context: 32, KVType: engine.KVQ8_0}} {
-		if _, err := st.Save("k", fed(t, m, opt, toks(4, 320, 1))); err != nil {
+		if _, err := st.Save("k", fed(t, m, opt, testutil.Tokens(4, 320, 1))); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.Load(context.Background(), "k", m, other); !errors.Is(err, ErrDiscarded) {
@@ -181,7 +179,7 @@ func TestDamaged(t *testing.T) {
 	m := model(t, synth.Tiny("llama"))
 	st := open(t, 0)
 	opt := engine.SequenceOptions{Context: 32}
-	seq := fed(t, m, opt, toks(12, 320, 1))
+	seq := fed(t, m, opt, testutil.Tokens(12, 320, 1))
 	if _, err := st.Save("good", seq); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +220,7 @@ func TestDamaged(t *testing.T) {
 func TestEviction(t *testing.T) {
 	m := model(t, synth.Tiny("llama"))
 	opt := engine.SequenceOptions{Context: 32}
-	seq := fed(t, m, opt, toks(20, 320, 1))
+	seq := fed(t, m, opt, testutil.Tokens(20, 320, 1))
 	size := seq.SnapshotSize()
 	st := open(t, 3*size) // room for three
 	old := time.Now().Add(-time.Hour)
@@ -248,7 +246,7 @@ func TestEviction(t *testing.T) {
 	if files, bytes := st.Usage(); files != 1 || bytes != size || !has("d") {
 		t.Fatalf("after SetBudget: %d files %d bytes, d %v", files, bytes, has("d"))
 	}
-	if _, err := st.Save("huge", fed(t, m, engine.SequenceOptions{Context: 64}, toks(60, 320, 2))); !errors.Is(err, ErrTooLarge) {
+	if _, err := st.Save("huge", fed(t, m, engine.SequenceOptions{Context: 64}, testutil.Tokens(60, 320, 2))); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("a snapshot over the whole budget: %v", err)
 	}
 	if !has("d") || has("huge") {
@@ -267,7 +265,7 @@ func TestEviction(t *testing.T) {
 func TestClearAndDelete(t *testing.T) {
 	m := model(t, synth.Tiny("llama"))
 	st := open(t, 0)
-	seq := fed(t, m, engine.SequenceOptions{Context: 32}, toks(3, 320, 1))
+	seq := fed(t, m, engine.SequenceOptions{Context: 32}, testutil.Tokens(3, 320, 1))
 	for _, k := range []string{"conv-1", "conv-2", "conv-3"} {
 		if _, err := st.Save(k, seq); err != nil {
 			t.Fatal(err)
@@ -370,47 +368,32 @@ func TestConcurrent(t *testing.T) {
 	m := model(t, synth.Tiny("llama"))
 	st := open(t, 0)
 	opt := engine.SequenceOptions{Context: 32}
-	seqs := []*engine.Sequence{fed(t, m, opt, toks(5, 320, 1)), fed(t, m, opt, toks(9, 320, 2))}
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 10 {
-				if g%2 == 0 {
-					if _, err := st.Save("shared", seqs[(g+i)%2]); err != nil {
-						errs <- err
-					}
-					continue
-				}
-				s, err := st.Load(context.Background(), "shared", m, opt)
-				if errors.Is(err, ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					errs <- err
-					continue
-				}
-				if n := s.Len(); n != 5 && n != 9 {
-					errs <- errors.New("a sequence of neither snapshot")
-				}
-				st.Stat("shared")
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	seqs := []*engine.Sequence{fed(t, m, opt, testutil.Tokens(5, 320, 1)), fed(t, m, opt, testutil.Tokens(9, 320, 2))}
+	testutil.Concurrently(t, 4, 10, func(g, i int) error {
+		if g%2 == 0 {
+			_, err := st.Save("shared", seqs[(g+i)%2])
+			return err
+		}
+		s, err := st.Load(context.Background(), "shared", m, opt)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n := s.Len(); n != 5 && n != 9 {
+			return errors.New("a sequence of neither snapshot")
+		}
+		st.Stat("shared")
+		return nil
+	})
 }
 
 func TestLoadCancelled(t *testing.T) {
 	m := model(t, synth.Tiny("llama"))
 	st := open(t, 0)
 	opt := engine.SequenceOptions{Context: 32}
-	if _, err := st.Save("k", fed(t, m, opt, toks(5, 320, 1))); err != nil {
+	if _, err := st.Save("k", fed(t, m, opt, testutil.Tokens(5, 320, 1))); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -26,13 +24,9 @@ type Comparison struct {
 func (s *Store) SaveComparison(ctx context.Context, c Comparison) (Comparison, error) {
 	t := now()
 	if c.ID == 0 {
-		res, err := s.db.ExecContext(ctx,
+		id, err := insert(ctx, s.db,
 			`INSERT INTO comparisons (created, updated, title, prompt, result) VALUES (?, ?, ?, ?, ?)`,
 			t, t, c.Title, c.Prompt, c.Result)
-		if err != nil {
-			return Comparison{}, fmt.Errorf("store: save comparison: %w", err)
-		}
-		id, err := res.LastInsertId()
 		if err != nil {
 			return Comparison{}, fmt.Errorf("store: save comparison: %w", err)
 		}
@@ -46,23 +40,24 @@ func (s *Store) SaveComparison(ctx context.Context, c Comparison) (Comparison, e
 	return s.Comparison(ctx, c.ID)
 }
 
-// Comparison returns one comparison with its result.
-func (s *Store) Comparison(ctx context.Context, id int64) (Comparison, error) {
+// cmpColumns are what scanComparison reads; a list selects ” for the
+// result.
+const cmpColumns = `id, created, updated, title, prompt, result`
+
+func scanComparison(r scanner) (Comparison, error) {
 	var (
 		c                Comparison
 		created, updated int64
 	)
-	err := s.db.QueryRowContext(ctx,
-		`SELECT id, created, updated, title, prompt, result FROM comparisons WHERE id = ?`, id).
-		Scan(&c.ID, &created, &updated, &c.Title, &c.Prompt, &c.Result)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Comparison{}, fmt.Errorf("store: comparison %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return Comparison{}, fmt.Errorf("store: comparison %d: %w", id, err)
-	}
+	err := r.Scan(&c.ID, &created, &updated, &c.Title, &c.Prompt, &c.Result)
 	c.Created, c.Updated = fromMillis(created), fromMillis(updated)
-	return c, nil
+	return c, err
+}
+
+// Comparison returns one comparison with its result.
+func (s *Store) Comparison(ctx context.Context, id int64) (Comparison, error) {
+	return queryOne(ctx, s, fmt.Sprintf("comparison %d", id), scanComparison,
+		`SELECT `+cmpColumns+` FROM comparisons WHERE id = ?`, id)
 }
 
 // ListComparisons returns the comparisons most recently saved first,
@@ -72,25 +67,9 @@ func (s *Store) ListComparisons(ctx context.Context, limit int) ([]Comparison, e
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := s.db.QueryContext(ctx,
-		`SELECT id, created, updated, title, prompt FROM comparisons ORDER BY updated DESC, id DESC LIMIT ?`, limit)
+	out, err := queryAll(ctx, s.db, scanComparison,
+		`SELECT id, created, updated, title, prompt, '' FROM comparisons ORDER BY updated DESC, id DESC LIMIT ?`, limit)
 	if err != nil {
-		return nil, fmt.Errorf("store: list comparisons: %w", err)
-	}
-	defer rows.Close()
-	var out []Comparison
-	for rows.Next() {
-		var (
-			c                Comparison
-			created, updated int64
-		)
-		if err := rows.Scan(&c.ID, &created, &updated, &c.Title, &c.Prompt); err != nil {
-			return nil, fmt.Errorf("store: list comparisons: %w", err)
-		}
-		c.Created, c.Updated = fromMillis(created), fromMillis(updated)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: list comparisons: %w", err)
 	}
 	return out, nil

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -29,8 +28,6 @@ func (c Conversation) Deleted() bool { return !c.DeletedAt.IsZero() }
 
 const convColumns = `id, title, created, updated, pinned, system_prompt, sampler, model_path, deleted_at`
 
-type scanner interface{ Scan(dest ...any) error }
-
 func scanConversation(r scanner) (Conversation, error) {
 	var (
 		c                Conversation
@@ -52,30 +49,26 @@ func scanConversation(r scanner) (Conversation, error) {
 // with its id and times.
 func (s *Store) CreateConversation(ctx context.Context, c Conversation) (Conversation, error) {
 	t := now()
-	res, err := s.db.ExecContext(ctx,
-		`INSERT INTO conversations (title, created, updated, pinned, system_prompt, sampler, model_path)
-		 VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		c.Title, t, t, c.Pinned, c.SystemPrompt, c.Sampler, c.ModelPath)
-	if err != nil {
-		return Conversation{}, fmt.Errorf("store: create conversation: %w", err)
-	}
-	id, err := res.LastInsertId()
+	id, err := insertConversation(ctx, s.db, c, t, t)
 	if err != nil {
 		return Conversation{}, fmt.Errorf("store: create conversation: %w", err)
 	}
 	return s.Conversation(ctx, id)
 }
 
+// insertConversation adds c (title, pinned flag, settings, model path)
+// with the given times, for CreateConversation and Import.
+func insertConversation(ctx context.Context, x execer, c Conversation, created, updated int64) (int64, error) {
+	return insert(ctx, x,
+		`INSERT INTO conversations (title, created, updated, pinned, system_prompt, sampler, model_path)
+		 VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		c.Title, created, updated, c.Pinned, c.SystemPrompt, c.Sampler, c.ModelPath)
+}
+
 // Conversation returns one conversation, deleted or not.
 func (s *Store) Conversation(ctx context.Context, id int64) (Conversation, error) {
-	c, err := scanConversation(s.db.QueryRowContext(ctx, `SELECT `+convColumns+` FROM conversations WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, fmt.Errorf("store: conversation %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return c, fmt.Errorf("store: conversation %d: %w", id, err)
-	}
-	return c, nil
+	return queryOne(ctx, s, fmt.Sprintf("conversation %d", id), scanConversation,
+		`SELECT `+convColumns+` FROM conversations WHERE id = ?`, id)
 }
 
 // ListOptions select conversations.
@@ -95,20 +88,8 @@ func (s *Store) ListConversations(ctx context.Context, opt ListOptions) ([]Conve
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := s.db.QueryContext(ctx, q+` LIMIT ?`, limit)
+	out, err := queryAll(ctx, s.db, scanConversation, q+` LIMIT ?`, limit)
 	if err != nil {
-		return nil, fmt.Errorf("store: list conversations: %w", err)
-	}
-	defer rows.Close()
-	var out []Conversation
-	for rows.Next() {
-		c, err := scanConversation(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list conversations: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: list conversations: %w", err)
 	}
 	return out, nil
@@ -158,31 +139,9 @@ func (s *Store) RestoreConversation(ctx context.Context, id int64) error {
 // PurgeDeleted removes for good the conversations deleted at or before
 // the given time, with their messages, and returns how many it removed.
 func (s *Store) PurgeDeleted(ctx context.Context, before time.Time) (int, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at <= ?`, before.UnixMilli())
-	if err != nil {
-		return 0, fmt.Errorf("store: purge deleted conversations: %w", err)
-	}
-	n, err := res.RowsAffected()
+	n, err := execCount(ctx, s.db, `DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at <= ?`, before.UnixMilli())
 	if err != nil {
 		return 0, fmt.Errorf("store: purge deleted conversations: %w", err)
 	}
 	return int(n), nil
-}
-
-// exec1 runs a statement that must change exactly one row; zero rows
-// means the target does not exist (or is not in the state the statement
-// expects) and is reported as ErrNotFound.
-func (s *Store) exec1(ctx context.Context, what, q string, args ...any) error {
-	res, err := s.db.ExecContext(ctx, q, args...)
-	if err != nil {
-		return fmt.Errorf("store: %s: %w", what, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("store: %s: %w", what, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("store: %s: %w", what, ErrNotFound)
-	}
-	return nil
 }

@@ -5,12 +5,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/churon/churon/internal/testutil"
 )
 
 // crashChildEnv makes the test binary act as the writer that gets killed.
@@ -49,23 +50,12 @@ func TestCrashDuringStream(t *testing.T) {
 		t.Skip("starts a child process")
 	}
 	p := filepath.Join(t.TempDir(), "churon.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashDuringStream$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+p)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := testutil.StartChild(t, 60*time.Second, "^TestCrashDuringStream$", crashChildEnv+"="+p)
 	var (
 		conv, msg int64
 		last      int
 	)
 	lines := bufio.NewScanner(out)
-	deadline := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
-	defer deadline.Stop()
 	// Kill after a varying number of commits so the kill lands at
 	// different points of a write.
 	killAt := 40 + int(time.Now().UnixNano()%40)
@@ -84,7 +74,7 @@ func TestCrashDuringStream(t *testing.T) {
 	if err := cmd.Process.Kill(); err != nil { // SIGKILL on Unix
 		t.Fatal(err)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if last < killAt {
 		t.Fatalf("child stopped after %d commits (%v)", last, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/churon/churon/internal/enum"
 )
 
 // ImportConversation is a conversation to import together with its
@@ -32,17 +34,9 @@ const (
 	Skipped
 )
 
-func (o ImportOutcome) String() string {
-	switch o {
-	case Imported:
-		return "imported"
-	case Extended:
-		return "extended"
-	case Skipped:
-		return "skipped"
-	}
-	return fmt.Sprintf("ImportOutcome(%d)", int(o))
-}
+var importOutcomeNames = [...]string{Imported: "imported", Extended: "extended", Skipped: "skipped"}
+
+func (o ImportOutcome) String() string { return enum.Name(o, "ImportOutcome", importOutcomeNames[:]) }
 
 // ImportedConversation is the result for one conversation, in the order
 // they were given.
@@ -127,14 +121,7 @@ func importOne(ctx context.Context, tx *sql.Tx, ic ImportConversation, t int64) 
 	case id != 0:
 		out.ID, out.Outcome = id, Extended
 	default:
-		res, err := tx.ExecContext(ctx,
-			`INSERT INTO conversations (title, created, updated, pinned, system_prompt, sampler, model_path)
-			 VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			c.Title, created, updated, c.Pinned, c.SystemPrompt, c.Sampler, c.ModelPath)
-		if err != nil {
-			return out, err
-		}
-		if out.ID, err = res.LastInsertId(); err != nil {
+		if out.ID, err = insertConversation(ctx, tx, c, created, updated); err != nil {
 			return out, err
 		}
 		out.Outcome = Imported
@@ -148,12 +135,7 @@ func importOne(ctx context.Context, tx *sql.Tx, ic ImportConversation, t int64) 
 	for _, m := range ic.Messages[have:] {
 		pos++
 		mc := millisOr(m.Created, t)
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO messages (conversation_id, position, role, content, created, updated, model, quant, sampler,
-				prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason, prompt_reused)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			out.ID, pos, m.Role, m.Content, mc, millisOr(m.Updated, mc), m.Model, m.Quant, m.Sampler,
-			m.PromptTokens, m.GenTokens, ttftMs(m.TTFT), m.PromptTPS, m.GenTPS, m.FinishReason, m.PromptReused); err != nil {
+		if _, err := insertMessage(ctx, tx, m, out.ID, pos, mc, millisOr(m.Updated, mc)); err != nil {
 			return out, err
 		}
 		out.Messages++
@@ -173,22 +155,10 @@ func importOne(ctx context.Context, tx *sql.Tx, ic ImportConversation, t int64) 
 // prefix. It returns its id (0: none) and how many of the imported
 // messages it already holds. Of several, the one holding the most wins.
 func findImported(ctx context.Context, tx *sql.Tx, created int64, msgs []Message, t int64) (id int64, have int, err error) {
-	rows, err := tx.QueryContext(ctx,
+	// All ids first: the messages of each are read with the rows closed.
+	ids, err := queryAll(ctx, tx, scanID,
 		`SELECT id FROM conversations WHERE created = ? AND deleted_at IS NULL ORDER BY id`, created)
 	if err != nil {
-		return 0, 0, err
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, 0, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return 0, 0, err
 	}
 	best, bestHave := int64(0), -1
@@ -226,22 +196,15 @@ func keyOf(m Message, t int64) msgKey {
 	return msgKey{m.Role, m.Content, millisOr(m.Created, t)}
 }
 
+func scanMsgKey(r scanner) (msgKey, error) {
+	var k msgKey
+	err := r.Scan(&k.role, &k.content, &k.created)
+	return k, err
+}
+
 func messageKeys(ctx context.Context, tx *sql.Tx, conv int64) ([]msgKey, error) {
-	rows, err := tx.QueryContext(ctx,
+	return queryAll(ctx, tx, scanMsgKey,
 		`SELECT role, content, created FROM messages WHERE conversation_id = ? ORDER BY position`, conv)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []msgKey
-	for rows.Next() {
-		var k msgKey
-		if err := rows.Scan(&k.role, &k.content, &k.created); err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, rows.Err()
 }
 
 // millisOr is tm in the store's milliseconds, or def when tm is zero.

@@ -101,16 +101,7 @@ func (s *Store) AddMessage(ctx context.Context, m Message) (Message, error) {
 			return err
 		}
 		t := now()
-		res, err := tx.ExecContext(ctx,
-			`INSERT INTO messages (conversation_id, position, role, content, created, updated, model, quant, sampler,
-				prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason, prompt_reused)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.ConversationID, pos, m.Role, m.Content, t, t, m.Model, m.Quant, m.Sampler,
-			m.PromptTokens, m.GenTokens, ttftMs(m.TTFT), m.PromptTPS, m.GenTPS, m.FinishReason, m.PromptReused)
-		if err != nil {
-			return err
-		}
-		if id, err = res.LastInsertId(); err != nil {
+		if id, err = insertMessage(ctx, tx, m, m.ConversationID, pos, t, t); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE conversations SET updated = ? WHERE id = ?`, t, m.ConversationID)
@@ -120,6 +111,18 @@ func (s *Store) AddMessage(ctx context.Context, m Message) (Message, error) {
 		return Message{}, err
 	}
 	return s.Message(ctx, id)
+}
+
+// insertMessage adds m to conversation conv at position pos with the
+// given times, for AddMessage and Import; m's id, conversation and
+// position are ignored.
+func insertMessage(ctx context.Context, x execer, m Message, conv int64, pos int, created, updated int64) (int64, error) {
+	return insert(ctx, x,
+		`INSERT INTO messages (conversation_id, position, role, content, created, updated, model, quant, sampler,
+			prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason, prompt_reused)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		conv, pos, m.Role, m.Content, created, updated, m.Model, m.Quant, m.Sampler,
+		m.PromptTokens, m.GenTokens, ttftMs(m.TTFT), m.PromptTPS, m.GenTPS, m.FinishReason, m.PromptReused)
 }
 
 // AppendAssistant starts a streamed answer: an assistant message at the
@@ -147,7 +150,7 @@ func (s *Store) UpdateMessage(ctx context.Context, id int64, content string) err
 func (s *Store) FinishMessage(ctx context.Context, m Message) error {
 	return s.tx(ctx, fmt.Sprintf("finish message %d", m.ID), func(tx *sql.Tx) error {
 		t := now()
-		res, err := tx.ExecContext(ctx,
+		n, err := execCount(ctx, tx,
 			`UPDATE messages SET content = ?, updated = ?, model = ?, quant = ?, sampler = ?,
 				prompt_tokens = ?, gen_tokens = ?, ttft_ms = ?, prompt_tps = ?, gen_tps = ?, finish_reason = ?,
 				prompt_reused = ?
@@ -157,9 +160,7 @@ func (s *Store) FinishMessage(ctx context.Context, m Message) error {
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
+		if n == 0 {
 			return ErrNotFound
 		}
 		_, err = tx.ExecContext(ctx,
@@ -170,32 +171,14 @@ func (s *Store) FinishMessage(ctx context.Context, m Message) error {
 
 // Message returns one message.
 func (s *Store) Message(ctx context.Context, id int64) (Message, error) {
-	m, err := scanMessage(s.db.QueryRowContext(ctx, `SELECT `+msgColumns+` FROM messages WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return m, fmt.Errorf("store: message %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return m, fmt.Errorf("store: message %d: %w", id, err)
-	}
-	return m, nil
+	return queryOne(ctx, s, fmt.Sprintf("message %d", id), scanMessage,
+		`SELECT `+msgColumns+` FROM messages WHERE id = ?`, id)
 }
 
 // Messages returns a conversation's messages in order.
 func (s *Store) Messages(ctx context.Context, conv int64) ([]Message, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+msgColumns+` FROM messages WHERE conversation_id = ? ORDER BY position`, conv)
+	out, err := queryAll(ctx, s.db, scanMessage, `SELECT `+msgColumns+` FROM messages WHERE conversation_id = ? ORDER BY position`, conv)
 	if err != nil {
-		return nil, fmt.Errorf("store: messages of conversation %d: %w", conv, err)
-	}
-	defer rows.Close()
-	var out []Message
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: messages of conversation %d: %w", conv, err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: messages of conversation %d: %w", conv, err)
 	}
 	return out, nil
@@ -205,11 +188,7 @@ func (s *Store) Messages(ctx context.Context, conv int64) ([]Message, error) {
 // them when keep is 0) and returns how many it deleted: regenerating and
 // editing an earlier message start from there.
 func (s *Store) TruncateConversation(ctx context.Context, conv int64, keep int) (int, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM messages WHERE conversation_id = ? AND position > ?`, conv, keep)
-	if err != nil {
-		return 0, fmt.Errorf("store: truncate conversation %d: %w", conv, err)
-	}
-	n, err := res.RowsAffected()
+	n, err := execCount(ctx, s.db, `DELETE FROM messages WHERE conversation_id = ? AND position > ?`, conv, keep)
 	if err != nil {
 		return 0, fmt.Errorf("store: truncate conversation %d: %w", conv, err)
 	}

@@ -63,26 +63,18 @@ func (s *Store) Search(ctx context.Context, query string, limit int) ([]SearchHi
 		WHERE c.deleted_at IS NULL AND ` + strings.Join(where, " AND ") + `
 		ORDER BY m.created DESC, m.id DESC LIMIT ?`
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: search %q: %w", query, err)
-	}
-	defer rows.Close()
-	var out []SearchHit
-	for rows.Next() {
+	out, err := queryAll(ctx, s.db, func(r scanner) (SearchHit, error) {
 		var (
 			h       SearchHit
 			content string
 			created int64
 		)
-		if err := rows.Scan(&h.MessageID, &h.ConversationID, &h.ConversationTitle, &h.Role, &content, &created); err != nil {
-			return nil, fmt.Errorf("store: search %q: %w", query, err)
-		}
+		err := r.Scan(&h.MessageID, &h.ConversationID, &h.ConversationTitle, &h.Role, &content, &created)
 		h.Created = fromMillis(created)
 		h.Snippet = snippet(content, terms, 40)
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
+		return h, err
+	}, q, args...)
+	if err != nil {
 		return nil, fmt.Errorf("store: search %q: %w", query, err)
 	}
 	return out, nil

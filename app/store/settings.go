@@ -41,21 +41,16 @@ func (s *Store) DeleteSetting(ctx context.Context, key string) error {
 
 // Settings returns every app setting.
 func (s *Store) Settings(ctx context.Context) (map[string]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM settings`)
+	pairs, err := queryAll(ctx, s.db, func(r scanner) (kv [2]string, err error) {
+		err = r.Scan(&kv[0], &kv[1])
+		return kv, err
+	}, `SELECT key, value FROM settings`)
 	if err != nil {
 		return nil, fmt.Errorf("store: settings: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("store: settings: %w", err)
-		}
-		out[k] = v
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: settings: %w", err)
+	out := make(map[string]string, len(pairs))
+	for _, kv := range pairs {
+		out[kv[0]] = kv[1]
 	}
 	return out, nil
 }

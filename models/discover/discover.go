@@ -8,10 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/churon/churon/internal/ggufname"
 )
 
 // Source names the app whose folder a file was found in.
@@ -96,11 +97,7 @@ func Locations(getenv func(string) string, home string) []Location {
 	return locs
 }
 
-var (
-	ggufMagic = []byte("GGUF")
-	// A split model's parts: name-00002-of-00005.gguf.
-	splitPart = regexp.MustCompile(`-(\d{5})-of-(\d{5})\.gguf$`)
-)
+var ggufMagic = []byte("GGUF")
 
 // Find walks the locations and returns the GGUF files in them, largest
 // repositories grouped together: sorted by source, repository, then name.
@@ -185,11 +182,11 @@ func walk(ctx context.Context, loc Location, seen map[string]bool, budget int) (
 // inspect decides whether p is a usable GGUF model and describes it.
 func inspect(p, rel string, loc Location) (Model, bool) {
 	name := filepath.Base(p)
-	lower := strings.ToLower(name)
-	if !strings.HasSuffix(lower, ".gguf") || strings.HasPrefix(lower, "mmproj") {
+	if !ggufname.IsGGUF(name) || ggufname.IsProjector(name) {
 		return Model{}, false
 	}
-	if m := splitPart.FindStringSubmatch(lower); m != nil && m[1] != "00001" {
+	// A split model is listed once, by its first part.
+	if _, part, _, split := ggufname.Split(strings.ToLower(name)); split && part != 1 {
 		return Model{}, false
 	}
 	real, err := filepath.EvalSymlinks(p)

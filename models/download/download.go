@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/churon/churon/internal/enum"
 )
 
 // Request names one file to fetch.
@@ -126,14 +128,10 @@ const (
 	Canceled                // stopped by Cancel; partial data removed
 )
 
-var statusNames = [...]string{"queued", "running", "paused", "verifying", "completed", "failed", "canceled"}
+var statusNames = [...]string{Queued: "queued", Running: "running", Paused: "paused", Verifying: "verifying",
+	Completed: "completed", Failed: "failed", Canceled: "canceled"}
 
-func (s Status) String() string {
-	if s >= 0 && int(s) < len(statusNames) {
-		return statusNames[s]
-	}
-	return fmt.Sprintf("Status(%d)", int32(s))
-}
+func (s Status) String() string { return enum.Name(s, "Status", statusNames[:]) }
 
 // Download is a handle on one file being fetched. All its methods are safe
 // for concurrent use.

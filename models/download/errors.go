@@ -3,6 +3,9 @@ package download
 import (
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/churon/churon/internal/httpfile"
 	"github.com/churon/churon/internal/units"
 )
 
@@ -40,6 +43,24 @@ var (
 	ErrClosed = errors.New("download: manager closed")
 )
 
+// Internal control errors: how the fetch loop (fetch.go) tells the
+// download's run (download.go) to restart, pause or try again.
+var (
+	errRestart   = errors.New("the server's answer no longer matches the partial data")
+	errPaused    = errors.New("paused")
+	errStalled   = errors.New("no data received within the stall timeout")
+	errShortBody = errors.New("connection ended before the range was complete")
+)
+
+// retryable marks an error worth another attempt, after at least wait.
+type retryable struct {
+	err  error
+	wait time.Duration // from Retry-After; 0: use the backoff
+}
+
+func (r *retryable) Error() string { return r.err.Error() }
+func (r *retryable) Unwrap() error { return r.err }
+
 // ChecksumError reports a SHA-256 mismatch.
 type ChecksumError struct {
 	Path          string
@@ -72,7 +93,7 @@ type HTTPError struct {
 }
 
 func (e *HTTPError) Error() string {
-	return fmt.Sprintf("download: %s: HTTP %d", redact(e.URL), e.Status)
+	return fmt.Sprintf("download: %s: HTTP %d", httpfile.Redact(e.URL), e.Status)
 }
 
 func (e *HTTPError) Is(target error) bool { return target == ErrHTTP }

@@ -15,24 +15,8 @@ import (
 	"time"
 
 	"github.com/churon/churon/internal/atomicfile"
+	"github.com/churon/churon/internal/httpfile"
 )
-
-// Internal control errors.
-var (
-	errRestart   = errors.New("the server's answer no longer matches the partial data")
-	errPaused    = errors.New("paused")
-	errStalled   = errors.New("no data received within the stall timeout")
-	errShortBody = errors.New("connection ended before the range was complete")
-)
-
-// retryable marks an error worth another attempt, after at least wait.
-type retryable struct {
-	err  error
-	wait time.Duration // from Retry-After; 0: use the backoff
-}
-
-func (r *retryable) Error() string { return r.err.Error() }
-func (r *retryable) Unwrap() error { return r.err }
 
 // partFile is what a download writes to; tests substitute one that fails.
 type partFile interface {
@@ -155,7 +139,7 @@ func (d *Download) probe(ctx context.Context) (*state, error) {
 		return nil, err
 	}
 	if d.req.Size > 0 && st.Size >= 0 && st.Size != d.req.Size {
-		return nil, fmt.Errorf("%w: %s: the server has %d bytes, expected %d", ErrSizeMismatch, redact(d.req.URL), st.Size, d.req.Size)
+		return nil, fmt.Errorf("%w: %s: the server has %d bytes, expected %d", ErrSizeMismatch, httpfile.Redact(d.req.URL), st.Size, d.req.Size)
 	}
 	st.Chunks = plan(st.Size, st.Ranges, d.opt.Connections, d.opt.MinChunk)
 	return st, nil
@@ -322,7 +306,7 @@ func (d *Download) retry(ctx context.Context, try func(attempts int) (bool, erro
 		} else {
 			fails++
 			if fails > d.opt.MaxRetries {
-				return fmt.Errorf("%w (%d attempts): %s: %v", ErrGaveUp, fails, redact(d.req.URL), r.err)
+				return fmt.Errorf("%w (%d attempts): %s: %v", ErrGaveUp, fails, httpfile.Redact(d.req.URL), r.err)
 			}
 			if wait == 0 {
 				wait = d.backoff(fails)
@@ -353,7 +337,7 @@ func (d *Download) backoff(fails int) time.Duration {
 
 // get sends a GET with an optional Range (and If-Range validator).
 func (d *Download) get(ctx context.Context, rng, ifRange string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.req.URL, nil)
+	req, err := httpfile.NewGet(ctx, d.req.URL, d.opt.Authorize)
 	if err != nil {
 		return nil, fmt.Errorf("download: %w", err)
 	}
@@ -363,29 +347,11 @@ func (d *Download) get(ctx context.Context, rng, ifRange string) (*http.Response
 			req.Header.Set("If-Range", ifRange)
 		}
 	}
-	// Byte offsets must be of the file itself, not of a compressed stream.
-	req.Header.Set("Accept-Encoding", "identity")
-	req.Header.Set("User-Agent", "churon")
-	if d.opt.Authorize != nil {
-		d.opt.Authorize(req)
-	}
 	resp, err := d.opt.Client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("download: %s: %w", redact(d.req.URL), stripURL(err))
+		return nil, fmt.Errorf("download: %s: %w", httpfile.Redact(d.req.URL), httpfile.Cause(err))
 	}
 	return resp, nil
-}
-
-// stripURL keeps a *url.Error's cause: its message repeats the URL, query
-// and all.
-func stripURL(err error) error {
-	var ue interface{ Unwrap() error }
-	if errors.As(err, &ue) && strings.Contains(err.Error(), "\"") {
-		if inner := ue.Unwrap(); inner != nil {
-			return inner
-		}
-	}
-	return err
 }
 
 // statusErr classifies a failed response.
@@ -397,9 +363,9 @@ func (d *Download) statusErr(resp *http.Response) error {
 	case code == http.StatusRequestTimeout || code >= 500:
 		return &retryable{err: &HTTPError{URL: d.req.URL, Status: code}}
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return fmt.Errorf("%w: %s: HTTP %d", ErrUnauthorized, redact(d.req.URL), code)
+		return fmt.Errorf("%w: %s: HTTP %d", ErrUnauthorized, httpfile.Redact(d.req.URL), code)
 	case code == http.StatusNotFound || code == http.StatusGone:
-		return fmt.Errorf("%w: %s", ErrNotFound, redact(d.req.URL))
+		return fmt.Errorf("%w: %s", ErrNotFound, httpfile.Redact(d.req.URL))
 	}
 	return &HTTPError{URL: d.req.URL, Status: code}
 }
@@ -456,7 +422,7 @@ func (d *Download) fetchOnce(ctx context.Context, f partFile, st *state, i int, 
 		s, e, total, ok := parseContentRange(resp.Header.Get("Content-Range"))
 		if !st.Ranges || !ok || s != off || e != c.End || total != st.Size {
 			return 0, &retryable{err: fmt.Errorf("download: %s: asked for bytes %d-%d of %d, got Content-Range %q",
-				redact(d.req.URL), off, c.End, st.Size, resp.Header.Get("Content-Range"))}
+				httpfile.Redact(d.req.URL), off, c.End, st.Size, resp.Header.Get("Content-Range"))}
 		}
 	case http.StatusOK:
 		if st.Ranges && !(off == 0 && c.End == st.Size-1) {
@@ -507,7 +473,7 @@ func (d *Download) fetchOnce(ctx context.Context, f partFile, st *state, i int, 
 				return got, nil
 			}
 			if got < want {
-				return got, &retryable{err: fmt.Errorf("download: %s: %w (%d of %d bytes)", redact(d.req.URL), errShortBody, got, want)}
+				return got, &retryable{err: fmt.Errorf("download: %s: %w (%d of %d bytes)", httpfile.Redact(d.req.URL), errShortBody, got, want)}
 			}
 			return got, nil
 		}
@@ -518,7 +484,7 @@ func (d *Download) fetchOnce(ctx context.Context, f partFile, st *state, i int, 
 			if context.Cause(rctx) == errStalled {
 				rerr = errStalled
 			}
-			return got, &retryable{err: fmt.Errorf("download: %s: %w", redact(d.req.URL), rerr)}
+			return got, &retryable{err: fmt.Errorf("download: %s: %w", httpfile.Redact(d.req.URL), rerr)}
 		}
 	}
 }

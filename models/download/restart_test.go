@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/churon/churon/internal/testutil"
 )
 
 // TestMain lets the test binary act as a downloading child process that
@@ -34,12 +35,9 @@ func TestResumeAfterProcessKilled(t *testing.T) {
 	fs, srv := newFileServer(t, 3<<20)
 	fs.set(func(fs *fileServer) { fs.pace = 3 * time.Millisecond })
 	dest := filepath.Join(t.TempDir(), "model.gguf")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "CHURON_DL_CHILD_URL="+srv.URL+"/model.gguf", "CHURON_DL_CHILD_DEST="+dest, "CHURON_DL_CHILD_SHA="+sum(fs.data))
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	// TestMain plays the child; it writes nothing to the unread stdout.
+	cmd, _ := testutil.StartChild(t, 0, "^$",
+		"CHURON_DL_CHILD_URL="+srv.URL+"/model.gguf", "CHURON_DL_CHILD_DEST="+dest, "CHURON_DL_CHILD_SHA="+sum(fs.data))
 	saved := func() int64 {
 		data, err := os.ReadFile(statePath(dest))
 		if err != nil {

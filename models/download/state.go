@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 
 	"github.com/churon/churon/internal/atomicfile"
@@ -107,17 +106,6 @@ func writeFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("download: write %s: %w", path, err)
 	}
 	return nil
-}
-
-// redact drops a URL's query and credentials, which may carry signed
-// tokens, before it goes into an error message.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(invalid URL)"
-	}
-	u.RawQuery, u.User, u.Fragment = "", nil, ""
-	return u.String()
 }
 
 // plan splits a file of size bytes into n nearly equal chunks of at least

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/churon/churon/engine/gguf"
+	"github.com/churon/churon/internal/httpfile"
 )
 
 // RemoteOptions tune Remote.
@@ -46,7 +47,7 @@ func Remote(ctx context.Context, rawURL string, opt RemoteOptions) (Meta, Remote
 	r.size, r.head = total, first
 	f, err := gguf.OpenReader(r, total)
 	if err != nil {
-		return Meta{}, r.stats(), fmt.Errorf("fit: %s: %w", redact(rawURL), err)
+		return Meta{}, r.stats(), fmt.Errorf("fit: %s: %w", httpfile.Redact(rawURL), err)
 	}
 	m := Describe(f)
 	if m.Name == "" {
@@ -107,37 +108,28 @@ func (r *rangeReader) ReadAt(p []byte, off int64) (int, error) {
 
 // fetch asks for n bytes at off and returns them with the file's size.
 func (r *rangeReader) fetch(off, n int64) ([]byte, int64, error) {
-	req, err := http.NewRequestWithContext(r.ctx, http.MethodGet, r.url, nil)
+	req, err := httpfile.NewGet(r.ctx, r.url, r.opt.Authorize)
 	if err != nil {
 		return nil, 0, fmt.Errorf("fit: %w", err)
 	}
 	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", off, off+n-1))
-	req.Header.Set("Accept-Encoding", "identity")
-	req.Header.Set("User-Agent", "churon")
-	if r.opt.Authorize != nil {
-		r.opt.Authorize(req)
-	}
 	resp, err := r.opt.Client.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, 0, fmt.Errorf("fit: %s: %w", redact(r.url), err)
+		return nil, 0, fmt.Errorf("fit: %s: %w", httpfile.Redact(r.url), httpfile.Cause(err))
 	}
 	defer resp.Body.Close()
 	r.mu.Lock()
 	r.requests++
 	r.mu.Unlock()
 	if resp.StatusCode == http.StatusOK {
-		return nil, 0, fmt.Errorf("%w (%s answered with the whole file)", ErrNoRanges, redact(r.url))
+		return nil, 0, fmt.Errorf("%w (%s answered with the whole file)", ErrNoRanges, httpfile.Redact(r.url))
 	}
 	if resp.StatusCode != http.StatusPartialContent {
-		return nil, 0, fmt.Errorf("fit: %s: HTTP %d", redact(r.url), resp.StatusCode)
+		return nil, 0, fmt.Errorf("fit: %s: HTTP %d", httpfile.Redact(r.url), resp.StatusCode)
 	}
 	start, total, ok := contentRange(resp.Header.Get("Content-Range"))
 	if !ok || start != off {
-		return nil, 0, fmt.Errorf("fit: %s: unexpected Content-Range %q", redact(r.url), resp.Header.Get("Content-Range"))
+		return nil, 0, fmt.Errorf("fit: %s: unexpected Content-Range %q", httpfile.Redact(r.url), resp.Header.Get("Content-Range"))
 	}
 	// Never read more than was asked for, whatever the server sends.
 	b, err := io.ReadAll(io.LimitReader(resp.Body, n))
@@ -145,7 +137,7 @@ func (r *rangeReader) fetch(off, n int64) ([]byte, int64, error) {
 	r.fetched += int64(len(b))
 	r.mu.Unlock()
 	if err != nil {
-		return b, total, fmt.Errorf("fit: %s: %w", redact(r.url), err)
+		return b, total, fmt.Errorf("fit: %s: %w", httpfile.Redact(r.url), err)
 	}
 	return b, total, nil
 }
@@ -166,13 +158,4 @@ func contentRange(v string) (start, total int64, ok bool) {
 		return 0, 0, false
 	}
 	return s, t, true
-}
-
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(invalid URL)"
-	}
-	u.RawQuery, u.User, u.Fragment = "", nil, ""
-	return u.String()
 }

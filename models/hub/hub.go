@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/churon/churon/internal/httpfile"
 )
 
 // DefaultBaseURL is the public hub.
@@ -238,15 +240,11 @@ func (c *Client) getJSON(ctx context.Context, u string, v any) (http.Header, err
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "churon")
+	req.Header.Set("User-Agent", httpfile.UserAgent)
 	c.Authorize(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // its message repeats the URL
-		}
-		return nil, err
+		return nil, httpfile.Cause(err)
 	}
 	defer resp.Body.Close()
 	switch {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/churon/churon/internal/ggufname"
 )
 
 // Variant is one downloadable model in a repository: a GGUF file, or the
@@ -22,17 +24,14 @@ type Variant struct {
 // Split reports whether the variant is in several parts.
 func (v Variant) Split() bool { return len(v.Files) > 1 }
 
-var (
-	splitRE = regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.gguf$`)
-	quantRE = regexp.MustCompile(`(?i)(?:^|[-_.])((?:IQ[1-4]_(?:XXS|XS|S|M|NL))|(?:Q[2-8]_K(?:_(?:XL|S|M|L))?)|(?:Q[4-8]_[01])|(?:TQ[12]_0)|(?:MXFP4(?:_MOE)?)|BF16|F16|F32|FP16|FP32)(?:$|[-_.])`)
-)
+var quantRE = regexp.MustCompile(`(?i)(?:^|[-_.])((?:IQ[1-4]_(?:XXS|XS|S|M|NL))|(?:Q[2-8]_K(?:_(?:XL|S|M|L))?)|(?:Q[4-8]_[01])|(?:TQ[12]_0)|(?:MXFP4(?:_MOE)?)|BF16|F16|F32|FP16|FP32)(?:$|[-_.])`)
 
 // ParseQuant returns the quantization named in a GGUF file name, upper
 // case, or "".
 func ParseQuant(name string) string {
 	base := strings.TrimSuffix(path.Base(name), ".gguf")
-	if m := splitRE.FindStringSubmatch(path.Base(name)); m != nil {
-		base = m[1]
+	if prefix, _, _, split := ggufname.Split(path.Base(name)); split {
+		base = prefix
 	}
 	// The last match wins: "Q8_0-f16-Q4_K_M" names the weights last.
 	var q string
@@ -54,7 +53,7 @@ func ParseQuant(name string) string {
 }
 
 // IsGGUF reports whether a path names a GGUF file.
-func IsGGUF(p string) bool { return strings.HasSuffix(strings.ToLower(p), ".gguf") }
+func IsGGUF(p string) bool { return ggufname.IsGGUF(p) }
 
 // Variants groups a repository's GGUF files into models, joining split
 // parts and skipping other files (and the multimodal projectors that
@@ -68,17 +67,15 @@ func Variants(files []File) []Variant {
 	groups := map[string]*group{}
 	var order []string
 	for _, f := range files {
-		if !IsGGUF(f.Path) || strings.HasPrefix(strings.ToLower(path.Base(f.Path)), "mmproj") {
+		if !IsGGUF(f.Path) || ggufname.IsProjector(path.Base(f.Path)) {
 			continue
 		}
 		key, idx, total := f.Path, 1, 1
 		name := strings.TrimSuffix(path.Base(f.Path), ".gguf")
-		if m := splitRE.FindStringSubmatch(f.Path); m != nil {
-			key = m[1]
-			idx, _ = strconv.Atoi(m[2])
-			total, _ = strconv.Atoi(m[3])
-			name = path.Base(m[1])
-			key += "/" + m[3]
+		if prefix, part, n, split := ggufname.Split(f.Path); split {
+			idx, total = part, n
+			name = path.Base(prefix)
+			key = prefix + "/" + strconv.Itoa(n) // parts of one model name the same total
 		}
 		g := groups[key]
 		if g == nil {

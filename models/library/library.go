@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/churon/churon/internal/atomicfile"
 	"github.com/churon/churon/internal/ctxio"
+	"github.com/churon/churon/internal/ggufname"
 	"github.com/churon/churon/models/fit"
 )
 
@@ -203,8 +203,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-var splitRE = regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.gguf$`)
-
 const maxDepth = 6
 
 // List returns every model, sorted by name. Files that are still being
@@ -245,7 +243,7 @@ func (l *Library) List(ctx context.Context) ([]Model, error) {
 				}
 				return nil
 			}
-			if strings.HasSuffix(strings.ToLower(d.Name()), ".gguf") {
+			if ggufname.IsGGUF(d.Name()) {
 				add(p, i == 0)
 			}
 			return nil
@@ -271,14 +269,12 @@ func (l *Library) List(ctx context.Context) ([]Model, error) {
 func (l *Library) describe(path string, ix *index) (Model, bool) {
 	m := Model{Path: path, Origin: ix.Records[path].Origin}
 	base := filepath.Base(path)
-	if s := splitRE.FindStringSubmatch(base); s != nil {
-		if s[2] != "00001" {
+	if prefix, part, total, split := ggufname.Split(base); split {
+		if part != 1 {
 			return Model{}, false
 		}
-		var n int
-		fmt.Sscanf(s[3], "%d", &n)
-		for i := 1; i <= n; i++ {
-			m.Parts = append(m.Parts, filepath.Join(filepath.Dir(path), fmt.Sprintf("%s-%05d-of-%s.gguf", s[1], i, s[3])))
+		for i := 1; i <= total; i++ {
+			m.Parts = append(m.Parts, filepath.Join(filepath.Dir(path), ggufname.PartName(prefix, i, total)))
 		}
 	}
 	files := m.Parts
