@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -130,10 +129,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("a model is required: -m FILE.gguf (or --bandwidth)")
 	}
 	if *followup {
-		given := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 		n := 16
-		if given["n"] && len(tg) > 0 {
+		if givenFlags(fs)["n"] && len(tg) > 0 {
 			n = tg[len(tg)-1]
 		}
 		if n < 1 || *history < 1 {
@@ -204,9 +201,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 func printBench(w *bufio.Writer, r benchJSON, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
+		if err := writeJSON(w, r); err != nil {
 			return err
 		}
 		return w.Flush()

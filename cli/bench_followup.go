@@ -162,23 +162,23 @@ func (r *followupRun) close() {
 }
 
 // load loads the model and waits for it.
-func (r *followupRun) load(ctx context.Context, path string) (engine.Info, error) {
+func (r *followupRun) load(ctx context.Context, path string) (session.ModelInfo, error) {
 	if err := r.m.LoadModel(path); err != nil {
-		return engine.Info{}, err
+		return session.ModelInfo{}, err
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			return engine.Info{}, ctx.Err()
+			return session.ModelInfo{}, ctx.Err()
 		case ev, ok := <-r.m.Events():
 			if !ok {
-				return engine.Info{}, session.ErrClosed
+				return session.ModelInfo{}, session.ErrClosed
 			}
 			switch e := ev.(type) {
 			case session.ModelLoaded:
 				return e.Info, nil
 			case session.Error:
-				return engine.Info{}, e.Err
+				return session.ModelInfo{}, e.Err
 			}
 		}
 	}
@@ -255,9 +255,9 @@ func seedConversation(ctx context.Context, st *store.Store, hist []store.Message
 }
 
 func benchFollowup(ctx context.Context, stdout, stderr io.Writer, model string, threads, history, n int, kvName string, asJSON bool) error {
-	kv, err := engine.ParseKVType(kvName)
+	kv, err := kvType(kvName)
 	if err != nil {
-		return usagef("--kv %q: want f16, f32 or q8_0", kvName)
+		return err
 	}
 	work, err := os.MkdirTemp("", "churon-bench-followup-")
 	if err != nil {
@@ -408,9 +408,7 @@ func benchFollowup(ctx context.Context, stdout, stderr io.Writer, model string, 
 		r.RestoredSpeedup = cold.TTFTMs / restored.TTFTMs
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(r)
+		return writeJSON(stdout, r)
 	}
 	fmt.Fprintf(stdout, "follow-up after %d tokens of history (%s, %d threads, KV %s):\n", histTokens, info.FileType, info.Threads, r.KVType)
 	fmt.Fprintf(stdout, "  cold      %9.1f ms  (%d prompt tokens processed)\n", r.ColdTTFTMs, r.ColdProcessed)

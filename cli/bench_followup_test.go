@@ -1,12 +1,7 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/churon/churon/internal/testdata"
@@ -18,26 +13,15 @@ import (
 // process only the follow-up while the cold one processes everything.
 // (Speed ratios depend on the machine and are not checked here.)
 func TestBenchFollowup(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a child process")
-	}
-	model := filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
+	skipChildProcessesInShort(t)
+	model := testdata.Stories260K(t)
 	saved := followupChild
 	t.Cleanup(func() { followupChild = saved })
 	followupChild = func(args []string) (*exec.Cmd, error) {
-		spec, _ := json.Marshal(append([]string{"bench"}, args...))
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), cliChildEnv+"="+string(spec))
-		return cmd, nil
-	}
-	var out, errOut strings.Builder
-	if code := Run(context.Background(), []string{"bench", "--followup", "-m", model, "--history", "300", "-n", "8", "-t", "1", "--json"}, &out, &errOut); code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut.String())
+		return childCommand(append([]string{"bench"}, args...)), nil
 	}
 	var r followupJSON
-	if err := json.Unmarshal([]byte(out.String()), &r); err != nil {
-		t.Fatalf("%v: %q", err, out.String())
-	}
+	runJSON(t, &r, "bench", "--followup", "-m", model, "--history", "300", "-n", "8", "-t", "1", "--json")
 	if !r.AnswersMatch || r.HistoryTokens < 300 || r.GenTokens != 8 || r.SnapshotBytes <= 0 || r.KVType != "f16" {
 		t.Fatalf("%+v", r)
 	}

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,17 +13,13 @@ func TestDevSynth(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.gguf"), filepath.Join(dir, "b.gguf")
 	for _, path := range []string{a, b} {
-		out, stderr, code := run(t, "dev", "synth", "--shape", "qwen2.5-0.5b", "--type", "Q4_K_M", "--seed", "3",
+		out, _ := runOK(t, "dev", "synth", "--shape", "qwen2.5-0.5b", "--type", "Q4_K_M", "--seed", "3",
 			"--layers", "1", "--vocab", "300", "-o", path)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
 		if !strings.Contains(out, "Q5_0") {
 			t.Errorf("summary does not show the fallback type: %s", out)
 		}
 	}
-	x, _ := os.ReadFile(a)
-	y, _ := os.ReadFile(b)
+	x, y := readFile(t, a), readFile(t, b)
 	if len(x) == 0 || !bytes.Equal(x, y) {
 		t.Fatalf("same flags gave different files (%d and %d bytes)", len(x), len(y))
 	}
@@ -33,35 +27,26 @@ func TestDevSynth(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"Q4_K_M"`) {
 		t.Errorf("info on the generated model: exit %d, %s %s", code, out, stderr)
 	}
-	for _, bad := range [][]string{
+	wantUsageErrors(t, [][]string{
 		{"dev", "synth", "--shape", "gpt-5", "--type", "Q4_0", "-o", a},
 		{"dev", "synth", "--shape", "qwen2.5-0.5b", "--type", "Q9_9", "-o", a},
 		{"dev", "synth", "--shape", "qwen2.5-0.5b"},
 		{"dev", "nothing"},
-	} {
-		if _, _, code := run(t, bad...); code != 2 {
-			t.Errorf("%v: exit %d, want 2", bad, code)
-		}
-	}
+	})
 }
 
 // TestBenchJSON runs a small benchmark and checks the documented fields.
 func TestBenchJSON(t *testing.T) {
 	model := synthFile(t, "llama")
-	out, stderr, code := run(t, "bench", "-m", model, "-p", "16", "-n", "4", "-r", "2", "-t", "1,2",
+	out, _ := runOK(t, "bench", "-m", model, "-p", "16", "-n", "4", "-r", "2", "-t", "1,2",
 		"--batch", "1,3", "--depth", "8", "--no-bandwidth", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 4 {
 		t.Fatalf("%d JSON lines for 2 thread counts × 2 batch sizes:\n%s", len(lines), out)
 	}
 	for _, l := range lines {
 		var r map[string]any
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("%v: %s", err, l)
-		}
+		decodeJSON(t, "bench --json", []byte(l), &r)
 		for _, k := range []string{"pp_tps", "tg_tps", "pp_std", "tg_std", "threads", "weights_bytes", "weights_gbps", "depth", "batch", "model", "type"} {
 			if _, ok := r[k]; !ok {
 				t.Errorf("field %q missing: %s", k, l)
@@ -72,25 +57,17 @@ func TestBenchJSON(t *testing.T) {
 		}
 	}
 	// The human table says how close decoding comes to the bandwidth.
-	out, stderr, code = run(t, "bench", "-m", model, "-p", "0", "-n", "2", "-r", "1", "--size", "16")
+	out, stderr, code := run(t, "bench", "-m", model, "-p", "0", "-n", "2", "-r", "1", "--size", "16")
 	if code != 0 || !strings.Contains(out, "% of measured bandwidth") {
 		t.Errorf("exit %d: %s %s", code, out, stderr)
 	}
 }
 
 func TestBenchBandwidth(t *testing.T) {
-	out, stderr, code := run(t, "bench", "--bandwidth", "--size", "16", "-r", "1", "-t", "2", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	var r bandwidthJSON
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	runJSON(t, &r, "bench", "--bandwidth", "--size", "16", "-r", "1", "-t", "2", "--json")
 	if r.ReadGBps <= 0 || r.ReadGBps1 <= 0 || len(r.Results) != 2 || r.Threads != 2 {
 		t.Errorf("result %+v", r)
 	}
-	if _, _, code := run(t, "bench"); code != 2 {
-		t.Errorf("bench without a model: exit %d, want 2", code)
-	}
+	wantUsageErrors(t, [][]string{{"bench"}}) // without a model
 }

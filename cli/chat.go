@@ -3,12 +3,9 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/churon/churon/app/session"
@@ -19,9 +16,6 @@ import (
 func init() {
 	register("chat", "chat in the terminal, or run one stored turn (--message; --json)", runChat)
 }
-
-// chatStdin is where the interactive chat reads; tests replace it.
-var chatStdin io.Reader = os.Stdin
 
 // chatJSON is the documented shape of `churon chat --message … --json`.
 type chatJSON struct {
@@ -51,7 +45,8 @@ type chatJSON struct {
 }
 
 func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("chat", stderr)
+	fs := newFlagsWithHelp("chat", stderr, "Usage:\n  churon chat -m MODEL [--conversation ID]                 interactive chat (/new, /quit)\n  churon chat -m MODEL [--conversation ID | --new] --message TEXT [--json]",
+		"Answers are stored in the chat database ($CHURON_HOME, else the XDG data folder). Sampling\nflags given here are saved as the conversation's settings.")
 	var mf modelFlags
 	var sf samplingFlags
 	mf.register(fs)
@@ -62,11 +57,6 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	system := fs.String("system", "", "system prompt, saved with the conversation")
 	asJSON := fs.Bool("json", false, "with --message: print one JSON object instead of streaming text")
 	noSnap := fs.Bool("no-snapshots", false, "neither read nor write KV cache snapshots (every run processes the whole conversation)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage:\n  churon chat -m MODEL [--conversation ID]                 interactive chat (/new, /quit)\n  churon chat -m MODEL [--conversation ID | --new] --message TEXT [--json]")
-		fmt.Fprintln(stderr, "\nAnswers are stored in the chat database ($CHURON_HOME, else the XDG data folder). Sampling\nflags given here are saved as the conversation's settings.\n\nFlags:")
-		fs.PrintDefaults()
-	}
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -74,8 +64,7 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q (use --message TEXT)", pos[0])
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	given := givenFlags(fs)
 	if err := mf.orDemo(ctx, stderr); err != nil {
 		return err
 	}
@@ -201,7 +190,7 @@ type chatter struct {
 	stdout, stderr io.Writer
 	override       func(*session.Settings)
 	conv           int64 // 0 until the first message creates one
-	model          engine.Info
+	model          session.ModelInfo
 }
 
 // next returns the manager's next event, or the context's error.
@@ -388,9 +377,7 @@ func (c *chatter) scripted(text string, asJSON bool) error {
 		}
 		out.Text = msg.Content
 	}
-	enc := json.NewEncoder(c.stdout)
-	enc.SetEscapeHTML(false)
-	if jerr := enc.Encode(out); jerr != nil && err == nil {
+	if jerr := writeJSON(c.stdout, out); jerr != nil && err == nil {
 		err = jerr
 	}
 	return err
@@ -413,7 +400,7 @@ func (c *chatter) interactive() error {
 	lines := make(chan string)
 	readErr := make(chan error, 1)
 	go func() {
-		sc := bufio.NewScanner(chatStdin)
+		sc := bufio.NewScanner(stdin)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			select {

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,17 +11,11 @@ import (
 	"github.com/churon/churon/internal/testdata"
 )
 
-// cliChildEnv makes the test binary run one churon command (see TestMain
-// in models_test.go).
-const cliChildEnv = "CHURON_CLI_CHILD_ARGS"
-
 // childChat runs `churon chat ARGS` in a fresh process with CHURON_HOME
 // set to home, and decodes its --json output.
 func childChat(t *testing.T, home string, args ...string) (chatJSON, string) {
 	t.Helper()
-	spec, _ := json.Marshal(append([]string{"chat"}, args...))
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), cliChildEnv+"="+string(spec), paths.EnvHome+"="+home)
+	cmd := childCommand(append([]string{"chat"}, args...), paths.EnvHome+"="+home)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -31,9 +23,7 @@ func childChat(t *testing.T, home string, args ...string) (chatJSON, string) {
 		t.Fatalf("churon chat %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	var got chatJSON
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %q", err, out)
-	}
+	decodeJSON(t, "churon chat", out, &got)
 	return got, stderr.String()
 }
 
@@ -64,10 +54,8 @@ func copyTree(t *testing.T, src, dst string) {
 // prefill). A damaged snapshot is discarded with a line in the log, and
 // the answer is still the same.
 func TestChatResumesFromSnapshot(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts child processes")
-	}
-	model := filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
+	skipChildProcessesInShort(t)
+	model := testdata.Stories260K(t)
 	home := t.TempDir()
 	first, _ := childChat(t, home, "-m", model, "--new", "--message", "Once upon a time", "--json", "-n", "16", "--temp", "0", "-t", "1")
 	if first.PromptTokensReused != 0 || first.PromptCache != "none" {
@@ -89,10 +77,7 @@ func TestChatResumesFromSnapshot(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("copied snapshots: %v", files)
 	}
-	b, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, files[0])
 	if err := os.WriteFile(files[0], b[:len(b)*2/3], 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -14,23 +12,12 @@ import (
 	"github.com/churon/churon/internal/testdata"
 )
 
-func chatRun(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := Run(context.Background(), append([]string{"chat"}, args...), &out, &errOut)
-	return out.String(), errOut.String(), code
-}
-
+// chatTurn runs one scripted `churon chat … --json` turn that must
+// succeed.
 func chatTurn(t *testing.T, args ...string) chatJSON {
 	t.Helper()
-	out, stderr, code := chatRun(t, args...)
-	if code != 0 {
-		t.Fatalf("churon chat %s: exit %d: %s", strings.Join(args, " "), code, stderr)
-	}
 	var got chatJSON
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v: %q", err, out)
-	}
+	runJSON(t, &got, append([]string{"chat"}, args...)...)
 	return got
 }
 
@@ -47,7 +34,7 @@ func openHome(t *testing.T) *store.Store {
 // TestChatTwoTurns: two scripted runs on the same conversation leave a
 // two-turn conversation in the database under $CHURON_HOME.
 func TestChatTwoTurns(t *testing.T) {
-	model := filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
+	model := testdata.Stories260K(t)
 	home := t.TempDir()
 	t.Setenv(paths.EnvHome, home)
 	first := chatTurn(t, "-m", model, "--new", "--message", "Once upon a time", "--json", "-n", "12", "--temp", "0", "-t", "1")
@@ -102,9 +89,9 @@ func TestChatTwoTurns(t *testing.T) {
 }
 
 func TestChatPlainText(t *testing.T) {
-	model := filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
+	model := testdata.Stories260K(t)
 	t.Setenv(paths.EnvHome, t.TempDir())
-	out, stderr, code := chatRun(t, "-m", model, "--message", "The little dog", "-n", "8", "--temp", "0", "-t", "1")
+	out, stderr, code := run(t, "chat", "-m", model, "--message", "The little dog", "-n", "8", "--temp", "0", "-t", "1")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -129,12 +116,12 @@ func lastAnswer(t *testing.T) store.Message {
 }
 
 func TestChatInteractive(t *testing.T) {
-	model := filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
+	model := testdata.Stories260K(t)
 	t.Setenv(paths.EnvHome, t.TempDir())
-	old := chatStdin
-	defer func() { chatStdin = old }()
-	chatStdin = strings.NewReader("Once upon a time\n\n/help\nLily and Ben\n/new\nThe little dog\n/quit\nnever sent\n")
-	out, stderr, code := chatRun(t, "-m", model, "-n", "6", "--temp", "0", "-t", "1")
+	old := stdin
+	defer func() { stdin = old }()
+	stdin = strings.NewReader("Once upon a time\n\n/help\nLily and Ben\n/new\nThe little dog\n/quit\nnever sent\n")
+	out, stderr, code := run(t, "chat", "-m", model, "-n", "6", "--temp", "0", "-t", "1")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -159,24 +146,20 @@ func TestChatInteractive(t *testing.T) {
 
 func TestChatUsage(t *testing.T) {
 	t.Setenv(paths.EnvHome, t.TempDir())
-	for _, args := range [][]string{
+	wantUsageErrors(t, [][]string{
 		// No -m: the built-in demo, or a usage error (TestDemoWithoutModel).
-		{"-m", "x.gguf", "--new", "--conversation", "3", "--message", "hi"},
-		{"-m", "x.gguf", "--json"}, // --json without --message
-		{"-m", "x.gguf", "--message", " "},
-		{"-m", "x.gguf", "--message", "hi", "--top-p", "0"},
-		{"-m", "x.gguf", "--message", "hi", "extra"},
-		{"-m", "x.gguf", "--message", "hi", "--kv", "q4"},
-	} {
-		if _, stderr, code := chatRun(t, args...); code != 2 {
-			t.Errorf("churon chat %s: exit %d, want 2 (%s)", strings.Join(args, " "), code, stderr)
-		}
-	}
-	model := filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
-	if _, stderr, code := chatRun(t, "-m", model, "--conversation", "999", "--message", "hi"); code != 1 || !strings.Contains(stderr, "not found") {
+		{"chat", "-m", "x.gguf", "--new", "--conversation", "3", "--message", "hi"},
+		{"chat", "-m", "x.gguf", "--json"}, // --json without --message
+		{"chat", "-m", "x.gguf", "--message", " "},
+		{"chat", "-m", "x.gguf", "--message", "hi", "--top-p", "0"},
+		{"chat", "-m", "x.gguf", "--message", "hi", "extra"},
+		{"chat", "-m", "x.gguf", "--message", "hi", "--kv", "q4"},
+	})
+	model := testdata.Stories260K(t)
+	if _, stderr, code := run(t, "chat", "-m", model, "--conversation", "999", "--message", "hi"); code != 1 || !strings.Contains(stderr, "not found") {
 		t.Errorf("unknown conversation: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := chatRun(t, "-m", filepath.Join(t.TempDir(), "missing.gguf"), "--message", "hi"); code != 1 {
+	if _, stderr, code := run(t, "chat", "-m", filepath.Join(t.TempDir(), "missing.gguf"), "--message", "hi"); code != 1 {
 		t.Errorf("missing model: exit %d: %s", code, stderr)
 	}
 }

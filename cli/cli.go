@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"sort"
-	"strings"
 )
 
 // Version information, set at build time with -ldflags.
@@ -26,6 +26,10 @@ type command struct {
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
+
+// stdin is where commands read their input (chat's lines, `import -`);
+// tests replace it.
+var stdin io.Reader = os.Stdin
 
 // commands holds every subcommand. Each file of this package registers
 // its own in an init function, so commands can be added without touching
@@ -108,32 +112,10 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'churon COMMAND -h' for a command's flags; 'churon --version' for the version.")
 }
 
-// newFlags makes a flag set whose errors come back as values.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("churon "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+// writeJSON writes v as one line of JSON. Prompts, answers and titles
+// often hold <, > and &: they stay as typed instead of \u003c escapes.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
-
-// parse parses flags and allows them after positional arguments too
-// ("churon tokenize TEXT -m model.gguf"), returning the positionals.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }

@@ -68,10 +68,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	} else {
-		text := *prompt
-		if text == "" {
-			text = strings.Join(pos, " ")
-		}
+		text := textOrArgs(*prompt, pos)
 		if len(models) < 2 || len(models) > 4 {
 			return usagef("give 2 to 4 models: -m A.gguf -m B.gguf [-m …]")
 		}
@@ -114,9 +111,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(res)
+		return writeJSON(w, res)
 	}
 	return compare.WriteTable(w, res)
 }

@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -58,33 +58,25 @@ func quantPair(t *testing.T) (f16, q4 string) {
 	t.Helper()
 	t.Setenv(paths.EnvHome, t.TempDir()) // the scratch file goes to the cache folder
 	dir := t.TempDir()
-	for _, ft := range []synth.FileType{"F16", "Q4_0"} {
-		s := synth.Tiny("llama")
-		s.Embd, s.FF, s.Context = 128, 256, 512
+	write := func(ft synth.FileType) string {
+		s := compareSpec()
 		s.FileType = ft
-		p := filepath.Join(dir, string(ft)+".gguf")
-		if err := synth.Write(p, s); err != nil {
-			t.Fatal(err)
-		}
-		if ft == "F16" {
-			f16 = p
-		} else {
-			q4 = p
-		}
+		return writeSynth(t, filepath.Join(dir, string(ft)+".gguf"), s)
 	}
-	return f16, q4
+	return write("F16"), write("Q4_0")
+}
+
+// compareSpec is a tiny model wide enough for quantization to show.
+func compareSpec() synth.Spec {
+	s := synth.Tiny("llama")
+	s.Embd, s.FF, s.Context = 128, 256, 512
+	return s
 }
 
 func runCompareJSON(t *testing.T, args ...string) compareOut {
 	t.Helper()
-	out, errOut, code := run(t, append([]string{"compare", "--json", "-q"}, args...)...)
-	if code != 0 {
-		t.Fatalf("compare exit %d: %s", code, errOut)
-	}
 	var res compareOut
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v: %q", err, out)
-	}
+	runJSON(t, &res, append([]string{"compare", "--json", "-q"}, args...)...)
 	return res
 }
 
@@ -97,16 +89,10 @@ func logitsRows(t *testing.T, model string, ids []int32) [][]float64 {
 	}
 	// In compare's chunks: where prompts run through tile kernels (AMX),
 	// how they are split changes the last bits.
-	out, errOut, code := run(t, "logits", "-m", model, "--tokens", strings.Join(s, ","), "--all", "--json", "-ub", "32")
-	if code != 0 {
-		t.Fatalf("logits exit %d: %s", code, errOut)
-	}
 	// Read them as the float32s they are (a float32 printed shortest and
 	// parsed as float64 is not the same number), then widen.
 	var rows32 [][]float32
-	if err := json.Unmarshal([]byte(out), &rows32); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &rows32, "logits", "-m", model, "--tokens", strings.Join(s, ","), "--all", "--json", "-ub", "32")
 	rows := make([][]float64, len(rows32))
 	for i, r := range rows32 {
 		rows[i] = make([]float64, len(r))
@@ -119,10 +105,7 @@ func logitsRows(t *testing.T, model string, ids []int32) [][]float64 {
 
 // logSoftmax in float64, written plainly.
 func logSoftmax(x []float64) []float64 {
-	m := x[0]
-	for _, v := range x {
-		m = math.Max(m, v)
-	}
+	m := slices.Max(x)
 	var sum float64
 	for _, v := range x {
 		sum += math.Exp(v - m)
@@ -135,15 +118,8 @@ func logSoftmax(x []float64) []float64 {
 	return out
 }
 
-func argmax(x []float64) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
-}
+// argmax is the first index of the largest value.
+func argmax(x []float64) int { return slices.Index(x, slices.Max(x)) }
 
 // independent scores model rows against reference rows: per-row KLD,
 // top-1 agreement and the negative log-likelihoods of the targets.
@@ -318,12 +294,9 @@ func TestCompareCommand(t *testing.T) {
 
 func TestCompareRefusesOtherVocabulary(t *testing.T) {
 	f16, _ := quantPair(t)
-	s := synth.Tiny("llama")
-	s.Embd, s.FF, s.Context, s.Vocab = 128, 256, 512, 384
-	other := filepath.Join(t.TempDir(), "other.gguf")
-	if err := synth.Write(other, s); err != nil {
-		t.Fatal(err)
-	}
+	s := compareSpec()
+	s.Vocab = 384
+	other := writeSynth(t, filepath.Join(t.TempDir(), "other.gguf"), s)
 	_, errOut, code := run(t, "compare", "-m", f16, "-m", other, "-p", "hi", "-q")
 	if code != 1 || !strings.Contains(errOut, "different vocabularies (320 tokens vs 384)") {
 		t.Errorf("exit %d: %s", code, errOut)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -131,13 +130,8 @@ func fileTypeList() string {
 
 // mixString lists the share of weight bytes per type, largest first.
 func mixString(mix map[quant.Type]int64, total int64) string {
-	types := make([]quant.Type, 0, len(mix))
-	for t := range mix {
-		types = append(types, t)
-	}
-	sort.Slice(types, func(i, j int) bool { return mix[types[i]] > mix[types[j]] })
-	var parts []string
-	for _, t := range types {
+	parts := make([]string, 0, len(mix))
+	for _, t := range keysByCount(mix) {
 		parts = append(parts, fmt.Sprintf("%v %.0f%%", t, 100*float64(mix[t])/float64(total)))
 	}
 	return strings.Join(parts, ", ")

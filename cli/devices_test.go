@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -10,10 +9,7 @@ import (
 // says why each planned accelerator backend is not there, and says that
 // models run on the CPU; --json carries the same.
 func TestDevices(t *testing.T) {
-	out, stderr, code := run(t, "devices")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	out, _ := runOK(t, "devices")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) < 4 || !strings.HasPrefix(lines[0], "cpu    CPU ") {
 		t.Fatalf("output:\n%s", out)
@@ -26,11 +22,8 @@ func TestDevices(t *testing.T) {
 	if !strings.Contains(out, "Only the CPU is registered") {
 		t.Errorf("does not say only the CPU is registered:\n%s", out)
 	}
-	out, _, code = run(t, "devices", "--json")
 	var devs []deviceJSON
-	if err := json.Unmarshal([]byte(out), &devs); err != nil || code != 0 {
-		t.Fatalf("--json: %v (exit %d): %s", err, code, out)
-	}
+	runJSON(t, &devs, "devices", "--json")
 	if len(devs) != 3 || !devs[0].Available || devs[0].Backend != "cpu" || devs[1].Available || devs[1].Reason == "" {
 		t.Fatalf("--json: %+v", devs)
 	}

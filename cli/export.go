@@ -3,8 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,27 +20,19 @@ func init() {
 	register("import", "import chats from a JSON export (or a zip of them)", runImport)
 }
 
-// exportStdin is where `churon import -` reads; tests replace it.
-var exportStdin io.Reader = os.Stdin
-
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("export", stderr)
+	fs := newFlagsWithHelp("export", stderr, "Usage:\n  churon export --conversation ID [--format md|html|json|txt] [-o PATH|-]\n  churon export --all --format md|html|json|txt -o PATH.zip|-\n  churon export --all --format json -o PATH.json      (one JSON document with every chat)",
+		"The JSON format is documented in docs/export-format.md and is what `churon import` reads.\nConversation ids are in `churon chat` and in the desktop app's chat menu.")
 	conv := fs.Int64("conversation", 0, "export the conversation with this `id`")
 	all := fs.Bool("all", false, "export every conversation (not the trash) as a zip: one file per chat and an index")
 	format := fs.String("format", "", "`md|html|json|txt`; default: from the -o file's extension")
 	out := fs.String("o", "", "write to this `path` (- for stdout; default stdout for one conversation)")
 	noMeta := fs.Bool("no-metadata", false, "leave out the statistics and sampler line under each answer (md, html, txt)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage:\n  churon export --conversation ID [--format md|html|json|txt] [-o PATH|-]\n  churon export --all --format md|html|json|txt -o PATH.zip|-\n  churon export --all --format json -o PATH.json      (one JSON document with every chat)")
-		fmt.Fprintln(stderr, "\nThe JSON format is documented in docs/export-format.md and is what `churon import` reads.\nConversation ids are in `churon chat` and in the desktop app's chat menu.\n\nFlags:")
-		fs.PrintDefaults()
-	}
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	given := givenFlags(fs)
 	switch {
 	case len(pos) > 0:
 		return usagef("unexpected argument %q", pos[0])
@@ -126,13 +116,9 @@ type importJSONConversation struct {
 }
 
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("import", stderr)
+	fs := newFlagsWithHelp("import", stderr, "Usage:\n  churon import [--json] FILE.json|FILE.zip|-",
+		"Adds the conversations of a JSON export (docs/export-format.md), or of a zip of them made\nby `churon export --all --format json`, to the chat library, all or nothing. A conversation\nalready in the library is skipped; one that went on since is brought up to date.")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage:\n  churon import [--json] FILE.json|FILE.zip|-")
-		fmt.Fprintln(stderr, "\nAdds the conversations of a JSON export (docs/export-format.md), or of a zip of them made\nby `churon export --all --format json`, to the chat library, all or nothing. A conversation\nalready in the library is skipped; one that went on since is brought up to date.\n\nFlags:")
-		fs.PrintDefaults()
-	}
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -142,7 +128,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var r io.Reader
 	if pos[0] == "-" {
-		r = exportStdin
+		r = stdin
 	} else {
 		f, err := os.Open(pos[0])
 		if err != nil {
@@ -167,9 +153,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		out.Conversations = append(out.Conversations, importJSONConversation{ID: c.ID, Title: c.Title, Outcome: c.Outcome.String(), Messages: c.Messages})
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(out)
+		return writeJSON(stdout, out)
 	}
 	for _, c := range out.Conversations {
 		title := c.Title

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -83,10 +82,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if _, stderr, code := run(t, "export", "--all", "--format", "json", "-o", all); code != 0 {
 		t.Fatalf("export: exit %d: %s", code, stderr)
 	}
-	first, err := os.ReadFile(all)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := readFile(t, all)
 
 	t.Setenv(paths.EnvHome, filepath.Join(dir, "b")) // empty
 	out, stderr, code := run(t, "import", all)
@@ -113,11 +109,11 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 
 	// Importing again adds nothing.
-	out, _, code = run(t, "import", "--json", all)
 	var res importJSON
-	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Skipped != 2 || res.Imported != 0 || len(res.Conversations) != 2 ||
+	runJSON(t, &res, "import", "--json", all)
+	if res.Skipped != 2 || res.Imported != 0 || len(res.Conversations) != 2 ||
 		res.Conversations[0].Outcome != "skipped" {
-		t.Errorf("second import: %d %s", code, out)
+		t.Errorf("second import: %+v", res)
 	}
 }
 
@@ -132,12 +128,8 @@ func mustJSON(t *testing.T, v any) []byte {
 
 func jsonDocsInZip(t *testing.T, data []byte) []export.Document {
 	t.Helper()
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var docs []export.Document
-	for _, f := range zr.File {
+	for _, f := range readZip(t, data).File {
 		if f.Name == "index.json" {
 			continue
 		}
@@ -163,7 +155,7 @@ func TestExportFormats(t *testing.T) {
 	if _, stderr, code := run(t, "export", "--conversation", id(1), "-o", html); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	page, _ := os.ReadFile(html)
+	page := readFile(t, html)
 	if !bytes.Contains(page, []byte("&lt;script&gt;alert(1)&lt;/script&gt;")) || bytes.Contains(page, []byte("<script")) ||
 		!bytes.Contains(page, []byte("<table>")) {
 		t.Errorf("html export:\n%s", page)
@@ -196,17 +188,7 @@ func TestExportFormats(t *testing.T) {
 	if _, stderr, code := run(t, "export", "--all", "--format", "md", "-o", zipPath); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	data, _ := os.ReadFile(zipPath)
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, f := range zr.File {
-		names = append(names, f.Name)
-	}
-	slices.Sort(names)
-	if want := []string{"001-김치찌개.md", "002-Recipes.md", "index.md"}; !slices.Equal(names, want) {
+	if names, want := zipNames(t, readFile(t, zipPath)), []string{"001-김치찌개.md", "002-Recipes.md", "index.md"}; !slices.Equal(names, want) {
 		t.Errorf("zip holds %q, want %q", names, want)
 	}
 }
@@ -215,7 +197,7 @@ func TestExportImportErrors(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(paths.EnvHome, filepath.Join(dir, "home"))
 	fillHome(t)
-	for _, args := range [][]string{
+	wantUsageErrors(t, [][]string{
 		{"export"},
 		{"export", "--all", "--conversation", "1", "-o", "x.zip"},
 		{"export", "--all", "--format", "md"},
@@ -225,11 +207,7 @@ func TestExportImportErrors(t *testing.T) {
 		{"export", "--conversation", "1", "--format", "md", "extra"},
 		{"import"},
 		{"import", "a.json", "b.json"},
-	} {
-		if _, stderr, code := run(t, args...); code != 2 {
-			t.Errorf("churon %s: exit %d, want 2 (%s)", strings.Join(args, " "), code, stderr)
-		}
-	}
+	})
 	if _, stderr, code := run(t, "export", "--conversation", "999", "--format", "md"); code != 1 || !strings.Contains(stderr, "not found") {
 		t.Errorf("unknown conversation: exit %d: %s", code, stderr)
 	}
@@ -249,9 +227,9 @@ func TestExportImportErrors(t *testing.T) {
 	}
 
 	// import - reads stdin.
-	old := exportStdin
-	defer func() { exportStdin = old }()
-	exportStdin = strings.NewReader(`{"version": 1, "conversations": [{"title": "from stdin", "messages": [{"role": "user", "content": "hi"}]}]}`)
+	old := stdin
+	defer func() { stdin = old }()
+	stdin = strings.NewReader(`{"version": 1, "conversations": [{"title": "from stdin", "messages": [{"role": "user", "content": "hi"}]}]}`)
 	out, stderr, code := run(t, "import", "-")
 	if code != 0 || !strings.Contains(out, "imported") || !strings.Contains(out, "from stdin (1 messages added)") {
 		t.Errorf("import -: exit %d: %s%s", code, out, stderr)

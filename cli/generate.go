@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -327,9 +326,7 @@ func writeGenerateJSON(w io.Writer, m *engine.Model, prompt string, ids []int32,
 	if out.Tokens == nil {
 		out.Tokens = []int32{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

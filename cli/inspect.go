@@ -33,10 +33,7 @@ func runTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	text := *prompt
-	if text == "" {
-		text = strings.Join(pos, " ")
-	}
+	text := textOrArgs(*prompt, pos)
 	if *model == "" {
 		return usagef("a model is required: -m FILE.gguf")
 	}

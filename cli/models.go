@@ -7,20 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
-	"path"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mattn/go-isatty"
 
-	"github.com/churon/churon/app/paths"
+	"github.com/churon/churon/app/models"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/fit"
-	"github.com/churon/churon/models/hub"
 	"github.com/churon/churon/models/library"
 )
 
@@ -30,17 +26,20 @@ func init() {
 	register("rm", "delete a model from the library", runRm)
 }
 
-// Environment overrides for the hub (tests, mirrors) and its token.
-const (
-	envHubURL = "CHURON_HUB_URL"
-	envToken  = "HF_TOKEN"
-)
+// service is the model-management service over the library folder dir
+// (the app's when empty), without a persistent queue: the command line
+// downloads while it runs. The hub's address and token come from
+// $CHURON_HUB_URL and $HF_TOKEN.
+func service(dir string, dl download.Options) *models.Service {
+	return models.New(models.Options{Dir: libraryDir(dir), QueueFile: "-", Download: dl})
+}
 
+// libraryDir is the library folder: the flag's, else the app's.
 func libraryDir(flagDir string) string {
 	if flagDir != "" {
 		return flagDir
 	}
-	return filepath.Join(paths.DataDir(), "models")
+	return models.DefaultDir()
 }
 
 func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -56,55 +55,28 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	dir := libraryDir(*out)
-	lib, err := library.Open(dir)
-	if err != nil {
-		return err
-	}
-	opt := download.Options{Connections: *conns, Overwrite: *force}
-	hc := hub.New(hub.Options{BaseURL: os.Getenv(envHubURL), Token: os.Getenv(envToken)})
-	opt.Authorize = hc.Authorize
+	svc := service(*out, download.Options{Connections: *conns, Overwrite: *force})
+	defer svc.Close()
 
-	type job struct {
-		req    download.Request
-		origin library.Origin
-	}
-	var jobs []job
+	var pulls []models.Pull
 	switch {
 	case *rawURL != "" && len(pos) == 0:
-		u, err := url.Parse(*rawURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || path.Base(u.Path) == "" || path.Base(u.Path) == "/" {
+		p, err := svc.PlanURL(*rawURL, *sum)
+		if err != nil {
 			return usagef("--url needs an http(s) URL ending in a file name")
 		}
-		name := path.Base(u.Path)
-		jobs = append(jobs, job{download.Request{URL: *rawURL, Dest: filepath.Join(dir, name), SHA256: *sum, Label: name},
-			library.Origin{URL: *rawURL, File: name, SHA256: strings.ToLower(*sum)}})
+		pulls = append(pulls, p)
 	case *rawURL == "" && len(pos) == 1:
 		repo, want, _ := strings.Cut(pos[0], ":")
-		files, err := hc.Files(ctx, repo, *rev)
+		v, err := svc.Resolve(ctx, repo, *rev, want)
 		if err != nil {
 			return err
 		}
-		vs := hub.Variants(files)
-		if len(vs) == 0 {
-			return fmt.Errorf("%s has no GGUF files", repo)
-		}
-		v, ok := hub.Pick(vs, want)
-		if !ok {
-			var names []string
-			for _, v := range vs {
-				names = append(names, v.Quant+" ("+path.Base(v.Files[0].Path)+")")
-			}
-			return fmt.Errorf("%s has no %q; it has: %s", repo, want, strings.Join(names, ", "))
-		}
-		if !v.Complete {
-			return fmt.Errorf("%s: %s is missing parts on the hub", repo, v.Name)
-		}
 		// The memory check reads only the header of the first part.
+		hc := svc.Hub()
 		if meta, stats, err := fit.Remote(ctx, hc.ResolveURL(repo, *rev, v.Files[0].Path), fit.RemoteOptions{Authorize: hc.Authorize}); err == nil {
 			meta.WeightBytes = v.Size - meta.HeaderBytes
-			mem, _ := fit.SystemMemory()
-			res := fit.Check(fit.EstimateMemory(meta, *ctxLen), mem)
+			res := fit.Check(fit.EstimateMemory(meta, *ctxLen), svc.Memory())
 			fmt.Fprintf(stderr, "%s %s: %s (header read in %d bytes)\n", repo, v.Quant, res, stats.BytesFetched)
 			if res.Verdict == fit.WontFit && !*force {
 				return fmt.Errorf("the model will not fit in this machine's memory; pass --force to download it anyway")
@@ -112,33 +84,21 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		} else {
 			fmt.Fprintf(stderr, "memory check skipped: %v\n", err)
 		}
-		for i, f := range v.Files {
-			label := path.Base(f.Path)
-			if len(v.Files) > 1 {
-				label = fmt.Sprintf("%s (part %d of %d)", v.Name, i+1, len(v.Files))
-			}
-			dest := filepath.Join(dir, filepath.FromSlash(repo), path.Base(f.Path))
-			jobs = append(jobs, job{download.Request{URL: hc.ResolveURL(repo, *rev, f.Path), Dest: dest, SHA256: f.SHA256, Size: f.Size, Label: label},
-				library.Origin{Repo: repo, Revision: *rev, File: f.Path, SHA256: f.SHA256}})
-		}
+		pulls = svc.Plan(repo, *rev, v)
 	default:
 		return usagef("usage: churon pull REPO[:FILE|QUANT] | churon pull --url URL [--sha256 HEX] [-o DIR]")
 	}
 
 	tty := isTerminal(stderr)
-	for _, j := range jobs {
-		d := download.Start(ctx, j.req, opt)
-		showProgress(d, stderr, tty)
-		if err := d.Err(); err != nil {
+	for _, p := range pulls {
+		d, err := svc.Fetch(ctx, p, func(d *download.Download) { showProgress(d, stderr, tty) })
+		if err != nil {
 			return err
 		}
 		if d.BytesComplete() > d.BytesFetched() && d.BytesFetched() > 0 {
 			fmt.Fprintf(stderr, "resumed: %s were already on disk\n", download.FormatBytes(d.BytesComplete()-d.BytesFetched()))
 		}
-		if err := lib.Record(j.req.Dest, j.origin); err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, j.req.Dest)
+		fmt.Fprintln(stdout, p.Request.Dest)
 	}
 	return nil
 }
@@ -230,11 +190,9 @@ func runModels(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	lib, err := library.Open(libraryDir(*dir))
-	if err != nil {
-		return err
-	}
-	ms, err := lib.List(ctx)
+	svc := service(*dir, download.Options{})
+	defer svc.Close()
+	ms, err := svc.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -250,7 +208,7 @@ func runModels(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return enc.Encode(out)
 	}
 	if len(ms) == 0 {
-		fmt.Fprintf(stdout, "no models in %s yet; try: churon pull Qwen/Qwen2.5-0.5B-Instruct-GGUF\n", lib.Dir())
+		fmt.Fprintf(stdout, "no models in %s yet; try: churon pull Qwen/Qwen2.5-0.5B-Instruct-GGUF\n", svc.Dir())
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -285,11 +243,9 @@ func runRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("usage: churon rm [-y] MODEL (a name or path from 'churon models')")
 	}
-	lib, err := library.Open(libraryDir(*dir))
-	if err != nil {
-		return err
-	}
-	m, err := lib.Find(ctx, pos[0])
+	svc := service(*dir, download.Options{})
+	defer svc.Close()
+	m, err := svc.Find(ctx, pos[0])
 	if err != nil {
 		return err
 	}
@@ -303,7 +259,7 @@ func runRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return errors.New("not deleted")
 		}
 	}
-	deleted, err := lib.Delete(m)
+	deleted, err := svc.Remove(m)
 	if err != nil {
 		return err
 	}

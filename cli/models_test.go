@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/churon/churon/app/models"
 	"github.com/churon/churon/models/synth"
 )
 
@@ -202,8 +203,8 @@ func TestPullRepoModelsRm(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	t.Setenv(envHubURL, srv.URL)
-	t.Setenv(envToken, "")
+	t.Setenv(models.EnvHubURL, srv.URL)
+	t.Setenv(models.EnvHubToken, "")
 	dir := t.TempDir()
 
 	if _, stderr, code := run(t, "pull", "test/tiny-GGUF:Q5_K_M", "-o", dir); code != 1 || !strings.Contains(stderr, "Q8_0") {

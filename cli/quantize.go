@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -39,17 +38,12 @@ type quantizeJSON struct {
 }
 
 func runQuantize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("quantize", stderr)
+	fs := newFlagsWithHelp("quantize", stderr, "Usage: churon quantize IN.gguf OUT.gguf TYPE [-t THREADS] [--allow-requantize] [--pure] [--json]",
+		"TYPE: "+strings.Join(quantize.Types(), ", ")+" (Q3_K, Q4_K, Q5_K mean the _M recipes)")
 	threads := fs.Int("t", 0, "`threads` (0 = all CPUs); the output does not depend on it")
 	allow := fs.Bool("allow-requantize", false, "accept an already-quantized source: dequantize, then quantize (loses more than quantizing the original)")
 	pure := fs.Bool("pure", false, "give every weight matrix TYPE's base type, without llama.cpp's per-tensor recipe")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: churon quantize IN.gguf OUT.gguf TYPE [-t THREADS] [--allow-requantize] [--pure] [--json]")
-		fmt.Fprintln(stderr, "\nTYPE: "+strings.Join(quantize.Types(), ", ")+" (Q3_K, Q4_K, Q5_K mean the _M recipes)")
-		fmt.Fprintln(stderr, "\nFlags:")
-		fs.PrintDefaults()
-	}
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -131,19 +125,9 @@ func quantizeProgress(w io.Writer, tty, quiet bool) func(done, total int64) {
 
 // typeCountList lists "Q4_K 96, F32 49", most tensors first.
 func typeCountList(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	parts := make([]string, 0, len(m))
+	for _, k := range keysByCount(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
 }

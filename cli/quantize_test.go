@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,31 +14,23 @@ import (
 // Q8_0 file is llama.cpp's byte for byte, the Q4_K_M one generates, a
 // quantized source needs --allow-requantize, and bad usage exits 2.
 func TestQuantize(t *testing.T) {
-	zoo := filepath.Join(testdata.Dir(t), "quantzoo")
-	src := filepath.Join(zoo, "zoo-F32.gguf")
+	src := testdata.Path(t, "quantzoo", "zoo-F32.gguf")
 	dir := t.TempDir()
 
 	q8 := filepath.Join(dir, "q8.gguf")
-	out, stderr, code := run(t, "quantize", src, q8, "q8_0", "--pure", "-t", "2", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
 	var rep quantizeJSON
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	runJSON(t, &rep, "quantize", src, q8, "q8_0", "--pure", "-t", "2", "--json")
 	if rep.Type != "Q8_0" || rep.FileType != 7 || rep.Tensors != 21 || rep.Converted != 16 || rep.Copied != 5 ||
 		rep.TypeCounts["Q8_0"] != 16 || rep.Threads != 2 || rep.BitsPerWeight < 8.4 || rep.BitsPerWeight > 8.6 || rep.Warnings == nil {
 		t.Errorf("report: %+v", rep)
 	}
-	got, _ := os.ReadFile(q8)
-	want, _ := os.ReadFile(filepath.Join(zoo, "zoo-Q8_0.gguf"))
+	got, want := readFile(t, q8), readFile(t, testdata.Path(t, "quantzoo", "zoo-Q8_0.gguf"))
 	if len(got) == 0 || !bytes.Equal(got, want) || rep.OutBytes != int64(len(want)) {
 		t.Errorf("Q8_0 file (%d bytes) is not llama.cpp's (%d bytes)", len(got), len(want))
 	}
 
 	q4 := filepath.Join(dir, "q4km.gguf")
-	out, stderr, code = run(t, "quantize", src, q4, "Q4_K_M")
+	out, stderr, code := run(t, "quantize", src, q4, "Q4_K_M")
 	if code != 0 || !strings.Contains(out, "Q4_K_M") || !strings.Contains(out, "Q6_K 3") {
 		t.Fatalf("exit %d: %s %s", code, out, stderr)
 	}
@@ -63,14 +54,10 @@ func TestQuantize(t *testing.T) {
 		t.Errorf("requantizing with the flag: exit %d, %s", code, stderr)
 	}
 
-	for _, bad := range [][]string{
+	wantUsageErrors(t, [][]string{
 		{"quantize", src, q4},
 		{"quantize", src, q4, "Q9_9"},
 		{"quantize", src, q4, "Q4_0", "-t", "-1"},
 		{"quantize", src, q4, "Q4_0", "extra"},
-	} {
-		if _, _, code := run(t, bad...); code != 2 {
-			t.Errorf("%v: exit %d, want 2", bad[1:], code)
-		}
-	}
+	})
 }

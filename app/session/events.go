@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/churon/churon/app/store"
-	"github.com/churon/churon/engine"
 )
 
 // Conversation and Message are the store's types: the UI gets them from
@@ -98,7 +97,7 @@ type ModelLoading struct {
 }
 
 // ModelLoaded: the model is ready.
-type ModelLoaded struct{ Info engine.Info }
+type ModelLoaded struct{ Info ModelInfo }
 
 // DeviceFallback: the accelerator failed during an answer. The answer
 // went on on the CPU, and the model stays there until it is loaded again;

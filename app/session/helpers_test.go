@@ -241,7 +241,7 @@ func newFixture(t *testing.T, opt Options) *fixture {
 }
 
 // load loads a model and waits for it.
-func (f *fixture) load(path string) engine.Info {
+func (f *fixture) load(path string) ModelInfo {
 	f.t.Helper()
 	if err := f.m.LoadModel(path); err != nil {
 		f.t.Fatal(err)

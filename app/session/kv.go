@@ -288,7 +288,7 @@ func (m *Manager) ClearKVDisk() error {
 		}
 		for id, cs := range m.s.convs {
 			if cs.seq != nil {
-				cs.dirty = true
+				cs.dirty, cs.flushed = true, false
 			}
 			m.emit(m.cacheState(id))
 		}
@@ -402,6 +402,24 @@ func (m *Manager) saved(r saveResult) {
 		}
 	}
 	m.emit(m.cacheState(r.conv))
+}
+
+// flushDirty starts, in the background, the snapshot of every cache that
+// holds tokens its disk snapshot lacks (a rare case: caches are written
+// after every answer, so only one whose write failed, or one still being
+// filled when a model change was asked for, gets here). Each cache is
+// tried once: a write that fails again is not retried until the cache
+// changes, so a full disk cannot hold a model change up.
+func (m *Manager) flushDirty() {
+	if m.opt.Disk == nil || m.s.model == nil {
+		return
+	}
+	for id, cs := range m.s.convs {
+		if cs.seq != nil && cs.dirty && !cs.deleted && !cs.saving && !cs.flushed && cs.job == nil {
+			cs.flushed = true
+			m.snapshot(id, cs, false)
+		}
+	}
 }
 
 // evict spills the least recently used idle KV caches (to disk, when

@@ -1,0 +1,291 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/churon/churon/app/store"
+)
+
+// NewConversation creates an empty conversation with the default
+// settings. An empty title is replaced by the start of the first message.
+func (m *Manager) NewConversation(title string) (Conversation, error) {
+	var c Conversation
+	err := m.call(func() error {
+		if m.s.closing {
+			return ErrClosed
+		}
+		var err error
+		c, err = m.newConversation(title, m.defaults)
+		return err
+	})
+	return c, err
+}
+
+// newConversation stores a conversation with the given settings and says
+// so. It runs on the scheduling goroutine.
+func (m *Manager) newConversation(title string, set Settings) (Conversation, error) {
+	c, err := m.st.CreateConversation(context.Background(), store.Conversation{
+		Title: title, SystemPrompt: set.SystemPrompt, Sampler: set.encode(),
+	})
+	if err != nil {
+		return c, fmt.Errorf("session: new conversation: %w", err)
+	}
+	m.emit(ConversationChanged{Conv: c.ID})
+	return c, nil
+}
+
+// Send stores the person's message and queues an answer. It returns the
+// stored message; the answer arrives as MessageAdded, Token…, Stats and
+// Done events. It fails with ErrBusy while the conversation generates and
+// ErrNoModel when no model is loaded or loading.
+func (m *Manager) Send(conv int64, text string) (Message, error) {
+	var msg Message
+	err := m.call(func() error {
+		set, err := m.ready(conv, text)
+		if err != nil {
+			return err
+		}
+		ctx := context.Background()
+		msg, err = m.st.AddMessage(ctx, store.Message{ConversationID: conv, Role: store.RoleUser, Content: text})
+		if err != nil {
+			return fmt.Errorf("session: send: %w", err)
+		}
+		m.emit(MessageAdded{Message: msg})
+		if c, err := m.st.Conversation(ctx, conv); err == nil && c.Title == "" {
+			if err := m.st.RenameConversation(ctx, conv, titleFrom(text)); err == nil {
+				m.emit(ConversationChanged{Conv: conv})
+			}
+		}
+		m.enqueue(conv, set)
+		return nil
+	})
+	return msg, err
+}
+
+// Regenerate answers again: msg is an answer (it and everything after it
+// are replaced) or a person's message (everything after it is replaced).
+func (m *Manager) Regenerate(conv, msg int64) error {
+	return m.call(func() error {
+		set, err := m.ready(conv)
+		if err != nil {
+			return err
+		}
+		ctx := context.Background()
+		target, err := m.message(conv, msg)
+		if err != nil {
+			return err
+		}
+		keep := target.Position
+		if target.Role != store.RoleUser {
+			keep--
+		}
+		msgs, err := m.st.Messages(ctx, conv)
+		if err != nil {
+			return fmt.Errorf("session: regenerate: %w", err)
+		}
+		var prev *Message
+		for i := range msgs {
+			if msgs[i].Position <= keep {
+				prev = &msgs[i]
+			}
+		}
+		if prev == nil || prev.Role != store.RoleUser {
+			return ErrNoPrompt
+		}
+		if _, err := m.st.TruncateConversation(ctx, conv, keep); err != nil {
+			return fmt.Errorf("session: regenerate: %w", err)
+		}
+		m.emit(MessagesChanged{Conv: conv})
+		m.enqueue(conv, set)
+		return nil
+	})
+}
+
+// Edit replaces the text of one of the person's messages, deletes
+// everything after it and answers again.
+func (m *Manager) Edit(conv, msg int64, text string) error {
+	return m.call(func() error {
+		set, err := m.ready(conv, text)
+		if err != nil {
+			return err
+		}
+		target, err := m.message(conv, msg)
+		if err != nil {
+			return err
+		}
+		if target.Role != store.RoleUser {
+			return ErrNotUserMessage
+		}
+		ctx := context.Background()
+		if err := m.st.UpdateMessage(ctx, msg, text); err != nil {
+			return fmt.Errorf("session: edit: %w", err)
+		}
+		if _, err := m.st.TruncateConversation(ctx, conv, target.Position); err != nil {
+			return fmt.Errorf("session: edit: %w", err)
+		}
+		m.emit(MessagesChanged{Conv: conv})
+		m.enqueue(conv, set)
+		return nil
+	})
+}
+
+func (m *Manager) message(conv, id int64) (Message, error) {
+	msg, err := m.st.Message(context.Background(), id)
+	if err != nil {
+		return msg, fmt.Errorf("session: %w", err)
+	}
+	if msg.ConversationID != conv {
+		return msg, fmt.Errorf("%w: message %d is in conversation %d, not %d", ErrWrongConversation, id, msg.ConversationID, conv)
+	}
+	return msg, nil
+}
+
+// Delete stops the conversation's answer and moves the conversation to the
+// trash; Undo brings it back.
+func (m *Manager) Delete(conv int64) error {
+	return m.call(func() error {
+		if err := m.st.DeleteConversation(context.Background(), conv); err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		m.stop(conv)
+		cs := m.conv(conv)
+		cs.deleted = true
+		if cs.saving {
+			cs.drop = true
+		} else if cs.seq != nil {
+			cs.seq.Close()
+			cs.seq = nil
+		}
+		m.emit(ConversationChanged{Conv: conv, Deleted: true})
+		return nil
+	})
+}
+
+// Undo restores a deleted conversation.
+func (m *Manager) Undo(conv int64) error {
+	return m.call(func() error {
+		if err := m.st.RestoreConversation(context.Background(), conv); err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		m.conv(conv).deleted = false
+		m.emit(ConversationChanged{Conv: conv})
+		return nil
+	})
+}
+
+// Rename sets a conversation's title.
+func (m *Manager) Rename(conv int64, title string) error {
+	return m.call(func() error {
+		if err := m.st.RenameConversation(context.Background(), conv, title); err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		m.emit(ConversationChanged{Conv: conv})
+		return nil
+	})
+}
+
+// SetPinned pins a conversation to the top of the list, or unpins it.
+func (m *Manager) SetPinned(conv int64, pinned bool) error {
+	return m.call(func() error {
+		if err := m.st.SetPinned(context.Background(), conv, pinned); err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		m.emit(ConversationChanged{Conv: conv})
+		return nil
+	})
+}
+
+// SetSettings stores a conversation's settings; they apply from its next
+// answer.
+func (m *Manager) SetSettings(conv int64, set Settings) error {
+	if err := set.Validate(); err != nil {
+		return err
+	}
+	return m.call(func() error {
+		ctx := context.Background()
+		c, err := m.st.Conversation(ctx, conv)
+		if err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		c.SystemPrompt, c.Sampler = set.SystemPrompt, set.encode()
+		if err := m.st.UpdateConversation(ctx, c); err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		m.emit(ConversationChanged{Conv: conv})
+		return nil
+	})
+}
+
+// Settings returns a conversation's settings.
+func (m *Manager) Settings(conv int64) (Settings, error) {
+	c, err := m.st.Conversation(context.Background(), conv)
+	if err != nil {
+		return Settings{}, fmt.Errorf("session: %w", err)
+	}
+	return decodeSettings(c.SystemPrompt, c.Sampler, m.defaults)
+}
+
+// ListConversations lists conversations, pinned first, then the most
+// recently active.
+func (m *Manager) ListConversations() ([]Conversation, error) {
+	return m.st.ListConversations(context.Background(), store.ListOptions{})
+}
+
+// Trash lists deleted conversations that have not been purged.
+func (m *Manager) Trash() ([]Conversation, error) {
+	return m.st.ListConversations(context.Background(), store.ListOptions{Deleted: true})
+}
+
+// Conversation returns one conversation.
+func (m *Manager) Conversation(conv int64) (Conversation, error) {
+	return m.st.Conversation(context.Background(), conv)
+}
+
+// Search finds messages containing every term of query (see
+// store.Search).
+func (m *Manager) Search(query string, limit int) ([]SearchHit, error) {
+	return m.st.Search(context.Background(), query, limit)
+}
+
+// Messages returns a conversation's messages. An answer that is streaming
+// has the text generated so far, which may be ahead of what is saved.
+func (m *Manager) Messages(conv int64) ([]Message, error) {
+	// Snapshot the live text before reading the store: whichever of the
+	// two is longer is the newer (both are prefixes of the final answer).
+	m.liveMu.Lock()
+	snap := make(map[int64]string, len(m.live))
+	for id, la := range m.live {
+		if la.conv == conv {
+			snap[id] = string(la.text)
+		}
+	}
+	m.liveMu.Unlock()
+	msgs, err := m.st.Messages(context.Background(), conv)
+	if err != nil {
+		return nil, err
+	}
+	for i := range msgs {
+		if t, ok := snap[msgs[i].ID]; ok && len(t) > len(msgs[i].Content) {
+			msgs[i].Content = t
+		}
+	}
+	return msgs, nil
+}
+
+// titleFrom makes a conversation title from its first message.
+func titleFrom(text string) string {
+	const max = 48
+	line := strings.TrimSpace(text)
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = strings.TrimSpace(line[:i])
+	}
+	line = strings.Join(strings.Fields(line), " ")
+	if utf8.RuneCountInString(line) <= max {
+		return line
+	}
+	r := []rune(line)
+	return strings.TrimSpace(string(r[:max])) + "…"
+}

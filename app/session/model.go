@@ -1,0 +1,152 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/churon/churon/engine"
+)
+
+func (m *Manager) startLoad(path string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &loadJob{path: path, ctx: ctx, cancel: cancel}
+	m.s.loading = l
+	m.emit(ModelLoading{Path: path, Progress: 0})
+	go func() {
+		// The model the fallback describes: set before the model reaches
+		// the scheduler, so before any pass that could fail.
+		var mod *engine.Model
+		mod, err := loadEngine(ctx, path, engine.LoadOptions{
+			Threads: m.opt.Threads, InMemory: m.opt.InMemory,
+			Device: m.opt.Device, GPULayers: m.opt.GPULayers, KVType: m.opt.KVType,
+			Progress: func(f float64) {
+				if f > 0 { // 0 was announced when the load was started
+					m.emit(ModelLoading{Path: path, Progress: f})
+				}
+			},
+			OnFallback: func(reason error) {
+				m.emit(DeviceFallback{Path: path, Err: reason})
+				if mod != nil {
+					m.emit(ModelLoaded{Info: modelInfo(mod.Info())})
+				}
+			},
+		})
+		m.loadDone <- loadResult{job: l, model: mod, err: err}
+	}()
+}
+
+func (m *Manager) loaded(r loadResult) {
+	s := &m.s
+	s.loading = nil
+	superseded := r.job.ctx.Err() != nil
+	r.job.cancel()
+	switch {
+	case r.err != nil:
+		if !superseded {
+			m.emit(Error{Op: "load model", Err: r.err})
+		}
+		m.emit(ModelUnloaded{Path: r.job.path})
+	case superseded:
+		r.model.Close()
+		m.emit(ModelUnloaded{Path: r.job.path})
+	default:
+		s.model = r.model
+		m.emit(ModelLoaded{Info: modelInfo(r.model.Info())})
+	}
+}
+
+// dropModel closes the model and every cache made from it. Nothing may be
+// running or being written; flushDirty has already written what it could
+// (in the background: the scheduler never waits on the disk).
+func (m *Manager) dropModel() {
+	for id, cs := range m.s.convs {
+		if cs.seq == nil {
+			continue
+		}
+		cs.seq.Close()
+		cs.seq, cs.dirty = nil, false
+		if !m.s.closing {
+			m.emit(m.cacheState(id))
+		}
+	}
+	if m.s.model == nil {
+		return
+	}
+	path := m.s.model.Info().Path
+	if err := m.s.model.Close(); err != nil {
+		m.emit(Error{Op: "unload model", Err: err})
+	}
+	m.s.model = nil
+	m.emit(ModelUnloaded{Path: path})
+}
+
+// LoadModel unloads the current model (stopping every answer) and loads
+// the GGUF file at path in the background: ModelLoading events report
+// progress, then ModelLoaded or Error+ModelUnloaded. Messages sent
+// meanwhile wait for it. It fails at once if the file cannot be opened.
+func (m *Manager) LoadModel(path string) error {
+	if !IsDemo(path) {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("session: load model: %w", err)
+		}
+		f.Close()
+	}
+	return m.changeModel(path)
+}
+
+// UnloadModel stops every answer and frees the model.
+func (m *Manager) UnloadModel() error { return m.changeModel("") }
+
+func (m *Manager) changeModel(path string) error {
+	return m.call(func() error {
+		if m.s.closing {
+			return ErrClosed
+		}
+		m.requestModel(path)
+		return nil
+	})
+}
+
+// requestModel stops every answer and asks for path to be loaded ("" for
+// none). It runs on the scheduling goroutine.
+func (m *Manager) requestModel(path string) {
+	m.cancelAll()
+	if m.s.loading != nil {
+		m.s.loading.cancel()
+	}
+	m.s.want = &modelRequest{path: path}
+}
+
+// Status is a snapshot of what the manager is doing.
+type Status struct {
+	Model      *ModelInfo // nil when none is loaded
+	Loading    string     // path of the model being loaded, or ""
+	Generating int64      // conversation answering now, or 0
+	Queued     []int64    // conversations waiting, in order
+}
+
+// Status reports what the manager is doing.
+func (m *Manager) Status() (Status, error) {
+	var st Status
+	err := m.call(func() error {
+		if m.s.model != nil {
+			in := modelInfo(m.s.model.Info())
+			st.Model = &in
+		}
+		if m.s.loading != nil {
+			st.Loading = m.s.loading.path
+		} else if m.s.want != nil {
+			st.Loading = m.s.want.path
+		}
+		if m.s.running != nil {
+			st.Generating = m.s.running.conv
+		}
+		for _, j := range m.s.queue {
+			st.Queued = append(st.Queued, j.conv)
+		}
+		return nil
+	})
+	return st, err
+}

@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"encoding/binary"
+	"math"
+	"path/filepath"
+	"testing"
+)
+
+// TestTokenizeAndLogits: tokenize adds BOS, and logits gives the same
+// numbers as JSON and as raw float32s.
+func TestTokenizeAndLogits(t *testing.T) {
+	model := synthFile(t, "llama")
+	var ids []int32
+	runJSON(t, &ids, "tokenize", "-m", model, "--json", "Once upon a time")
+	if len(ids) < 2 || ids[0] != 1 {
+		t.Fatalf("ids %v", ids)
+	}
+	var logits []float32
+	runJSON(t, &logits, "logits", "-m", model, "--tokens", "1,300,301", "--json")
+	if len(logits) != 320 {
+		t.Fatalf("%d logits", len(logits))
+	}
+	bin := filepath.Join(t.TempDir(), "l.f32")
+	runOK(t, "logits", "-m", model, "--tokens", "1,300,301", "--out", bin)
+	raw := readFile(t, bin)
+	if len(raw) != 4*len(logits) {
+		t.Fatalf("raw logits: %d bytes for %d logits", len(raw), len(logits))
+	}
+	for i, v := range logits {
+		if math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])) != v {
+			t.Fatalf("logit %d differs between --json and --out", i)
+		}
+	}
+}
