@@ -176,7 +176,7 @@ func chatOverrides(given map[string]bool, sf *samplingFlags, mf *modelFlags, sys
 	// error before anything loads.
 	probe := session.DefaultSettings()
 	f(&probe)
-	if err := probe.Validate(); err != nil {
+	if err := session.Validate(probe); err != nil {
 		return nil, usagef("%v", err)
 	}
 	return f, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/churon/churon/app/models"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/fit"
+	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/models/library"
 )
 
@@ -74,7 +75,7 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		// The memory check reads only the header of the first part.
 		hc := svc.Hub()
-		if meta, stats, err := fit.Remote(ctx, hc.ResolveURL(repo, *rev, v.Files[0].Path), fit.RemoteOptions{Authorize: hc.Authorize}); err == nil {
+		if meta, stats, err := header.Remote(ctx, hc.ResolveURL(repo, *rev, v.Files[0].Path), header.RemoteOptions{Authorize: hc.Authorize}); err == nil {
 			meta.WeightBytes = v.Size - meta.HeaderBytes
 			res := fit.Check(fit.EstimateMemory(meta, *ctxLen), svc.Memory())
 			fmt.Fprintf(stderr, "%s %s: %s (header read in %d bytes)\n", repo, v.Quant, res, stats.BytesFetched)

@@ -279,7 +279,7 @@ func TestKoreanEndToEnd(t *testing.T) {
 	if ko == nil || len(ko.Tokens) != 64 {
 		t.Fatalf("Korean text not scored: %+v", res.Texts)
 	}
-	if got := tok.Decode(ko.Tokens, tokenizer.DecodeOptions{}); !strings.HasPrefix(textKorean, strings.TrimSpace(strings.ToValidUTF8(got, ""))) {
+	if got := tok.Decode(ko.Tokens, tokenizer.DecodeOptions{}); !strings.HasPrefix(builtinText(t, "ko"), strings.TrimSpace(strings.ToValidUTF8(got, ""))) {
 		t.Errorf("Korean text tokens decode to %q", got)
 	}
 	for _, m := range res.Models {
@@ -333,7 +333,7 @@ func TestSamplingRoundTrip(t *testing.T) {
 	if s.Temperature != 0.8 || s.TopP != 0.95 || s.MinP != 0.05 {
 		t.Errorf("float32 settings widened badly: %+v", s)
 	}
-	back := s.Options()
+	back := GenerateOptions(s)
 	if back.Sampling != o.Sampling || back.MaxTokens != 77 || back.Stop[0] != "\n\n" || !back.IgnoreEOS {
 		t.Errorf("round trip: %+v\nwant %+v", back, o)
 	}
@@ -384,4 +384,16 @@ func TestSummaryFigures(t *testing.T) {
 	if _, err := score(ref, lse, top, []float32{0, float32(math.NaN()), 0, 0}, 1); !errors.Is(err, ErrBadLogits) {
 		t.Errorf("NaN logits: %v", err)
 	}
+}
+
+// builtinText is the built-in text named name.
+func builtinText(t *testing.T, name string) string {
+	t.Helper()
+	for _, b := range Texts {
+		if b.Name == name {
+			return b.Text
+		}
+	}
+	t.Fatalf("no built-in text %q", name)
+	return ""
 }

@@ -135,7 +135,7 @@ func TestExportMarkdown(t *testing.T) {
 	s := string(md)
 	for _, want := range []string{
 		"![KL divergence per answer token](cmp%20report.png)",
-		"| 3 | " + mdInline(filepath.Base(r.Models[2].File)) + " | Q4\\_0 |",
+		"| 3 | " + strings.ReplaceAll(filepath.Base(r.Models[2].File), "_", `\_`) + " | Q4\\_0 |",
 		"(reference)",
 		"&lt;script&gt;alert(1)&lt;/script&gt; \\| 김치 \\*bold\\* \\`code\\`",
 		"## Where the models disagree with the reference",

@@ -10,25 +10,8 @@ import (
 
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/tokenizer"
-	"github.com/churon/churon/models/fit"
+	"github.com/churon/churon/models/header"
 )
-
-// Probe is what a model file says about itself before it is loaded: enough
-// to pick the reference, refuse mismatched vocabularies and fill the
-// columns of a comparison before any model runs.
-type Probe struct {
-	File        string  `json:"file"`
-	Name        string  `json:"name"`
-	Type        string  `json:"type"` // file type, e.g. "Q4_0", "F16"
-	FileBytes   int64   `json:"file_bytes"`
-	WeightBytes int64   `json:"weights_bytes"` // tensor data
-	Params      int64   `json:"params"`
-	BPW         float64 `json:"bpw"` // bits per weight: 8 × weight bytes / parameters
-	VocabSize   int     `json:"vocab_size"`
-	VocabSHA256 string  `json:"vocab_sha256"`
-
-	tokens []string // kept to say where two vocabularies differ
-}
 
 // ProbeFile reads a model's header and vocabulary without loading its
 // weights (the file is mapped, not read).
@@ -43,7 +26,7 @@ func ProbeFile(path string) (Probe, error) {
 		return Probe{}, fmt.Errorf("compare: %s: %w", path, err)
 	}
 	// The same header reading as the Models page's memory check.
-	meta := fit.Describe(f)
+	meta := header.Describe(f)
 	p := Probe{File: path, Name: meta.Name, Type: meta.Quant, FileBytes: meta.FileBytes, VocabSize: tok.VocabSize(),
 		WeightBytes: meta.WeightBytes, Params: meta.Parameters}
 	if p.Name == "" {
@@ -52,7 +35,7 @@ func ProbeFile(path string) (Probe, error) {
 	if p.Params > 0 {
 		p.BPW = 8 * float64(p.WeightBytes) / float64(p.Params)
 	}
-	p.VocabSHA256, p.tokens = hashVocab(tok)
+	p.VocabSHA256, p.Tokens = hashVocab(tok)
 	return p, nil
 }
 
@@ -91,13 +74,13 @@ func CheckVocabs(ps []Probe) error {
 		switch {
 		case a.VocabSize != b.VocabSize:
 			e.Detail = fmt.Sprintf("%d tokens vs %d", a.VocabSize, b.VocabSize)
-		case a.tokens == nil || b.tokens == nil:
+		case a.Tokens == nil || b.Tokens == nil:
 			e.Detail = "their token lists differ"
 		default:
 			e.Detail = "same tokens, different token types"
-			for i := range a.tokens {
-				if a.tokens[i] != b.tokens[i] {
-					e.Detail = fmt.Sprintf("token %d is %s vs %s", i, strconv.Quote(a.tokens[i]), strconv.Quote(b.tokens[i]))
+			for i := range a.Tokens {
+				if a.Tokens[i] != b.Tokens[i] {
+					e.Detail = fmt.Sprintf("token %d is %s vs %s", i, strconv.Quote(a.Tokens[i]), strconv.Quote(b.Tokens[i]))
 					break
 				}
 			}

@@ -38,19 +38,3 @@ func Load(ctx context.Context, st *store.Store, id int64) (*Result, error) {
 	r.ID, r.Title = c.ID, c.Title
 	return r, nil
 }
-
-// Decode reads a Result from its JSON form (as Save stores it and
-// `churon compare --json` prints it).
-func Decode(data []byte) (*Result, error) {
-	var r Result
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("compare: decode: %w", err)
-	}
-	if r.Format < 1 || r.Format > FormatVersion {
-		return nil, fmt.Errorf("compare: decode: format %d; this program reads 1 to %d", r.Format, FormatVersion)
-	}
-	if r.Reference < 0 || r.Reference >= len(r.Models) {
-		return nil, fmt.Errorf("compare: decode: reference %d of %d models", r.Reference, len(r.Models))
-	}
-	return &r, nil
-}

@@ -28,7 +28,7 @@ func (m *Manager) NewConversation(title string) (Conversation, error) {
 // so. It runs on the scheduling goroutine.
 func (m *Manager) newConversation(title string, set Settings) (Conversation, error) {
 	c, err := m.st.CreateConversation(context.Background(), store.Conversation{
-		Title: title, SystemPrompt: set.SystemPrompt, Sampler: set.encode(),
+		Title: title, SystemPrompt: set.SystemPrompt, Sampler: encodeSettings(set),
 	})
 	if err != nil {
 		return c, fmt.Errorf("session: new conversation: %w", err)
@@ -201,7 +201,7 @@ func (m *Manager) SetPinned(conv int64, pinned bool) error {
 // SetSettings stores a conversation's settings; they apply from its next
 // answer.
 func (m *Manager) SetSettings(conv int64, set Settings) error {
-	if err := set.Validate(); err != nil {
+	if err := Validate(set); err != nil {
 		return err
 	}
 	return m.call(func() error {
@@ -210,7 +210,7 @@ func (m *Manager) SetSettings(conv int64, set Settings) error {
 		if err != nil {
 			return fmt.Errorf("session: %w", err)
 		}
-		c.SystemPrompt, c.Sampler = set.SystemPrompt, set.encode()
+		c.SystemPrompt, c.Sampler = set.SystemPrompt, encodeSettings(set)
 		if err := m.st.UpdateConversation(ctx, c); err != nil {
 			return fmt.Errorf("session: %w", err)
 		}

@@ -10,16 +10,6 @@ import (
 	"github.com/churon/churon/engine"
 )
 
-// DemoPath names the built-in demo model (assets/demo) wherever a model's
-// path is expected: LoadModel takes it, and conversations with the demo
-// record it. It is no file's path.
-const DemoPath = demo.Path
-
-// NoticeDemo is the kind of notice that opens a conversation with the
-// built-in demo model: what the model is, and that real answers need a
-// real model.
-const NoticeDemo = "demo_model"
-
 // demoNoticeText is the notice's English words, for exports and readers
 // that do not word notices themselves (the window words it in the
 // person's language).
@@ -30,9 +20,6 @@ const demoNoticeText = "This chat uses Churon's built-in demo model, stories260K
 // demoMaxTokens caps a demo chat's answers (a setting the person can
 // change).
 const demoMaxTokens = 200
-
-// IsDemo reports whether path names the built-in demo model.
-func IsDemo(path string) bool { return demo.IsPath(path) }
 
 // loadEngine opens a model for the manager: the built-in demo from the
 // program's memory, anything else from its file.

@@ -75,7 +75,7 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		}
 	}
 	ans, err := m.st.AppendAssistant(bg, conv, store.Message{
-		Model: filepath.Base(info.Path), Quant: info.FileType, Sampler: used.encode(),
+		Model: filepath.Base(info.Path), Quant: info.FileType, Sampler: encodeSettings(used),
 	})
 	if err != nil {
 		fail(0, fmt.Errorf("session: save answer: %w", err))
@@ -151,7 +151,7 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 
 	generated := 0
 	result, err := seq.Generate(j.ctx, ids[reused:], engine.GenerateOptions{
-		MaxTokens: set.MaxTokens, Sampling: set.Params(seed), Stop: set.Stop,
+		MaxTokens: set.MaxTokens, Sampling: Params(set, seed), Stop: set.Stop,
 	}, func(t engine.Token) error {
 		if t.ID >= 0 {
 			generated++

@@ -333,7 +333,7 @@ func referenceKV(t *testing.T, path string, set Settings, kv engine.KVType, hist
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := seq.Generate(ctx, ids, engine.GenerateOptions{MaxTokens: set.MaxTokens, Sampling: set.Params(uint64(set.Seed)), Stop: set.Stop}, nil)
+	res, err := seq.Generate(ctx, ids, engine.GenerateOptions{MaxTokens: set.MaxTokens, Sampling: Params(set, uint64(set.Seed)), Stop: set.Stop}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func TestWarmLogitsEqualCold(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := warm.Generate(ctx, ids[:c.split], engine.GenerateOptions{MaxTokens: c.answer, Sampling: greedy(0).Params(1), IgnoreEOS: true}, nil); err != nil {
+			if _, err := warm.Generate(ctx, ids[:c.split], engine.GenerateOptions{MaxTokens: c.answer, Sampling: Params(greedy(0), 1), IgnoreEOS: true}, nil); err != nil {
 				t.Fatal(err)
 			}
 			keep := warm.Len() - c.trunc
@@ -376,7 +376,7 @@ func TestKVBudgetSetting(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "churon.db")
 	l := newLifetime(t, db, filepath.Join(dir, "kv"), Options{})
-	if b, set := l.m.KVBudget(); set || b < minKVBudget || b > maxKVBudget {
+	if b, set := l.m.KVBudget(); set || b < 256<<20 || b > 8<<30 { // DefaultKVBudget's bounds
 		t.Fatalf("default budget %d (set %v)", b, set)
 	}
 	if err := l.m.SetKVBudget(-1); err == nil {

@@ -119,14 +119,6 @@ func (m *Manager) requestModel(path string) {
 	m.s.want = &modelRequest{path: path}
 }
 
-// Status is a snapshot of what the manager is doing.
-type Status struct {
-	Model      *ModelInfo // nil when none is loaded
-	Loading    string     // path of the model being loaded, or ""
-	Generating int64      // conversation answering now, or 0
-	Queued     []int64    // conversations waiting, in order
-}
-
 // Status reports what the manager is doing.
 func (m *Manager) Status() (Status, error) {
 	var st Status

@@ -22,18 +22,17 @@ type outbox struct {
 
 // pendingToken is a queued Token that later tokens of its answer may
 // still grow; it never leaves the outbox.
+// (It embeds the Token, which makes it an Event.)
 type pendingToken struct {
-	tok  Token
+	Token
 	text strings.Builder
 }
-
-func (*pendingToken) event() {}
 
 func newOutbox() *outbox {
 	b := box.New(box.Hooks[Event]{
 		Wrap: func(ev Event) Event {
 			if t, ok := ev.(Token); ok {
-				p := &pendingToken{tok: t}
+				p := &pendingToken{Token: t}
 				p.text.WriteString(t.Text)
 				return p
 			}
@@ -42,17 +41,17 @@ func newOutbox() *outbox {
 		Merge: func(last, next Event) bool {
 			p, ok := last.(*pendingToken)
 			t, isTok := next.(Token)
-			if !ok || !isTok || p.tok.Msg != t.Msg || p.tok.Offset+p.text.Len() != t.Offset {
+			if !ok || !isTok || p.Msg != t.Msg || p.Offset+p.text.Len() != t.Offset {
 				return false
 			}
 			p.text.WriteString(t.Text)
-			p.tok.Tokens, p.tok.Elapsed = t.Tokens, t.Elapsed
+			p.Tokens, p.Elapsed = t.Tokens, t.Elapsed
 			return true
 		},
 		Unwrap: func(ev Event) Event {
 			if p, ok := ev.(*pendingToken); ok {
-				p.tok.Text = p.text.String()
-				return p.tok
+				p.Token.Text = p.text.String()
+				return p.Token
 			}
 			return ev
 		},

@@ -10,31 +10,6 @@ import (
 	"github.com/churon/churon/engine/chat"
 )
 
-// NoticeDropped is the kind of notice stored when the oldest turns of a
-// conversation stop fitting in the context.
-const NoticeDropped = "context_dropped"
-
-// Notice is what a notice message (role store.RoleNotice) says, kept as
-// JSON in the message's Sampler field so the chat can word it in the
-// person's language.
-type Notice struct {
-	Kind string `json:"kind"`
-	// Dropped: the first Dropped messages of the conversation (not counting
-	// notices) are no longer in the prompt; FirstKept is the first one that
-	// is.
-	Dropped   int   `json:"dropped"`
-	FirstKept int64 `json:"first_kept"`
-}
-
-// ParseNotice reads a notice message's details; ok is false for other
-// messages.
-func ParseNotice(m Message) (n Notice, ok bool) {
-	if m.Role != store.RoleNotice || json.Unmarshal([]byte(m.Sampler), &n) != nil || n.Kind == "" {
-		return Notice{}, false
-	}
-	return n, true
-}
-
 // prompt is an answer's prompt once the overflow policy has been applied.
 type prompt struct {
 	ids     []int32

@@ -17,15 +17,6 @@ import (
 // write goes through here, so the manager knows of each change and says
 // so on Events; nothing reaches the database past it.
 
-// SettingChanged: an app setting was set (see SetSetting).
-type SettingChanged struct{ Key, Value string }
-
-// ComparisonsChanged: a comparison was saved or deleted: reload the list.
-type ComparisonsChanged struct{ ID int64 }
-
-func (SettingChanged) event()     {}
-func (ComparisonsChanged) event() {}
-
 // settings is the app's settings held in memory, so that reading one
 // never waits on the disk, with a writer that saves changes in order in
 // the background.

@@ -183,3 +183,11 @@ func TestStuckDiskNeverHoldsTheScheduler(t *testing.T) {
 		})
 	}
 }
+
+// TestDiskBudgetDefaultIsTheStores: the front ends' figure for the
+// default disk budget is the one the snapshot store applies.
+func TestDiskBudgetDefaultIsTheStores(t *testing.T) {
+	if DefaultKVDiskBudget != kvcache.DefaultBudget {
+		t.Fatalf("api says %d, kvcache applies %d", DefaultKVDiskBudget, kvcache.DefaultBudget)
+	}
+}

@@ -649,7 +649,7 @@ func TestDecodeSettings(t *testing.T) {
 	if s.Temperature != 0.1 || s.TopP != def.TopP || s.RepeatPenalty != def.RepeatPenalty || s.SystemPrompt != "sys" || s.Seed != -1 {
 		t.Fatalf("decoded %+v", s)
 	}
-	if err := s.Validate(); err != nil {
+	if err := Validate(s); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := decodeSettings("", "{bad", def); err == nil {

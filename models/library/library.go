@@ -20,6 +20,7 @@ import (
 	"github.com/churon/churon/internal/ctxio"
 	"github.com/churon/churon/internal/ggufname"
 	"github.com/churon/churon/models/fit"
+	"github.com/churon/churon/models/header"
 )
 
 // IndexFile is the index's name inside the library folder.
@@ -155,7 +156,7 @@ func (l *Library) AddFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("library: %w", err)
 	}
-	if _, err := fit.Local(abs); err != nil {
+	if _, err := header.Local(abs); err != nil {
 		return fmt.Errorf("library: add %s: %w", path, err)
 	}
 	return l.update(func(ix *index) error {
@@ -289,7 +290,7 @@ func (l *Library) describe(path string, ix *index) (Model, bool) {
 		}
 		m.Size += st.Size()
 	}
-	meta, err := fit.Local(path)
+	meta, err := header.Local(path)
 	if err != nil && m.Err == "" {
 		m.Err = err.Error()
 	}

@@ -1,4 +1,4 @@
-package fit
+package header
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/internal/httpfile"
+	"github.com/churon/churon/models/fit"
 )
 
 // RemoteOptions tune Remote.
@@ -34,7 +35,7 @@ var ErrNoRanges = errors.New("fit: the server does not support Range requests")
 
 // Remote reads the header of a GGUF file over HTTP with Range requests
 // only, never asking for more than the header plus one read-ahead chunk.
-func Remote(ctx context.Context, rawURL string, opt RemoteOptions) (Meta, RemoteStats, error) {
+func Remote(ctx context.Context, rawURL string, opt RemoteOptions) (fit.Meta, RemoteStats, error) {
 	if opt.Client == nil {
 		opt.Client = http.DefaultClient
 	}
@@ -42,12 +43,12 @@ func Remote(ctx context.Context, rawURL string, opt RemoteOptions) (Meta, Remote
 	// The first request learns the size and brings the start of the header.
 	first, total, err := r.fetch(0, 64<<10)
 	if err != nil {
-		return Meta{}, r.stats(), err
+		return fit.Meta{}, r.stats(), err
 	}
 	r.size, r.head = total, first
 	f, err := gguf.OpenReader(r, total)
 	if err != nil {
-		return Meta{}, r.stats(), fmt.Errorf("fit: %s: %w", httpfile.Redact(rawURL), err)
+		return fit.Meta{}, r.stats(), fmt.Errorf("fit: %s: %w", httpfile.Redact(rawURL), err)
 	}
 	m := Describe(f)
 	if m.Name == "" {

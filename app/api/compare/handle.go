@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// Handle is a comparison running in the background (Start).
+// Handle is a comparison running in the background (Service.Start).
 //
 // Its events arrive on Events in order, ending with Done, after which the
 // channel is closed. The comparison never waits for the reader: events
@@ -24,13 +24,15 @@ type Handle struct {
 	err    error
 }
 
-// Start begins a comparison (see Run) and returns at once.
-func Start(ctx context.Context, opt Options) *Handle {
+// NewHandle starts run in the background and returns its handle at once;
+// run reports its events through emit (which never blocks) and returns
+// the result. A Service's Start is made of it.
+func NewHandle(ctx context.Context, run func(ctx context.Context, emit func(Event)) (*Result, error)) *Handle {
 	ctx, cancel := context.WithCancel(ctx)
 	h := &Handle{events: make(chan Event), cancel: cancel, done: make(chan struct{})}
 	q := &queue{signal: make(chan struct{}, 1)}
 	go func() {
-		h.res, h.err = Run(ctx, opt, q.push)
+		h.res, h.err = run(ctx, q.push)
 		q.close()
 		close(h.done)
 	}()

@@ -138,3 +138,21 @@ func (DeviceFallback) event()      {}
 func (MessageAdded) event()        {}
 func (MessagesChanged) event()     {}
 func (ConversationChanged) event() {}
+
+// SettingChanged: an app setting was set (see Service.SetSetting).
+type SettingChanged struct{ Key, Value string }
+
+// ComparisonsChanged: a comparison was saved or deleted: reload the list.
+type ComparisonsChanged struct{ ID int64 }
+
+// Status is a snapshot of what the manager is doing.
+type Status struct {
+	Model      *ModelInfo // nil when none is loaded
+	Loading    string     // path of the model being loaded, or ""
+	Generating int64      // conversation answering now, or 0
+	Queued     []int64    // conversations waiting, in order
+}
+
+func (CacheState) event()         {}
+func (SettingChanged) event()     {}
+func (ComparisonsChanged) event() {}

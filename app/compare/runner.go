@@ -1,0 +1,40 @@
+package compare
+
+import (
+	"context"
+
+	api "github.com/churon/churon/app/api/compare"
+)
+
+// Runner is the comparison service of this process: comparisons run on
+// the engine, one model at a time (see Run). Its zero value is ready.
+type Runner struct{}
+
+var _ api.Service = Runner{}
+
+// Start begins a comparison (see Run) and returns at once.
+func Start(ctx context.Context, opt Options) *Handle {
+	return api.NewHandle(ctx, func(ctx context.Context, emit func(Event)) (*Result, error) {
+		return Run(ctx, opt, emit)
+	})
+}
+
+// Start: see the package function.
+func (Runner) Start(ctx context.Context, opt Options) *Handle { return Start(ctx, opt) }
+
+// Quantize: see the package function.
+func (Runner) Quantize(ctx context.Context, in, out string, opt QuantizeOptions) (QuantizeReport, error) {
+	return Quantize(ctx, in, out, opt)
+}
+
+// QuantizeTypes: see the package function.
+func (Runner) QuantizeTypes() []string { return QuantizeTypes() }
+
+// QuantizedName: see the package function.
+func (Runner) QuantizedName(in, typ string) string { return QuantizedName(in, typ) }
+
+// IsRequantize: see the package function.
+func (Runner) IsRequantize(err error) bool { return IsRequantize(err) }
+
+// DefaultSampling: see the package function.
+func (Runner) DefaultSampling() Sampling { return DefaultSampling() }

@@ -1,0 +1,108 @@
+package header
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/churon/churon/models/fit"
+	"github.com/churon/churon/models/synth"
+)
+
+func synthModel(t *testing.T) string {
+	t.Helper()
+	s := synth.Tiny("llama")
+	s.Embd, s.FF, s.Layers, s.Heads, s.KVHeads, s.Vocab, s.Context = 256, 512, 4, 8, 2, 1000, 4096
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := synth.Write(path, s); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// rangeServer serves a file with Range support and counts body bytes.
+func rangeServer(t *testing.T, path string, ranges bool) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, err := os.Open(path)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		defer f.Close()
+		if !ranges {
+			r.Header.Del("Range")
+		}
+		cw := &countingWriter{ResponseWriter: w, n: &sent}
+		http.ServeContent(cw, r, "", time.Time{}, f)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &sent
+}
+
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func TestRemoteEqualsLocal(t *testing.T) {
+	path := synthModel(t)
+	local, err := Local(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, sent := rangeServer(t, path, true)
+	remote, stats, err := Remote(context.Background(), srv.URL+"/tiny.gguf?sig=secret", RemoteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local.Name, remote.Name = "", "" // the file name is not in the header
+	if local != remote {
+		t.Fatalf("remote %+v\nlocal  %+v", remote, local)
+	}
+	// The handler counts a write once it returns, which can be after the
+	// client has read it.
+	for i := 0; i < 100 && sent.Load() < stats.BytesFetched; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if stats.BytesFetched != sent.Load() || stats.FileSize != local.FileBytes {
+		t.Errorf("stats %+v, server sent %d", stats, sent.Load())
+	}
+	// Only the header, plus at most one read-ahead chunk.
+	if stats.BytesFetched < local.HeaderBytes || stats.BytesFetched > local.HeaderBytes+1<<20 || stats.BytesFetched >= local.FileBytes/4 {
+		t.Errorf("fetched %d bytes for a %d-byte header of a %d-byte file", stats.BytesFetched, local.HeaderBytes, local.FileBytes)
+	}
+	if fit.EstimateMemory(remote, 2048) != fit.EstimateMemory(local, 2048) {
+		t.Error("estimates differ")
+	}
+	t.Logf("header %d bytes of %d; fetched %d in %d requests", local.HeaderBytes, local.FileBytes, stats.BytesFetched, stats.Requests)
+	if local.Architecture != "llama" || local.Layers != 4 || local.KVHeads != 2 || local.HeadDimK != 32 ||
+		local.ContextLength != 4096 || !local.HasTemplate || local.Parameters == 0 || local.Quant != "F32" {
+		t.Errorf("meta %+v", local)
+	}
+}
+
+func TestRemoteWithoutRanges(t *testing.T) {
+	path := synthModel(t)
+	srv, _ := rangeServer(t, path, false)
+	_, stats, err := Remote(context.Background(), srv.URL, RemoteOptions{})
+	if !errors.Is(err, ErrNoRanges) {
+		t.Fatalf("err = %v", err)
+	}
+	if stats.BytesFetched != 0 {
+		t.Errorf("read %d bytes of a whole-file answer", stats.BytesFetched)
+	}
+}
