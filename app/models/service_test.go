@@ -335,7 +335,10 @@ func TestQueueResumesAfterRestart(t *testing.T) {
 	s2 := New(opt)
 	defer s2.Close()
 	ev2 := record(t, s2)
-	ev2.until(func(e Event) bool { e2, ok := e.(DownloadEnded); return ok && e2.Dest == dest && e2.Status == download.Completed })
+	ev2.until(func(e Event) bool {
+		e2, ok := e.(DownloadEnded)
+		return ok && e2.Dest == dest && e2.Status == download.Completed
+	})
 	if h.Ranged.Load() == 0 {
 		t.Fatal("the resumed download started over instead of asking for the rest")
 	}

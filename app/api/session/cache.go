@@ -26,7 +26,6 @@ type CacheState struct {
 	DiskTokens int
 }
 
-
 // Budget bounds for the default RAM budget of idle KV caches.
 const (
 	minKVBudget = 256 << 20
