@@ -16,6 +16,7 @@ import (
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
 	"github.com/churon/churon/engine/sample"
+	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/models/library"
 )
 
@@ -70,7 +71,7 @@ func (f *modelFlags) orDemo(ctx context.Context, stderr io.Writer) error {
 		return nil
 	}
 	dir := libraryDir("")
-	lib, err := library.Open(dir)
+	lib, err := library.Open(dir, header.Local)
 	if err != nil {
 		return fmt.Errorf("a model is required: -m FILE.gguf (the library at %s cannot be read: %w)", dir, err)
 	}

@@ -32,7 +32,7 @@ func init() {
 // downloads while it runs. The hub's address and token come from
 // $CHURON_HUB_URL and $HF_TOKEN.
 func service(dir string, dl download.Options) *models.Service {
-	return models.New(models.Options{Dir: libraryDir(dir), QueueFile: "-", Download: dl})
+	return models.New(models.Options{Dir: libraryDir(dir), QueueFile: "-", Download: dl, Headers: header.Reader{}})
 }
 
 // libraryDir is the library folder: the flag's, else the app's.
@@ -74,11 +74,10 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		// The memory check reads only the header of the first part.
-		hc := svc.Hub()
-		if meta, stats, err := header.Remote(ctx, hc.ResolveURL(repo, *rev, v.Files[0].Path), header.RemoteOptions{Authorize: hc.Authorize}); err == nil {
+		if meta, fetched, err := svc.RemoteMeta(ctx, repo, *rev, v.Files[0].Path); err == nil {
 			meta.WeightBytes = v.Size - meta.HeaderBytes
 			res := fit.Check(fit.EstimateMemory(meta, *ctxLen), svc.Memory())
-			fmt.Fprintf(stderr, "%s %s: %s (header read in %d bytes)\n", repo, v.Quant, res, stats.BytesFetched)
+			fmt.Fprintf(stderr, "%s %s: %s (header read in %d bytes)\n", repo, v.Quant, res, fetched)
 			if res.Verdict == fit.WontFit && !*force {
 				return fmt.Errorf("the model will not fit in this machine's memory; pass --force to download it anyway")
 			}

@@ -1,6 +1,8 @@
 package models
 
 import (
+	"context"
+
 	"github.com/churon/churon/assets/catalog"
 	"github.com/churon/churon/models/fit"
 )
@@ -65,4 +67,12 @@ func (s *Service) Recommend() (catalog.Model, fit.Result, bool) {
 		return m, res, ok
 	}
 	return catalog.Model{}, fit.Result{}, false
+}
+
+// RemoteMeta reads the header of a file on the hub (only the header, not
+// the weights) for the exact fit estimate; fetched says how many bytes
+// that took. It blocks: front ends call it off their drawing goroutine.
+func (s *Service) RemoteMeta(ctx context.Context, repo, rev, file string) (meta fit.Meta, fetched int64, err error) {
+	hc := s.Hub()
+	return s.opt.Headers.Remote(ctx, hc.ResolveURL(repo, rev, file), hc.Authorize)
 }

@@ -1,13 +1,14 @@
 package models
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"time"
 
 	"github.com/churon/churon/app/paths"
 	"github.com/churon/churon/assets/catalog"
-	"github.com/churon/churon/engine/arch"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/fit"
 	"github.com/churon/churon/models/hub"
@@ -15,11 +16,14 @@ import (
 
 // Options configure a Service. The zero value is the app's: models in
 // paths.DataDir()/models, the queue in paths.CacheDir(), the hub from
-// $CHURON_HUB_URL, the "models.hub_url" setting or huggingface.co, the
-// architectures the engine runs.
+// $CHURON_HUB_URL, the "models.hub_url" setting or huggingface.co.
 type Options struct {
 	// HubURL and Token override the hub's address and access token.
 	HubURL, Token string
+	// Headers reads GGUF headers for the library and the fit check
+	// (models/header.Reader{}: the service itself stays free of the
+	// engine). Required.
+	Headers Headers
 	// Settings, when set, is where the hub's address and token are read
 	// and the token is saved (the session manager, for the app).
 	Settings Settings
@@ -34,9 +38,10 @@ type Options struct {
 	Concurrency int
 	// Memory reports the machine's memory; nil means fit.SystemMemory.
 	Memory func() (fit.Memory, error)
-	// Architectures lists the model architectures the engine runs; a
+	// Architectures lists the model architectures the engine runs
+	// (arch.Names, given by whoever wires the service to the engine); a
 	// model of another one is marked and never recommended. nil means
-	// the engine's own list (arch.Names).
+	// unknown: nothing is marked.
 	Architectures []string
 	// Catalog replaces the embedded catalog (tests).
 	Catalog *catalog.Catalog
@@ -45,6 +50,14 @@ type Options struct {
 	// PartLabel names part n of a multi-file model in the download list
 	// (front ends translate it); nil gives "NAME (part N of M)".
 	PartLabel func(name string, n, of int) string
+}
+
+// Headers reads what a GGUF file's header says of its model: of a file
+// in the library, or of one on the hub through Range requests (fetched
+// says how many bytes that took).
+type Headers interface {
+	Local(path string) (fit.Meta, error)
+	Remote(ctx context.Context, url string, authorize func(*http.Request)) (meta fit.Meta, fetched int64, err error)
 }
 
 // Settings is where the service keeps what the person chose. The session
@@ -77,9 +90,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Memory == nil {
 		o.Memory = fit.SystemMemory
-	}
-	if o.Architectures == nil {
-		o.Architectures = arch.Names()
 	}
 	if o.PartLabel == nil {
 		o.PartLabel = func(name string, n, of int) string { return fmt.Sprintf("%s (part %d of %d)", name, n, of) }

@@ -194,8 +194,11 @@ func (s *Service) Dir() string { return s.opt.Dir }
 // Dest is where a repository's file goes in this library.
 func (s *Service) Dest(repo, file string) string { return Dest(s.opt.Dir, repo, file) }
 
-// Supported reports whether the engine runs an architecture.
-func (s *Service) Supported(arch string) bool { return slices.Contains(s.opt.Architectures, arch) }
+// Supported reports whether the engine runs an architecture (true when
+// the list is unknown).
+func (s *Service) Supported(arch string) bool {
+	return s.opt.Architectures == nil || slices.Contains(s.opt.Architectures, arch)
+}
 
 // open makes the library folder and the download manager (resuming the
 // persisted queue) the first time they are needed.
@@ -208,7 +211,7 @@ func (s *Service) open() error {
 	if s.closed {
 		return errors.New("models: the service is closed")
 	}
-	lib, err := library.Open(s.opt.Dir)
+	lib, err := library.Open(s.opt.Dir, s.opt.Headers.Local)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/churon/churon/assets/catalog"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/fit"
+	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/models/hub/hubtest"
 	"github.com/churon/churon/models/synth"
 )
@@ -106,6 +107,7 @@ func options(t *testing.T, h *hubtest.Hub) Options {
 	dir := t.TempDir()
 	return Options{
 		HubURL:    h.URL(),
+		Headers:   header.Reader{},
 		Settings:  &memorySettings{m: map[string]string{}},
 		Dir:       filepath.Join(dir, "models"),
 		QueueFile: filepath.Join(dir, "cache", "downloads.json"),
@@ -276,6 +278,7 @@ func TestRecommendByMemory(t *testing.T) {
 		{"too small", fixedMemory(1<<10, 1<<10), nil, false},
 		{"unknown", func() (fit.Memory, error) { return fit.Memory{}, fmt.Errorf("no /proc") }, nil, true},
 		{"unsupported", fixedMemory(16<<30, 12<<30), []string{"qwen3"}, false},
+		{"architectures unknown", fixedMemory(16<<30, 12<<30), nil, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -354,5 +357,21 @@ func TestDest(t *testing.T) {
 		if got := Dest("lib", c.repo, c.file); got != c.want {
 			t.Errorf("Dest(%q, %q) = %q, want %q", c.repo, c.file, got, c.want)
 		}
+	}
+}
+
+// TestRemoteMetaReadsOnlyTheHeader: the exact fit estimate of a hub file
+// costs its header, not its weights.
+func TestRemoteMetaReadsOnlyTheHeader(t *testing.T) {
+	h := hubtest.New(t)
+	s := New(options(t, h))
+	defer s.Close()
+	f := h.File(hubtest.Repo, "tiny-llama-F32.gguf")
+	meta, fetched, err := s.RemoteMeta(context.Background(), hubtest.Repo, "main", f.Path)
+	if err != nil || meta.Architecture != "llama" || meta.Layers == 0 {
+		t.Fatalf("meta %+v, %v", meta, err)
+	}
+	if fetched <= 0 || fetched >= int64(len(f.Data)) {
+		t.Fatalf("fetched %d of a %d-byte file", fetched, len(f.Data))
 	}
 }

@@ -5,7 +5,7 @@
 // (repository, revision, file, SHA-256) and which folders and files were
 // added; everything else is read from the files' GGUF headers.
 //
-//	lib, err := library.Open(dir)
+//	lib, err := library.Open(dir, header.Local)
 //	models, err := lib.List(ctx)
 //	err = lib.Record(path, library.Origin{Repo: "Qwen/Qwen2.5-0.5B-Instruct-GGUF", File: "...", SHA256: "..."})
 package library

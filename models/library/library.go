@@ -20,7 +20,6 @@ import (
 	"github.com/churon/churon/internal/ctxio"
 	"github.com/churon/churon/internal/ggufname"
 	"github.com/churon/churon/models/fit"
-	"github.com/churon/churon/models/header"
 )
 
 // IndexFile is the index's name inside the library folder.
@@ -76,12 +75,22 @@ func (m Model) Name() string {
 // Library is a folder of models plus its index. Its methods are safe for
 // concurrent use within one process.
 type Library struct {
-	dir string
-	mu  sync.Mutex
+	dir      string
+	describe Describe
+	mu       sync.Mutex
 }
 
-// Open opens (creating if needed) the library in dir.
-func Open(dir string) (*Library, error) {
+// Describe reads what a GGUF file's header says of its model:
+// models/header's Local, given by whoever opens the library, so that this
+// package (and what front ends import of it) stays free of the engine.
+type Describe func(path string) (fit.Meta, error)
+
+// Open opens (creating if needed) the library in dir; describe reads the
+// models' headers.
+func Open(dir string, describe Describe) (*Library, error) {
+	if describe == nil {
+		return nil, errors.New("library: open: no header reader")
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("library: %w", err)
@@ -89,7 +98,7 @@ func Open(dir string) (*Library, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("library: %w", err)
 	}
-	return &Library{dir: abs}, nil
+	return &Library{dir: abs, describe: describe}, nil
 }
 
 // Dir is the library folder, where downloads go.
@@ -156,7 +165,7 @@ func (l *Library) AddFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("library: %w", err)
 	}
-	if _, err := header.Local(abs); err != nil {
+	if _, err := l.describe(abs); err != nil {
 		return fmt.Errorf("library: add %s: %w", path, err)
 	}
 	return l.update(func(ix *index) error {
@@ -223,7 +232,7 @@ func (l *Library) List(ctx context.Context) ([]Model, error) {
 			return
 		}
 		seen[path] = true
-		m, ok := l.describe(path, ix)
+		m, ok := l.model(path, ix)
 		if ok {
 			m.Managed = managed
 			out = append(out, m)
@@ -266,8 +275,8 @@ func (l *Library) List(ctx context.Context) ([]Model, error) {
 	return out, nil
 }
 
-// describe reads one model; ok is false for a later part of a split model.
-func (l *Library) describe(path string, ix *index) (Model, bool) {
+// model reads one model; ok is false for a later part of a split model.
+func (l *Library) model(path string, ix *index) (Model, bool) {
 	m := Model{Path: path, Origin: ix.Records[path].Origin}
 	base := filepath.Base(path)
 	if prefix, part, total, split := ggufname.Split(base); split {
@@ -290,7 +299,7 @@ func (l *Library) describe(path string, ix *index) (Model, bool) {
 		}
 		m.Size += st.Size()
 	}
-	meta, err := header.Local(path)
+	meta, err := l.describe(path)
 	if err != nil && m.Err == "" {
 		m.Err = err.Error()
 	}

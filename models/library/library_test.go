@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/models/synth"
 )
 
@@ -26,7 +27,7 @@ func write(t *testing.T, path string) string {
 func TestLibrary(t *testing.T) {
 	root := t.TempDir()
 	ctx := context.Background()
-	lib, err := Open(filepath.Join(root, "lib"))
+	lib, err := Open(filepath.Join(root, "lib"), header.Local)
 	if err != nil {
 		t.Fatal(err)
 	}
