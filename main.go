@@ -6,7 +6,7 @@ import (
 
 	"github.com/churon/churon/cli"
 	_ "github.com/churon/churon/internal/clocale" // before Fyne reads the locale; see the package
-	"github.com/churon/churon/ui/desktop"
+	"github.com/churon/churon/desktop"
 )
 
 func main() {
