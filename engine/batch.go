@@ -2,16 +2,10 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/churon/churon/engine/arch"
 )
-
-// ErrBatch is wrapped by the batch calls for arguments that cannot form a
-// batch: sequences of another model, one sequence twice, mismatched
-// lengths.
-var ErrBatch = errors.New("engine: bad batch")
 
 // DecodeBatch feeds tokens[i] to seqs[i] for every i in one forward pass:
 // each weight is read from memory once for all the sequences, which is
@@ -21,22 +15,18 @@ var ErrBatch = errors.New("engine: bad batch")
 // to m and be distinct; none may be used by another goroutine during the
 // call. The logits equal those of feeding each sequence alone.
 func (m *Model) DecodeBatch(ctx context.Context, seqs []*Sequence, tokens []int32) error {
-	if len(seqs) != len(tokens) {
-		return fmt.Errorf("%w: %d sequences, %d tokens", ErrBatch, len(seqs), len(tokens))
-	}
-	if len(seqs) == 0 {
+	if len(seqs) == 0 && len(tokens) == 0 {
 		return nil
 	}
-	if err := m.checkBatch(seqs); err != nil {
+	if err := m.checkBatch(seqs, len(tokens), "tokens"); err != nil {
 		return err
 	}
-	vocab := m.info.VocabSize
 	for i, s := range seqs {
 		if s.Len() >= s.ctxLen {
 			return fmt.Errorf("%w: sequence %d holds %d tokens", ErrContextFull, i, s.Len())
 		}
-		if t := tokens[i]; t < 0 || int(t) >= vocab {
-			return fmt.Errorf("engine: token id %d outside vocabulary of %d", t, vocab)
+		if err := m.checkTokens(tokens[i : i+1]); err != nil {
+			return err
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -69,24 +59,18 @@ func (m *Model) DecodeBatch(ctx context.Context, seqs []*Sequence, tokens []int3
 // Afterwards each sequence's Logits predicts the token after its last.
 // Empty entries are allowed. The same rules as DecodeBatch apply.
 func (m *Model) FeedBatch(ctx context.Context, seqs []*Sequence, toks [][]int32) error {
-	if len(seqs) != len(toks) {
-		return fmt.Errorf("%w: %d sequences, %d token lists", ErrBatch, len(seqs), len(toks))
-	}
-	if len(seqs) == 0 {
+	if len(seqs) == 0 && len(toks) == 0 {
 		return nil
 	}
-	if err := m.checkBatch(seqs); err != nil {
+	if err := m.checkBatch(seqs, len(toks), "token lists"); err != nil {
 		return err
 	}
-	vocab := m.info.VocabSize
 	for i, s := range seqs {
 		if s.Len()+len(toks[i]) > s.ctxLen {
 			return fmt.Errorf("%w: sequence %d: %d cached + %d new tokens > %d", ErrContextFull, i, s.Len(), len(toks[i]), s.ctxLen)
 		}
-		for _, t := range toks[i] {
-			if t < 0 || int(t) >= vocab {
-				return fmt.Errorf("engine: token id %d outside vocabulary of %d", t, vocab)
-			}
+		if err := m.checkTokens(toks[i]); err != nil {
+			return err
 		}
 	}
 	lead := seqs[0]
@@ -138,9 +122,13 @@ func (m *Model) FeedBatch(ctx context.Context, seqs []*Sequence, toks [][]int32)
 	}
 }
 
-// checkBatch rejects sequences of other models, closed models and
-// repeated sequences.
-func (m *Model) checkBatch(seqs []*Sequence) error {
+// checkBatch rejects a batch call's arguments unless it has one of its n
+// per-sequence entries (its what: tokens, prompts) for each sequence, the
+// model is open, and the sequences are its own, open and distinct.
+func (m *Model) checkBatch(seqs []*Sequence, n int, what string) error {
+	if len(seqs) != n {
+		return fmt.Errorf("%w: %d sequences, %d %s", ErrBatch, len(seqs), n, what)
+	}
 	if m.file == nil {
 		return ErrClosed
 	}

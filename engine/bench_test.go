@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -24,10 +23,7 @@ func benchModel(b *testing.B) *Model {
 			b.Fatal(err)
 		}
 		s.Layers, s.Vocab = 2, 4096
-		path = filepath.Join(b.TempDir(), "bench.gguf")
-		if err := synth.Write(path, s); err != nil {
-			b.Fatal(err)
-		}
+		path = synthFile(b, "bench.gguf", s)
 	}
 	threads, _ := strconv.Atoi(os.Getenv("CHURON_BENCH_THREADS"))
 	m, err := Load(context.Background(), path, LoadOptions{Threads: threads, InMemory: true})

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -375,6 +374,3 @@ func (m *Model) Close() error {
 	m.file = nil
 	return err
 }
-
-// ErrClosed is returned when a closed model or sequence is used.
-var ErrClosed = errors.New("engine: closed")

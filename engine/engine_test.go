@@ -19,11 +19,18 @@ import (
 
 func synthModel(t *testing.T, s synth.Spec) *Model {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), s.Arch+".gguf")
+	return loadModel(t, synthFile(t, s.Arch+".gguf", s))
+}
+
+// synthFile writes the synthetic model s as name in a new temporary
+// directory and returns its path.
+func synthFile(tb testing.TB, name string, s synth.Spec) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), name)
 	if err := synth.Write(path, s); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	return loadModel(t, path)
+	return path
 }
 
 var greedy = sample.Greedy()
@@ -56,10 +63,7 @@ func TestInfo(t *testing.T) {
 func TestLoadCancelledAndBadFiles(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	path := filepath.Join(t.TempDir(), "m.gguf")
-	if err := synth.Write(path, synth.Tiny("llama")); err != nil {
-		t.Fatal(err)
-	}
+	path := synthFile(t, "m.gguf", synth.Tiny("llama"))
 	if _, err := Load(ctx, path, LoadOptions{InMemory: true}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled load: %v", err)
 	}
@@ -79,12 +83,9 @@ func TestLoadCancelledAndBadFiles(t *testing.T) {
 
 // TestInMemoryEqualsMapped: both load modes give identical logits.
 func TestInMemoryEqualsMapped(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "m.gguf")
 	s := synth.Tiny("qwen3")
 	s.Type = quant.Q4_0
-	if err := synth.Write(path, s); err != nil {
-		t.Fatal(err)
-	}
+	path := synthFile(t, "m.gguf", s)
 	var rows [2][]float32
 	for i, inMem := range []bool{false, true} {
 		m, err := Load(context.Background(), path, LoadOptions{InMemory: inMem})

@@ -246,10 +246,7 @@ type BatchResult struct {
 func (m *Model) GenerateBatch(ctx context.Context, seqs []*Sequence, prompts [][]int32, opt GenerateOptions, onToken func(i int, t Token) error) (BatchResult, error) {
 	start := time.Now()
 	var br BatchResult
-	if len(seqs) != len(prompts) {
-		return br, fmt.Errorf("%w: %d sequences, %d prompts", ErrBatch, len(seqs), len(prompts))
-	}
-	if err := m.checkBatch(seqs); err != nil {
+	if err := m.checkBatch(seqs, len(prompts), "prompts"); err != nil {
 		return br, err
 	}
 	gens := make([]*gen, len(seqs))

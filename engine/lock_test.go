@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,10 +11,7 @@ import (
 // TestLock: a locked model works like any other, or Load says why the
 // system refused to lock it.
 func TestLock(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "m.gguf")
-	if err := synth.Write(path, synth.Tiny("llama")); err != nil {
-		t.Fatal(err)
-	}
+	path := synthFile(t, "m.gguf", synth.Tiny("llama"))
 	for _, inMemory := range []bool{false, true} {
 		m, err := Load(context.Background(), path, LoadOptions{Lock: true, InMemory: inMemory, Threads: 2})
 		if err != nil {

@@ -34,11 +34,7 @@ func offloadFiles(t *testing.T) map[string]string {
 		if arch == "qwen2" {
 			s.Tied = true
 		}
-		path := filepath.Join(t.TempDir(), arch+".gguf")
-		if err := synth.Write(path, s); err != nil {
-			t.Fatal(err)
-		}
-		files["synth-"+arch] = path
+		files["synth-"+arch] = synthFile(t, arch+".gguf", s)
 	}
 	return files
 }

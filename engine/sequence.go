@@ -77,6 +77,17 @@ func (t KVType) quantType() (quant.Type, error) {
 	return 0, fmt.Errorf("engine: unknown KV cache type %d", int(t))
 }
 
+// kvTypeOf is quantType's inverse, for a cache's storage type.
+func kvTypeOf(t quant.Type) KVType {
+	switch t {
+	case quant.F32:
+		return KVF32
+	case quant.Q8_0:
+		return KVQ8_0
+	}
+	return KVF16
+}
+
 // DefaultContext caps the context of a new sequence when none is asked
 // for, so a model trained on 128k tokens does not claim gigabytes of KV
 // cache by default.
@@ -215,9 +226,6 @@ func (s *Sequence) Truncate(n int) error {
 	return nil
 }
 
-// ErrContextFull is returned when tokens do not fit in the sequence.
-var ErrContextFull = fmt.Errorf("engine: context is full")
-
 // Feed appends tokens to the sequence, running them through the model in
 // batches. Afterwards Logits holds the prediction after the last token.
 func (s *Sequence) Feed(ctx context.Context, toks []int32) error {
@@ -235,6 +243,17 @@ func (s *Sequence) FeedAll(ctx context.Context, toks []int32) ([]float32, error)
 	return all, nil
 }
 
+// checkTokens refuses token ids outside the model's vocabulary.
+func (m *Model) checkTokens(toks []int32) error {
+	vocab := m.info.VocabSize
+	for _, t := range toks {
+		if t < 0 || int(t) >= vocab {
+			return fmt.Errorf("engine: token id %d outside vocabulary of %d", t, vocab)
+		}
+	}
+	return nil
+}
+
 func (s *Sequence) feed(ctx context.Context, toks []int32, all []float32) error {
 	if s.m.file == nil || s.closed {
 		return ErrClosed
@@ -245,12 +264,10 @@ func (s *Sequence) feed(ctx context.Context, toks []int32, all []float32) error 
 	if len(s.tokens)+len(toks) > s.ctxLen {
 		return fmt.Errorf("%w: %d cached + %d new tokens > %d", ErrContextFull, len(s.tokens), len(toks), s.ctxLen)
 	}
-	vocab := s.m.info.VocabSize
-	for _, t := range toks {
-		if t < 0 || int(t) >= vocab {
-			return fmt.Errorf("engine: token id %d outside vocabulary of %d", t, vocab)
-		}
+	if err := s.m.checkTokens(toks); err != nil {
+		return err
 	}
+	vocab := s.m.info.VocabSize
 	for done := 0; done < len(toks); {
 		if err := ctx.Err(); err != nil {
 			return err

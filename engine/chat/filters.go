@@ -23,14 +23,25 @@ var hookedFilters = map[string]bool{"select": true, "reject": true, "selectattr"
 // hookedMethods are routed to guard.method.
 var hookedMethods = map[string]bool{"join": true}
 
-func (g *guard) filter(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Value, error) {
+// namedHook checks the call of a hook that the emitter passes a name
+// (of a filter or method), an operand and the rest of the arguments, and
+// splits them up.
+func (g *guard) namedHook(hook string, args []jinja.Value) (name string, operand jinja.Value, rest []jinja.Value, err error) {
 	if err := g.check(); err != nil {
-		return g.fail(err)
+		return "", operand, nil, err
 	}
 	if len(args) < 2 || !args[0].IsString() {
-		return g.fail(errors.New("internal error: bad filter hook call"))
+		return "", operand, nil, fmt.Errorf("internal error: bad %s hook call", hook)
 	}
-	name, seq, rest := args[0].AsString(), args[1], args[2:]
+	return args[0].AsString(), args[1], args[2:], nil
+}
+
+// filter runs a hooked filter (hookedFilters) on seq.
+func (g *guard) filter(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Value, error) {
+	name, seq, rest, err := g.namedHook("filter", args)
+	if err != nil {
+		return g.fail(err)
+	}
 	if name == "round" {
 		v, err := pyRound(seq, rest, kwargs)
 		if err != nil {
@@ -251,14 +262,12 @@ func pyTitle(s string) string {
 	return b.String()
 }
 
+// method runs a hooked method (hookedMethods) of recv.
 func (g *guard) method(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
-	if err := g.check(); err != nil {
+	name, recv, rest, err := g.namedHook("method", args)
+	if err != nil {
 		return g.fail(err)
 	}
-	if len(args) < 2 || !args[0].IsString() {
-		return g.fail(errors.New("internal error: bad method hook call"))
-	}
-	name, recv, rest := args[0].AsString(), args[1], args[2:]
 	switch name {
 	case "join":
 		// str.join; nothing else in a template has a join method.

@@ -176,23 +176,22 @@ func (g *guard) out(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, 
 }
 
 func (g *guard) tick([]jinja.Value, map[string]jinja.Value) (jinja.Value, error) {
-	if err := g.check(); err != nil {
-		return g.fail(err)
-	}
-	g.iterations++
-	if g.iterations > maxIterations {
-		return g.fail(limitf("more than %d loop iterations", maxIterations))
-	}
-	return empty, nil
+	return g.bump(&g.iterations, maxIterations, "more than %d loop iterations")
 }
 
 func (g *guard) enter([]jinja.Value, map[string]jinja.Value) (jinja.Value, error) {
+	return g.bump(&g.depth, maxMacroDepth, "macro calls nested deeper than %d (runaway recursion?)")
+}
+
+// bump counts one more of what a sandbox limit bounds, and stops the
+// render past the limit (tooMany formats it).
+func (g *guard) bump(counter *int, limit int, tooMany string) (jinja.Value, error) {
 	if err := g.check(); err != nil {
 		return g.fail(err)
 	}
-	g.depth++
-	if g.depth > maxMacroDepth {
-		return g.fail(limitf("macro calls nested deeper than %d (runaway recursion?)", maxMacroDepth))
+	*counter++
+	if *counter > limit {
+		return g.fail(limitf(tooMany, limit))
 	}
 	return empty, nil
 }
@@ -390,17 +389,12 @@ func toFloat(v jinja.Value) float64 {
 
 // mul is Python's "*": numbers multiply, a str or list times an int repeats.
 func (g *guard) mul(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
-	if err := g.check(); err != nil {
+	a, b, err := g.operands("*", args)
+	if err != nil {
 		return g.fail(err)
 	}
-	if err := arity("*", args, 2); err != nil {
-		return g.fail(err)
-	}
-	a, b := args[0], args[1]
 	if isNumber(a) && isNumber(b) {
-		x, xok := intArg(a)
-		y, yok := intArg(b)
-		if xok && yok {
+		if x, y, ok := ints(a, b); ok {
 			r := x * y
 			if x != 0 && (r/x != y || (x == -1 && y == math.MinInt64)) {
 				return g.fail(limitf("integer product overflows 64 bits"))
@@ -433,24 +427,16 @@ func (g *guard) mul(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, 
 		}
 		return jinja.NewList(out), nil
 	}
-	return g.fail(fmt.Errorf("unsupported operand types for *: %s and %s", pyTypeName(a), pyTypeName(b)))
+	return g.fail(typeError("*", a, b))
 }
 
 // pow is Python's "**": an int to a non-negative int power stays an int.
 func (g *guard) pow(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
-	if err := g.check(); err != nil {
+	a, b, err := g.numbers("**", args)
+	if err != nil {
 		return g.fail(err)
 	}
-	if err := arity("**", args, 2); err != nil {
-		return g.fail(err)
-	}
-	a, b := args[0], args[1]
-	if !isNumber(a) || !isNumber(b) {
-		return g.fail(fmt.Errorf("unsupported operand types for **: %s and %s", pyTypeName(a), pyTypeName(b)))
-	}
-	x, xok := intArg(a)
-	y, yok := intArg(b)
-	if xok && yok && y >= 0 {
+	if x, y, ok := ints(a, b); ok && y >= 0 {
 		r, ok := intPow(x, y)
 		if !ok {
 			return g.fail(limitf("integer power %d ** %d overflows 64 bits", x, y))
@@ -470,18 +456,13 @@ func (g *guard) pow(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, 
 // add is Python's "+": numbers add, strings and lists concatenate, and
 // anything else (a string plus a number, say) is a TypeError.
 func (g *guard) add(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
-	if err := g.check(); err != nil {
+	a, b, err := g.operands("+", args)
+	if err != nil {
 		return g.fail(err)
 	}
-	if err := arity("+", args, 2); err != nil {
-		return g.fail(err)
-	}
-	a, b := args[0], args[1]
 	switch {
 	case isNumber(a) && isNumber(b):
-		x, xok := intArg(a)
-		y, yok := intArg(b)
-		if xok && yok {
+		if x, y, ok := ints(a, b); ok {
 			r := x + y
 			if (r > x) != (y > 0) {
 				return g.fail(limitf("integer sum overflows 64 bits"))
@@ -502,24 +483,16 @@ func (g *guard) add(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, 
 		items := make([]jinja.Value, 0, len(x)+len(y))
 		return jinja.NewList(append(append(items, x...), y...)), nil
 	}
-	return g.fail(fmt.Errorf("unsupported operand types for +: %s and %s", pyTypeName(a), pyTypeName(b)))
+	return g.fail(typeError("+", a, b))
 }
 
 // sub is Python's "-" on numbers.
 func (g *guard) sub(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
-	if err := g.check(); err != nil {
+	a, b, err := g.numbers("-", args)
+	if err != nil {
 		return g.fail(err)
 	}
-	if err := arity("-", args, 2); err != nil {
-		return g.fail(err)
-	}
-	a, b := args[0], args[1]
-	if !isNumber(a) || !isNumber(b) {
-		return g.fail(fmt.Errorf("unsupported operand types for -: %s and %s", pyTypeName(a), pyTypeName(b)))
-	}
-	x, xok := intArg(a)
-	y, yok := intArg(b)
-	if xok && yok {
+	if x, y, ok := ints(a, b); ok {
 		r := x - y
 		if (r < x) != (y > 0) {
 			return g.fail(limitf("integer difference overflows 64 bits"))
@@ -529,39 +502,66 @@ func (g *guard) sub(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, 
 	return jinja.NewFloat(toFloat(a) - toFloat(b)), nil
 }
 
-// numbers checks the operands of an arithmetic operator.
-func (g *guard) numbers(op string, args []jinja.Value) error {
+// operands checks the call of a binary operator's hook (the render may
+// go on, two arguments) and returns the operands.
+func (g *guard) operands(op string, args []jinja.Value) (a, b jinja.Value, err error) {
 	if err := g.check(); err != nil {
-		return err
+		return a, b, err
 	}
 	if err := arity(op, args, 2); err != nil {
-		return err
+		return a, b, err
 	}
-	if !isNumber(args[0]) || !isNumber(args[1]) {
-		return fmt.Errorf("unsupported operand types for %s: %s and %s", op, pyTypeName(args[0]), pyTypeName(args[1]))
+	return args[0], args[1], nil
+}
+
+// numbers is operands for the operators that take only numbers.
+func (g *guard) numbers(op string, args []jinja.Value) (a, b jinja.Value, err error) {
+	a, b, err = g.operands(op, args)
+	if err == nil && (!isNumber(a) || !isNumber(b)) {
+		err = typeError(op, a, b)
 	}
-	if n, ok := intArg(args[1]); (ok && n == 0) || (args[1].IsFloat() && args[1].AsFloat() == 0) {
-		return errors.New("division by zero")
+	return a, b, err
+}
+
+// division is numbers for the operators that divide by b.
+func (g *guard) division(op string, args []jinja.Value) (a, b jinja.Value, err error) {
+	if a, b, err = g.numbers(op, args); err != nil {
+		return a, b, err
 	}
-	return nil
+	if n, ok := intArg(b); (ok && n == 0) || (b.IsFloat() && b.AsFloat() == 0) {
+		return a, b, errors.New("division by zero")
+	}
+	return a, b, nil
+}
+
+// typeError is Python's TypeError for operands op does not take.
+func typeError(op string, a, b jinja.Value) error {
+	return fmt.Errorf("unsupported operand types for %s: %s and %s", op, pyTypeName(a), pyTypeName(b))
+}
+
+// ints returns both operands as integers, if both are.
+func ints(a, b jinja.Value) (x, y int64, ok bool) {
+	x, xok := intArg(a)
+	y, yok := intArg(b)
+	return x, y, xok && yok
 }
 
 // div is Python's "/": always a float.
 func (g *guard) div(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
-	if err := g.numbers("/", args); err != nil {
+	a, b, err := g.division("/", args)
+	if err != nil {
 		return g.fail(err)
 	}
-	return jinja.NewFloat(toFloat(args[0]) / toFloat(args[1])), nil
+	return jinja.NewFloat(toFloat(a) / toFloat(b)), nil
 }
 
 // floorDiv is Python's "//": it rounds toward minus infinity.
 func (g *guard) floorDiv(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
-	if err := g.numbers("//", args); err != nil {
+	a, b, err := g.division("//", args)
+	if err != nil {
 		return g.fail(err)
 	}
-	x, xok := intArg(args[0])
-	y, yok := intArg(args[1])
-	if xok && yok {
+	if x, y, ok := ints(a, b); ok {
 		if x == math.MinInt64 && y == -1 {
 			return g.fail(limitf("integer quotient overflows 64 bits"))
 		}
@@ -571,7 +571,7 @@ func (g *guard) floorDiv(args []jinja.Value, _ map[string]jinja.Value) (jinja.Va
 		}
 		return jinja.NewInt(q), nil
 	}
-	q, _ := floatDivmod(toFloat(args[0]), toFloat(args[1]))
+	q, _ := floatDivmod(toFloat(a), toFloat(b))
 	return jinja.NewFloat(q), nil
 }
 
@@ -581,12 +581,11 @@ func (g *guard) mod(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, 
 	if len(args) == 2 && args[0].IsString() {
 		return g.fail(errors.New(`string formatting with "%" is not supported`))
 	}
-	if err := g.numbers("%", args); err != nil {
+	a, b, err := g.division("%", args)
+	if err != nil {
 		return g.fail(err)
 	}
-	x, xok := intArg(args[0])
-	y, yok := intArg(args[1])
-	if xok && yok {
+	if x, y, ok := ints(a, b); ok {
 		if y == -1 {
 			return jinja.NewInt(0), nil
 		}
@@ -596,7 +595,7 @@ func (g *guard) mod(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, 
 		}
 		return jinja.NewInt(r), nil
 	}
-	_, m := floatDivmod(toFloat(args[0]), toFloat(args[1]))
+	_, m := floatDivmod(toFloat(a), toFloat(b))
 	return jinja.NewFloat(m), nil
 }
 

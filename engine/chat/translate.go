@@ -86,6 +86,15 @@ func (tr *translator) stmt(sg segment) error {
 		}
 		return nil
 	}
+	// openBlock writes the translation of a block's opening tag and
+	// opens the block.
+	openBlock := func(code string, err error) error {
+		if err != nil {
+			return err
+		}
+		tr.b.WriteString(code)
+		return tr.push(kw, sg.line, "")
+	}
 	if opener, ok := blockEnds[kw]; ok {
 		if err := end(); err != nil {
 			return err
@@ -164,12 +173,7 @@ func (tr *translator) stmt(sg segment) error {
 		tr.b.WriteString("{% generation %}")
 		return tr.push("generation", sg.line, "")
 	case "for":
-		code, err := translateFor(p)
-		if err != nil {
-			return err
-		}
-		tr.b.WriteString(code)
-		return tr.push("for", sg.line, "")
+		return openBlock(translateFor(p))
 	case "set":
 		code, block, err := translateSet(p)
 		if err != nil {
@@ -181,19 +185,9 @@ func (tr *translator) stmt(sg segment) error {
 		}
 		return nil
 	case "macro":
-		code, err := tr.macro(p)
-		if err != nil {
-			return err
-		}
-		tr.b.WriteString(code)
-		return tr.push("macro", sg.line, "")
+		return openBlock(tr.macro(p))
 	case "call":
-		code, err := tr.call(p)
-		if err != nil {
-			return err
-		}
-		tr.b.WriteString(code)
-		return tr.push("call", sg.line, "")
+		return openBlock(tr.call(p))
 	case "filter":
 		// The engine's filter blocks ignore filter arguments, so the body
 		// is captured into a variable and filtered as an expression.

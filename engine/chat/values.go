@@ -101,8 +101,10 @@ func decodeValue(dec *json.Decoder, depth int) (jinja.Value, error) {
 	if err != nil {
 		return jinja.Value{}, fmt.Errorf("invalid JSON: %w", err)
 	}
-	switch t := tok.(type) {
-	case json.Delim:
+	if v, ok := scalarValue(tok); ok {
+		return v, nil
+	}
+	if t, ok := tok.(json.Delim); ok {
 		switch t {
 		case '{':
 			d := jinja.NewDict()
@@ -139,16 +141,24 @@ func decodeValue(dec *json.Decoder, depth int) (jinja.Value, error) {
 			}
 			return jinja.NewList(items), nil
 		}
-	case json.Number:
-		return numberValue(string(t)), nil
-	case string:
-		return jinja.NewString(t), nil
-	case bool:
-		return jinja.NewBool(t), nil
-	case nil:
-		return jinja.None(), nil
 	}
 	return jinja.Value{}, fmt.Errorf("invalid JSON token %v", tok)
+}
+
+// scalarValue converts a JSON scalar as encoding/json decodes it (a
+// number as json.Number, null as nil), if v is one.
+func scalarValue(v any) (jinja.Value, bool) {
+	switch x := v.(type) {
+	case nil:
+		return jinja.None(), true
+	case json.Number:
+		return numberValue(string(x)), true
+	case string:
+		return jinja.NewString(x), true
+	case bool:
+		return jinja.NewBool(x), true
+	}
+	return jinja.Value{}, false
 }
 
 // numberValue reads a JSON number as Python's json module would: integers
@@ -169,17 +179,12 @@ func goValue(v any, depth int) (jinja.Value, error) {
 	if depth > maxDataDepth {
 		return jinja.Value{}, fmt.Errorf("value nested deeper than %d", maxDataDepth)
 	}
+	if sv, ok := scalarValue(v); ok {
+		return sv, nil
+	}
 	switch x := v.(type) {
-	case nil:
-		return jinja.None(), nil
 	case json.RawMessage:
 		return decodeJSON(x)
-	case json.Number:
-		return numberValue(string(x)), nil
-	case string:
-		return jinja.NewString(x), nil
-	case bool:
-		return jinja.NewBool(x), nil
 	case []byte:
 		return jinja.Value{}, errors.New("[]byte is ambiguous: pass a string, or json.RawMessage for JSON")
 	case Message:
@@ -388,23 +393,26 @@ func pyStrRepr(s string) string {
 
 // pyTypeName names v's Python type for error messages.
 func pyTypeName(v jinja.Value) string {
-	switch {
-	case v.IsUndefined():
-		return "Undefined"
-	case v.IsNone():
-		return "NoneType"
-	case v.IsBool():
-		return "bool"
-	case v.IsInt():
-		return "int"
-	case v.IsFloat():
-		return "float"
-	case v.IsString():
-		return "str"
-	case v.IsList():
-		return "list"
-	case v.IsDict():
-		return "dict"
+	for _, t := range pyTypes {
+		if t.is(v) {
+			return t.name
+		}
 	}
 	return "function"
+}
+
+// pyTypes are the Python names of the engine's kinds of value (a
+// callable is a "function").
+var pyTypes = [...]struct {
+	is   func(jinja.Value) bool
+	name string
+}{
+	{jinja.Value.IsUndefined, "Undefined"},
+	{jinja.Value.IsNone, "NoneType"},
+	{jinja.Value.IsBool, "bool"},
+	{jinja.Value.IsInt, "int"},
+	{jinja.Value.IsFloat, "float"},
+	{jinja.Value.IsString, "str"},
+	{jinja.Value.IsList, "list"},
+	{jinja.Value.IsDict, "dict"},
 }

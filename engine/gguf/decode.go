@@ -408,67 +408,38 @@ func decodeFixed(t ValueType, b []byte, n int) any {
 	case TypeUint8:
 		return slices.Clone(b[:n:n])
 	case TypeInt8:
-		v := make([]int8, n)
-		for i := range v {
-			v[i] = int8(b[i])
-		}
-		return v
+		return decodeEach(b, n, 1, func(b []byte) int8 { return int8(b[0]) })
 	case TypeBool:
-		v := make([]bool, n)
-		for i := range v {
-			v[i] = b[i] != 0
-		}
-		return v
+		return decodeEach(b, n, 1, func(b []byte) bool { return b[0] != 0 })
 	case TypeUint16:
-		v := make([]uint16, n)
-		for i := range v {
-			v[i] = le.Uint16(b[2*i:])
-		}
-		return v
+		return decodeEach(b, n, 2, func(b []byte) uint16 { return le.Uint16(b) })
 	case TypeInt16:
-		v := make([]int16, n)
-		for i := range v {
-			v[i] = int16(le.Uint16(b[2*i:]))
-		}
-		return v
+		return decodeEach(b, n, 2, func(b []byte) int16 { return int16(le.Uint16(b)) })
 	case TypeUint32:
-		v := make([]uint32, n)
-		for i := range v {
-			v[i] = le.Uint32(b[4*i:])
-		}
-		return v
+		return decodeEach(b, n, 4, func(b []byte) uint32 { return le.Uint32(b) })
 	case TypeInt32:
-		v := make([]int32, n)
-		for i := range v {
-			v[i] = int32(le.Uint32(b[4*i:]))
-		}
-		return v
+		return decodeEach(b, n, 4, func(b []byte) int32 { return int32(le.Uint32(b)) })
 	case TypeFloat32:
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = math.Float32frombits(le.Uint32(b[4*i:]))
-		}
-		return v
+		return decodeEach(b, n, 4, func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) })
 	case TypeUint64:
-		v := make([]uint64, n)
-		for i := range v {
-			v[i] = le.Uint64(b[8*i:])
-		}
-		return v
+		return decodeEach(b, n, 8, func(b []byte) uint64 { return le.Uint64(b) })
 	case TypeInt64:
-		v := make([]int64, n)
-		for i := range v {
-			v[i] = int64(le.Uint64(b[8*i:]))
-		}
-		return v
+		return decodeEach(b, n, 8, func(b []byte) int64 { return int64(le.Uint64(b)) })
 	case TypeFloat64:
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = math.Float64frombits(le.Uint64(b[8*i:]))
-		}
-		return v
+		return decodeEach(b, n, 8, func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) })
 	}
 	return nil
+}
+
+// decodeEach decodes n elements of size bytes each from b. It and the
+// decode functions above inline into decodeFixed: the loops compile as
+// if written out per type.
+func decodeEach[T any](b []byte, n, size int, decode func([]byte) T) []T {
+	v := make([]T, n)
+	for i := range v {
+		v[i] = decode(b[size*i:])
+	}
+	return v
 }
 
 // parse reads and validates everything up to the data section.
@@ -538,16 +509,9 @@ func (d *decoder) parse() (*File, error) {
 	for i := 0; i < int(nkv); i++ {
 		start := d.at()
 		d.setWhere("key", i)
-		key, err := d.str(MaxKeyLen, "key")
+		key, err := d.uniqueName(start, "key", f.kvIndex, "entry")
 		if err != nil {
 			return nil, err
-		}
-		d.name = key
-		if key == "" {
-			return nil, d.fail(start, ErrInvalid, "empty key")
-		}
-		if j, dup := f.kvIndex[key]; dup {
-			return nil, d.fail(start, ErrInvalid, "duplicate key (first defined as entry #%d)", j)
 		}
 		tAt := d.at()
 		t32, err := d.u32()
@@ -603,18 +567,29 @@ func (d *decoder) parse() (*File, error) {
 	return f, nil
 }
 
-func (d *decoder) tensorInfo(f *File, start int64) (TensorInfo, error) {
-	var ti TensorInfo
-	name, err := d.str(MaxKeyLen, "tensor name")
+// uniqueName reads a metadata key or tensor name (what), at start, that
+// must be neither empty nor one already in seen (the first one's number
+// there: its "entry" or "tensor" number, in the error).
+func (d *decoder) uniqueName(start int64, what string, seen map[string]int, numbered string) (string, error) {
+	name, err := d.str(MaxKeyLen, what)
 	if err != nil {
-		return ti, err
+		return "", err
 	}
 	d.name = name
 	if name == "" {
-		return ti, d.fail(start, ErrInvalid, "empty tensor name")
+		return "", d.fail(start, ErrInvalid, "empty %s", what)
 	}
-	if j, dup := f.tIndex[name]; dup {
-		return ti, d.fail(start, ErrInvalid, "duplicate tensor name (first defined as tensor #%d)", j)
+	if j, dup := seen[name]; dup {
+		return "", d.fail(start, ErrInvalid, "duplicate %s (first defined as %s #%d)", what, numbered, j)
+	}
+	return name, nil
+}
+
+func (d *decoder) tensorInfo(f *File, start int64) (TensorInfo, error) {
+	var ti TensorInfo
+	name, err := d.uniqueName(start, "tensor name", f.tIndex, "tensor")
+	if err != nil {
+		return ti, err
 	}
 	ndAt := d.at()
 	nd, err := d.u32()

@@ -220,44 +220,41 @@ func (f *File) Strings(key string) ([]string, bool) {
 // Float32s returns a numeric array (float or integer) converted to float32.
 // A float32 array is returned as stored (shared: do not modify it).
 func (f *File) Float32s(key string) ([]float32, bool) {
-	a, ok := f.array(key)
-	if !ok {
-		return nil, false
-	}
-	if v, ok := a.Values.([]float32); ok {
-		return v, true
-	}
-	out := make([]float32, a.Len())
-	for i := range out {
-		e, _ := a.index(i)
-		x, ok := asFloat(e.V)
-		if !ok {
-			return nil, false
-		}
-		out[i] = float32(x)
-	}
-	return out, true
+	return convertArray(f, key, func(v any) (float32, bool) {
+		x, ok := asFloat(v)
+		return float32(x), ok
+	})
 }
 
 // Int32s returns an integer array converted to int32, and false if it is
 // not an integer array or a value does not fit. An int32 array is returned
 // as stored (shared: do not modify it).
 func (f *File) Int32s(key string) ([]int32, bool) {
+	return convertArray(f, key, func(v any) (int32, bool) {
+		x, ok := asInt(v)
+		return int32(x), ok && x >= math.MinInt32 && x <= math.MaxInt32
+	})
+}
+
+// convertArray returns the array at key as a []T: as stored if it is
+// one, else converted element by element (false if an element does not
+// convert).
+func convertArray[T any](f *File, key string, convert func(any) (T, bool)) ([]T, bool) {
 	a, ok := f.array(key)
 	if !ok {
 		return nil, false
 	}
-	if v, ok := a.Values.([]int32); ok {
+	if v, ok := a.Values.([]T); ok {
 		return v, true
 	}
-	out := make([]int32, a.Len())
+	out := make([]T, a.Len())
 	for i := range out {
 		e, _ := a.index(i)
-		x, ok := asInt(e.V)
-		if !ok || x < math.MinInt32 || x > math.MaxInt32 {
+		x, ok := convert(e.V)
+		if !ok {
 			return nil, false
 		}
-		out[i] = int32(x)
+		out[i] = x
 	}
 	return out, true
 }

@@ -69,33 +69,40 @@ func checkInvariants(t *testing.T, f *File) {
 	}
 }
 
-func TestRealFiles(t *testing.T) {
+// eachRealFile runs f as a subtest per real GGUF file, opened (mapped).
+func eachRealFile(t *testing.T, f func(t *testing.T, path string, file *File)) {
 	for _, path := range realFiles(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			f, err := Open(path)
+			file, err := Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
-			checkInvariants(t, f)
-			if f.Architecture() == "" {
-				t.Errorf("no general.architecture")
-			}
-			toks, ok := f.Strings("tokenizer.ggml.tokens")
-			if !ok || len(toks) == 0 {
-				t.Fatalf("no tokenizer.ggml.tokens")
-			}
-			if scores, ok := f.Float32s("tokenizer.ggml.scores"); ok && len(scores) != len(toks) {
-				t.Errorf("%d scores for %d tokens", len(scores), len(toks))
-			}
-			if types, ok := f.Int32s("tokenizer.ggml.token_type"); ok && len(types) != len(toks) {
-				t.Errorf("%d token types for %d tokens", len(types), len(toks))
-			}
-			if _, ok := f.String("tokenizer.ggml.model"); !ok {
-				t.Errorf("no tokenizer.ggml.model")
-			}
+			defer file.Close()
+			f(t, path, file)
 		})
 	}
+}
+
+func TestRealFiles(t *testing.T) {
+	eachRealFile(t, func(t *testing.T, path string, f *File) {
+		checkInvariants(t, f)
+		if f.Architecture() == "" {
+			t.Errorf("no general.architecture")
+		}
+		toks, ok := f.Strings("tokenizer.ggml.tokens")
+		if !ok || len(toks) == 0 {
+			t.Fatalf("no tokenizer.ggml.tokens")
+		}
+		if scores, ok := f.Float32s("tokenizer.ggml.scores"); ok && len(scores) != len(toks) {
+			t.Errorf("%d scores for %d tokens", len(scores), len(toks))
+		}
+		if types, ok := f.Int32s("tokenizer.ggml.token_type"); ok && len(types) != len(toks) {
+			t.Errorf("%d token types for %d tokens", len(types), len(toks))
+		}
+		if _, ok := f.String("tokenizer.ggml.model"); !ok {
+			t.Errorf("no tokenizer.ggml.model")
+		}
+	})
 }
 
 // TestRealVocabSizes pins a few values stated in the test data README.
@@ -201,47 +208,40 @@ func TestQuantZooManifest(t *testing.T) {
 // TestMmapMatchesRead checks that the mapped, read-into-memory, in-memory
 // and header-only paths agree on every file.
 func TestMmapMatchesRead(t *testing.T) {
-	for _, path := range realFiles(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			mf, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
+	eachRealFile(t, func(t *testing.T, path string, mf *File) {
+		disableMmap = true
+		rf, err := Open(path)
+		disableMmap = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rf.Close()
+		if rf.Mapped() {
+			t.Fatal("read path is mapped")
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf, err := Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hf, err := OpenReader(bytes.NewReader(raw), int64(len(raw)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, g := range map[string]*File{"read": rf, "parse": pf, "reader": hf} {
+			sameHeader(t, name, mf, g)
+		}
+		for i := range mf.Tensors {
+			a, err1 := mf.TensorData(&mf.Tensors[i])
+			b, err2 := rf.TensorData(&rf.Tensors[i])
+			if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+				t.Fatalf("tensor %q: data differs (%v, %v)", mf.Tensors[i].Name, err1, err2)
 			}
-			defer mf.Close()
-			disableMmap = true
-			rf, err := Open(path)
-			disableMmap = false
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rf.Close()
-			if rf.Mapped() {
-				t.Fatal("read path is mapped")
-			}
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pf, err := Parse(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hf, err := OpenReader(bytes.NewReader(raw), int64(len(raw)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for name, g := range map[string]*File{"read": rf, "parse": pf, "reader": hf} {
-				sameHeader(t, name, mf, g)
-			}
-			for i := range mf.Tensors {
-				a, err1 := mf.TensorData(&mf.Tensors[i])
-				b, err2 := rf.TensorData(&rf.Tensors[i])
-				if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
-					t.Fatalf("tensor %q: data differs (%v, %v)", mf.Tensors[i].Name, err1, err2)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 func sameHeader(t *testing.T, name string, a, b *File) {

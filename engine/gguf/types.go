@@ -209,65 +209,46 @@ func (t *TensorInfo) Elements() uint64 {
 	return n
 }
 
-// asUint returns an integer scalar as uint64 when it is non-negative.
-func asUint(x any) (uint64, bool) {
+// integer returns an integer scalar's bits as a uint64 (two's complement
+// for a negative one) and whether it is negative.
+func integer(x any) (bits uint64, neg, ok bool) {
 	switch v := x.(type) {
 	case uint8:
-		return uint64(v), true
+		return uint64(v), false, true
 	case uint16:
-		return uint64(v), true
+		return uint64(v), false, true
 	case uint32:
-		return uint64(v), true
+		return uint64(v), false, true
 	case uint64:
-		return v, true
+		return v, false, true
 	case int8:
-		if v < 0 {
-			return 0, false
-		}
-		return uint64(v), true
+		return uint64(v), v < 0, true
 	case int16:
-		if v < 0 {
-			return 0, false
-		}
-		return uint64(v), true
+		return uint64(v), v < 0, true
 	case int32:
-		if v < 0 {
-			return 0, false
-		}
-		return uint64(v), true
+		return uint64(v), v < 0, true
 	case int64:
-		if v < 0 {
-			return 0, false
-		}
-		return uint64(v), true
+		return uint64(v), v < 0, true
 	}
-	return 0, false
+	return 0, false, false
+}
+
+// asUint returns an integer scalar as uint64 when it is non-negative.
+func asUint(x any) (uint64, bool) {
+	v, neg, ok := integer(x)
+	if !ok || neg {
+		return 0, false
+	}
+	return v, true
 }
 
 // asInt returns an integer scalar as int64 when it fits.
 func asInt(x any) (int64, bool) {
-	switch v := x.(type) {
-	case int8:
-		return int64(v), true
-	case int16:
-		return int64(v), true
-	case int32:
-		return int64(v), true
-	case int64:
-		return v, true
-	case uint8:
-		return int64(v), true
-	case uint16:
-		return int64(v), true
-	case uint32:
-		return int64(v), true
-	case uint64:
-		if v > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(v), true
+	v, neg, ok := integer(x)
+	if !ok || (!neg && v > math.MaxInt64) {
+		return 0, false
 	}
-	return 0, false
+	return int64(v), true
 }
 
 // asFloat returns a float or integer scalar as float64.
@@ -277,11 +258,13 @@ func asFloat(x any) (float64, bool) {
 		return float64(v), true
 	case float64:
 		return v, true
-	case uint64:
-		return float64(v), true
 	}
-	if i, ok := asInt(x); ok {
-		return float64(i), true
+	v, neg, ok := integer(x)
+	switch {
+	case !ok:
+		return 0, false
+	case neg:
+		return float64(int64(v)), true
 	}
-	return 0, false
+	return float64(v), true
 }

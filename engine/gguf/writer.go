@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/churon/churon/engine/internal/iocount"
 	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/internal/atomicfile"
 )
@@ -77,14 +78,21 @@ func (w *Writer) SetKV(key string, v any) error {
 
 // DeleteKV removes a metadata key, reporting whether it was present.
 func (w *Writer) DeleteKV(key string) bool {
-	i, ok := w.kvIndex[key]
+	return removeIndexed(&w.kvs, w.kvIndex, key, func(kv KV) string { return kv.Key })
+}
+
+// removeIndexed removes the item named name from list, whose index maps
+// each item's name (nameOf) to its position, and reports whether it was
+// there. The items after it move up one, and so do their positions.
+func removeIndexed[T any](list *[]T, index map[string]int, name string, nameOf func(T) string) bool {
+	i, ok := index[name]
 	if !ok {
 		return false
 	}
-	w.kvs = append(w.kvs[:i], w.kvs[i+1:]...)
-	delete(w.kvIndex, key)
-	for j := i; j < len(w.kvs); j++ {
-		w.kvIndex[w.kvs[j].Key] = j
+	*list = append((*list)[:i], (*list)[i+1:]...)
+	delete(index, name)
+	for j := i; j < len(*list); j++ {
+		index[nameOf((*list)[j])] = j
 	}
 	return true
 }
@@ -351,39 +359,28 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 		hdr = append(hdr, make([]byte, alignUp(uint64(len(hdr)), align)-uint64(len(hdr)))...)
 	}
 
-	cw := &countWriter{w: out}
+	cw := &iocount.Writer{W: out}
 	bw := bufio.NewWriterSize(cw, 1<<20)
 	if _, err := bw.Write(hdr); err != nil {
-		return cw.n, fmt.Errorf("gguf: write header: %w", err)
+		return cw.N, fmt.Errorf("gguf: write header: %w", err)
 	}
 	var zeros [256]byte
 	for _, t := range w.tensors {
 		if _, err := bw.Write(t.data); err != nil {
-			return cw.n, fmt.Errorf("gguf: write tensor %q: %w", t.info.Name, err)
+			return cw.N, fmt.Errorf("gguf: write tensor %q: %w", t.info.Name, err)
 		}
 		for pad := alignUp(t.info.Size, align) - t.info.Size; pad > 0; {
 			k := min(pad, uint64(len(zeros)))
 			if _, err := bw.Write(zeros[:k]); err != nil {
-				return cw.n, fmt.Errorf("gguf: write padding: %w", err)
+				return cw.N, fmt.Errorf("gguf: write padding: %w", err)
 			}
 			pad -= k
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return cw.n, fmt.Errorf("gguf: write: %w", err)
+		return cw.N, fmt.Errorf("gguf: write: %w", err)
 	}
-	return cw.n, nil
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return cw.N, nil
 }
 
 func appendString(b []byte, s string) []byte {
@@ -395,57 +392,38 @@ func appendString(b []byte, s string) []byte {
 func appendValue(b []byte, t ValueType, v any) []byte {
 	le := binary.LittleEndian
 	switch x := v.(type) {
-	case uint8:
-		return append(b, x)
-	case int8:
-		return append(b, byte(x))
-	case bool:
-		if x {
-			return append(b, 1)
-		}
-		return append(b, 0)
-	case uint16:
-		return le.AppendUint16(b, x)
-	case int16:
-		return le.AppendUint16(b, uint16(x))
-	case uint32:
-		return le.AppendUint32(b, x)
-	case int32:
-		return le.AppendUint32(b, uint32(x))
-	case float32:
-		return le.AppendUint32(b, math.Float32bits(x))
-	case uint64:
-		return le.AppendUint64(b, x)
-	case int64:
-		return le.AppendUint64(b, uint64(x))
-	case float64:
-		return le.AppendUint64(b, math.Float64bits(x))
+	case uint8, int8, bool, uint16, int16, uint32, int32, float32, uint64, int64, float64:
+		return appendFixed(b, x)
 	case string:
 		return appendString(b, x)
 	case Array:
 		b = le.AppendUint32(b, uint32(x.Elem))
 		b = le.AppendUint64(b, uint64(x.Len()))
 		switch vs := x.Values.(type) {
-		case []uint8:
-			return append(b, vs...)
 		case []string:
 			for _, s := range vs {
 				b = appendString(b, s)
 			}
-			return b
 		case []Array:
 			for _, a := range vs {
 				b = appendValue(b, TypeArray, a)
 			}
-			return b
-		}
-		for i, n := 0, x.Len(); i < n; i++ {
-			e, _ := x.index(i)
-			b = appendValue(b, x.Elem, e.V)
+		case []uint8, []int8, []bool, []uint16, []int16, []uint32, []int32, []float32, []uint64, []int64, []float64:
+			b = appendFixed(b, vs)
 		}
 		return b
 	}
 	return b
+}
+
+// appendFixed encodes a number or a bool, or a slice of them, as GGUF
+// stores them: little-endian, a bool as one byte (0 or 1).
+func appendFixed(b []byte, v any) []byte {
+	out, err := binary.Append(b, binary.LittleEndian, v)
+	if err != nil {
+		panic(fmt.Sprintf("gguf: encoding a %T: %v", v, err)) // only fixed-size types come here
+	}
+	return out
 }
 
 // WriteFile writes the file atomically (internal/atomicfile): on failure

@@ -30,10 +30,7 @@ func QuantizeActivations(t Type, src []float32, dst []byte) error {
 			}
 		}
 		x, b := src[i*32:(i+1)*32], dst[i*bs:(i+1)*bs]
-		var amax float32
-		for _, v := range x {
-			amax = cmax(amax, abs32(v))
-		}
+		amax := absMax(x)
 		d := amax / 127
 		var id float32
 		if amax != 0 {

@@ -19,6 +19,9 @@ func Dequantize(t Type, src []byte, dst []float32) error {
 	if err := checkSizes(t, len(dst), len(src)); err != nil {
 		return fmt.Errorf("quant: dequantize %v: %w", t, err)
 	}
+	// A switch, not a table of kernels as Quantize has: with constant
+	// block sizes forBlocks inlines here and the small kernels into it,
+	// which function values would prevent (Q8_0 ran half again as long).
 	switch t {
 	case F32:
 		for i := range dst {

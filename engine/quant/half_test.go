@@ -220,32 +220,32 @@ func TestFP32ToBF16(t *testing.T) {
 
 func TestHalfSlices(t *testing.T) {
 	src := []float32{1, -2.5, 65504, float32(math.Inf(1)), 1e-7}
-	h := make([]uint16, len(src))
-	back := make([]float32, len(src))
-	if err := FP32ToFP16Slice(src, h); err != nil {
-		t.Fatal(err)
-	}
-	if err := FP16ToFP32Slice(h, back); err != nil {
-		t.Fatal(err)
-	}
-	for i := range src {
-		if h[i] != FP32ToFP16(src[i]) || back[i] != FP16ToFP32(h[i]) {
-			t.Errorf("fp16 slice element %d differs from the scalar conversion", i)
+	for _, c := range []struct {
+		name       string
+		toSlice    func([]float32, []uint16) error
+		fromSlice  func([]uint16, []float32) error
+		to         func(float32) uint16
+		from       func(uint16) float32
+		badH, badF int // destination lengths that do not match src
+	}{
+		{"fp16", FP32ToFP16Slice, FP16ToFP32Slice, FP32ToFP16, FP16ToFP32, 2, 1},
+		{"bf16", FP32ToBF16Slice, BF16ToFP32Slice, FP32ToBF16, BF16ToFP32, 1, 3},
+	} {
+		h := make([]uint16, len(src))
+		back := make([]float32, len(src))
+		if err := c.toSlice(src, h); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if err := FP32ToBF16Slice(src, h); err != nil {
-		t.Fatal(err)
-	}
-	if err := BF16ToFP32Slice(h, back); err != nil {
-		t.Fatal(err)
-	}
-	for i := range src {
-		if h[i] != FP32ToBF16(src[i]) || back[i] != BF16ToFP32(h[i]) {
-			t.Errorf("bf16 slice element %d differs from the scalar conversion", i)
+		if err := c.fromSlice(h, back); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if FP32ToFP16Slice(src, h[:2]) == nil || FP16ToFP32Slice(h[:1], back) == nil ||
-		FP32ToBF16Slice(src[:1], h) == nil || BF16ToFP32Slice(h, back[:3]) == nil {
-		t.Error("length mismatch accepted")
+		for i := range src {
+			if h[i] != c.to(src[i]) || back[i] != c.from(h[i]) {
+				t.Errorf("%s slice element %d differs from the scalar conversion", c.name, i)
+			}
+		}
+		if c.toSlice(src, h[:c.badH]) == nil || c.fromSlice(h, back[:c.badF]) == nil {
+			t.Errorf("%s: length mismatch accepted", c.name)
+		}
 	}
 }

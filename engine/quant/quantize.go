@@ -2,7 +2,6 @@ package quant
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 )
 
@@ -14,54 +13,30 @@ import (
 // Every block is quantized on its own, so a matrix gives the same bytes
 // whether it is quantized whole or row by row.
 func Quantize(t Type, src []float32, dst []byte) error {
-	if err := checkSizes(t, len(src), len(dst)); err != nil {
-		return fmt.Errorf("quant: quantize %v: %w", t, err)
+	quant, err := quantizer(t, len(src), len(dst))
+	if err != nil {
+		return err
 	}
-	switch t {
-	case F32:
-		for i, f := range src {
-			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(f))
-		}
-	case F16:
-		for i, f := range src {
-			binary.LittleEndian.PutUint16(dst[2*i:], FP32ToFP16(f))
-		}
-	case BF16:
-		for i, f := range src {
-			binary.LittleEndian.PutUint16(dst[2*i:], FP32ToBF16(f))
-		}
-	case Q4_0:
-		quantBlocks(src, dst, 32, 18, quantQ4_0)
-	case Q4_1:
-		quantBlocks(src, dst, 32, 20, quantQ4_1)
-	case Q5_0:
-		quantBlocks(src, dst, 32, 22, quantQ5_0)
-	case Q5_1:
-		quantBlocks(src, dst, 32, 24, quantQ5_1)
-	case Q8_0:
-		quantBlocks(src, dst, 32, 34, quantQ8_0)
-	case Q8_1:
-		quantBlocks(src, dst, 32, 36, quantQ8_1)
-	case Q8_K:
-		quantBlocks(src, dst, QK_K, 292, quantQ8_K)
-	case Q2_K:
-		quantBlocks(src, dst, QK_K, 84, quantQ2_K)
-	case Q3_K:
-		quantBlocks(src, dst, QK_K, 110, quantQ3_K)
-	case Q4_K:
-		quantBlocks(src, dst, QK_K, 144, quantQ4_K)
-	case Q5_K:
-		quantBlocks(src, dst, QK_K, 176, quantQ5_K)
-	case Q6_K:
-		quantBlocks(src, dst, QK_K, 210, quantQ6_K)
-	case IQ4_NL:
-		quantBlocks(src, dst, 32, 18, quantIQ4_NL)
-	case IQ4_XS:
-		quantBlocks(src, dst, QK_K, 136, quantIQ4_XS)
-	default:
-		return fmt.Errorf("quant: quantize %v: %w", t, ErrUnsupported)
-	}
+	quant(src, dst)
 	return nil
+}
+
+func quantF32(src []float32, dst []byte) {
+	for i, f := range src {
+		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(f))
+	}
+}
+
+func quantF16(src []float32, dst []byte) {
+	for i, f := range src {
+		binary.LittleEndian.PutUint16(dst[2*i:], FP32ToFP16(f))
+	}
+}
+
+func quantBF16(src []float32, dst []byte) {
+	for i, f := range src {
+		binary.LittleEndian.PutUint16(dst[2*i:], FP32ToBF16(f))
+	}
 }
 
 func quantBlocks(src []float32, dst []byte, qk, bsize int, f func(x []float32, b []byte)) {
@@ -79,6 +54,45 @@ func absMaxSigned(x []float32) (max, amax float32) {
 		}
 	}
 	return max, amax
+}
+
+// absMax is the largest magnitude in x, as ggml's "amax = MAX(amax,
+// fabsf(v))" scans find it (a NaN is passed over unless it comes last).
+func absMax(x []float32) float32 {
+	var amax float32
+	for _, v := range x {
+		amax = cmax(amax, abs32(v))
+	}
+	return amax
+}
+
+// putSignedScale writes the head of a Q4_0 or Q5_0 block, the step d =
+// max/levels as FP16 (max: the element of largest magnitude, its sign
+// kept, as ggml has it), and returns 1/d (0 for a block of zeros).
+func putSignedScale(x []float32, b []byte, levels float32) (id float32) {
+	max, _ := absMaxSigned(x)
+	d := max / levels
+	putFP16(b, d)
+	return inverse(d)
+}
+
+// putMinScale writes the head of a Q4_1 or Q5_1 block: the step d that
+// spans x's minimum to its maximum in levels steps, and the minimum, as
+// FP16. It returns the minimum and 1/d (0 for a constant block).
+func putMinScale(x []float32, b []byte, levels float32) (lo, id float32) {
+	lo, hi := float32(math.MaxFloat32), float32(-math.MaxFloat32)
+	for _, v := range x {
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+	}
+	d := (hi - lo) / levels
+	putFP16(b, d)
+	putFP16(b[2:], lo)
+	return lo, inverse(d)
 }
 
 func abs32(v float32) float32 {
@@ -119,10 +133,7 @@ func roundAway(f float32) float32 {
 
 func quantQ4_0(x []float32, b []byte) {
 	x = x[:32]
-	max, _ := absMaxSigned(x)
-	d := max / -8
-	id := inverse(d)
-	putFP16(b, d)
+	id := putSignedScale(x, b, -8)
 	qs := b[2:18]
 	for j := 0; j < 16; j++ {
 		x0 := float32(x[j] * id)
@@ -135,19 +146,7 @@ func quantQ4_0(x []float32, b []byte) {
 
 func quantQ4_1(x []float32, b []byte) {
 	x = x[:32]
-	lo, hi := float32(math.MaxFloat32), float32(-math.MaxFloat32)
-	for _, v := range x {
-		if v < lo {
-			lo = v
-		}
-		if v > hi {
-			hi = v
-		}
-	}
-	d := (hi - lo) / 15
-	id := inverse(d)
-	putFP16(b, d)
-	putFP16(b[2:], lo)
+	lo, id := putMinScale(x, b, 15)
 	qs := b[4:20]
 	for j := 0; j < 16; j++ {
 		x0 := float32((x[j] - lo) * id)
@@ -160,60 +159,40 @@ func quantQ4_1(x []float32, b []byte) {
 
 func quantQ5_0(x []float32, b []byte) {
 	x = x[:32]
-	max, _ := absMaxSigned(x)
-	d := max / -16
-	id := inverse(d)
-	putFP16(b, d)
-	qs := b[6:22]
-	var qh uint32
-	for j := 0; j < 16; j++ {
-		x0 := float32(x[j] * id)
-		x1 := float32(x[j+16] * id)
-		xi0 := byte(min(31, int8(truncInt(x0+16.5))))
-		xi1 := byte(min(31, int8(truncInt(x1+16.5))))
-		qs[j] = xi0&0x0f | (xi1&0x0f)<<4
-		qh |= uint32(xi0&0x10) >> 4 << j
-		qh |= uint32(xi1&0x10) >> 4 << (j + 16)
+	id := putSignedScale(x, b, -16)
+	var q [32]byte
+	for j, v := range x {
+		q[j] = byte(min(31, int8(truncInt(float32(v*id)+16.5))))
 	}
-	binary.LittleEndian.PutUint32(b[2:], qh)
+	pack5(&q, b[2:6], b[6:22])
 }
 
 func quantQ5_1(x []float32, b []byte) {
 	x = x[:32]
-	lo, hi := float32(math.MaxFloat32), float32(-math.MaxFloat32)
-	for _, v := range x {
-		if v < lo {
-			lo = v
-		}
-		if v > hi {
-			hi = v
-		}
+	lo, id := putMinScale(x, b, 31)
+	var q [32]byte
+	for j, v := range x {
+		q[j] = byte(truncInt(float32((v-lo)*id) + 0.5))
 	}
-	d := (hi - lo) / 31
-	id := inverse(d)
-	putFP16(b, d)
-	putFP16(b[2:], lo)
-	qs := b[8:24]
-	var qh uint32
+	pack5(&q, b[4:8], b[8:24])
+}
+
+// pack5 stores 32 five-bit quants as Q5_0 and Q5_1 do: the low four bits
+// of q[j] and q[j+16] in the low and high nibble of qs[j], the fifth bit
+// of q[j] in bit j of the little-endian qh.
+func pack5(q *[32]byte, qh, qs []byte) {
+	var h uint32
 	for j := 0; j < 16; j++ {
-		x0 := float32((x[j] - lo) * id)
-		x1 := float32((x[j+16] - lo) * id)
-		xi0 := byte(truncInt(x0 + 0.5))
-		xi1 := byte(truncInt(x1 + 0.5))
-		qs[j] = xi0&0x0f | (xi1&0x0f)<<4
-		qh |= uint32(xi0&0x10) >> 4 << j
-		qh |= uint32(xi1&0x10) >> 4 << (j + 16)
+		qs[j] = q[j]&0x0f | (q[j+16]&0x0f)<<4
+		h |= uint32(q[j]&0x10) >> 4 << j
+		h |= uint32(q[j+16]&0x10) >> 4 << (j + 16)
 	}
-	binary.LittleEndian.PutUint32(b[4:], qh)
+	binary.LittleEndian.PutUint32(qh, h)
 }
 
 func quantQ8_0(x []float32, b []byte) {
 	x = x[:32]
-	var amax float32
-	for _, v := range x {
-		amax = cmax(amax, abs32(v))
-	}
-	d := amax / 127
+	d := absMax(x) / 127
 	id := inverse(d)
 	putFP16(b, d)
 	qs := b[2:34]
@@ -222,23 +201,18 @@ func quantQ8_0(x []float32, b []byte) {
 	}
 }
 
+// quantQ8_1 is Q8_0 with d·Σq, the sum of the quants times the (unrounded)
+// scale, stored between the scale and the quants.
 func quantQ8_1(x []float32, b []byte) {
-	x = x[:32]
-	var amax float32
-	for _, v := range x {
-		amax = cmax(amax, abs32(v))
-	}
-	d := amax / 127
-	id := inverse(d)
-	putFP16(b, d)
-	qs := b[4:36]
+	var q8 [34]byte
+	quantQ8_0(x, q8[:])
+	copy(b[:2], q8[:2])
+	copy(b[4:36], q8[2:])
 	sum := 0
-	for j, v := range x {
-		q := int8(truncInt(roundAway(v * id)))
-		qs[j] = byte(q)
-		sum += int(q)
+	for _, q := range q8[2:] {
+		sum += int(int8(q))
 	}
-	putFP16(b[2:], float32(sum)*d)
+	putFP16(b[2:], float32(sum)*(absMax(x[:32])/127))
 }
 
 // quantQ8_K makes the activation blocks the K-quant dot products use:

@@ -283,57 +283,60 @@ func TestSIMDExact(t *testing.T) {
 	})
 }
 
+// forRowShapes runs f at every level for every type VecDot supports, on
+// rows of each count of blocks (of the larger of the weight and the
+// activation block size) and on rows of 4096; r is one random source per
+// level, seeded with seed.
+func forRowShapes(t *testing.T, seed uint64, blocks []int, f func(t *testing.T, r *rand.Rand, typ, at Type, n int)) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(seed, seed+1))
+		for _, typ := range vecDotTypes {
+			at := VecDotType(typ)
+			bs := max(typ.BlockSize(), at.BlockSize())
+			for _, k := range blocks {
+				f(t, r, typ, at, k*bs)
+			}
+			f(t, r, typ, at, 4096)
+		}
+	})
+}
+
 // TestVecDotMulti checks that each result of VecDotMulti is bit-identical
 // to VecDot on the same activation row at the same level, for counts that
 // leave every remainder of the four-row kernels, and that VecDotRows
 // matches VecDot row by row.
 func TestVecDotMulti(t *testing.T) {
-	forLevels(t, func(t *testing.T, level string) {
-		r := rand.New(rand.NewPCG(25, 26))
-		for _, typ := range vecDotTypes {
-			at := VecDotType(typ)
-			bs := max(typ.BlockSize(), at.BlockSize())
-			for _, n := range []int{bs, 3 * bs, 5 * bs, 7 * bs, 4096} {
-				arow, _ := at.RowSize(n)
-				stride := arow + 6 // padded rows
-				wq := mustQuantize(t, typ, normalData(r, n, 0.05))
-				const maxActs = 11
-				acts := make([]byte, stride*maxActs)
-				for i := range maxActs {
-					if err := QuantizeActivations(at, normalData(r, n, 1), acts[i*stride:i*stride+arow]); err != nil {
-						t.Fatal(err)
-					}
+	forRowShapes(t, 25, []int{1, 3, 5, 7}, func(t *testing.T, r *rand.Rand, typ, at Type, n int) {
+		wq, _, _ := weightRows(t, r, typ, n, 1, 0)
+		acts, arow, stride := actRows(t, r, at, n, 11, 6) // padded rows
+		for _, nActs := range []int{1, 3, 4, 5, 8, 11} {
+			out := make([]float32, nActs+1)
+			out[nActs] = 42
+			VecDotMulti(typ, wq, acts, stride, nActs, n, out)
+			for i := range nActs {
+				want := VecDot(typ, wq, acts[i*stride:i*stride+arow], n)
+				if math.Float32bits(out[i]) != math.Float32bits(want) {
+					t.Errorf("%v n=%d nActs=%d: out[%d] = %g, VecDot %g", typ, n, nActs, i, out[i], want)
 				}
-				for _, nActs := range []int{1, 3, 4, 5, 8, 11} {
-					out := make([]float32, nActs+1)
-					out[nActs] = 42
-					VecDotMulti(typ, wq, acts, stride, nActs, n, out)
-					for i := range nActs {
-						want := VecDot(typ, wq, acts[i*stride:i*stride+arow], n)
-						if math.Float32bits(out[i]) != math.Float32bits(want) {
-							t.Errorf("%v n=%d nActs=%d: out[%d] = %g, VecDot %g", typ, n, nActs, i, out[i], want)
-						}
-					}
-					if out[nActs] != 42 {
-						t.Errorf("%v: VecDotMulti wrote past nActs", typ)
-					}
-				}
+			}
+			if out[nActs] != 42 {
+				t.Errorf("%v: VecDotMulti wrote past nActs", typ)
+			}
+		}
 
-				// VecDotRows: three weight rows against the first activation row.
-				wrow, _ := typ.RowSize(n)
-				rows := make([]byte, 0, 3*(wrow+2))
-				for range 3 {
-					rows = append(rows, mustQuantize(t, typ, normalData(r, n, 0.05))...)
-					rows = append(rows, 0xee, 0xee)
-				}
-				out := make([]float32, 3)
-				VecDotRows(typ, rows, wrow+2, 3, acts[:arow], n, out)
-				for i := range 3 {
-					want := VecDot(typ, rows[i*(wrow+2):i*(wrow+2)+wrow], acts[:arow], n)
-					if math.Float32bits(out[i]) != math.Float32bits(want) {
-						t.Errorf("%v n=%d: VecDotRows[%d] = %g, VecDot %g", typ, n, i, out[i], want)
-					}
-				}
+		// VecDotRows: three weight rows against the first activation row.
+		wrow, _ := typ.RowSize(n)
+		rows := make([]byte, 0, 3*(wrow+2))
+		for range 3 {
+			rows = append(rows, mustQuantize(t, typ, normalData(r, n, 0.05))...)
+			rows = append(rows, 0xee, 0xee)
+		}
+		out := make([]float32, 3)
+		VecDotRows(typ, rows, wrow+2, 3, acts[:arow], n, out)
+		for i := range 3 {
+			want := VecDot(typ, rows[i*(wrow+2):i*(wrow+2)+wrow], acts[:arow], n)
+			if math.Float32bits(out[i]) != math.Float32bits(want) {
+				t.Errorf("%v n=%d: VecDotRows[%d] = %g, VecDot %g", typ, n, i, out[i], want)
 			}
 		}
 	})
@@ -344,38 +347,21 @@ func TestVecDotMulti(t *testing.T) {
 // leave every remainder of the four-row kernels, with padded rows, and
 // that it writes nothing past nRows.
 func TestVecDotRows(t *testing.T) {
-	forLevels(t, func(t *testing.T, level string) {
-		r := rand.New(rand.NewPCG(43, 44))
-		for _, typ := range vecDotTypes {
-			at := VecDotType(typ)
-			bs := max(typ.BlockSize(), at.BlockSize())
-			for _, n := range []int{bs, 3 * bs, 5 * bs, 4096} {
-				wrow, _ := typ.RowSize(n)
-				arow, _ := at.RowSize(n)
-				stride := wrow + 5
-				const maxRows = 9
-				rows := make([]byte, maxRows*stride)
-				for i := range maxRows {
-					copy(rows[i*stride:], mustQuantize(t, typ, normalData(r, n, 0.05)))
+	forRowShapes(t, 43, []int{1, 3, 5}, func(t *testing.T, r *rand.Rand, typ, at Type, n int) {
+		rows, wrow, stride := weightRows(t, r, typ, n, 9, 5)
+		act, _, _ := actRows(t, r, at, n, 1, 0)
+		for _, nRows := range []int{1, 3, 4, 5, 8, 9} {
+			out := make([]float32, nRows+1)
+			out[nRows] = 42
+			VecDotRows(typ, rows, stride, nRows, act, n, out)
+			for i := range nRows {
+				want := VecDot(typ, rows[i*stride:i*stride+wrow], act, n)
+				if math.Float32bits(out[i]) != math.Float32bits(want) {
+					t.Errorf("%v n=%d nRows=%d: out[%d] = %g, VecDot %g", typ, n, nRows, i, out[i], want)
 				}
-				act := make([]byte, arow)
-				if err := QuantizeActivations(at, normalData(r, n, 1), act); err != nil {
-					t.Fatal(err)
-				}
-				for _, nRows := range []int{1, 3, 4, 5, 8, 9} {
-					out := make([]float32, nRows+1)
-					out[nRows] = 42
-					VecDotRows(typ, rows, stride, nRows, act, n, out)
-					for i := range nRows {
-						want := VecDot(typ, rows[i*stride:i*stride+wrow], act, n)
-						if math.Float32bits(out[i]) != math.Float32bits(want) {
-							t.Errorf("%v n=%d nRows=%d: out[%d] = %g, VecDot %g", typ, n, nRows, i, out[i], want)
-						}
-					}
-					if out[nRows] != 42 {
-						t.Errorf("%v: VecDotRows wrote past nRows", typ)
-					}
-				}
+			}
+			if out[nRows] != 42 {
+				t.Errorf("%v: VecDotRows wrote past nRows", typ)
 			}
 		}
 	})
@@ -431,14 +417,8 @@ func TestSIMDNoAllocs(t *testing.T) {
 		const n = 1024
 		for _, typ := range vecDotTypes {
 			at := VecDotType(typ)
-			wq := mustQuantize(t, typ, normalData(r, n, 0.05))
-			arow, _ := at.RowSize(n)
-			acts := make([]byte, 5*arow)
-			for i := range 5 {
-				if err := QuantizeActivations(at, normalData(r, n, 1), acts[i*arow:(i+1)*arow]); err != nil {
-					t.Fatal(err)
-				}
-			}
+			wq, _, _ := weightRows(t, r, typ, n, 1, 0)
+			acts, arow, _ := actRows(t, r, at, n, 5, 0)
 			out := make([]float32, 5)
 			if a := testing.AllocsPerRun(20, func() { VecDot(typ, wq, acts, n) }); a != 0 {
 				t.Errorf("%v VecDot: %v allocations", typ, a)
@@ -454,66 +434,6 @@ func TestSIMDNoAllocs(t *testing.T) {
 			}
 		}
 	})
-}
-
-// BenchmarkVecDotImpl measures one row per op at each implementation
-// level, for the row widths of the 0.5B (896), 1.1B (2048) and larger
-// (4096) shapes; bytes/s counts the weight row.
-func BenchmarkVecDotImpl(b *testing.B) {
-	r := rand.New(rand.NewPCG(29, 30))
-	for _, typ := range vecDotTypes {
-		for _, n := range []int{896, 2048, 4096} {
-			if n%typ.BlockSize() != 0 {
-				continue
-			}
-			wq := mustQuantize(b, typ, normalData(r, n, 0.05))
-			at := VecDotType(typ)
-			size, _ := at.RowSize(n)
-			aq := make([]byte, size)
-			if err := QuantizeActivations(at, normalData(r, n, 1), aq); err != nil {
-				b.Fatal(err)
-			}
-			for _, l := range simdLevels() {
-				b.Run(fmt.Sprintf("%v/n=%d/impl=%s", typ, n, l), func(b *testing.B) {
-					defer setSIMDLevel(l)()
-					b.SetBytes(int64(len(wq)))
-					var sink float32
-					for b.Loop() {
-						sink += VecDot(typ, wq, aq, n)
-					}
-					_ = sink
-				})
-			}
-		}
-	}
-}
-
-// BenchmarkVecDotMulti measures one weight row against four activation
-// rows per op; bytes/s counts the weight row once.
-func BenchmarkVecDotMulti(b *testing.B) {
-	r := rand.New(rand.NewPCG(31, 32))
-	const n, nActs = 4096, 4
-	for _, typ := range vecDotTypes {
-		wq := mustQuantize(b, typ, normalData(r, n, 0.05))
-		at := VecDotType(typ)
-		arow, _ := at.RowSize(n)
-		acts := make([]byte, nActs*arow)
-		for i := range nActs {
-			if err := QuantizeActivations(at, normalData(r, n, 1), acts[i*arow:(i+1)*arow]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		out := make([]float32, nActs)
-		for _, l := range simdLevels() {
-			b.Run(fmt.Sprintf("%v/n=%d/acts=%d/impl=%s", typ, n, nActs, l), func(b *testing.B) {
-				defer setSIMDLevel(l)()
-				b.SetBytes(int64(len(wq)))
-				for b.Loop() {
-					VecDotMulti(typ, wq, acts, arow, nActs, n, out)
-				}
-			})
-		}
-	}
 }
 
 // TestSIMDLevelEnv checks that CHURON_NOSIMD=1 selects the generic code:
@@ -586,87 +506,32 @@ func runChild(t *testing.T, args []string, env ...string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
-// BenchmarkVecDotRows measures 64 weight rows against one activation row
-// per op (a decode step's matrix-vector product); bytes/s counts the
-// weight rows.
-func BenchmarkVecDotRows(b *testing.B) {
-	r := rand.New(rand.NewPCG(33, 34))
-	const nRows = 64
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, F16} {
-		for _, n := range []int{896, 4096} {
-			if n%typ.BlockSize() != 0 {
-				continue
-			}
-			wrow, _ := typ.RowSize(n)
-			rows := make([]byte, 0, nRows*wrow)
-			for range nRows {
-				rows = append(rows, mustQuantize(b, typ, normalData(r, n, 0.05))...)
-			}
-			at := VecDotType(typ)
-			arow, _ := at.RowSize(n)
-			act := make([]byte, arow)
-			if err := QuantizeActivations(at, normalData(r, n, 1), act); err != nil {
-				b.Fatal(err)
-			}
-			out := make([]float32, nRows)
-			for _, l := range simdLevels() {
-				b.Run(fmt.Sprintf("%v/n=%d/rows=%d/impl=%s", typ, n, nRows, l), func(b *testing.B) {
-					defer setSIMDLevel(l)()
-					b.SetBytes(int64(len(rows)))
-					for b.Loop() {
-						VecDotRows(typ, rows, wrow, nRows, act, n, out)
-					}
-				})
-			}
-		}
-	}
-}
-
 // TestVecDotTile checks every element of tiles of several shapes against
 // VecDot at the same level: bit-identical.
 func TestVecDotTile(t *testing.T) {
-	forLevels(t, func(t *testing.T, level string) {
-		r := rand.New(rand.NewPCG(35, 36))
-		for _, typ := range vecDotTypes {
-			at := VecDotType(typ)
-			bs := max(typ.BlockSize(), at.BlockSize())
-			for _, n := range []int{bs, 3 * bs, 4096} {
-				wrow, _ := typ.RowSize(n)
-				arow, _ := at.RowSize(n)
-				const maxRows, maxActs = 5, 9
-				rowStride, actStride := wrow+3, arow+5
-				rows := make([]byte, maxRows*rowStride)
-				for i := range maxRows {
-					copy(rows[i*rowStride:], mustQuantize(t, typ, normalData(r, n, 0.05)))
-				}
-				acts := make([]byte, maxActs*actStride)
-				for i := range maxActs {
-					if err := QuantizeActivations(at, normalData(r, n, 1), acts[i*actStride:i*actStride+arow]); err != nil {
-						t.Fatal(err)
-					}
-				}
-				for _, shape := range [][2]int{{1, 1}, {5, 1}, {1, 4}, {3, 5}, {5, 9}, {2, 8}} {
-					nRows, nActs := shape[0], shape[1]
-					outStride := nRows + 2
-					out := make([]float32, nActs*outStride)
-					for i := range out {
-						out[i] = 42
-					}
-					VecDotTile(typ, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
-					for a := range nActs {
-						for i := range outStride {
-							got := out[a*outStride+i]
-							if i >= nRows {
-								if got != 42 {
-									t.Errorf("%v %dx%d: wrote past a row of the tile", typ, nRows, nActs)
-								}
-								continue
-							}
-							want := VecDot(typ, rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow], n)
-							if math.Float32bits(got) != math.Float32bits(want) {
-								t.Errorf("%v n=%d %dx%d: out[act %d, row %d] = %g, VecDot %g", typ, n, nRows, nActs, a, i, got, want)
-							}
+	forRowShapes(t, 35, []int{1, 3}, func(t *testing.T, r *rand.Rand, typ, at Type, n int) {
+		rows, wrow, rowStride := weightRows(t, r, typ, n, 5, 3)
+		acts, arow, actStride := actRows(t, r, at, n, 9, 5)
+		for _, shape := range [][2]int{{1, 1}, {5, 1}, {1, 4}, {3, 5}, {5, 9}, {2, 8}} {
+			nRows, nActs := shape[0], shape[1]
+			outStride := nRows + 2
+			out := make([]float32, nActs*outStride)
+			for i := range out {
+				out[i] = 42
+			}
+			VecDotTile(typ, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
+			for a := range nActs {
+				for i := range outStride {
+					got := out[a*outStride+i]
+					if i >= nRows {
+						if got != 42 {
+							t.Errorf("%v %dx%d: wrote past a row of the tile", typ, nRows, nActs)
 						}
+						continue
+					}
+					want := VecDot(typ, rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow], n)
+					if math.Float32bits(got) != math.Float32bits(want) {
+						t.Errorf("%v n=%d %dx%d: out[act %d, row %d] = %g, VecDot %g", typ, n, nRows, nActs, a, i, got, want)
 					}
 				}
 			}
@@ -696,44 +561,6 @@ func TestVecDotTileBadInput(t *testing.T) {
 		for i, v := range c.out {
 			if !math.IsNaN(float64(v)) {
 				t.Errorf("%s: out[%d] = %g, want NaN", c.name, i, v)
-			}
-		}
-	}
-}
-
-// BenchmarkVecDotTile measures a 64-row × 16-activation tile per op, the
-// shape of a prefill's matrix product per worker block; bytes/s counts
-// the weight rows once.
-func BenchmarkVecDotTile(b *testing.B) {
-	r := rand.New(rand.NewPCG(37, 38))
-	const nRows, nActs = 64, 16
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, F16} {
-		for _, n := range []int{896, 4096} {
-			if n%typ.BlockSize() != 0 {
-				continue
-			}
-			wrow, _ := typ.RowSize(n)
-			rows := make([]byte, 0, nRows*wrow)
-			for range nRows {
-				rows = append(rows, mustQuantize(b, typ, normalData(r, n, 0.05))...)
-			}
-			at := VecDotType(typ)
-			arow, _ := at.RowSize(n)
-			acts := make([]byte, nActs*arow)
-			for i := range nActs {
-				if err := QuantizeActivations(at, normalData(r, n, 1), acts[i*arow:(i+1)*arow]); err != nil {
-					b.Fatal(err)
-				}
-			}
-			out := make([]float32, nRows*nActs)
-			for _, l := range simdLevels() {
-				b.Run(fmt.Sprintf("%v/n=%d/tile=%dx%d/impl=%s", typ, n, nRows, nActs, l), func(b *testing.B) {
-					defer setSIMDLevel(l)()
-					b.SetBytes(int64(len(rows)))
-					for b.Loop() {
-						VecDotTile(typ, rows, wrow, nRows, acts, arow, nActs, n, out, nRows)
-					}
-				})
 			}
 		}
 	}
@@ -821,18 +648,8 @@ func TestVecDotRowsLong(t *testing.T) {
 		r := rand.New(rand.NewPCG(41, 42))
 		for _, typ := range []Type{Q4_0, Q5_0, Q8_0} {
 			for _, n := range []int{16384, 16416, 16448, 24576, 24608} {
-				wrow, _ := typ.RowSize(n)
-				arow, _ := Q8_0.RowSize(n)
-				rows := make([]byte, 0, 2*wrow)
-				for range 2 {
-					rows = append(rows, mustQuantize(t, typ, normalData(r, n, 0.05))...)
-				}
-				acts := make([]byte, 5*arow)
-				for i := range 5 {
-					if err := QuantizeActivations(Q8_0, normalData(r, n, 1), acts[i*arow:(i+1)*arow]); err != nil {
-						t.Fatal(err)
-					}
-				}
+				rows, wrow, _ := weightRows(t, r, typ, n, 2, 0)
+				acts, arow, _ := actRows(t, r, Q8_0, n, 5, 0)
 				out := make([]float32, 10)
 				VecDotTile(typ, rows, wrow, 2, acts, arow, 5, n, out, 2)
 				for a := range 5 {
@@ -848,48 +665,6 @@ func TestVecDotRowsLong(t *testing.T) {
 	})
 }
 
-// BenchmarkVecDotRowsStream measures a decode step's matrix-vector
-// product from memory rather than cache: 128 MiB of weight rows (the real
-// widths: 896 for the 0.5B shape's block types, 4864 for its K-quant
-// ffn_down) passed through VecDotRows 144 rows per call, as the backend's
-// jobs do; bytes/s counts the weights, to set beside the machine's read
-// bandwidth (churon bench --bandwidth).
-func BenchmarkVecDotRowsStream(b *testing.B) {
-	r := rand.New(rand.NewPCG(43, 44))
-	const total, seg = 128 << 20, 144
-	for _, c := range []struct {
-		typ Type
-		n   int
-	}{{Q4_0, 896}, {Q8_0, 896}, {Q5_0, 896}, {Q4_K, 4864}, {Q6_K, 4864}} {
-		wrow, _ := c.typ.RowSize(c.n)
-		nRows := total / wrow
-		rows := make([]byte, nRows*wrow)
-		for i := range 64 {
-			copy(rows[i*wrow:], mustQuantize(b, c.typ, normalData(r, c.n, 0.05)))
-		}
-		for i := 64 * wrow; i < len(rows); i += 64 * wrow {
-			copy(rows[i:], rows[:64*wrow])
-		}
-		at := VecDotType(c.typ)
-		arow, _ := at.RowSize(c.n)
-		act := make([]byte, arow)
-		if err := QuantizeActivations(at, normalData(r, c.n, 1), act); err != nil {
-			b.Fatal(err)
-		}
-		out := make([]float32, nRows)
-		l := SIMDLevel()
-		b.Run(fmt.Sprintf("%v/n=%d/impl=%s", c.typ, c.n, l), func(b *testing.B) {
-			b.SetBytes(int64(len(rows)))
-			for b.Loop() {
-				for lo := 0; lo < nRows; lo += seg {
-					hi := min(nRows, lo+seg)
-					VecDotRows(c.typ, rows[lo*wrow:hi*wrow], wrow, hi-lo, act, c.n, out[lo:hi])
-				}
-			}
-		})
-	}
-}
-
 // TestPreparedKernelShapes runs the kernels that lay activations out in
 // pairs or quads of blocks (Q4_0, Q5_0, Q8_0 at the avx512 level) over
 // every block count from 1 to 13, so that whole groups, partial last
@@ -902,20 +677,9 @@ func TestPreparedKernelShapes(t *testing.T) {
 		for _, typ := range []Type{Q4_0, Q5_0, Q8_0} {
 			for nb := 1; nb <= 13; nb++ {
 				n := 32 * nb
-				wrow, _ := typ.RowSize(n)
-				arow, _ := Q8_0.RowSize(n)
 				const nRows, nActs = 6, 5
-				rowStride, actStride := wrow+1, arow+3
-				rows := make([]byte, nRows*rowStride)
-				for i := range nRows {
-					copy(rows[i*rowStride:], mustQuantize(t, typ, normalData(r, n, 0.05)))
-				}
-				acts := make([]byte, nActs*actStride)
-				for i := range nActs {
-					if err := QuantizeActivations(Q8_0, normalData(r, n, 1), acts[i*actStride:i*actStride+arow]); err != nil {
-						t.Fatal(err)
-					}
-				}
+				rows, wrow, rowStride := weightRows(t, r, typ, n, nRows, 1)
+				acts, arow, actStride := actRows(t, r, Q8_0, n, nActs, 3)
 				want := make([]float32, nActs*nRows)
 				for a := range nActs {
 					for i := range nRows {

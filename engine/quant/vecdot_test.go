@@ -2,7 +2,6 @@ package quant
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -20,6 +19,33 @@ func mustQuantize(t testing.TB, typ Type, x []float32) []byte {
 		t.Fatalf("quantize %v: %v", typ, err)
 	}
 	return b
+}
+
+// weightRows returns count random rows of n weights of typ, pad zero
+// bytes after each: the rows start stride bytes apart.
+func weightRows(tb testing.TB, r *rand.Rand, typ Type, n, count, pad int) (rows []byte, rowSize, stride int) {
+	rowSize, _ = typ.RowSize(n)
+	stride = rowSize + pad
+	rows = make([]byte, count*stride)
+	for i := range count {
+		copy(rows[i*stride:], mustQuantize(tb, typ, normalData(r, n, 0.05)))
+	}
+	return rows, rowSize, stride
+}
+
+// actRows returns count random rows of n activations quantized to at as
+// the backend quantizes them (QuantizeActivations), pad zero bytes after
+// each: the rows start stride bytes apart.
+func actRows(tb testing.TB, r *rand.Rand, at Type, n, count, pad int) (acts []byte, rowSize, stride int) {
+	rowSize, _ = at.RowSize(n)
+	stride = rowSize + pad
+	acts = make([]byte, count*stride)
+	for i := range count {
+		if err := QuantizeActivations(at, normalData(r, n, 1), acts[i*stride:i*stride+rowSize]); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return acts, rowSize, stride
 }
 
 func mustDequantize(t testing.TB, typ Type, b []byte, n int) []float32 {
@@ -228,33 +254,6 @@ func TestVecDotNoAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(50, func() { VecDotF32(w, x) }); a != 0 {
 		t.Errorf("VecDotF32: %v allocations per call", a)
 	}
-}
-
-// BenchmarkVecDot measures one 4096-element row per op at this machine's
-// SIMD level (BenchmarkVecDotImpl compares the levels); bytes/s counts
-// the weight row, the memory traffic that bounds decoding.
-func BenchmarkVecDot(b *testing.B) {
-	r := rand.New(rand.NewPCG(13, 14))
-	const n = 4096
-	for _, typ := range vecDotTypes {
-		wq := mustQuantize(b, typ, normalData(r, n, 0.05))
-		aq := mustQuantize(b, VecDotType(typ), normalData(r, n, 1))
-		b.Run(fmt.Sprintf("%v/impl=%s", typ, SIMDLevel()), func(b *testing.B) {
-			b.SetBytes(int64(len(wq)))
-			var sink float32
-			for b.Loop() {
-				sink += VecDot(typ, wq, aq, n)
-			}
-			_ = sink
-		})
-	}
-	w, x := normalData(r, n, 1), normalData(r, n, 1)
-	b.Run("F32typed", func(b *testing.B) {
-		b.SetBytes(4 * n)
-		for b.Loop() {
-			VecDotF32(w, x)
-		}
-	})
 }
 
 func BenchmarkDequantize(b *testing.B) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/engine/gguf"
+	"github.com/churon/churon/engine/internal/quanttest"
 	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/internal/testdata"
 )
@@ -137,7 +138,7 @@ func TestQuantizeZoo(t *testing.T) {
 						diff++
 					}
 				}
-				rmsGot, rmsWant := rmsErr(t, ti.Type, got, x), rmsErr(t, ti.Type, want, x)
+				rmsGot, rmsWant := quanttest.RMSError(t, ti.Type, got, x), quanttest.RMSError(t, ti.Type, want, x)
 				t.Errorf("%s (%v): %d of %d blocks differ (first %d, elements %d..); RMS error ours %.6g, llama.cpp %.6g\n ours %x\n ggml %x",
 					ti.Name, ti.Type, diff, len(got)/ts, first, first*bs, rmsGot, rmsWant,
 					got[first*ts:(first+1)*ts], want[first*ts:(first+1)*ts])
@@ -148,17 +149,4 @@ func TestQuantizeZoo(t *testing.T) {
 			t.Logf("%d tensors byte-compared", checked)
 		})
 	}
-}
-
-func rmsErr(t *testing.T, typ quant.Type, q []byte, x []float32) float64 {
-	y := make([]float32, len(x))
-	if err := quant.Dequantize(typ, q, y); err != nil {
-		t.Fatal(err)
-	}
-	var s float64
-	for i := range x {
-		d := float64(y[i]) - float64(x[i])
-		s += d * d
-	}
-	return math.Sqrt(s / float64(len(x)))
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/churon/churon/engine/gguf"
+	"github.com/churon/churon/engine/internal/iocount"
 	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/internal/atomicfile"
 )
@@ -315,10 +316,10 @@ func writeAtomic(path string, expect int64, fill func(io.Writer) error) error {
 		if wrapOutput != nil {
 			w = wrapOutput(w)
 		}
-		cw := &countWriter{w: w}
+		cw := &iocount.Writer{W: w}
 		fillErr = fill(cw)
-		if fillErr == nil && cw.n != expect {
-			fillErr = fmt.Errorf("quantize: wrote %d bytes, expected %d", cw.n, expect)
+		if fillErr == nil && cw.N != expect {
+			fillErr = fmt.Errorf("quantize: wrote %d bytes, expected %d", cw.N, expect)
 		}
 		return fillErr
 	})
@@ -332,17 +333,6 @@ func writeAtomic(path string, expect int64, fill func(io.Writer) error) error {
 	default:
 		return fmt.Errorf("quantize: %s: %w", path, err)
 	}
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // writer streams the tensors of the output.

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/engine/gguf"
+	"github.com/churon/churon/engine/internal/quanttest"
 	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/internal/testdata"
 )
@@ -48,19 +48,20 @@ func data(t *testing.T, f *gguf.File, ti *gguf.TensorInfo) []byte {
 	return b
 }
 
-// rmsErr is the RMS difference between the dequantized q and x.
-func rmsErr(t *testing.T, typ quant.Type, q []byte, x []float32) float64 {
+// requantized returns the tensor ti of f dequantized, x, and x quantized
+// to typ by the reference quantizer, q.
+func requantized(t *testing.T, f *gguf.File, ti *gguf.TensorInfo, typ quant.Type) (x []float32, q []byte) {
 	t.Helper()
-	y := make([]float32, len(x))
-	if err := quant.Dequantize(typ, q, y); err != nil {
+	x = make([]float32, ti.Elements())
+	size, _ := typ.RowSize(len(x))
+	q = make([]byte, size)
+	if err := quant.Dequantize(ti.Type, data(t, f, ti), x); err != nil {
 		t.Fatal(err)
 	}
-	var s float64
-	for i := range x {
-		d := float64(y[i]) - float64(x[i])
-		s += d * d
+	if err := quant.Quantize(typ, x, q); err != nil {
+		t.Fatal(err)
 	}
-	return math.Sqrt(s / float64(len(x)))
+	return x, q
 }
 
 // TestZoo quantizes the zoo's F32 source to each type and compares the
@@ -136,11 +137,8 @@ func TestZoo(t *testing.T) {
 					continue
 				}
 				si, _ := src.Tensor(wt.Name)
-				x := make([]float32, si.Elements())
-				if err := quant.Dequantize(si.Type, data(t, src, si), x); err != nil {
-					t.Fatal(err)
-				}
-				ours, theirs := rmsErr(t, wt.Type, gd, x), rmsErr(t, wt.Type, wd, x)
+				x, _ := requantized(t, src, si, wt.Type)
+				ours, theirs := quanttest.RMSError(t, wt.Type, gd, x), quanttest.RMSError(t, wt.Type, wd, x)
 				t.Logf("%s (%v): bytes differ; RMS error vs F32 ours %.6g, llama.cpp %.6g", wt.Name, wt.Type, ours, theirs)
 				if ours > theirs*(1+rmsTolerance) {
 					t.Errorf("%s (%v): RMS error %.6g is worse than llama.cpp's %.6g", wt.Name, wt.Type, ours, theirs)
@@ -315,14 +313,7 @@ func TestRequantize(t *testing.T) {
 	}
 	src, got := open(t, srcPath), open(t, out)
 	ti, _ := src.Tensor("blk.1.ffn_down.weight")
-	x := make([]float32, ti.Elements())
-	if err := quant.Dequantize(ti.Type, data(t, src, ti), x); err != nil {
-		t.Fatal(err)
-	}
-	want := make([]byte, len(x)/32*18)
-	if err := quant.Quantize(quant.Q4_0, x, want); err != nil {
-		t.Fatal(err)
-	}
+	_, want := requantized(t, src, ti, quant.Q4_0)
 	gi, _ := got.Tensor(ti.Name)
 	if gi.Type != quant.Q4_0 || !bytes.Equal(data(t, got, gi), want) {
 		t.Errorf("%s: %v, not Q4_0 of the dequantized Q8_0 weights", ti.Name, gi.Type)
@@ -461,14 +452,7 @@ func TestFloatSources(t *testing.T) {
 					}
 					continue
 				}
-				x := make([]float32, si.Elements())
-				if err := quant.Dequantize(si.Type, data(t, src, si), x); err != nil {
-					t.Fatal(err)
-				}
-				want := make([]byte, len(x)/32*24)
-				if err := quant.Quantize(quant.Q5_1, x, want); err != nil {
-					t.Fatal(err)
-				}
+				_, want := requantized(t, src, si, quant.Q5_1)
 				if gi.Type != quant.Q5_1 || !bytes.Equal(data(t, got, gi), want) {
 					t.Errorf("%s: %v, not Q5_1 of the %v weights", si.Name, gi.Type, si.Type)
 				}

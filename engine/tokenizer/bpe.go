@@ -6,20 +6,6 @@ package tokenizer
 // word is merged on its own, so the work is linear in the text length for
 // any realistic word length.
 
-type bpeBigram struct {
-	left, right int32
-	rank        int32
-	size        int32
-}
-
-// before orders the queue: lower rank first, then leftmost.
-func (a bpeBigram) before(b bpeBigram) bool {
-	if a.rank != b.rank {
-		return a.rank < b.rank
-	}
-	return a.left < b.left
-}
-
 // bpeState holds buffers reused across the words of one Encode call.
 type bpeState struct {
 	pt   ptext
@@ -27,7 +13,7 @@ type bpeState struct {
 	utf  []byte
 	word []byte
 	syms []symbol
-	heap bigramQueue[bpeBigram]
+	heap bigramQueue[int32] // keyed by merge rank
 }
 
 // encodeBPE tokenizes one piece of raw text (no special tokens in it).
@@ -68,6 +54,14 @@ func (t *Tokenizer) rank(word string, a, b *symbol) int32 {
 	return -1
 }
 
+// tokenID is the id of the token s spans in word, -1 if it is none.
+func (t *Tokenizer) tokenID(word string, s *symbol) int32 {
+	if id, ok := t.ids[word[s.start:s.start+s.n]]; ok {
+		return id
+	}
+	return -1
+}
+
 // mergeWord runs the BPE merges over one byte-encoded word.
 func (t *Tokenizer) mergeWord(st *bpeState, word string, out []int32) []int32 {
 	if t.ignoreMerges {
@@ -75,59 +69,14 @@ func (t *Tokenizer) mergeWord(st *bpeState, word string, out []int32) []int32 {
 			return append(out, id)
 		}
 	}
-	syms := st.syms[:0]
-	for off := 0; off < len(word); {
-		n := min(utf8Len(word[off]), len(word)-off)
-		i := int32(len(syms))
-		next := i + 1
-		if off+n == len(word) {
-			next = -1
-		}
-		id, ok := t.ids[word[off:off+n]]
-		if !ok {
-			id = -1
-		}
-		syms = append(syms, symbol{start: int32(off), n: int32(n), prev: i - 1, next: next, id: id})
-		off += n
-	}
+	syms := splitSymbols(st.syms[:0], word, t.ids)
 	st.syms = syms
 	st.heap = st.heap[:0]
 
-	add := func(left, right int32) {
-		if left < 0 || right < 0 {
-			return
-		}
-		r := t.rank(word, &syms[left], &syms[right])
-		if r < 0 {
-			return
-		}
-		st.heap.push(bpeBigram{left: left, right: right, rank: r, size: syms[left].n + syms[right].n})
-	}
-	for i := 1; i < len(syms); i++ {
-		add(int32(i-1), int32(i))
-	}
-	for len(st.heap) > 0 {
-		b := st.heap.pop()
-		l, r := &syms[b.left], &syms[b.right]
-		// A pair is stale when either side was merged away or grew; both
-		// spans start where they did, so comparing sizes is enough.
-		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
-			continue
-		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			syms[r.next].prev = b.left
-		}
-		if id, ok := t.ids[word[l.start:l.start+l.n]]; ok {
-			l.id = id
-		} else {
-			l.id = -1
-		}
-		add(l.prev, b.left)
-		add(b.left, l.next)
-	}
+	mergeChain(syms, &st.heap, func(l, r *symbol) (int32, bool) {
+		rank := t.rank(word, l, r)
+		return rank, rank >= 0
+	}, func(s *symbol) { s.id = t.tokenID(word, s) })
 
 	if len(syms) == 0 {
 		return out

@@ -151,44 +151,48 @@ func (t *Tokenizer) Decode(ids []int32, opt DecodeOptions) string {
 // cleanSpaces is llama.cpp's detokenizer clean-up, three passes in place.
 func cleanSpaces(text []byte) []byte {
 	// 1: " ?", " !", " .", " ," lose the space.
+	text = cleanPass(text, func(i int, x byte) (bool, bool) {
+		return text[i-1] == ' ' && (x == '?' || x == '!' || x == '.' || x == ','), false
+	})
+	// 2: a lone apostrophe " ' " loses both spaces.
+	text = cleanPass(text, func(i int, x byte) (bool, bool) {
+		lone := x == '\'' && i+1 < len(text) && text[i-1] == ' ' && text[i+1] == ' '
+		return lone, lone
+	})
+	// 3: " 's", " 'm", " 're", " 've" lose the space.
+	text = cleanPass(text, func(i int, x byte) (bool, bool) {
+		if text[i-1] != ' ' || x != '\'' || i+1 >= len(text) {
+			return false, false
+		}
+		x1 := text[i+1]
+		if x1 == 's' || x1 == 'm' {
+			return true, false
+		}
+		if i+2 < len(text) {
+			x2 := text[i+2]
+			return (x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e'), false
+		}
+		return false, false
+	})
+	return text
+}
+
+// cleanPass is one pass of cleanSpaces: it copies text down over the
+// bytes it drops and returns what is left. For each byte x at i ≥ 1,
+// drop reports whether the byte before it goes and whether the byte after
+// it does too (which is zeroed, so that the next test does not see it).
+func cleanPass(text []byte, drop func(i int, x byte) (before, after bool)) []byte {
 	n := len(text)
 	total := min(n, 1)
 	for i := 1; i < n; i++ {
 		x := text[i]
-		if text[i-1] == ' ' && (x == '?' || x == '!' || x == '.' || x == ',') {
+		before, after := drop(i, x)
+		if before {
 			total--
 		}
-		text[total] = x
-		total++
-	}
-	// 2: a lone apostrophe " ' " loses both spaces.
-	n = total
-	total = min(n, 1)
-	for i := 1; i < n; i++ {
-		x := text[i]
-		if x == '\'' && i+1 < n && text[i-1] == ' ' && text[i+1] == ' ' {
-			total--
+		if after {
 			i++
 			text[i] = 0
-		}
-		text[total] = x
-		total++
-	}
-	// 3: " 's", " 'm", " 're", " 've" lose the space.
-	n = total
-	total = min(n, 1)
-	for i := 1; i < n; i++ {
-		x := text[i]
-		if text[i-1] == ' ' && x == '\'' && i+1 < n {
-			x1 := text[i+1]
-			if x1 == 's' || x1 == 'm' {
-				total--
-			} else if i+2 < n {
-				x2 := text[i+2]
-				if (x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e') {
-					total--
-				}
-			}
 		}
 		text[total] = x
 		total++

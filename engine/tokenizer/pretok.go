@@ -39,23 +39,28 @@ func (t *ptext) collapsed(i int) byte {
 	if r < 128 {
 		return byte(r)
 	}
-	f := t.fl[i]
-	switch {
-	case f&fSpace != 0:
-		return 0x0B
-	case f&fNumber != 0:
-		return 0xD1
-	case f&fLetter != 0:
-		return 0xD2
-	case f&fPunct != 0:
-		return 0xD3
-	case f&fMark != 0:
-		return 0xD4
-	case f&fSymbol != 0:
-		return 0xD5
-	}
-	return 0xD0
+	return collapsedByFlags[t.fl[i]]
 }
+
+// collapsedByFlags is the byte llama.cpp's collapsed text holds for a
+// code point above ASCII with the given flags: that of its first class
+// of space, number, letter, punctuation, mark and symbol, or 0xD0.
+var collapsedByFlags = func() (b [256]byte) {
+	classes := [...]struct {
+		flag uint8
+		b    byte
+	}{{fSpace, 0x0B}, {fNumber, 0xD1}, {fLetter, 0xD2}, {fPunct, 0xD3}, {fMark, 0xD4}, {fSymbol, 0xD5}}
+	for f := range b {
+		b[f] = 0xD0
+		for _, c := range classes {
+			if uint8(f)&c.flag != 0 {
+				b[f] = c.b
+				break
+			}
+		}
+	}
+	return b
+}()
 
 // wide is the code point std::wregex sees at position i.
 func (t *ptext) wide(i int) rune {
@@ -96,6 +101,107 @@ func pretokenize(t *ptext, sp []splitter, bufs *[2][]int) []int {
 
 // --- llama.cpp's hand-written splitters --------------------------------------
 
+// splitSpan is the range [start, end) of t that one of the hand-written
+// splitters cuts into pieces, appended to out as lengths.
+type splitSpan struct {
+	t          *ptext
+	start, end int
+	prev       int // where the next piece starts
+	out        []int
+}
+
+// cpt is the code point at i, -1 outside the span (llama.cpp's _get_cpt).
+func (s *splitSpan) cpt(i int) rune {
+	if i >= s.start && i < s.end {
+		return s.t.cps[i]
+	}
+	return -1
+}
+
+// flags are the code point's flags at i, 0 outside the span.
+func (s *splitSpan) flags(i int) uint8 {
+	if i >= s.start && i < s.end {
+		return s.t.fl[i]
+	}
+	return 0
+}
+
+// add ends a piece at e (none if it would be empty) and returns its
+// length.
+func (s *splitSpan) add(e int) int {
+	n := e - s.prev
+	if n > 0 {
+		s.out = append(s.out, n)
+	}
+	s.prev = e
+	return n
+}
+
+// flagClass is a class of code points by their flags: those with one of
+// mask, or (not) those inside the span with none of mask.
+type flagClass struct {
+	mask uint8
+	not  bool
+}
+
+func (c flagClass) has(f uint8) bool {
+	if c.not {
+		return f&c.mask == 0 && f != 0
+	}
+	return f&c.mask != 0
+}
+
+// The classes of the GPT-2 expression's runs.
+var (
+	letters = flagClass{mask: fLetter}                               // \p{L}
+	numbers = flagClass{mask: fNumber}                               // \p{N}
+	others  = flagClass{mask: fSpace | fLetter | fNumber, not: true} // [^\s\p{L}\p{N}]
+)
+
+// gpt2Class is the class of the run a code point with flags f starts in
+// the GPT-2 expression, if any.
+func gpt2Class(f uint8) (flagClass, bool) {
+	switch {
+	case letters.has(f):
+		return letters, true
+	case numbers.has(f):
+		return numbers, true
+	case others.has(f):
+		return others, true
+	}
+	return flagClass{}, false
+}
+
+// run ends the piece ` ?C+` at pos, for the class C (space: a space comes
+// first), and returns where the next piece starts.
+func (s *splitSpan) run(pos int, space bool, c flagClass) int {
+	if space {
+		pos++
+	}
+	for c.has(s.flags(pos)) {
+		pos++
+	}
+	s.add(pos)
+	return pos
+}
+
+// spaces ends the piece at pos, where nws whitespace code points start,
+// as the expressions' last alternatives do: \s+(?!\S) (the run but its
+// last code point, when more follows), \s+, or else the one code point at
+// pos. It returns where the next piece starts.
+func (s *splitSpan) spaces(pos, nws int) int {
+	switch {
+	case nws > 1 && s.cpt(pos+nws) != -1:
+		pos += nws - 1
+	case nws > 0:
+		pos += nws
+	default:
+		pos++
+	}
+	s.add(pos)
+	return pos
+}
+
 // gpt2Splitter implements
 //
 //	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
@@ -104,96 +210,40 @@ func pretokenize(t *ptext, sp []splitter, bufs *[2][]int) []int {
 type gpt2Splitter struct{}
 
 func (gpt2Splitter) split(t *ptext, start, end int, out []int) []int {
-	cpt := func(i int) rune {
-		if i >= start && i < end {
-			return t.cps[i]
-		}
-		return -1
-	}
-	flags := func(i int) uint8 {
-		if i >= start && i < end {
-			return t.fl[i]
-		}
-		return 0
-	}
-	prev := start
-	add := func(e int) int {
-		n := e - prev
-		if n > 0 {
-			out = append(out, n)
-		}
-		prev = e
-		return n
-	}
+	sp := splitSpan{t: t, start: start, end: end, prev: start, out: out}
 	for pos := start; pos < end; {
-		c := cpt(pos)
-		f := flags(pos)
+		c := sp.cpt(pos)
+		f := sp.flags(pos)
 		if c == '\'' && pos+1 < end {
-			n1 := cpt(pos + 1)
+			n1 := sp.cpt(pos + 1)
 			if n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd' {
-				pos += add(pos + 2)
+				pos += sp.add(pos + 2)
 				continue
 			}
 			if pos+2 < end {
-				n2 := cpt(pos + 2)
+				n2 := sp.cpt(pos + 2)
 				if (n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') || (n1 == 'l' && n2 == 'l') {
-					pos += add(pos + 3)
+					pos += sp.add(pos + 3)
 					continue
 				}
 			}
 		}
 		f2 := f
 		if c == ' ' {
-			f2 = flags(pos + 1)
+			f2 = sp.flags(pos + 1)
 		}
-		if f2&fLetter != 0 {
-			if c == ' ' {
-				pos++
-			}
-			for flags(pos)&fLetter != 0 {
-				pos++
-			}
-			add(pos)
-			continue
-		}
-		if f2&fNumber != 0 {
-			if c == ' ' {
-				pos++
-			}
-			for flags(pos)&fNumber != 0 {
-				pos++
-			}
-			add(pos)
-			continue
-		}
-		if f2&(fSpace|fLetter|fNumber) == 0 && f2 != 0 {
-			if c == ' ' {
-				pos++
-			}
-			for g := flags(pos); g&(fSpace|fLetter|fNumber) == 0 && g != 0; g = flags(pos) {
-				pos++
-			}
-			add(pos)
+		// ` ?\p{L}+`, ` ?\p{N}+`, ` ?[^\s\p{L}\p{N}]+`
+		if cl, ok := gpt2Class(f2); ok {
+			pos = sp.run(pos, c == ' ', cl)
 			continue
 		}
 		nws := 0
-		for flags(pos+nws)&fSpace != 0 {
+		for sp.flags(pos+nws)&fSpace != 0 {
 			nws++
 		}
-		if nws > 1 && cpt(pos+nws) != -1 {
-			pos += nws - 1
-			add(pos)
-			continue
-		}
-		if nws > 0 {
-			pos += nws
-			add(pos)
-			continue
-		}
-		pos++
-		add(pos)
+		pos = sp.spaces(pos, nws)
 	}
-	return out
+	return sp.out
 }
 
 // llama3Splitter implements
@@ -206,96 +256,76 @@ func (gpt2Splitter) split(t *ptext, start, end int, out []int) []int {
 type llama3Splitter struct{ maxDigits int }
 
 func (s llama3Splitter) split(t *ptext, start, end int, out []int) []int {
-	cpt := func(i int) rune {
-		if i >= start && i < end {
-			return t.cps[i]
-		}
-		return -1
-	}
-	flags := func(i int) uint8 {
-		if i >= start && i < end {
-			return t.fl[i]
-		}
-		return 0
-	}
+	sp := splitSpan{t: t, start: start, end: end, prev: start, out: out}
 	lower := func(r rune) rune {
 		if r >= 'A' && r <= 'Z' {
 			return r + 'a' - 'A'
 		}
 		return r
 	}
-	prev := start
-	add := func(e int) int {
-		n := e - prev
-		if n > 0 {
-			out = append(out, n)
-		}
-		prev = e
-		return n
-	}
 	for pos := start; pos < end; {
-		c := cpt(pos)
-		f := flags(pos)
+		c := sp.cpt(pos)
+		f := sp.flags(pos)
 		if c == '\'' && pos+1 < end {
-			n1 := lower(cpt(pos + 1))
+			n1 := lower(sp.cpt(pos + 1))
 			if n1 == 's' || n1 == 't' || n1 == 'm' || n1 == 'd' {
-				pos += add(pos + 2)
+				pos += sp.add(pos + 2)
 				continue
 			}
 			if pos+2 < end {
-				n2 := lower(cpt(pos + 2))
+				n2 := lower(sp.cpt(pos + 2))
 				if (n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') || (n1 == 'l' && n2 == 'l') {
-					pos += add(pos + 3)
+					pos += sp.add(pos + 3)
 					continue
 				}
 			}
 		}
 		// [^\r\n\p{L}\p{N}]?\p{L}+
 		if !(c == '\r' || c == '\n' || f&fNumber != 0) {
-			if f&fLetter != 0 || flags(pos+1)&fLetter != 0 {
+			if f&fLetter != 0 || sp.flags(pos+1)&fLetter != 0 {
 				pos++
-				for flags(pos)&fLetter != 0 {
+				for sp.flags(pos)&fLetter != 0 {
 					pos++
 				}
-				add(pos)
+				sp.add(pos)
 				continue
 			}
 		}
 		// \p{N}{1,D}
 		if f&fNumber != 0 {
 			ini := pos
-			for flags(pos)&fNumber != 0 {
+			for sp.flags(pos)&fNumber != 0 {
 				pos++
 				if pos-ini >= s.maxDigits {
-					add(pos)
+					sp.add(pos)
 					ini = pos
 				}
 			}
-			add(pos)
+			sp.add(pos)
 			continue
 		}
 		// <space>?[^\s\p{L}\p{N}]+[\r\n]*
 		f2 := f
 		if c == ' ' {
-			f2 = flags(pos + 1)
+			f2 = sp.flags(pos + 1)
 		}
 		if f2&(fSpace|fLetter|fNumber) == 0 && f != 0 {
 			if c == ' ' {
 				pos++
 			}
-			for g := flags(pos); g&(fSpace|fLetter|fNumber) == 0 && g != 0; g = flags(pos) {
+			for g := sp.flags(pos); g&(fSpace|fLetter|fNumber) == 0 && g != 0; g = sp.flags(pos) {
 				pos++
 			}
-			for c2 := cpt(pos); c2 == '\r' || c2 == '\n'; c2 = cpt(pos) {
+			for c2 := sp.cpt(pos); c2 == '\r' || c2 == '\n'; c2 = sp.cpt(pos) {
 				pos++
 			}
-			add(pos)
+			sp.add(pos)
 			continue
 		}
 		nws := 0
 		lastNL := 0
-		for flags(pos+nws)&fSpace != 0 {
-			if c2 := cpt(pos + nws); c2 == '\r' || c2 == '\n' {
+		for sp.flags(pos+nws)&fSpace != 0 {
+			if c2 := sp.cpt(pos + nws); c2 == '\r' || c2 == '\n' {
 				lastNL = pos + nws + 1
 			}
 			nws++
@@ -303,24 +333,13 @@ func (s llama3Splitter) split(t *ptext, start, end int, out []int) []int {
 		// \s*[\r\n]+
 		if lastNL > 0 {
 			pos = lastNL
-			add(pos)
+			sp.add(pos)
 			continue
 		}
-		// \s+(?!\S)
-		if nws > 1 && cpt(pos+nws) != -1 {
-			pos += nws - 1
-			add(pos)
-			continue
-		}
-		if nws > 0 {
-			pos += nws
-			add(pos)
-			continue
-		}
-		pos++
-		add(pos)
+		// \s+(?!\S)|\s+|.
+		pos = sp.spaces(pos, nws)
 	}
-	return out
+	return sp.out
 }
 
 // --- small matchers for the std::regex / std::wregex expressions -------------

@@ -228,20 +228,10 @@ func (t *Tokenizer) TokenType(id int32) TokenType {
 	if !t.valid(id) {
 		return TokenUndefined
 	}
-	a := t.attrs[id]
-	switch {
-	case a&attrControl != 0:
-		return TokenControl
-	case a&attrUserDefined != 0:
-		return TokenUserDefined
-	case a&attrUnknown != 0:
-		return TokenUnknown
-	case a&attrByte != 0:
-		return TokenByte
-	case a&attrUnused != 0:
-		return TokenUnused
-	case a&attrNormal != 0:
-		return TokenNormal
+	for _, ta := range typeAttrs {
+		if t.attrs[id]&ta.attr != 0 {
+			return ta.typ
+		}
 	}
 	return t.types[id]
 }

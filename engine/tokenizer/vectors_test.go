@@ -187,33 +187,20 @@ func TestKoreanVectors(t *testing.T) {
 // TestChatTemplateIDs encodes the golden chat-template renderings (special
 // tokens parsed, nothing added) and compares with llama.cpp's ids.
 func TestChatTemplateIDs(t *testing.T) {
-	dir := filepath.Join(testdata.Dir(t), "templates")
-	files, _ := filepath.Glob(filepath.Join(dir, "chat_template.*.json"))
-	if len(files) == 0 {
-		t.Skipf("SKIP: no chat_template.*.json in %s", dir)
-	}
-	for _, file := range files {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			Info *struct {
-				Vocab        string `json:"vocab"`
-				AddSpecial   bool   `json:"add_special"`
-				ParseSpecial bool   `json:"parse_special"`
-			} `json:"expected_ids_info"`
-			Cases []struct {
-				Name        string  `json:"name"`
-				Expected    string  `json:"expected"`
-				ExpectedIDs []int32 `json:"expected_ids"`
-			} `json:"cases"`
-		}
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+	eachJSON(t, filepath.Join(testdata.Dir(t), "templates"), "chat_template.*.json", func(file string, doc *struct {
+		Info *struct {
+			Vocab        string `json:"vocab"`
+			AddSpecial   bool   `json:"add_special"`
+			ParseSpecial bool   `json:"parse_special"`
+		} `json:"expected_ids_info"`
+		Cases []struct {
+			Name        string  `json:"name"`
+			Expected    string  `json:"expected"`
+			ExpectedIDs []int32 `json:"expected_ids"`
+		} `json:"cases"`
+	}) {
 		if doc.Info == nil {
-			continue // no ids for this template
+			return // no ids for this template
 		}
 		name := strings.TrimSuffix(strings.TrimPrefix(doc.Info.Vocab, "ggml-vocab-"), ".gguf")
 		t.Run(name, func(t *testing.T) {
@@ -228,6 +215,26 @@ func TestChatTemplateIDs(t *testing.T) {
 				}
 			}
 		})
+	})
+}
+
+// eachJSON decodes each file matching pattern under dir into a new *T
+// and passes it to f; without any such file the test is skipped.
+func eachJSON[T any](t *testing.T, dir, pattern string, f func(file string, doc *T)) {
+	files, _ := filepath.Glob(filepath.Join(dir, pattern))
+	if len(files) == 0 {
+		t.Skipf("SKIP: no %s in %s", pattern, dir)
+	}
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := new(T)
+		if err := json.Unmarshal(raw, doc); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		f(file, doc)
 	}
 }
 
@@ -235,28 +242,16 @@ func TestChatTemplateIDs(t *testing.T) {
 // reference runs: prompt ids (BOS added), every piece, and the streamed text.
 func TestReferenceGenerations(t *testing.T) {
 	root := testdata.Dir(t)
-	files, _ := filepath.Glob(filepath.Join(root, "reference", "*_greedy_*.json"))
-	if len(files) == 0 {
-		t.Skipf("SKIP: no reference/*_greedy_*.json in %s", root)
-	}
-	for _, file := range files {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ref struct {
-			Model      string   `json:"model"`
-			Prompt     string   `json:"prompt"`
-			AddBOS     bool     `json:"add_bos"`
-			PromptIDs  []int32  `json:"prompt_ids"`
-			PromptPcs  []string `json:"prompt_pieces"`
-			GenIDs     []int32  `json:"generated_ids"`
-			GenPcs     []string `json:"generated_pieces"`
-			GenTextHex string   `json:"generated_text_hex"`
-		}
-		if err := json.Unmarshal(raw, &ref); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+	eachJSON(t, root, filepath.Join("reference", "*_greedy_*.json"), func(file string, ref *struct {
+		Model      string   `json:"model"`
+		Prompt     string   `json:"prompt"`
+		AddBOS     bool     `json:"add_bos"`
+		PromptIDs  []int32  `json:"prompt_ids"`
+		PromptPcs  []string `json:"prompt_pieces"`
+		GenIDs     []int32  `json:"generated_ids"`
+		GenPcs     []string `json:"generated_pieces"`
+		GenTextHex string   `json:"generated_text_hex"`
+	}) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			path := filepath.Join(root, ref.Model)
 			tokCacheMu.Lock()
@@ -294,5 +289,5 @@ func TestReferenceGenerations(t *testing.T) {
 				t.Errorf("generated text:\n  want %s\n  got  %s", ref.GenTextHex, got)
 			}
 		})
-	}
+	})
 }

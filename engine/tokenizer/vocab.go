@@ -78,6 +78,32 @@ const (
 	attrRStrip
 )
 
+// typeAttrs pairs each token type with the attribute it sets, in the
+// order TokenType tests them (auto-detection can add control to a
+// token of another type).
+var typeAttrs = [...]struct {
+	typ  TokenType
+	attr attr
+}{
+	{TokenControl, attrControl},
+	{TokenUserDefined, attrUserDefined},
+	{TokenUnknown, attrUnknown},
+	{TokenByte, attrByte},
+	{TokenUnused, attrUnused},
+	{TokenNormal, attrNormal},
+}
+
+// typeAttr is the attribute a token of type typ starts with (none for
+// an undefined type).
+func typeAttr(typ TokenType) attr {
+	for _, ta := range typeAttrs {
+		if ta.typ == typ {
+			return ta.attr
+		}
+	}
+	return 0
+}
+
 type vocabKind uint8
 
 const (
@@ -252,20 +278,7 @@ func New(v Vocab) (*Tokenizer, error) {
 			typ = v.Types[i]
 		}
 		t.types[i] = typ
-		switch typ {
-		case TokenUnknown:
-			t.attrs[i] = attrUnknown
-		case TokenUnused:
-			t.attrs[i] = attrUnused
-		case TokenNormal:
-			t.attrs[i] = attrNormal
-		case TokenControl:
-			t.attrs[i] = attrControl
-		case TokenUserDefined:
-			t.attrs[i] = attrUserDefined
-		case TokenByte:
-			t.attrs[i] = attrByte
-		}
+		t.attrs[i] = typeAttr(typ)
 	}
 
 	// Special ids: defaults outside the vocabulary are disabled; metadata

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"encoding/binary"
-	"math"
 	"unsafe"
 
 	"github.com/churon/churon/engine/backend"
@@ -98,38 +97,12 @@ func (c *KV) AppendRows(dst []byte, values bool, p0, p1 int) ([]byte, error) {
 	}
 	switch c.spec.Type {
 	case quant.F16:
-		src := c.k16
-		if values {
-			src = c.v16
-		}
-		src = src[p0*d : p1*d]
-		if littleEndian {
-			return append(dst, unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 2*len(src))...), nil
-		}
-		for _, h := range src {
-			dst = binary.LittleEndian.AppendUint16(dst, h)
-		}
+		return appendLE(dst, keysOrValues(values, c.k16, c.v16)[p0*d:p1*d]), nil
 	case quant.Q8_0:
-		src := c.k8
-		if values {
-			src = c.v8
-		}
 		rs := c.spec.RowSize()
-		dst = append(dst, src[p0*rs:p1*rs]...)
-	default:
-		src := c.k32
-		if values {
-			src = c.v32
-		}
-		src = src[p0*d : p1*d]
-		if littleEndian {
-			return append(dst, unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 4*len(src))...), nil
-		}
-		for _, f := range src {
-			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(f))
-		}
+		return append(dst, keysOrValues(values, c.k8, c.v8)[p0*rs:p1*rs]...), nil
 	}
-	return dst, nil
+	return appendLE(dst, keysOrValues(values, c.k32, c.v32)[p0*d:p1*d]), nil
 }
 
 // SetRows implements backend.KV.
@@ -148,39 +121,50 @@ func (c *KV) SetRows(values bool, p0 int, src []byte) error {
 	}
 	switch c.spec.Type {
 	case quant.F16:
-		dst := c.k16
-		if values {
-			dst = c.v16
-		}
-		dst = dst[p0*d : p1*d]
-		if littleEndian {
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 2*len(dst)), src)
-			return nil
-		}
-		for i := range dst {
-			dst[i] = binary.LittleEndian.Uint16(src[2*i:])
-		}
+		setLE(keysOrValues(values, c.k16, c.v16)[p0*d:p1*d], src)
 	case quant.Q8_0:
-		dst := c.k8
-		if values {
-			dst = c.v8
-		}
-		copy(dst[p0*rs:p1*rs], src)
+		copy(keysOrValues(values, c.k8, c.v8)[p0*rs:p1*rs], src)
 	default:
-		dst := c.k32
-		if values {
-			dst = c.v32
-		}
-		dst = dst[p0*d : p1*d]
-		if littleEndian {
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), src)
-			return nil
-		}
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-		}
+		setLE(keysOrValues(values, c.k32, c.v32)[p0*d:p1*d], src)
 	}
 	return nil
+}
+
+// keysOrValues is v if values, else k.
+func keysOrValues[T any](values bool, k, v []T) []T {
+	if values {
+		return v
+	}
+	return k
+}
+
+// appendLE appends rows (not empty) little-endian, as snapshots store
+// them.
+func appendLE[T uint16 | float32](dst []byte, rows []T) []byte {
+	if littleEndian {
+		return append(dst, hostBytes(rows)...)
+	}
+	out, err := binary.Append(dst, binary.LittleEndian, rows)
+	if err != nil {
+		panic(err) // rows are fixed-size values
+	}
+	return out
+}
+
+// setLE is appendLE's inverse: src holds exactly len(rows) values.
+func setLE[T uint16 | float32](rows []T, src []byte) {
+	if littleEndian {
+		copy(hostBytes(rows), src)
+		return
+	}
+	if _, err := binary.Decode(src, binary.LittleEndian, rows); err != nil {
+		panic(err) // the caller checked the length
+	}
+}
+
+// hostBytes views rows (not empty) as bytes, in host order.
+func hostBytes[T uint16 | float32](rows []T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(&rows[0])), len(rows)*int(unsafe.Sizeof(rows[0])))
 }
 
 // State is a layer's fixed-size state in host memory: the CPU's

@@ -1,0 +1,241 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+)
+
+// ReadSnapshot restores a sequence written by WriteSnapshot, or by
+// WriteSnapshotHeader and WriteSnapshotSegment calls; see RestoreSnapshot.
+func (m *Model) ReadSnapshot(r io.Reader, opt SequenceOptions) (*Sequence, error) {
+	s, _, err := m.RestoreSnapshot(r, opt)
+	return s, err
+}
+
+// RestoreSnapshot restores the state a snapshot holds and says where its
+// whole segments end. opt sizes the new sequence as for NewSequence, and
+// the snapshot must have been made with the same context length and KV
+// type, by a sequence of this very model (Identity) and in this format
+// version; otherwise the error wraps ErrSnapshotMismatch. A damaged
+// snapshot, or one that is not a snapshot at all, gives an error wrapping
+// ErrSnapshotCorrupt; other read errors are returned wrapped as they are.
+// A torn final segment (see the format above) is no error: the state
+// before it is restored, and the index counts its bytes in Tail.
+//
+// Nothing in the file is trusted before it is checked: lengths are
+// bounded by the header and the header by the model's shape, token ids by
+// the vocabulary, and a segment's rows and logits become the sequence's
+// only after its checksum matched (rows it overwrote are put back if it
+// did not). It never panics, whatever r yields.
+//
+// The restored sequence holds the same tokens, logits and KV rows as the
+// one written, bit for bit: fed the same tokens, both compute the same
+// logits.
+func (m *Model) RestoreSnapshot(r io.Reader, opt SequenceOptions) (*Sequence, *SnapshotIndex, error) {
+	if m.file == nil {
+		return nil, nil, ErrClosed
+	}
+	sr := &snapReader{r: r}
+	info, hsum, err := readHeader(sr)
+	if err != nil {
+		return nil, nil, err
+	}
+	mine := m.Identity()
+	mine.Context = m.contextFor(opt)
+	mine.KVType = opt.KVType
+	cfg := m.net.Config()
+	switch {
+	case mine.Hash == [32]byte{}:
+		return nil, nil, fmt.Errorf("engine: read snapshot: the model's identity cannot be computed")
+	case info.FileSize != mine.FileSize || info.Hash != mine.Hash || info.Architecture != snapArch(mine.Architecture):
+		return nil, nil, mismatch("made with another model (%s %d bytes sha256:%x…, this is %s %d bytes sha256:%x…)",
+			info.Architecture, info.FileSize, info.Hash[:6], mine.Architecture, mine.FileSize, mine.Hash[:6])
+	case info.KVType != mine.KVType:
+		return nil, nil, mismatch("KV cache type %v, want %v", info.KVType, mine.KVType)
+	case info.Context != mine.Context:
+		return nil, nil, mismatch("context of %d tokens, want %d", info.Context, mine.Context)
+	case info.Layers != cfg.Layers || info.KVDim != cfg.KVDim() || info.Vocab != cfg.Vocab:
+		return nil, nil, mismatch("shape %d layers × %d, vocabulary %d; the model has %d × %d, %d",
+			info.Layers, info.KVDim, info.Vocab, cfg.Layers, cfg.KVDim(), cfg.Vocab)
+	}
+	s, err := m.NewSequence(opt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("engine: read snapshot: %w", err)
+	}
+	restored := false
+	defer func() {
+		if !restored {
+			s.Close() // its cache may hold an accelerator's memory
+		}
+	}()
+	if s.ctxLen != info.Context || kvTypeOf(s.kvType) != info.KVType {
+		return nil, nil, mismatch("the sequence made from the options has context %d, %v", s.ctxLen, kvTypeOf(s.kvType))
+	}
+	ix := &SnapshotIndex{SnapshotInfo: info, End: sr.off, Sum: hsum}
+	sg := &segReader{sr: sr, s: s, ix: ix, logits: make([]float32, len(s.logits))}
+	for {
+		err := sg.next()
+		if err == io.EOF {
+			break
+		}
+		var torn *tornError
+		if errors.As(err, &torn) {
+			if ix.Segments == 0 {
+				return nil, nil, torn.err
+			}
+			ix.Tail = sr.off - ix.End
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if ix.Segments == 0 {
+		return nil, nil, corrupt("no segment after the header")
+	}
+	ix.Tokens = slices.Clone(s.tokens)
+	restored = true
+	return s, ix, nil
+}
+
+// segReader applies segments to a fresh sequence, one at a time.
+type segReader struct {
+	sr     *snapReader
+	s      *Sequence
+	ix     *SnapshotIndex
+	logits []float32 // the segment's, until its checksum matched
+	saved  []byte    // rows of the state the segment overwrites
+}
+
+// next reads and applies one segment. It returns io.EOF at the end of
+// the data, a *tornError for a torn final segment (the state is left as
+// it was), or another error.
+func (g *segReader) next() error {
+	sr, s, le := g.sr, g.s, binary.LittleEndian
+	off := sr.off
+	sr.startSum()
+	h, err := sr.read(snapSegHead, "segment header")
+	var short *shortError
+	if errors.As(err, &short) {
+		if short.got == 0 {
+			return io.EOF
+		}
+		return &tornError{err}
+	}
+	if err != nil {
+		return err
+	}
+	start, n, err := checkSegHead(h, off, len(s.tokens), s.ctxLen)
+	if err != nil {
+		return err
+	}
+	rs := s.rowSize()
+	payload := g.ix.segmentSize(n, rs) - snapSegHead - 4*int64(n) - 4
+	tb, err := sr.read(4*n, "segment's token ids")
+	if err != nil {
+		return tornIfShort(err)
+	}
+	tb = bytes.Clone(tb)
+	want := sr.crc
+	c, err := sr.read(4, "checksum of the segment's token ids")
+	if err != nil {
+		return tornIfShort(err)
+	}
+	if got := le.Uint32(c); got != want {
+		err := corrupt("segment at byte %d: checksum of its token ids %08x, computed %08x", off, got, want)
+		return g.tornAtEnd(err, payload)
+	}
+	toks, err := segTokens(tb, len(s.logits))
+	if err != nil {
+		return err
+	}
+	// Keep the rows of the state this segment overwrites, to put back
+	// should it be torn.
+	lo, hi := start, min(len(s.tokens), start+n)
+	g.saved = g.saved[:0]
+	for l, values := range s.kvHalves() {
+		if g.saved, err = s.appendRows(g.saved, l, values, lo, max(lo, hi)); err != nil {
+			// The rows are in range (checkSegHead): this is the device,
+			// not the file.
+			return fmt.Errorf("engine: read snapshot: %w", err)
+		}
+	}
+	restore := func() {
+		if hi <= lo {
+			return
+		}
+		k := (hi - lo) * rs
+		saved := g.saved
+		for l, values := range s.kvHalves() {
+			_ = s.setRows(l, values, lo, saved[:k])
+			saved = saved[k:]
+		}
+	}
+	rows := max(1, snapChunk/rs)
+	for l, values := range s.kvHalves() {
+		for p := 0; p < n; p += rows {
+			k := min(n-p, rows)
+			b, err := sr.read(k*rs, "KV cache")
+			if err != nil {
+				restore()
+				return tornIfShort(err)
+			}
+			if err := s.setRows(l, values, start+p, b); err != nil {
+				return fmt.Errorf("engine: read snapshot: %w", err)
+			}
+		}
+	}
+	for done := 0; done < len(g.logits); {
+		k := min(len(g.logits)-done, snapChunk/4)
+		b, err := sr.read(4*k, "logits")
+		if err != nil {
+			restore()
+			return tornIfShort(err)
+		}
+		for i := range k {
+			g.logits[done+i] = math.Float32frombits(le.Uint32(b[4*i:]))
+		}
+		done += k
+	}
+	want = sr.crc
+	c, err = sr.read(4, "segment's checksum")
+	if err != nil {
+		restore()
+		return tornIfShort(err)
+	}
+	got := le.Uint32(c)
+	if got != want {
+		restore()
+		return g.tornAtEnd(corrupt("segment at byte %d: checksum %08x, computed %08x", off, got, want), 0)
+	}
+	s.tokens = append(s.tokens[:start], toks...)
+	copy(s.logits, g.logits)
+	g.ix.Segments, g.ix.End, g.ix.Sum = g.ix.Segments+1, sr.off, got
+	return nil
+}
+
+// tornAtEnd decides what a failed checksum is: a torn tail if the data
+// ends within the rest bytes the segment still claims, corruption if more
+// follows them.
+func (g *segReader) tornAtEnd(err error, rest int64) error {
+	all, rerr := g.sr.skip(rest)
+	if rerr != nil {
+		return rerr
+	}
+	if !all {
+		return &tornError{err}
+	}
+	end, rerr := g.sr.atEnd()
+	if rerr != nil {
+		return rerr
+	}
+	if end {
+		return &tornError{err}
+	}
+	return fmt.Errorf("%w, and more data follows", err)
+}
