@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/ui/internal/uitest"
 	"github.com/churon/churon/ui/locale"
 )
 
@@ -47,21 +48,21 @@ func TestDeviceFallbackNotice(t *testing.T) {
 			defer locale.Set("en")
 			reason := errors.New("NVIDIA H200 failed: CUDA_ERROR_ILLEGAL_ADDRESS; the model runs on the CPU now")
 			h.u.apply(session.DeviceFallback{Path: "/m.gguf", Err: reason})
-			if !visibleLabel(h.u.notice, tc.says) {
-				t.Fatalf("the notice does not say %q:\n%s", tc.says, text(h.u.notice))
+			if !visibleLabel(h.u.w.Notice, tc.says) {
+				t.Fatalf("the notice does not say %q:\n%s", tc.says, uitest.Text(h.u.w.Notice))
 			}
-			if visibleLabel(h.u.notice, "CUDA_ERROR_ILLEGAL_ADDRESS") {
+			if visibleLabel(h.u.w.Notice, "CUDA_ERROR_ILLEGAL_ADDRESS") {
 				t.Fatal("the technical reason shows before Details is tapped")
 			}
-			test.Tap(findButton(t, h.u.notice, tc.details))
-			if !visibleLabel(h.u.notice, "CUDA_ERROR_ILLEGAL_ADDRESS") {
+			test.Tap(uitest.FindButton(t, h.u.w.Notice, tc.details))
+			if !visibleLabel(h.u.w.Notice, "CUDA_ERROR_ILLEGAL_ADDRESS") {
 				t.Fatal("Details does not show the reason")
 			}
 			if tc.lang == "en" {
 				// The test driver lays out again only when the window changes.
-				h.w.Resize(fyne.NewSize(1100, 761))
-				h.w.Resize(fyne.NewSize(1100, 760))
-				saveScreenshot(t, "gpu-fallback.png", h.w.Canvas().Capture())
+				h.W.Resize(fyne.NewSize(1100, 761))
+				h.W.Resize(fyne.NewSize(1100, 760))
+				uitest.SaveScreenshot(t, "gpu-fallback.png", h.W.Canvas().Capture())
 			}
 		})
 	}

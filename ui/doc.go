@@ -4,21 +4,43 @@
 // manager (app/session) — or, on the Compare page, to app/compare — and
 // what happens comes back as events that a small bridge (bridge.go)
 // applies to the widgets on Fyne's goroutine.
-// Each screen is one struct with its widgets and named onX handlers:
 //
+// This package is the window's shell: New builds the screens on a shared
+// core and wires them, keeps the state they share, and owns the parts
+// that are the window's own. Each screen is one struct with its widgets
+// and named onX handlers:
+//
+//	ui.go        New, Options, UI: the layout, the session's events, send/stop,
+//	             opening chats, shortcuts, fonts and language
+//	bridge.go    the session's events onto Fyne's goroutine, tokens merged
 //	sidebar.go   conversations, search, new chat, rename, pin, delete/undo
-//	chat.go      the messages of one conversation, streaming
-//	message.go   one message: Markdown body, footer, copy/edit/regenerate
-//	composer.go  the input box with Send/Stop
 //	model.go     model picker: open a GGUF file, recent files, load, unload
-//	settings.go  per-conversation settings with presets; app language
 //	welcome.go   first run: what to do, GGUF files found on disk
 //	status.go    model, quantization, backend, memory, where the chat's KV cache is
-//	models*.go   the Models page: catalog, hub search, downloads, library
-//	compare_*.go the Compare page: models side by side, figures, KLD chart,
-//	             tokens that part from the reference marked, quantize, export
+//	export.go    export and import: the chat menus, dropped files
+//	screens.go   the screens as they are now, for their packages' tests
+//
+// The screens, each its own package over ui/core (they import no other
+// screen, nor this package):
+//
+//	ui/core      what every screen shares: core.Window (Fyne's goroutine,
+//	             the session, banners and errors, settings, the shared
+//	             state, the shell's hooks), theme, entry, layout, file
+//	             dialogs, formatting, the command queue
+//	ui/chat      the conversation: messages streaming as Markdown, their
+//	             footers and actions, the message box with Send/Stop
+//	ui/models    the Models page: catalog, hub search, access token,
+//	             downloads, library; the welcome view's recommendation
+//	ui/compare   the Compare page: models side by side, figures, KLD chart,
+//	             tokens that part from the reference marked, quantize,
+//	             past comparisons, export
+//	ui/settings  the settings dialog: this chat's sampler with presets,
+//	             the app's language and caches
+//
+// and beside them ui/markdown (the renderer), ui/locale (the languages),
+// ui/fontcheck (Hangul fonts), ui/internal/uitest (the tests' harness).
 //
 // New builds the window's content on an existing fyne.App and Window, so
-// tests drive it with fyne.io/fyne/v2/test; package ui/desktop opens the
+// tests drive it with fyne.io/fyne/v2/test; package desktop opens the
 // real window. Nothing here imports fyne.io/fyne/v2/app.
 package ui

@@ -21,6 +21,7 @@ import (
 
 	"github.com/churon/churon/app/export"
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/ui/core"
 )
 
 // Export and import in the window: the chat menu's "Export…", the
@@ -46,7 +47,7 @@ const settingExportFormat = "ui.export_format"
 // exportData writes the chats of req to w. It reads the store only, so it
 // may run on any goroutine.
 func (u *UI) exportData(ctx context.Context, w io.Writer, req exportRequest) error {
-	st := u.s.Store()
+	st := u.w.Session.Store()
 	opt := export.Options{NoMetadata: req.NoMetadata, Generator: "Churon"}
 	var chats []export.Chat
 	if req.All {
@@ -75,7 +76,7 @@ func (u *UI) exportFileName(req exportRequest) string {
 	if req.zipped() {
 		return export.ZipName(time.Now())
 	}
-	c, err := u.s.Conversation(req.IDs[0])
+	c, err := u.w.Session.Conversation(req.IDs[0])
 	if err != nil {
 		return "chat" + req.Format.Ext()
 	}
@@ -89,7 +90,7 @@ func (u *UI) onExport(ids []int64, all bool) {
 		return
 	}
 	u.showExportChooser(exportRequest{IDs: ids, All: all}, func(req exportRequest) {
-		u.setSetting(settingExportFormat, string(req.Format))
+		u.w.SetSetting(settingExportFormat, string(req.Format))
 		showSaveDialog(u, req)
 	})
 }
@@ -106,7 +107,7 @@ func (u *UI) showExportChooser(req exportRequest, then func(exportRequest)) {
 	radio := widget.NewRadioGroup(names, nil)
 	radio.Required = true
 	radio.SetSelected(names[0])
-	if v, ok := u.setting(settingExportFormat); ok {
+	if v, ok := u.w.Setting(settingExportFormat); ok {
 		if f, err := export.ParseFormat(v); err == nil {
 			radio.SetSelected(formatLabel(f))
 		}
@@ -134,7 +135,7 @@ func (u *UI) showExportChooser(req exportRequest, then func(exportRequest)) {
 			}
 			req.NoMetadata = !meta.Checked
 			then(req)
-		}, u.win)
+		}, u.w.Win)
 	d.Resize(fyne.NewSize(460, d.MinSize().Height))
 	d.Show()
 }
@@ -156,24 +157,13 @@ func formatLabel(f export.Format) string {
 // showSaveDialog asks where to save and writes the export there. A
 // variable so that tests can stand in for the file dialog.
 var showSaveDialog = func(u *UI, req exportRequest) {
-	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
-		if err != nil {
-			u.showError(err)
-			return
-		}
-		if w == nil {
-			return // cancelled
-		}
-		u.saveExport(w, req)
-	}, u.win)
-	d.SetFileName(u.exportFileName(req))
 	ext := req.Format.Ext()
 	if req.zipped() {
 		ext = ".zip"
 	}
-	d.SetFilter(storage.NewExtensionFileFilter([]string{ext}))
-	d.Resize(fyne.NewSize(820, 560))
-	d.Show()
+	core.SaveFile(u.w.Win, u.exportFileName(req), ext, u.w.ShowError, func(w fyne.URIWriteCloser) {
+		u.saveExport(w, req)
+	})
 }
 
 // saveExport writes the export to w off Fyne's goroutine and reports. The
@@ -182,7 +172,7 @@ var showSaveDialog = func(u *UI, req exportRequest) {
 func (u *UI) saveExport(w fyne.URIWriteCloser, req exportRequest) {
 	go func() {
 		var buf bytes.Buffer
-		err := u.exportData(u.ctx, &buf, req)
+		err := u.exportData(u.w.Ctx, &buf, req)
 		if err == nil {
 			_, err = w.Write(buf.Bytes())
 		}
@@ -190,33 +180,23 @@ func (u *UI) saveExport(w fyne.URIWriteCloser, req exportRequest) {
 			err = cerr
 		}
 		name := w.URI().Name()
-		u.do(func() { u.afterExport(name, err) })
+		u.w.Do(func() { u.afterExport(name, err) })
 	}()
 }
 
 func (u *UI) afterExport(name string, err error) {
 	if err != nil {
-		u.showError(fmt.Errorf("%s: %w", lang.X("export.failed", "Export failed"), err))
+		u.w.ShowError(fmt.Errorf("%s: %w", lang.X("export.failed", "Export failed"), err))
 		return
 	}
-	u.banner(lang.X("export.done", "Saved {{.Name}}.", map[string]any{"Name": name}), false)
+	u.w.Banner(lang.X("export.done", "Saved {{.Name}}.", map[string]any{"Name": name}), false)
 }
 
 // onImport asks for a JSON export (or a zip of them) and imports it.
 func (u *UI) onImport() {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil {
-			u.showError(err)
-			return
-		}
-		if r == nil {
-			return // cancelled
-		}
+	u.w.OpenFile([]string{".json", ".zip", ".JSON", ".ZIP"}, "", func(r fyne.URIReadCloser) {
 		u.importAsync(r, r.URI().Name())
-	}, u.win)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".json", ".zip", ".JSON", ".ZIP"}))
-	d.Resize(fyne.NewSize(820, 560))
-	d.Show()
+	})
 }
 
 // onDropped imports the JSON and zip files dropped on the window.
@@ -225,13 +205,13 @@ func (u *UI) onDropped(_ fyne.Position, uris []fyne.URI) {
 		switch strings.ToLower(uri.Extension()) {
 		case ".json", ".zip":
 		default:
-			u.banner(lang.X("import.notjson", "“{{.Name}}” is not a chat export: drop a .json file (or a .zip of them) exported by Churon.",
+			u.w.Banner(lang.X("import.notjson", "“{{.Name}}” is not a chat export: drop a .json file (or a .zip of them) exported by Churon.",
 				map[string]any{"Name": uri.Name()}), true)
 			continue
 		}
 		r, err := openURI(uri)
 		if err != nil {
-			u.showError(err)
+			u.w.ShowError(err)
 			continue
 		}
 		u.importAsync(r, uri.Name())
@@ -251,16 +231,16 @@ func openURI(uri fyne.URI) (io.ReadCloser, error) {
 // the new chats.
 func (u *UI) importAsync(r io.ReadCloser, name string) {
 	go func() {
-		res, err := u.importData(u.ctx, r)
+		res, err := u.importData(u.w.Ctx, r)
 		r.Close()
-		u.do(func() { u.afterImport(name, res, err) })
+		u.w.Do(func() { u.afterImport(name, res, err) })
 	}()
 }
 
 // importData imports a JSON export or a zip of them into the library, all
 // or nothing. Safe from any goroutine.
 func (u *UI) importData(ctx context.Context, r io.Reader) (store.ImportResult, error) {
-	return export.Import(ctx, u.s.Store(), r)
+	return export.Import(ctx, u.w.Session.Store(), r)
 }
 
 // afterImport shows the outcome and the imported chats. Runs on Fyne's
@@ -275,16 +255,16 @@ func (u *UI) afterImport(name string, res store.ImportResult, err error) {
 			msg = lang.X("import.malformed", "“{{.Name}}” is not a Churon chat export, or it is damaged. Nothing was imported.", map[string]any{"Name": name}) +
 				"\n" + err.Error()
 		}
-		u.banner(msg, true)
+		u.w.Banner(msg, true)
 		return
 	}
 	u.side.reload()
 	for _, c := range res.Conversations {
-		if c.ID == u.conv && c.Outcome == store.Extended {
-			u.chat.show(u.conv)
+		if c.ID == u.w.Conv && c.Outcome == store.Extended {
+			u.chat.Show(u.w.Conv)
 		}
 	}
-	u.banner(lang.X("import.done", "Imported {{.New}} chats from “{{.Name}}”: {{.Updated}} brought up to date, {{.Skipped}} already in your library.",
+	u.w.Banner(lang.X("import.done", "Imported {{.New}} chats from “{{.Name}}”: {{.Updated}} brought up to date, {{.Skipped}} already in your library.",
 		map[string]any{"Name": name, "New": res.Count(store.Imported), "Updated": res.Count(store.Extended), "Skipped": res.Count(store.Skipped)}), false)
 	// Show the first new chat, so the person sees what arrived.
 	for _, c := range res.Conversations {
@@ -300,15 +280,15 @@ func (u *UI) afterImport(name string, res store.ImportResult, err error) {
 func newLibraryMenu(u *UI) fyne.CanvasObject {
 	var btn *widget.Button
 	btn = widget.NewButtonWithIcon("", theme.MoreVerticalIcon(), func() {
-		this := fyne.NewMenuItem(lang.X("export.menu.this", "Export this chat…"), func() { u.onExport([]int64{u.conv}, false) })
-		this.Disabled = u.conv == 0
+		this := fyne.NewMenuItem(lang.X("export.menu.this", "Export this chat…"), func() { u.onExport([]int64{u.w.Conv}, false) })
+		this.Disabled = u.w.Conv == 0
 		m := fyne.NewMenu("",
 			this,
 			fyne.NewMenuItem(lang.X("export.menu.all", "Export all chats…"), func() { u.onExport(nil, true) }),
 			fyne.NewMenuItemSeparator(),
 			fyne.NewMenuItem(lang.X("import.menu", "Import chats…"), u.onImport),
 		)
-		widget.ShowPopUpMenuAtRelativePosition(m, u.win.Canvas(), fyne.NewPos(0, btn.Size().Height), btn)
+		widget.ShowPopUpMenuAtRelativePosition(m, u.w.Win.Canvas(), fyne.NewPos(0, btn.Size().Height), btn)
 	})
 	btn.Importance = widget.LowImportance
 	return btn

@@ -18,116 +18,49 @@ import (
 
 	"github.com/churon/churon/app/export"
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/ui/internal/uitest"
 )
 
 // addStoredChat writes a conversation straight into the harness's store
 // (no model needed) and shows it in the sidebar.
 func (h *harness) addStoredChat(title, question, answer string) int64 {
-	h.t.Helper()
+	h.T.Helper()
 	ctx := context.Background()
-	c, err := h.st.CreateConversation(ctx, store.Conversation{Title: title})
+	c, err := h.St.CreateConversation(ctx, store.Conversation{Title: title})
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	for _, m := range []store.Message{
 		{ConversationID: c.ID, Role: store.RoleUser, Content: question},
 		{ConversationID: c.ID, Role: store.RoleAssistant, Content: answer, Model: "tiny.gguf", Quant: "Q8_0", GenTokens: 3, FinishReason: "eos"},
 	} {
-		if _, err := h.st.AddMessage(ctx, m); err != nil {
-			h.t.Fatal(err)
+		if _, err := h.St.AddMessage(ctx, m); err != nil {
+			h.T.Fatal(err)
 		}
 	}
 	h.u.side.reload()
 	return c.ID
 }
 
-// overlayFind finds the first object of type T in the window's
-// overlays (dialogs, pop-up menus), newest first.
-func overlayFind[T any](h *harness) (T, bool) {
-	var zero T
-	list := h.w.Canvas().Overlays().List()
-	for i := len(list) - 1; i >= 0; i-- {
-		if v, ok := findIn[T](list[i]); ok {
-			return v, true
-		}
-	}
-	return zero, false
-}
-
-func findIn[T any](o fyne.CanvasObject) (T, bool) {
-	if v, ok := o.(T); ok {
-		return v, true
-	}
-	var children []fyne.CanvasObject
-	switch o := o.(type) {
-	case *fyne.Container:
-		children = o.Objects
-	case fyne.Widget:
-		children = test.WidgetRenderer(o).Objects()
-	}
-	for _, c := range children {
-		if v, ok := findIn[T](c); ok {
-			return v, true
-		}
-	}
-	var zero T
-	return zero, false
-}
-
-// menuItems returns the items of the pop-up menu on top, by label.
-func (h *harness) menuItems() map[string]*fyne.MenuItem {
-	h.t.Helper()
-	m, ok := overlayFind[*widget.PopUpMenu](h)
-	if !ok {
-		h.t.Fatal("no pop-up menu is open")
-	}
-	items := map[string]*fyne.MenuItem{}
-	for _, o := range m.Items {
-		// Menu rows are an unexported type; their Item field is exported.
-		v := reflect.ValueOf(o)
-		if v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
-			if f := v.Elem().FieldByName("Item"); f.IsValid() {
-				if mi, ok := f.Interface().(*fyne.MenuItem); ok && mi != nil {
-					items[mi.Label] = mi
-				}
-			}
-		}
-	}
-	m.Hide()
-	h.w.Canvas().Overlays().Remove(m)
-	return items
-}
-
 // libraryButton finds the sidebar's library menu button (the ⋮ button
 // that is not in a chat row).
 func (h *harness) libraryButton() *widget.Button {
-	h.t.Helper()
+	h.T.Helper()
 	var found *widget.Button
-	var walk func(o fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		if found != nil {
-			return
-		}
+	uitest.Walk(h.u.side.content, func(o fyne.CanvasObject) bool {
 		switch o := o.(type) {
 		case *convItem, *widget.List:
-			return
+			return false
 		case *widget.Button:
-			if o.Text == "" && o.Icon != nil && strings.Contains(o.Icon.Name(), "more-vertical") {
+			if found == nil && o.Text == "" && o.Icon != nil && strings.Contains(o.Icon.Name(), "more-vertical") {
 				found = o
 			}
-		case *fyne.Container:
-			for _, c := range o.Objects {
-				walk(c)
-			}
-		case fyne.Widget:
-			for _, c := range test.WidgetRenderer(o).Objects() {
-				walk(c)
-			}
+			return false
 		}
-	}
-	walk(h.u.side.content)
+		return found == nil
+	})
 	if found == nil {
-		h.t.Fatal("no library menu button in the sidebar")
+		h.T.Fatal("no library menu button in the sidebar")
 	}
 	return found
 }
@@ -135,19 +68,19 @@ func (h *harness) libraryButton() *widget.Button {
 // chooseInDialog picks a format and the metadata box in the open export
 // dialog and presses its Export button.
 func (h *harness) chooseInDialog(format export.Format, metadata bool) {
-	h.t.Helper()
-	radio, ok := overlayFind[*widget.RadioGroup](h)
+	h.T.Helper()
+	radio, ok := uitest.OverlayFind[*widget.RadioGroup](h.W)
 	if !ok {
-		h.t.Fatal("no format chooser")
+		h.T.Fatal("no format chooser")
 	}
 	radio.SetSelected(formatLabel(format))
-	check, ok := overlayFind[*widget.Check](h)
+	check, ok := uitest.OverlayFind[*widget.Check](h.W)
 	if !ok {
-		h.t.Fatal("no metadata check box")
+		h.T.Fatal("no metadata check box")
 	}
 	check.SetChecked(metadata)
-	list := h.w.Canvas().Overlays().List()
-	test.Tap(findButton(h.t, list[len(list)-1], "Export…"))
+	list := h.W.Canvas().Overlays().List()
+	test.Tap(uitest.FindButton(h.T, list[len(list)-1], "Export…"))
 }
 
 // TestExportMenus walks the three ways to export — the chat's own menu,
@@ -165,7 +98,7 @@ func TestExportMenus(t *testing.T) {
 
 	// Nothing shown: "Export this chat" is disabled, the rest are there.
 	test.Tap(h.libraryButton())
-	items := h.menuItems()
+	items := uitest.MenuItems(h.T, h.W)
 	for _, l := range []string{"Export this chat…", "Export all chats…", "Import chats…"} {
 		if items[l] == nil {
 			t.Fatalf("library menu lacks %q: %v", l, items)
@@ -177,7 +110,7 @@ func TestExportMenus(t *testing.T) {
 
 	u.openConversation(second)
 	test.Tap(h.libraryButton())
-	items = h.menuItems()
+	items = uitest.MenuItems(h.T, h.W)
 	if items["Export this chat…"].Disabled {
 		t.Fatal("Export this chat is disabled with a chat shown")
 	}
@@ -192,11 +125,11 @@ func TestExportMenus(t *testing.T) {
 
 	// Export all: the chooser remembers HTML.
 	test.Tap(h.libraryButton())
-	h.menuItems()["Export all chats…"].Action()
-	if radio, _ := overlayFind[*widget.RadioGroup](h); radio == nil || radio.Selected != formatLabel(export.HTML) {
+	uitest.MenuItems(h.T, h.W)["Export all chats…"].Action()
+	if radio, _ := uitest.OverlayFind[*widget.RadioGroup](h.W); radio == nil || radio.Selected != formatLabel(export.HTML) {
 		t.Errorf("the chooser did not remember the last format")
 	}
-	if !strings.Contains(text(h.w.Canvas().Overlays().Top()), ".zip") {
+	if !strings.Contains(uitest.Text(h.W.Canvas().Overlays().Top()), ".zip") {
 		t.Error("exporting all does not say it makes a zip")
 	}
 	h.chooseInDialog(export.JSON, true)
@@ -208,9 +141,9 @@ func TestExportMenus(t *testing.T) {
 	}
 
 	// The chat row's own menu.
-	item, ok := findIn[*convItem](u.side.list)
+	item, ok := uitest.Find[*convItem](u.side.list, nil)
 	for _, r := range test.WidgetRenderer(u.side.list).Objects() {
-		if it, ok2 := findIn[*convItem](r); ok2 && it.row.conv.ID == first {
+		if it, ok2 := uitest.Find[*convItem](r, nil); ok2 && it.row.conv.ID == first {
 			item, ok = it, true
 		}
 	}
@@ -219,7 +152,7 @@ func TestExportMenus(t *testing.T) {
 	}
 	id := item.row.conv.ID
 	item.onMenu()
-	h.menuItems()["Export…"].Action()
+	uitest.MenuItems(h.T, h.W)["Export…"].Action()
 	h.chooseInDialog(export.Markdown, true)
 	if len(saved) != 3 || !slices.Equal(saved[2].IDs, []int64{id}) || saved[2].All || saved[2].Format != export.Markdown {
 		t.Fatalf("chat menu export: %+v", saved)
@@ -233,7 +166,8 @@ type fakeWriter struct {
 	closed bool
 }
 
-func (f *fakeWriter) Close() error  { f.closed = true; return nil }
+func (f *fakeWriter) Close() error { f.closed = true; return nil }
+
 func (f *fakeWriter) URI() fyne.URI { return f.uri }
 
 func TestExportSaves(t *testing.T) {
@@ -252,7 +186,7 @@ func TestExportSaves(t *testing.T) {
 
 	w := &fakeWriter{uri: storage.NewFileURI(filepath.Join(t.TempDir(), "all.zip"))}
 	u.saveExport(w, exportRequest{All: true, Format: export.Markdown})
-	h.wait("the export to be saved", func() bool { return strings.Contains(text(u.notice), "Saved all.zip.") })
+	h.Wait("the export to be saved", func() bool { return strings.Contains(uitest.Text(u.w.Notice), "Saved all.zip.") })
 	if !w.closed {
 		t.Error("the file was not closed")
 	}
@@ -289,7 +223,7 @@ func TestDropImports(t *testing.T) {
 	if err := os.WriteFile(zipPath, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	chats, err := export.LoadAll(context.Background(), src.st)
+	chats, err := export.LoadAll(context.Background(), src.St)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,20 +238,22 @@ func TestDropImports(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	u := h.u
 	u.onDropped(fyne.NewPos(10, 10), []fyne.URI{storage.NewFileURI(path)})
-	h.wait("the import", func() bool { return len(u.side.rows) == 2 })
-	h.wait("the report", func() bool { return strings.Contains(text(u.notice), "Imported 2 chats from “chats.json”") })
-	if u.conv == 0 {
+	h.Wait("the import", func() bool { return len(u.side.rows) == 2 })
+	h.Wait("the report", func() bool {
+		return strings.Contains(uitest.Text(u.w.Notice), "Imported 2 chats from “chats.json”")
+	})
+	if u.w.Conv == 0 {
 		t.Error("no imported chat is shown")
 	}
-	msgs, _ := h.m.Messages(u.conv)
-	if len(msgs) != 2 || len(u.chat.views) != 2 {
-		t.Errorf("the shown chat has %d messages, %d views", len(msgs), len(u.chat.views))
+	msgs, _ := h.M.Messages(u.w.Conv)
+	if len(msgs) != 2 || h.shownMessages() != 2 {
+		t.Errorf("the shown chat has %d messages, %d views", len(msgs), h.shownMessages())
 	}
 
 	// The zip of the same chats adds nothing.
 	u.onDropped(fyne.NewPos(10, 10), []fyne.URI{storage.NewFileURI(zipPath)})
-	h.wait("the second report", func() bool {
-		return strings.Contains(text(u.notice), "Imported 0 chats from “chats.zip”: 0 brought up to date, 2 already in your library.")
+	h.Wait("the second report", func() bool {
+		return strings.Contains(uitest.Text(u.w.Notice), "Imported 0 chats from “chats.zip”: 0 brought up to date, 2 already in your library.")
 	})
 	if len(u.side.rows) != 2 {
 		t.Errorf("%d rows after importing the same chats again", len(u.side.rows))
@@ -335,11 +271,11 @@ func TestDropImports(t *testing.T) {
 		{newer, "“newer.json” was exported by a newer Churon."},
 		{notes, "“notes.txt” is not a chat export"},
 	} {
-		for len(u.notice.Objects) > 0 {
-			u.notice.Remove(u.notice.Objects[0])
+		for len(u.w.Notice.Objects) > 0 {
+			u.w.Notice.Remove(u.w.Notice.Objects[0])
 		}
 		u.onDropped(fyne.NewPos(0, 0), []fyne.URI{storage.NewFileURI(c.path)})
-		h.wait("the refusal of "+filepath.Base(c.path), func() bool { return strings.Contains(text(u.notice), c.want) })
+		h.Wait("the refusal of "+filepath.Base(c.path), func() bool { return strings.Contains(uitest.Text(u.w.Notice), c.want) })
 	}
 	if len(u.side.rows) != 2 {
 		t.Errorf("%d rows after bad drops", len(u.side.rows))

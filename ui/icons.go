@@ -1,6 +1,12 @@
 package ui
 
-import "fyne.io/fyne/v2"
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
+)
+
+// iconSettings opens the settings.
+func iconSettings() fyne.Resource { return theme.SettingsIcon() }
 
 // iconPin marks pinned conversations (drawn for Churon; Fyne's theme has
 // no pin). Black fill: theme.NewThemedResource recolours it.

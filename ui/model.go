@@ -9,14 +9,13 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/lang"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/models/discover"
+	"github.com/churon/churon/ui/core"
 )
 
 // MaxRecent is how many model files the picker remembers.
@@ -45,12 +44,12 @@ func newModelPicker(u *UI) *modelPicker {
 func (p *modelPicker) refresh() {
 	u := p.ui
 	switch {
-	case u.loadingPath != "":
-		p.button.SetText(lang.X("model.loading", "Loading {{.Name}}…", map[string]any{"Name": modelLabel(u.loadingPath)}))
-		p.progress.SetValue(u.loadProgress)
+	case u.w.LoadingPath != "":
+		p.button.SetText(lang.X("model.loading", "Loading {{.Name}}…", map[string]any{"Name": core.ModelLabel(u.w.LoadingPath)}))
+		p.progress.SetValue(u.w.LoadProgress)
 		p.progress.Show()
-	case u.model != nil:
-		p.button.SetText(modelLabel(u.model.Path))
+	case u.w.Model != nil:
+		p.button.SetText(core.ModelLabel(u.w.Model.Path))
 		p.progress.Hide()
 	default:
 		p.button.SetText(lang.X("model.choose", "Choose a model"))
@@ -62,14 +61,14 @@ func (p *modelPicker) onMenu() {
 	u := p.ui
 	items := []*fyne.MenuItem{
 		fyne.NewMenuItem(lang.X("model.open", "Open GGUF file…"), p.onOpenFile),
-		fyne.NewMenuItem(lang.X("model.manage", "Download and manage models…"), u.showModelsPage),
+		fyne.NewMenuItem(lang.X("model.manage", "Download and manage models…"), u.mdl.Show),
 	}
 	recent := u.recentModels()
 	if len(recent) > 0 {
 		items = append(items, fyne.NewMenuItemSeparator())
 		for _, path := range recent {
-			item := fyne.NewMenuItem(modelLabel(path), func() { p.load(path) })
-			if u.model != nil && u.model.Path == path {
+			item := fyne.NewMenuItem(core.ModelLabel(path), func() { u.w.LoadModel(path) })
+			if u.w.Model != nil && u.w.Model.Path == path {
 				item.Checked = true
 			}
 			items = append(items, item)
@@ -78,12 +77,12 @@ func (p *modelPicker) onMenu() {
 	// The library's other models, as they were when the menu last opened:
 	// listing reads every model's header, so the menu does not wait for it.
 	var lib []*fyne.MenuItem
-	for _, path := range u.mdl.menuModels {
+	for _, path := range u.menuModels {
 		if slices.Contains(recent, path) || len(lib) == maxMenuLibrary {
 			continue
 		}
-		item := fyne.NewMenuItem(modelLabel(path), func() { p.load(path) })
-		item.Checked = u.model != nil && u.model.Path == path
+		item := fyne.NewMenuItem(core.ModelLabel(path), func() { u.w.LoadModel(path) })
+		item.Checked = u.w.Model != nil && u.w.Model.Path == path
 		lib = append(lib, item)
 	}
 	if len(lib) > 0 {
@@ -91,13 +90,13 @@ func (p *modelPicker) onMenu() {
 		items = append(items, lib...)
 	}
 	p.refreshLibrary()
-	demoItem := fyne.NewMenuItem(modelLabel(session.DemoPath), u.onDemo)
-	demoItem.Checked = u.model != nil && session.IsDemo(u.model.Path)
+	demoItem := fyne.NewMenuItem(core.ModelLabel(session.DemoPath), u.onDemo)
+	demoItem.Checked = u.w.Model != nil && session.IsDemo(u.w.Model.Path)
 	items = append(items, fyne.NewMenuItemSeparator(), demoItem)
 	unload := fyne.NewMenuItem(lang.X("model.unload", "Unload model"), p.onUnload)
-	unload.Disabled = u.model == nil && u.loadingPath == ""
+	unload.Disabled = u.w.Model == nil && u.w.LoadingPath == ""
 	items = append(items, fyne.NewMenuItemSeparator(), unload)
-	widget.ShowPopUpMenuAtRelativePosition(fyne.NewMenu("", items...), u.win.Canvas(),
+	widget.ShowPopUpMenuAtRelativePosition(fyne.NewMenu("", items...), u.w.Win.Canvas(),
 		fyne.NewPos(0, p.button.Size().Height), p.button)
 }
 
@@ -109,12 +108,12 @@ const maxMenuLibrary = 12
 // next time the menu opens.
 func (p *modelPicker) refreshLibrary() {
 	u := p.ui
-	if err := u.mdl.open(); err != nil {
+	if err := u.mdl.Open(); err != nil {
 		return // the Models page says why
 	}
-	lib := u.mdl.lib
+	lib := u.mdl.Library()
 	go func() {
-		ctx, cancel := context.WithTimeout(u.ctx, DiscoverTimeout)
+		ctx, cancel := context.WithTimeout(u.w.Ctx, core.DiscoverTimeout)
 		defer cancel()
 		ms, err := lib.List(ctx)
 		if err != nil {
@@ -124,8 +123,8 @@ func (p *modelPicker) refreshLibrary() {
 		for i, m := range ms {
 			paths[i] = m.Path
 		}
-		u.do(func() {
-			u.mdl.menuModels = paths
+		u.w.Do(func() {
+			u.menuModels = paths
 			u.welcome.showLibrary()
 		})
 	}()
@@ -134,27 +133,7 @@ func (p *modelPicker) refreshLibrary() {
 // onOpenFile shows a file dialog for .gguf files, starting in a folder
 // where models are likely to be.
 func (p *modelPicker) onOpenFile() {
-	u := p.ui
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil {
-			u.showError(err)
-			return
-		}
-		if r == nil {
-			return // cancelled
-		}
-		path := r.URI().Path()
-		r.Close()
-		p.load(path)
-	}, u.win)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".gguf", ".GGUF"}))
-	if dir := p.startDir(); dir != "" {
-		if l, err := storage.ListerForURI(storage.NewFileURI(dir)); err == nil {
-			d.SetLocation(l)
-		}
-	}
-	d.Resize(fyne.NewSize(820, 560))
-	d.Show()
+	p.ui.w.OpenGGUF(p.startDir(), p.ui.w.LoadModel)
 }
 
 // startDir is the folder of the last model opened, else the first of the
@@ -178,19 +157,9 @@ func isDir(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-// load asks the session to load path; progress arrives as events.
-func (p *modelPicker) load(path string) {
-	if err := p.ui.s.LoadModel(path); err != nil {
-		p.ui.showError(err)
-		return
-	}
-	p.ui.loadingPath, p.ui.loadProgress = path, 0
-	p.ui.refresh()
-}
-
 func (p *modelPicker) onUnload() {
-	if err := p.ui.s.UnloadModel(); err != nil {
-		p.ui.showError(err)
+	if err := p.ui.w.Session.UnloadModel(); err != nil {
+		p.ui.w.ShowError(err)
 	}
 }
 
@@ -206,5 +175,5 @@ func (p *modelPicker) remember(path string) {
 	if err != nil {
 		return
 	}
-	p.ui.setSetting(settingRecent, string(b))
+	p.ui.w.SetSetting(settingRecent, string(b))
 }

@@ -3,27 +3,30 @@ package ui
 import (
 	"strings"
 	"testing"
+
+	"github.com/churon/churon/ui/core"
+	"github.com/churon/churon/ui/internal/uitest"
 )
 
 // TestModelMenuListsLibrary: the model menu offers the library's models
 // (not only recent files), and choosing one loads it.
 func TestModelMenuListsLibrary(t *testing.T) {
-	h, paths := compareHarness(t, "Q8_0", "Q4_0")
-	h.wait("the library listing", func() bool { return len(h.u.mdl.menuModels) == 2 })
+	h, paths := libraryHarness(t, "Q8_0", "Q4_0")
+	h.Wait("the library listing", func() bool { return len(h.u.menuModels) == 2 })
 	h.u.picker.onMenu()
-	items := h.menuItems()
+	items := uitest.MenuItems(h.T, h.W)
 	for _, p := range paths {
-		if items[modelLabel(p)] == nil {
-			t.Fatalf("the menu lacks %s: %v", modelLabel(p), items)
+		if items[core.ModelLabel(p)] == nil {
+			t.Fatalf("the menu lacks %s: %v", core.ModelLabel(p), items)
 		}
 	}
-	items[modelLabel(paths[1])].Action()
-	h.wait("the model to load", func() bool { return h.u.model != nil && h.u.model.Path == paths[1] })
+	items[core.ModelLabel(paths[1])].Action()
+	h.Wait("the model to load", func() bool { return h.u.w.Model != nil && h.u.w.Model.Path == paths[1] })
 
 	// Loaded, it is a recent file: listed once, ticked.
 	h.u.picker.onMenu()
-	items = h.menuItems()
-	if it := items[modelLabel(paths[1])]; it == nil || !it.Checked {
+	items = uitest.MenuItems(h.T, h.W)
+	if it := items[core.ModelLabel(paths[1])]; it == nil || !it.Checked {
 		t.Fatalf("the loaded model in the menu: %+v", it)
 	}
 }
@@ -32,9 +35,18 @@ func TestModelMenuListsLibrary(t *testing.T) {
 // too, so models made on the Compare page or downloaded earlier are one
 // click away.
 func TestWelcomeListsLibrary(t *testing.T) {
-	h, paths := compareHarness(t, "Q8_0", "Q4_0")
-	h.wait("the library on the welcome page", func() bool { return len(h.u.welcome.library.Objects) == 2+len(paths) })
-	if got := text(h.u.welcome.library); !strings.Contains(got, "In your library") || !strings.Contains(got, modelLabel(paths[0])) {
+	h, paths := libraryHarness(t, "Q8_0", "Q4_0")
+	h.Wait("the library on the welcome page", func() bool { return len(h.u.welcome.library.Objects) == 2+len(paths) })
+	if got := uitest.Text(h.u.welcome.library); !strings.Contains(got, "In your library") || !strings.Contains(got, core.ModelLabel(paths[0])) {
 		t.Fatalf("welcome page library: %q", got)
 	}
+}
+
+// libraryHarness is the window over a library folder holding one
+// synthetic model in each of the given file types (uitest.LocalLibrary).
+func libraryHarness(t *testing.T, types ...string) (*harness, []string) {
+	t.Helper()
+	l, paths := uitest.LocalLibrary(t, types...)
+	h := newHarness(t, harnessOptions{models: ModelsOptions{Dir: l.Dir, QueueFile: l.QueueFile, Memory: l.Memory, HubURL: l.HubURL}})
+	return h, paths
 }

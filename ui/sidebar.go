@@ -12,13 +12,14 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/ui/core"
 )
 
 // sidebar lists the conversations, pinned first then newest, and searches
 // their messages.
 type sidebar struct {
 	ui      *UI
-	search  *appEntry
+	search  *core.Entry
 	newChat *widget.Button
 	list    *widget.List
 	hint    *widget.RichText
@@ -44,11 +45,11 @@ const UndoAfter = 10 * time.Second
 
 func newSidebar(u *UI) *sidebar {
 	s := &sidebar{ui: u}
-	s.search = newAppEntry(u.handleShortcut)
+	s.search = core.NewEntry(u.handleShortcut)
 	s.search.SetPlaceHolder(lang.X("sidebar.search", "Search chats"))
 	s.search.ActionItem = widget.NewIcon(theme.SearchIcon())
 	s.search.OnChanged = s.onSearchChanged
-	s.search.onEscape = func() { s.search.SetText("") }
+	s.search.OnEscape = func() { s.search.SetText("") }
 	s.newChat = widget.NewButtonWithIcon(lang.X("sidebar.new", "New chat"), theme.ContentAddIcon(), u.onNewChat)
 	s.newChat.Importance = widget.HighImportance
 	s.newChat.Alignment = widget.ButtonAlignLeading
@@ -69,7 +70,7 @@ func newSidebar(u *UI) *sidebar {
 	s.undo = container.NewBorder(nil, nil, nil, undoBtn, s.undoMsg)
 	s.undo.Hide()
 
-	s.hint = newMuted(theme.SizeNameText, fyne.TextWrapWord)
+	s.hint = core.NewMuted(theme.SizeNameText, fyne.TextWrapWord)
 	top := container.NewVBox(s.newChat, container.NewBorder(nil, nil, nil, newLibraryMenu(u), s.search))
 	s.content = container.NewBorder(container.NewPadded(top), s.undo, nil, nil,
 		container.NewStack(s.list, container.NewVBox(s.hint)))
@@ -82,9 +83,9 @@ func (s *sidebar) reload() {
 		s.runSearch(s.query)
 		return
 	}
-	convs, err := s.ui.s.ListConversations()
+	convs, err := s.ui.w.Session.ListConversations()
 	if err != nil {
-		s.ui.showError(err)
+		s.ui.w.ShowError(err)
 		return
 	}
 	s.rows = s.rows[:0]
@@ -94,7 +95,7 @@ func (s *sidebar) reload() {
 	}
 	s.setHeights()
 	s.list.Refresh()
-	s.selectConv(s.ui.conv)
+	s.selectConv(s.ui.w.Conv)
 	s.refreshHint()
 }
 
@@ -121,7 +122,7 @@ func (s *sidebar) onSelected(id widget.ListItemID) {
 }
 
 func (s *sidebar) focusSearch() {
-	s.ui.win.Canvas().Focus(s.search)
+	s.ui.w.Win.Canvas().Focus(s.search)
 }
 
 // onSearchChanged waits for a pause in typing, then searches.
@@ -135,7 +136,7 @@ func (s *sidebar) onSearchChanged(q string) {
 		return
 	}
 	time.AfterFunc(SearchDelay, func() {
-		s.ui.do(func() {
+		s.ui.w.Do(func() {
 			if gen == s.searchGen {
 				s.query = q
 				s.runSearch(q)
@@ -150,9 +151,9 @@ const SearchDelay = 200 * time.Millisecond
 // runSearch shows the conversations whose title or messages match q, one
 // row per conversation with the first matching snippet.
 func (s *sidebar) runSearch(q string) {
-	convs, err := s.ui.s.ListConversations()
+	convs, err := s.ui.w.Session.ListConversations()
 	if err != nil {
-		s.ui.showError(err)
+		s.ui.w.ShowError(err)
 		return
 	}
 	byID := map[int64]session.Conversation{}
@@ -168,9 +169,9 @@ func (s *sidebar) runSearch(q string) {
 			seen[c.ID] = true
 		}
 	}
-	hits, err := s.ui.s.Search(q, 200)
+	hits, err := s.ui.w.Session.Search(q, 200)
 	if err != nil {
-		s.ui.showError(err)
+		s.ui.w.ShowError(err)
 	}
 	for _, h := range hits {
 		c, ok := byID[h.ConversationID]
@@ -192,7 +193,7 @@ func (s *sidebar) runSearch(q string) {
 	s.rows = rows
 	s.setHeights()
 	s.list.Refresh()
-	s.selectConv(s.ui.conv)
+	s.selectConv(s.ui.w.Conv)
 	s.refreshHint()
 }
 
@@ -203,9 +204,9 @@ func (s *sidebar) refreshHint() {
 		s.hint.Hide()
 		return
 	case s.query != "":
-		setMuted(s.hint, lang.X("sidebar.nomatch", "No chat matches."))
+		core.SetMuted(s.hint, lang.X("sidebar.nomatch", "No chat matches."))
 	default:
-		setMuted(s.hint, lang.X("sidebar.empty", "Your chats will appear here."))
+		core.SetMuted(s.hint, lang.X("sidebar.empty", "Your chats will appear here."))
 	}
 	s.hint.Show()
 }
@@ -231,27 +232,27 @@ func (s *sidebar) onRename(c session.Conversation) {
 	items := []*widget.FormItem{widget.NewFormItem(lang.X("sidebar.title", "Title"), e)}
 	d := dialog.NewForm(lang.X("sidebar.rename", "Rename"), lang.X("dialog.save", "Save"), lang.X("dialog.cancel", "Cancel"), items, func(ok bool) {
 		if ok && strings.TrimSpace(e.Text) != "" {
-			if err := s.ui.s.Rename(c.ID, strings.TrimSpace(e.Text)); err != nil {
-				s.ui.showError(err)
+			if err := s.ui.w.Session.Rename(c.ID, strings.TrimSpace(e.Text)); err != nil {
+				s.ui.w.ShowError(err)
 			}
 		}
-	}, s.ui.win)
+	}, s.ui.w.Win)
 	d.Resize(fyne.NewSize(420, d.MinSize().Height))
 	d.Show()
-	s.ui.win.Canvas().Focus(e)
+	s.ui.w.Win.Canvas().Focus(e)
 }
 
 func (s *sidebar) onPin(c session.Conversation) {
-	if err := s.ui.s.SetPinned(c.ID, !c.Pinned); err != nil {
-		s.ui.showError(err)
+	if err := s.ui.w.Session.SetPinned(c.ID, !c.Pinned); err != nil {
+		s.ui.w.ShowError(err)
 	}
 }
 
 // onDelete moves the conversation to the trash at once and offers Undo
 // for a while: no confirmation dialog to click through.
 func (s *sidebar) onDelete(c session.Conversation) {
-	if err := s.ui.s.Delete(c.ID); err != nil {
-		s.ui.showError(err)
+	if err := s.ui.w.Session.Delete(c.ID); err != nil {
+		s.ui.w.ShowError(err)
 		return
 	}
 	s.undoConv = c.ID
@@ -266,7 +267,7 @@ func (s *sidebar) onDelete(c session.Conversation) {
 	}
 	id := c.ID
 	s.undoTimer = time.AfterFunc(UndoAfter, func() {
-		s.ui.do(func() {
+		s.ui.w.Do(func() {
 			if s.undoConv == id {
 				s.undoConv = 0
 				s.undo.Hide()
@@ -282,8 +283,8 @@ func (s *sidebar) onUndo() {
 	id := s.undoConv
 	s.undoConv = 0
 	s.undo.Hide()
-	if err := s.ui.s.Undo(id); err != nil {
-		s.ui.showError(err)
+	if err := s.ui.w.Session.Undo(id); err != nil {
+		s.ui.w.ShowError(err)
 		return
 	}
 	s.ui.openConversation(id)
@@ -307,7 +308,7 @@ func newConvItem(s *sidebar) *convItem {
 	it.pin = widget.NewIcon(theme.NewThemedResource(iconPin))
 	it.title = widget.NewLabel("")
 	it.title.Truncation = fyne.TextTruncateEllipsis
-	it.snippet = newMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
+	it.snippet = core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
 	it.snippet.Truncation = fyne.TextTruncateEllipsis
 	it.snippet.Hide() // the template is one line; search rows get taller
 	it.menu = widget.NewButtonWithIcon("", theme.MoreVerticalIcon(), it.onMenu)
@@ -329,7 +330,7 @@ func (it *convItem) set(r sideRow, id widget.ListItemID) {
 		it.pin.Hide()
 	}
 	if r.snippet != "" {
-		setMuted(it.snippet, strings.Join(strings.Fields(r.snippet), " "))
+		core.SetMuted(it.snippet, strings.Join(strings.Fields(r.snippet), " "))
 		it.snippet.Show()
 	} else {
 		it.snippet.Hide()
@@ -350,18 +351,18 @@ func (it *convItem) onMenu() {
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem(lang.X("sidebar.delete", "Delete"), func() { it.s.onDelete(c) }),
 	)
-	widget.ShowPopUpMenuAtRelativePosition(m, it.s.ui.win.Canvas(), fyne.NewPos(0, it.menu.Size().Height), it.menu)
+	widget.ShowPopUpMenuAtRelativePosition(m, it.s.ui.w.Win.Canvas(), fyne.NewPos(0, it.menu.Size().Height), it.menu)
 }
 
 // Tapped opens the conversation. The row must take taps itself: it is
 // SecondaryTappable (for the menu), so the driver delivers clicks to it
 // and never to the list item underneath.
 func (it *convItem) Tapped(*fyne.PointEvent) {
-	if it.s.ui.conv == it.row.conv.ID {
+	if it.s.ui.w.Conv == it.row.conv.ID {
 		return
 	}
 	it.s.list.Select(it.id)
-	if it.s.ui.conv != it.row.conv.ID { // Select is a no-op on the selected row
+	if it.s.ui.w.Conv != it.row.conv.ID { // Select is a no-op on the selected row
 		it.s.onSelected(it.id)
 	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+
+	"github.com/churon/churon/ui/internal/uitest"
 )
 
 // TestClickingARowOpensIt taps a conversation row the way the desktop
@@ -15,7 +17,7 @@ func TestClickingARowOpensIt(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	var ids []int64
 	for _, title := range []string{"first", "second"} {
-		c, err := h.m.NewConversation(title)
+		c, err := h.M.NewConversation(title)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -24,7 +26,7 @@ func TestClickingARowOpensIt(t *testing.T) {
 	h.u.side.reload()
 	h.u.openConversation(0)
 	for _, id := range ids {
-		item := findConvItem(h.w.Canvas().Content(), id)
+		item := findConvItem(h.W.Canvas().Content(), id)
 		if item == nil {
 			t.Fatalf("no row for conversation %d", id)
 		}
@@ -33,28 +35,14 @@ func TestClickingARowOpensIt(t *testing.T) {
 			t.Fatal("a conversation row takes right taps but not taps: the driver would deliver clicks to it and drop them")
 		}
 		test.Tap(tappable)
-		h.drain()
-		if h.u.conv != id {
-			t.Errorf("after clicking conversation %d the window shows %d", id, h.u.conv)
+		h.Drain()
+		if h.u.w.Conv != id {
+			t.Errorf("after clicking conversation %d the window shows %d", id, h.u.w.Conv)
 		}
 	}
 }
 
 func findConvItem(o fyne.CanvasObject, id int64) *convItem {
-	if it, ok := o.(*convItem); ok && it.row.conv.ID == id && it.Visible() {
-		return it
-	}
-	var kids []fyne.CanvasObject
-	switch o := o.(type) {
-	case *fyne.Container:
-		kids = o.Objects
-	case fyne.Widget:
-		kids = test.WidgetRenderer(o).Objects()
-	}
-	for _, k := range kids {
-		if it := findConvItem(k, id); it != nil {
-			return it
-		}
-	}
-	return nil
+	it, _ := uitest.Find(o, func(it *convItem) bool { return it.row.conv.ID == id && it.Visible() })
+	return it
 }

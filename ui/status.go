@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"github.com/churon/churon/internal/units"
 	"os"
 	"runtime"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/internal/units"
+	"github.com/churon/churon/ui/core"
 )
 
 // statusLine shows the loaded model and quantization, the backend that
@@ -43,9 +44,9 @@ func (s *statusLine) refresh() {
 	u := s.ui
 	var parts []string
 	switch {
-	case u.model != nil:
-		m := u.model
-		name := modelLabel(m.Path)
+	case u.w.Model != nil:
+		m := u.w.Model
+		name := core.ModelLabel(m.Path)
 		if m.Name != "" && !strings.EqualFold(m.Name, m.Arch) && !strings.EqualFold(m.Name, name) {
 			name += " (" + m.Name + ")"
 		}
@@ -61,16 +62,16 @@ func (s *statusLine) refresh() {
 			parts = append(parts, b)
 		}
 		parts = append(parts, lang.X("status.weights", "weights {{.Size}}", map[string]any{"Size": units.Bytes(m.WeightBytes)}))
-	case u.loadingPath != "":
+	case u.w.LoadingPath != "":
 		parts = append(parts, lang.X("status.loading", "Loading {{.Name}}… {{.Pct}}%",
-			map[string]any{"Name": modelLabel(u.loadingPath), "Pct": int(u.loadProgress * 100)}))
+			map[string]any{"Name": core.ModelLabel(u.w.LoadingPath), "Pct": int(u.w.LoadProgress * 100)}))
 	default:
 		parts = append(parts, lang.X("status.nomodel", "No model loaded"))
 	}
 	if rss := residentBytes(); rss > 0 {
 		parts = append(parts, lang.X("status.memory", "memory {{.Size}}", map[string]any{"Size": units.Bytes(rss)}))
 	}
-	if c := s.cache; c != nil && c.Conv == u.conv && u.conv != 0 {
+	if c := s.cache; c != nil && c.Conv == u.w.Conv && u.w.Conv != 0 {
 		parts = append(parts, cacheText(*c))
 	}
 	s.left.SetText(strings.Join(parts, "  ·  "))
@@ -92,7 +93,7 @@ func cacheText(c session.CacheState) string {
 
 // onCache records a conversation's cache state (an event).
 func (s *statusLine) onCache(c session.CacheState) {
-	if c.Conv != s.ui.conv {
+	if c.Conv != s.ui.w.Conv {
 		return
 	}
 	s.cache = &c
@@ -103,7 +104,7 @@ func (s *statusLine) onCache(c session.CacheState) {
 func (s *statusLine) showCache(conv int64) {
 	s.cache = nil
 	if conv != 0 {
-		if c, err := s.ui.s.CacheState(conv); err == nil {
+		if c, err := s.ui.w.Session.CacheState(conv); err == nil {
 			s.cache = &c
 		}
 	}

@@ -3,9 +3,7 @@ package ui
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"unicode"
@@ -15,12 +13,18 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/models/discover"
+	"github.com/churon/churon/ui/chat"
+	"github.com/churon/churon/ui/compare"
+	"github.com/churon/churon/ui/core"
 	"github.com/churon/churon/ui/fontcheck"
 	"github.com/churon/churon/ui/locale"
+	"github.com/churon/churon/ui/models"
+	"github.com/churon/churon/ui/settings"
 )
 
 // Options are what the window needs from the rest of the program.
@@ -36,59 +40,42 @@ type Options struct {
 	// FontCheck says whether a font can show Hangul; nil means
 	// fontcheck.Hangul.
 	FontCheck func() (fontcheck.Result, error)
-	// Models configures the Models page (models.go); the zero value is
+	// Models configures the Models page (ui/models); the zero value is
 	// the app's own folders and huggingface.co.
 	Models ModelsOptions
 }
 
-// modelInfo is what the window shows of a loaded model (copied from the
-// session's ModelLoaded event).
-type modelInfo struct {
-	Path, Name, Arch, Quant, Backend string
-	Threads, Context                 int
-	Params, FileBytes, WeightBytes   int64
-	DeviceNotes                      []string // why an accelerator is not used, a line each
-}
+// ModelsOptions configure the Models page: see models.Options.
+type ModelsOptions = models.Options
 
 // UI is the window's content and state. Everything in it is used from
-// Fyne's goroutine only; other goroutines reach it through do.
+// Fyne's goroutine only; other goroutines reach it through w.Do.
 type UI struct {
-	app fyne.App
-	win fyne.Window
-	s   *session.Manager
-	do  func(func())
+	// w is what the screens share: the app, the window, the session, the
+	// state of the window, and the hooks into this shell.
+	w   *core.Window
 	opt Options
 
-	ctx    context.Context
 	cancel context.CancelFunc
 	closed atomic.Bool
 
-	conv         int64 // conversation shown; 0 = a new chat not yet stored
-	model        *modelInfo
-	loadingPath  string
-	loadProgress float64
-	generating   map[int64]bool
-	queued       map[int64]int
-	// Settings chosen for the new chat before its first message.
-	pendingSettings *session.Settings
+	queued          map[int64]int
 	hangul          *fontcheck.Result
 	hangulDismissed bool
+	// menuModels are the library's models for the model menu (model.go),
+	// listed in the background.
+	menuModels []string
 
 	side     *sidebar
-	chat     *chatView
-	composer *composer
+	chat     *chat.View
+	composer *chat.Composer
 	picker   *modelPicker
 	status   *statusLine
 	welcome  *welcomeView
-	notice   *fyne.Container // banners at the top (fonts, errors)
 	center   *fyne.Container // chat or welcome
 
-	mdl         *modelsState // catalog, hub, library and downloads (models.go)
-	modelsPage  *modelsPage  // made when first shown, dropped on rebuild
-	modelsShown bool
-
-	comparePage  *comparePage // the Compare page (compare_page.go), made when first shown
-	compareShown bool
+	mdl     *models.State   // catalog, hub, library and downloads, and the Models page
+	compare *compare.Screen // the Compare page
 }
 
 // New builds the window's content into w and starts applying the
@@ -105,32 +92,34 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 	if opt.FontCheck == nil {
 		opt.FontCheck = fontcheck.Hangul
 	}
-	u := &UI{app: a, win: w, s: opt.Session, opt: opt,
-		generating: map[int64]bool{}, queued: map[int64]int{}}
+	u := &UI{opt: opt, queued: map[int64]int{}}
+	u.w = &core.Window{App: a, Win: w, Session: opt.Session, Generating: map[int64]bool{},
+		Refresh: u.refresh, NoteText: u.noteText, HandleShortcut: u.handleShortcut, SetLanguage: u.setLanguage}
 	// After Close (the window is gone, the session still winds down and
 	// sends events) updates are dropped: Fyne would run them on the
 	// caller's goroutine once its loop has ended.
-	u.do = func(f func()) {
+	u.w.Do = func(f func()) {
 		opt.Do(func() {
 			if !u.closed.Load() {
 				f()
 			}
 		})
 	}
-	u.ctx, u.cancel = context.WithCancel(context.Background())
-	if code, ok := u.setting(settingLanguage); ok {
+	u.w.Ctx, u.cancel = context.WithCancel(context.Background())
+	if code, ok := u.w.Setting(core.SettingLanguage); ok {
 		_, _ = locale.Set(code)
 	} else {
 		_, _ = locale.Set("")
 	}
-	u.mdl = newModelsState(u, opt.Models)
+	u.mdl = models.NewState(u.w, opt.Models)
+	u.compare = compare.New(u.w, u.mdl)
 	u.build()
 	u.picker.refreshLibrary()   // the model menu lists the library from its first opening
 	w.SetOnDropped(u.onDropped) // a JSON export dropped on the window is imported (export.go)
-	if st, err := u.s.Status(); err == nil {
+	if st, err := u.w.Session.Status(); err == nil {
 		u.applyStatus(st)
 	}
-	b := &bridge{events: u.s.Events(), do: u.do, apply: u.apply}
+	b := &bridge{events: u.w.Session.Events(), do: u.w.Do, apply: u.apply}
 	go b.run()
 	go u.checkFonts()
 	return u
@@ -141,36 +130,36 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 func (u *UI) Close() {
 	u.closed.Store(true)
 	u.cancel()
-	u.mdl.close() // downloads stop; they resume on the next run
+	u.mdl.Close() // downloads stop; they resume on the next run
 }
 
 // build makes every screen and lays the window out. It runs again when
 // the language changes, since widgets keep the text they were made with.
 func (u *UI) build() {
 	u.side = newSidebar(u)
-	u.chat = newChatView(u)
-	u.composer = newComposer(u)
+	u.chat = chat.NewView(u.w, u.convShown)
+	u.composer = chat.NewComposer(u.w, u.send, u.onStop)
 	u.picker = newModelPicker(u)
 	u.status = newStatusLine(u)
 	u.welcome = newWelcomeView(u)
-	u.modelsPage = nil
-	u.comparePage = u.comparePage.rebuilt() // keeps the comparison it showed
-	u.notice = container.NewVBox()
+	u.mdl.DropPage()
+	u.compare.Rebuild() // keeps the comparison it showed
+	u.w.Notice = container.NewVBox()
 	u.center = container.NewStack()
 
 	settingsBtn := widget.NewButtonWithIcon("", iconSettings(), u.onSettings)
 	settingsBtn.Importance = widget.LowImportance
 	top := container.NewBorder(nil, nil, u.picker.content, container.NewHBox(newCompareButton(u), settingsBtn))
 	main := container.NewBorder(
-		container.NewVBox(top, widget.NewSeparator(), u.notice),
-		u.composer.content, nil, nil, u.center)
+		container.NewVBox(top, widget.NewSeparator(), u.w.Notice),
+		u.composer.Content(), nil, nil, u.center)
 	split := container.NewHSplit(u.side.content, main)
 	split.Offset = 0.24
 	root := container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), u.status.content), nil, nil, split)
-	u.win.SetContent(root)
+	u.w.Win.SetContent(root)
 	u.installShortcuts()
 	u.side.reload()
-	u.chat.show(u.conv)
+	u.chat.Show(u.w.Conv)
 	u.refresh()
 	if u.hangul != nil {
 		u.showHangulNotice()
@@ -180,21 +169,29 @@ func (u *UI) build() {
 // refresh brings every screen in line with the state.
 func (u *UI) refresh() {
 	u.picker.refresh()
-	u.composer.refresh()
+	u.composer.Refresh()
 	u.status.refresh()
-	u.chat.refreshEmpty()
+	u.chat.RefreshEmpty()
 	u.showCenter()
+}
+
+// convShown is told by the chat which conversation it shows: the status
+// line says where its cache is.
+func (u *UI) convShown(conv int64) {
+	if u.status != nil {
+		u.status.showCache(conv)
+	}
 }
 
 // showCenter shows the welcome view while there is nothing else to show:
 // no model and an empty new chat.
 func (u *UI) showCenter() {
-	var want fyne.CanvasObject = u.chat.content
+	var want fyne.CanvasObject = u.chat.Content()
 	if page, ok := u.modelsCenter(); ok {
 		want = page
 	} else if page, ok := u.compareCenter(); ok {
 		want = page
-	} else if u.model == nil && u.loadingPath == "" && u.conv == 0 {
+	} else if u.w.Model == nil && u.w.LoadingPath == "" && u.w.Conv == 0 {
 		want = u.welcome.content
 		u.welcome.start()
 	}
@@ -207,66 +204,103 @@ func (u *UI) showCenter() {
 	}
 }
 
+// modelsCenter is the Models page when it is open, made on first use
+// (and again after the window is rebuilt). The message box is hidden
+// while it shows.
+func (u *UI) modelsCenter() (fyne.CanvasObject, bool) {
+	if !u.w.ModelsShown {
+		u.composer.Content().Show()
+		return nil, false
+	}
+	page := u.mdl.Page()
+	u.composer.Content().Hide()
+	return page, true
+}
+
+// compareCenter is the Compare page while it is open, made on first use
+// (and again after the window is rebuilt, keeping what it showed).
+func (u *UI) compareCenter() (fyne.CanvasObject, bool) {
+	if !u.w.CompareShown {
+		return nil, false
+	}
+	page := u.compare.Page()
+	u.composer.Content().Hide()
+	return page, true
+}
+
+// newCompareButton is the top bar's way to the Compare page.
+func newCompareButton(u *UI) *widget.Button {
+	b := widget.NewButtonWithIcon(lang.X("compare.open", "Compare"), theme.GridIcon(), func() {
+		if u.w.CompareShown {
+			u.compare.Hide()
+		} else {
+			u.compare.Show()
+		}
+	})
+	b.Importance = widget.LowImportance
+	return b
+}
+
 // apply changes the widgets after one session event. Runs on Fyne's
 // goroutine.
 func (u *UI) apply(ev session.Event) {
 	switch ev := ev.(type) {
 	case session.Token:
-		u.chat.onToken(ev)
+		u.chat.OnToken(ev)
 		u.status.onToken(ev)
 	case session.Stats:
-		u.chat.onStats(ev)
+		u.chat.OnStats(ev)
 	case session.CacheState:
 		u.status.onCache(ev)
 	case session.Done:
-		delete(u.generating, ev.Conv)
+		delete(u.w.Generating, ev.Conv)
 		delete(u.queued, ev.Conv)
-		u.chat.onDone(ev)
+		u.chat.OnDone(ev)
 		if ev.Reason == session.ReasonError && ev.Err != nil {
-			u.showError(ev.Err)
+			u.w.ShowError(ev.Err)
 		}
 		u.status.onDone()
 		u.refresh()
 	case session.Queued:
 		u.queued[ev.Conv] = ev.Position
-		u.chat.onQueued(ev)
+		u.chat.OnQueued(ev)
 	case session.Error:
-		u.showError(fmt.Errorf("%s: %w", ev.Op, ev.Err))
+		u.w.ShowError(fmt.Errorf("%s: %w", ev.Op, ev.Err))
 	case session.DeviceFallback:
-		u.bannerDetails(lang.X("error.gpu_fallback", "The GPU stopped working during an answer. Churon finished the answer on the CPU and runs this model on the CPU from now on; load the model again to try the GPU again."), ev.Err.Error())
+		u.w.BannerDetails(lang.X("error.gpu_fallback", "The GPU stopped working during an answer. Churon finished the answer on the CPU and runs this model on the CPU from now on; load the model again to try the GPU again."), ev.Err.Error())
 	case session.ModelLoading:
-		u.loadingPath, u.loadProgress = ev.Path, ev.Progress
+		u.w.LoadingPath, u.w.LoadProgress = ev.Path, ev.Progress
 		u.refresh()
 	case session.ModelLoaded:
 		in := ev.Info
-		u.model = &modelInfo{Path: in.Path, Name: in.Name, Arch: in.Architecture, Quant: in.FileType,
+		u.w.Model = &core.ModelInfo{Path: in.Path, Name: in.Name, Arch: in.Architecture, Quant: in.FileType,
 			Backend: in.Backend, Threads: in.Threads, Context: in.ContextLength,
 			Params: in.Parameters, FileBytes: in.FileBytes, WeightBytes: in.WeightBytes, DeviceNotes: in.DeviceNotes}
-		if u.loadingPath == in.Path {
-			u.loadingPath = ""
+		if u.w.LoadingPath == in.Path {
+			u.w.LoadingPath = ""
 		}
 		if !session.IsDemo(in.Path) { // the menu always offers the demo
 			u.picker.remember(in.Path)
 		}
 		u.refresh()
 	case session.ModelUnloaded:
-		if u.model != nil && u.model.Path == ev.Path {
-			u.model = nil
+		if u.w.Model != nil && u.w.Model.Path == ev.Path {
+			u.w.Model = nil
 		}
-		if u.loadingPath == ev.Path {
-			u.loadingPath = ""
+		if u.w.LoadingPath == ev.Path {
+			u.w.LoadingPath = ""
 		}
 		u.refresh()
 	case session.MessageAdded:
-		if ev.Message.ConversationID == u.conv {
-			u.chat.onMessageAdded(ev.Message)
+		if ev.Message.ConversationID == u.w.Conv {
+			u.chat.OnMessageAdded(ev.Message)
 		}
 	case session.MessagesChanged:
-		if ev.Conv == u.conv {
-			u.chat.show(u.conv)
+		if ev.Conv == u.w.Conv {
+			u.chat.Show(u.w.Conv)
 		}
 	case session.ConversationChanged:
-		if ev.Deleted && ev.Conv == u.conv {
+		if ev.Deleted && ev.Conv == u.w.Conv {
 			u.openConversation(0)
 		}
 		u.side.reload()
@@ -279,12 +313,12 @@ func (u *UI) applyStatus(st session.Status) {
 	if st.Model != nil {
 		u.apply(session.ModelLoaded{Info: *st.Model})
 	}
-	u.loadingPath = st.Loading
+	u.w.LoadingPath = st.Loading
 	if st.Generating != 0 {
-		u.generating[st.Generating] = true
+		u.w.Generating[st.Generating] = true
 	}
 	for i, c := range st.Queued {
-		u.generating[c] = true
+		u.w.Generating[c] = true
 		u.queued[c] = i + 1
 	}
 	u.refresh()
@@ -292,30 +326,30 @@ func (u *UI) applyStatus(st session.Status) {
 
 // openConversation shows a conversation (0: a new, empty chat).
 func (u *UI) openConversation(id int64) {
-	if u.chat.editing() && id != u.conv {
-		u.chat.cancelEdit()
+	if u.chat.Editing() && id != u.w.Conv {
+		u.chat.CancelEdit()
 	}
-	u.conv = id
-	u.compareShown = false // a chat was asked for: show it
+	u.w.Conv = id
+	u.w.CompareShown = false // a chat was asked for: show it
 	if id != 0 {
-		u.pendingSettings = nil
+		u.w.PendingSettings = nil
 	}
-	u.chat.show(id)
+	u.chat.Show(id)
 	u.side.selectConv(id)
 	u.refresh()
 }
 
 func (u *UI) onNewChat() {
 	u.openConversation(0)
-	u.win.Canvas().Focus(u.composer.entry)
+	u.w.Win.Canvas().Focus(u.composer.Entry())
 }
 
 func (u *UI) onSearch() { u.side.focusSearch() }
 
 func (u *UI) onStop() {
-	if u.conv != 0 && u.generating[u.conv] {
-		if err := u.s.Stop(u.conv); err != nil {
-			u.showError(err)
+	if u.w.Conv != 0 && u.w.Generating[u.w.Conv] {
+		if err := u.w.Session.Stop(u.w.Conv); err != nil {
+			u.w.ShowError(err)
 		}
 	}
 }
@@ -323,94 +357,33 @@ func (u *UI) onStop() {
 // send sends text in the conversation shown, creating it first when it is
 // a new chat.
 func (u *UI) send(text string) bool {
-	if strings.TrimSpace(text) == "" || u.generating[u.conv] {
+	if strings.TrimSpace(text) == "" || u.w.Generating[u.w.Conv] {
 		return false
 	}
-	if u.conv == 0 {
-		c, err := u.s.NewConversation("")
+	if u.w.Conv == 0 {
+		c, err := u.w.Session.NewConversation("")
 		if err != nil {
-			u.showError(err)
+			u.w.ShowError(err)
 			return false
 		}
-		if u.pendingSettings != nil {
-			if err := u.s.SetSettings(c.ID, *u.pendingSettings); err != nil {
-				u.showError(err)
+		if u.w.PendingSettings != nil {
+			if err := u.w.Session.SetSettings(c.ID, *u.w.PendingSettings); err != nil {
+				u.w.ShowError(err)
 			}
-			u.pendingSettings = nil
+			u.w.PendingSettings = nil
 		}
-		u.conv = c.ID
-		u.chat.show(c.ID)
+		u.w.Conv = c.ID
+		u.chat.Show(c.ID)
 	}
-	if _, err := u.s.Send(u.conv, text); err != nil {
-		u.showError(err)
+	if _, err := u.w.Session.Send(u.w.Conv, text); err != nil {
+		u.w.ShowError(err)
 		return false
 	}
-	u.generating[u.conv] = true
-	u.side.selectConv(u.conv)
+	u.w.Generating[u.w.Conv] = true
+	u.side.selectConv(u.w.Conv)
 	u.noteText(text)
 	u.refresh()
 	return true
-}
-
-// showError tells the person what went wrong, in their language where the
-// error is one the UI knows.
-func (u *UI) showError(err error) {
-	msg := err.Error()
-	switch {
-	case errors.Is(err, session.ErrNoModel):
-		msg = lang.X("error.no_model", "No model is loaded. Open a GGUF file first.")
-	case errors.Is(err, session.ErrTooLong):
-		msg = lang.X("error.too_long", "This conversation no longer fits in the context. Raise the context length in the chat settings, or start a new chat.")
-	case errors.Is(err, session.ErrBusy):
-		msg = lang.X("error.busy", "This chat is still answering. Stop it first.")
-	}
-	u.banner(msg, true)
-}
-
-// bannerDetails shows a message for people, with the technical reason
-// behind a Details button.
-func (u *UI) bannerDetails(msg, details string) {
-	more := widget.NewLabel(details)
-	more.Wrapping = fyne.TextWrapWord
-	more.Importance = widget.LowImportance
-	more.Hide()
-	toggle := widget.NewButton(lang.X("error.details", "Details"), func() {
-		if more.Visible() {
-			more.Hide()
-		} else {
-			more.Show()
-		}
-	})
-	toggle.Importance = widget.LowImportance
-	u.addBanner(container.NewVBox(bannerLabel(msg, true), container.NewHBox(toggle), more))
-}
-
-// banner shows a message at the top of the chat until dismissed.
-func (u *UI) banner(msg string, isError bool) { u.addBanner(bannerLabel(msg, isError)) }
-
-func bannerLabel(msg string, isError bool) *widget.Label {
-	label := widget.NewLabel(msg)
-	label.Wrapping = fyne.TextWrapWord
-	if isError {
-		label.Importance = widget.DangerImportance
-	}
-	return label
-}
-
-// addBanner shows content at the top of the chat with a button that
-// dismisses it.
-func (u *UI) addBanner(content fyne.CanvasObject) {
-	var bar *fyne.Container
-	closeBtn := widget.NewButtonWithIcon("", iconClose(), func() {
-		u.notice.Remove(bar)
-	})
-	closeBtn.Importance = widget.LowImportance
-	bar = container.NewBorder(nil, nil, nil, closeBtn, content)
-	// Keep a few at most: the newest matter.
-	if len(u.notice.Objects) >= 3 {
-		u.notice.Remove(u.notice.Objects[0])
-	}
-	u.notice.Add(bar)
 }
 
 // checkFonts runs the Hangul font check off Fyne's goroutine (the first
@@ -420,7 +393,7 @@ func (u *UI) checkFonts() {
 	if err != nil {
 		return // no answer is better than a false alarm
 	}
-	u.do(func() {
+	u.w.Do(func() {
 		u.hangul = &res
 		if locale.Current() == "ko" && !res.Covered {
 			// A Korean UI would be unreadable: show it in English until a
@@ -454,35 +427,18 @@ func (u *UI) showHangulNotice() {
 	u.hangulDismissed = true // shown once per run
 	// Not translated: without a Hangul font the Korean text could not be
 	// read, which is the point of the notice.
-	u.banner(hangulNotice, false)
+	u.w.Banner(hangulNotice, false)
 }
 
 // hangulNotice is shown when no font covers Hangul.
 const hangulNotice = "No installed font can show Korean (Hangul): Korean text would appear as empty boxes, so the window is in English for now. " +
 	"Install a Korean font — on Debian or Ubuntu: sudo apt install fonts-noto-cjk (or fonts-nanum) — then restart Churon."
 
-// Settings keys in the store's settings table.
-const (
-	settingLanguage = "ui.language"
-	settingRecent   = "ui.recent_models"
-)
-
-func (u *UI) setting(key string) (string, bool) {
-	v, ok, err := u.s.Store().Setting(context.Background(), key)
-	if err != nil || !ok {
-		return "", false
-	}
-	return v, true
-}
-
-func (u *UI) setSetting(key, value string) {
-	if err := u.s.Store().SetSetting(context.Background(), key, value); err != nil {
-		u.showError(err)
-	}
-}
+// settingRecent is the settings key of the recent model files.
+const settingRecent = "ui.recent_models"
 
 func (u *UI) recentModels() []string {
-	v, ok := u.setting(settingRecent)
+	v, ok := u.w.Setting(settingRecent)
 	if !ok {
 		return nil
 	}
@@ -497,11 +453,11 @@ func (u *UI) recentModels() []string {
 func (u *UI) setLanguage(code string) {
 	got, err := locale.Set(code)
 	if err != nil {
-		u.showError(err)
+		u.w.ShowError(err)
 		return
 	}
 	_ = got
-	u.setSetting(settingLanguage, code)
+	u.w.SetSetting(core.SettingLanguage, code)
 	u.build()
 }
 
@@ -512,7 +468,7 @@ var (
 )
 
 func (u *UI) installShortcuts() {
-	c := u.win.Canvas()
+	c := u.w.Win.Canvas()
 	c.AddShortcut(shortcutNew, func(fyne.Shortcut) { u.onNewChat() })
 	c.AddShortcut(shortcutSearch, func(fyne.Shortcut) { u.onSearch() })
 	c.SetOnTypedKey(func(e *fyne.KeyEvent) {
@@ -537,30 +493,21 @@ func (u *UI) handleShortcut(s fyne.Shortcut) bool {
 	return true
 }
 
-func (u *UI) onSettings() { showSettings(u) }
-
-// modelLabel is a short name for a model file.
-func modelLabel(path string) string {
-	if session.IsDemo(path) {
-		return lang.X("model.demo", "Demo: stories260K (built in)")
-	}
-	b := filepath.Base(path)
-	return strings.TrimSuffix(b, filepath.Ext(b))
-}
+func (u *UI) onSettings() { settings.Show(u.w) }
 
 // onDemo loads the built-in demo model and opens a chat with it that
 // says what it is.
 func (u *UI) onDemo() {
-	c, err := u.s.StartDemo()
+	c, err := u.w.Session.StartDemo()
 	if err != nil {
-		u.showError(err)
+		u.w.ShowError(err)
 		return
 	}
-	if u.model == nil || !session.IsDemo(u.model.Path) {
-		u.loadingPath, u.loadProgress = session.DemoPath, 0
+	if u.w.Model == nil || !session.IsDemo(u.w.Model.Path) {
+		u.w.LoadingPath, u.w.LoadProgress = session.DemoPath, 0
 	}
 	u.openConversation(c.ID)
-	u.win.Canvas().Focus(u.composer.entry)
+	u.w.Win.Canvas().Focus(u.composer.Entry())
 }
 
 // confirm asks a yes/no question.
@@ -569,5 +516,5 @@ func (u *UI) confirm(title, msg string, f func()) {
 		if ok {
 			f()
 		}
-	}, u.win)
+	}, u.w.Win)
 }

@@ -3,10 +3,7 @@ package ui
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -15,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/models/discover"
+	"github.com/churon/churon/ui/core"
 )
 
 // welcomeView is what a person sees with no model loaded: what Churon is,
@@ -22,7 +20,7 @@ import (
 // computer, usable in place.
 type welcomeView struct {
 	ui      *UI
-	rec     *welcomeRec // the recommended download (models_welcome.go)
+	rec     fyne.CanvasObject // the recommended download (ui/models)
 	recent  *fyne.Container
 	library *fyne.Container // the library's models that are not recent
 	found   *fyne.Container
@@ -30,9 +28,6 @@ type welcomeView struct {
 	started bool
 	content fyne.CanvasObject
 }
-
-// DiscoverTimeout bounds the search for model files.
-const DiscoverTimeout = 20 * time.Second
 
 func newWelcomeView(u *UI) *welcomeView {
 	w := &welcomeView{ui: u}
@@ -44,7 +39,7 @@ func newWelcomeView(u *UI) *welcomeView {
 	intro.Wrapping = fyne.TextWrapWord
 	open := widget.NewButtonWithIcon(lang.X("model.open", "Open GGUF file…"), theme.FolderOpenIcon(), func() { u.picker.onOpenFile() })
 	open.Importance = widget.HighImportance
-	w.rec = newWelcomeRec(u)
+	w.rec = u.mdl.Recommendation()
 
 	w.recent = container.NewVBox()
 	w.library = container.NewVBox()
@@ -55,13 +50,13 @@ func newWelcomeView(u *UI) *welcomeView {
 	foundTitle.TextStyle.Bold = true
 
 	demoBtn := widget.NewButtonWithIcon(lang.X("welcome.demo", "Try the built-in demo"), theme.MediaPlayIcon(), u.onDemo)
-	demoNote := newMuted(theme.SizeNameCaptionText, fyne.TextWrapWord)
-	setMuted(demoNote, lang.X("welcome.demo.note", "A tiny English story model inside Churon, offline: real answers need a real model."))
+	demoNote := core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapWord)
+	core.SetMuted(demoNote, lang.X("welcome.demo.note", "A tiny English story model inside Churon, offline: real answers need a real model."))
 	demoRow := container.NewBorder(nil, nil, demoBtn, nil, demoNote)
 
-	col := container.NewVBox(title, intro, container.NewHBox(open), demoRow, w.rec.content,
+	col := container.NewVBox(title, intro, container.NewHBox(open), demoRow, w.rec,
 		w.recent, w.library, widget.NewSeparator(), foundTitle, w.status, w.found)
-	w.content = container.NewVScroll(container.New(&readable{max: 760}, col))
+	w.content = container.NewVScroll(container.New(&core.Readable{Max: 760}, col))
 	w.showRecent()
 	w.showLibrary()
 	return w
@@ -76,7 +71,7 @@ func (w *welcomeView) showRecent() {
 // on the Models page) that are not among the recent ones, as listed in
 // the background for the model menu.
 func (w *welcomeView) showLibrary() {
-	w.list(w.library, lang.X("welcome.library", "In your library"), w.ui.mdl.menuModels, w.ui.recentModels())
+	w.list(w.library, lang.X("welcome.library", "In your library"), w.ui.menuModels, w.ui.recentModels())
 }
 
 // list fills box with a titled row per model file that still exists,
@@ -89,7 +84,7 @@ func (w *welcomeView) list(box *fyne.Container, title string, paths, skip []stri
 			continue
 		}
 		if st, err := statFile(p); err == nil {
-			rows = append(rows, w.row(modelLabel(p), p, st, shortDir(p)))
+			rows = append(rows, w.row(core.ModelLabel(p), p, st, core.ShortDir(p)))
 		}
 	}
 	if len(rows) == 0 {
@@ -110,11 +105,11 @@ func (w *welcomeView) start() {
 		return
 	}
 	w.started = true
-	ctx, cancel := context.WithTimeout(w.ui.ctx, DiscoverTimeout)
+	ctx, cancel := context.WithTimeout(w.ui.w.Ctx, core.DiscoverTimeout)
 	go func() {
 		defer cancel()
 		found, err := w.ui.opt.Discover(ctx)
-		w.ui.do(func() { w.show(found, err) })
+		w.ui.w.Do(func() { w.show(found, err) })
 	}()
 }
 
@@ -148,14 +143,14 @@ func (w *welcomeView) row(name, path string, st fileInfo, source string) fyne.Ca
 	title := widget.NewLabel(name)
 	title.TextStyle.Bold = true
 	title.Truncation = fyne.TextTruncateEllipsis
-	detail := formatBytes(st.size)
+	detail := core.FormatBytes(st.size)
 	if source != "" {
 		detail = source + " · " + detail
 	}
-	sub := newMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
+	sub := core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
 	sub.Truncation = fyne.TextTruncateEllipsis
-	setMuted(sub, detail)
-	use := widget.NewButton(lang.X("welcome.load", "Load"), func() { w.ui.picker.load(path) })
+	core.SetMuted(sub, detail)
+	use := widget.NewButton(lang.X("welcome.load", "Load"), func() { w.ui.w.LoadModel(path) })
 	return container.NewBorder(nil, nil, nil, container.NewCenter(use), container.NewVBox(title, sub))
 }
 
@@ -167,15 +162,4 @@ func statFile(p string) (fileInfo, error) {
 		return fileInfo{}, err
 	}
 	return fileInfo{size: st.Size()}, nil
-}
-
-// shortDir is the folder of p with the home folder written as ~.
-func shortDir(p string) string {
-	d := filepath.Dir(p)
-	if home, err := os.UserHomeDir(); err == nil && home != "" {
-		if rel, err := filepath.Rel(home, d); err == nil && !strings.HasPrefix(rel, "..") {
-			return filepath.Join("~", rel)
-		}
-	}
-	return d
 }

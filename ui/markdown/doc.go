@@ -15,5 +15,7 @@
 //	v := markdown.NewView(markdown.Options{OnCopy: w.Clipboard().SetContent})
 //	v.SetText("# Hello\n\nSome `code`.")
 //
-// Like every widget, a View is used from the Fyne goroutine only.
+// Like every widget, a View is used from the Fyne goroutine only. Rect, the
+// theme-coloured panel behind code and table cells, tints the window's
+// own panels too.
 package markdown

@@ -33,17 +33,26 @@ func (c *column) between(a, b fyne.CanvasObject) float32 {
 	return g
 }
 
-func (c *column) Layout(objs []fyne.CanvasObject, size fyne.Size) {
-	y := float32(0)
+// each calls f with every visible object and the space above it.
+func (c *column) each(objs []fyne.CanvasObject, f func(o fyne.CanvasObject, gap float32)) {
 	var prev fyne.CanvasObject
 	for _, o := range objs {
 		if !o.Visible() {
 			continue
 		}
+		var gap float32
 		if prev != nil {
-			y += c.between(prev, o)
+			gap = c.between(prev, o)
 		}
 		prev = o
+		f(o, gap)
+	}
+}
+
+func (c *column) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	y := float32(0)
+	c.each(objs, func(o fyne.CanvasObject, gap float32) {
+		y += gap
 		// Resize first: a wrapped RichText knows its height only once it
 		// knows its width.
 		o.Resize(fyne.NewSize(size.Width, o.Size().Height))
@@ -51,24 +60,17 @@ func (c *column) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 		o.Move(fyne.NewPos(0, y))
 		o.Resize(fyne.NewSize(size.Width, h))
 		y += h
-	}
+	})
 }
 
 func (c *column) MinSize(objs []fyne.CanvasObject) fyne.Size {
 	var w, h float32
-	var prev fyne.CanvasObject
-	for _, o := range objs {
-		if !o.Visible() {
-			continue
-		}
-		if prev != nil {
-			h += c.between(prev, o)
-		}
-		prev = o
+	c.each(objs, func(o fyne.CanvasObject, gap float32) {
+		h += gap
 		m := o.MinSize()
 		w = max(w, m.Width)
 		h += m.Height
-	}
+	})
 	return fyne.NewSize(w, max(h, 0))
 }
 

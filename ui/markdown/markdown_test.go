@@ -38,7 +38,7 @@ func dump(o fyne.CanvasObject) string {
 			b.WriteString(ind + "rule\n")
 		case *widget.Icon:
 			fmt.Fprintf(&b, "%sicon %s\n", ind, o.Resource.Name())
-		case *rect:
+		case *Rect:
 		case *fyne.Container:
 			switch l := o.Layout.(type) {
 			case *grid:

@@ -308,7 +308,7 @@ func taskBox(item ast.Node) *east.TaskCheckBox {
 }
 
 func (r *renderer) quote(n *ast.Blockquote) fyne.CanvasObject {
-	bar := newRect(theme.ColorNamePrimary, "", 0)
+	bar := NewRect(theme.ColorNamePrimary, "", 0)
 	bar.SetMinSize(fyne.NewSize(3, 0))
 	body := r.stack(n, 0)
 	return container.NewBorder(nil, nil, container.NewPadded(bar), nil, body)
@@ -344,7 +344,7 @@ func (r *renderer) table(n *east.Table) fyne.CanvasObject {
 			if header {
 				fill = theme.ColorNameHeaderBackground
 			}
-			bg := newRect(fill, theme.ColorNameSeparator, 0)
+			bg := NewRect(fill, theme.ColorNameSeparator, 0)
 			cells = append(cells, container.NewStack(bg, rt))
 		}
 		cols = max(cols, len(cells))

@@ -12,27 +12,30 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
-// rect is a rectangle whose colours are theme names, so it follows a
-// switch between light and dark like the widgets around it.
-type rect struct {
+// Rect is a rectangle whose colours are theme names, so it follows a
+// switch between light and dark like the widgets around it (code panels,
+// table cells; the window's tinted panels).
+type Rect struct {
 	widget.BaseWidget
 	fill, stroke fyne.ThemeColorName
 	radius       float32
 	min          fyne.Size
 }
 
-func newRect(fill, stroke fyne.ThemeColorName, radius float32) *rect {
-	r := &rect{fill: fill, stroke: stroke, radius: radius}
+// NewRect makes a rectangle filled with the theme's colour fill and
+// outlined with stroke ("": none), its corners rounded by radius.
+func NewRect(fill, stroke fyne.ThemeColorName, radius float32) *Rect {
+	r := &Rect{fill: fill, stroke: stroke, radius: radius}
 	r.ExtendBaseWidget(r)
 	return r
 }
 
 // SetMinSize sets the smallest size the rectangle asks for.
-func (r *rect) SetMinSize(s fyne.Size) { r.min = s }
+func (r *Rect) SetMinSize(s fyne.Size) { r.min = s }
 
-func (r *rect) MinSize() fyne.Size { return r.min }
+func (r *Rect) MinSize() fyne.Size { return r.min }
 
-func (r *rect) CreateRenderer() fyne.WidgetRenderer {
+func (r *Rect) CreateRenderer() fyne.WidgetRenderer {
 	cr := canvas.NewRectangle(color.Transparent)
 	rr := &rectRenderer{r: r, cr: cr}
 	rr.Refresh()
@@ -40,7 +43,7 @@ func (r *rect) CreateRenderer() fyne.WidgetRenderer {
 }
 
 type rectRenderer struct {
-	r  *rect
+	r  *Rect
 	cr *canvas.Rectangle
 }
 
@@ -133,7 +136,7 @@ func (c *CodeBlock) onCopyTapped() {
 }
 
 func (c *CodeBlock) CreateRenderer() fyne.WidgetRenderer {
-	bg := newRect(theme.ColorNameInputBackground, theme.ColorNameSeparator, theme.InputRadiusSize())
+	bg := NewRect(theme.ColorNameInputBackground, theme.ColorNameSeparator, theme.InputRadiusSize())
 	lang := widget.NewRichText(&widget.TextSegment{
 		Style: widget.RichTextStyle{ColorName: theme.ColorNamePlaceHolder, SizeName: theme.SizeNameCaptionText, Inline: true},
 		Text:  c.lang,

@@ -1,0 +1,263 @@
+package chat
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/ui/core"
+	"github.com/churon/churon/ui/markdown"
+)
+
+// messageView is one message: who wrote it, its text (Markdown for
+// answers, plain selectable text for the person's own), actions, and for
+// answers a footer with the model and its speed.
+type messageView struct {
+	c         *View
+	msg       session.Message
+	streaming bool
+	tokens    int
+	elapsed   time.Duration
+	stats     *session.Stats
+
+	render core.Throttle // paces re-rendering while the answer streams
+
+	who     *widget.Label
+	md      *markdown.View
+	text    *widget.Label
+	typing  *widget.Label
+	footer  *widget.RichText
+	copyBtn *widget.Button
+	editBtn *widget.Button
+	regen   *widget.Button
+	body    *fyne.Container
+	editor  *core.Entry
+	obj     fyne.CanvasObject
+}
+
+func newMessageView(c *View, m session.Message) *messageView {
+	v := &messageView{c: c, msg: m}
+	v.who = widget.NewLabel("")
+	v.who.TextStyle.Bold = true
+	v.who.SizeName = theme.SizeNameCaptionText
+	v.copyBtn = smallButton(theme.ContentCopyIcon(), v.onCopy)
+	v.footer = core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapWord)
+	v.body = container.NewStack()
+	actions := container.NewHBox(v.copyBtn)
+	var obj fyne.CanvasObject
+	if m.Role == "notice" {
+		// A note from the program, not a turn: no author, no actions.
+		note := core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapWord)
+		core.SetMuted(note, noticeText(m))
+		v.body = nil
+		v.obj = container.NewBorder(nil, nil, widget.NewIcon(theme.InfoIcon()), nil, note)
+		return v
+	}
+	if m.Role == "user" {
+		v.who.SetText(lang.X("message.you", "You"))
+		v.text = widget.NewLabel(m.Content)
+		v.text.Wrapping = fyne.TextWrapWord
+		v.text.Selectable = true
+		v.editBtn = smallButton(theme.DocumentCreateIcon(), v.onEdit)
+		actions.Add(v.editBtn)
+		v.body.Objects = []fyne.CanvasObject{v.text}
+		header := container.NewBorder(nil, nil, v.who, actions)
+		bubble := core.NewBubble()
+		obj = container.NewStack(bubble, container.NewBorder(header, nil, nil, nil, v.body))
+	} else {
+		v.who.SetText(core.ModelLabel(m.Model))
+		if m.Model == "" {
+			v.who.SetText(lang.X("message.assistant", "Assistant"))
+		}
+		v.md = markdown.NewView(markdown.Options{
+			OnCopy: func(s string) { c.w.App.Clipboard().SetContent(s) },
+			OnLink: func(u *url.URL) { _ = c.w.App.OpenURL(u) },
+		})
+		v.typing = widget.NewLabel("…")
+		v.regen = smallButton(theme.ViewRefreshIcon(), v.onRegenerate)
+		actions.Add(v.regen)
+		header := container.NewBorder(nil, nil, v.who, actions)
+		obj = container.NewBorder(header, v.footer, nil, nil, v.body)
+		v.refreshBody()
+		v.refreshFooter()
+	}
+	v.obj = obj
+	return v
+}
+
+// noticeText words a notice in the person's language.
+func noticeText(m session.Message) string {
+	n, ok := session.ParseNotice(m)
+	switch {
+	case ok && n.Kind == session.NoticeDropped:
+		return lang.X("chat.notice.dropped", "Older messages are no longer seen by the model: the first {{.N}} messages of this chat do not fit in its context. The chat goes on with the newer ones.",
+			map[string]any{"N": n.Dropped})
+	case ok && n.Kind == session.NoticeDemo:
+		return lang.X("chat.notice.demo", "This chat uses Churon's built-in demo model, stories260K: 260 thousand parameters trained on children's stories. It writes short English stories and nothing else — start a story (“Once upon a time”) and watch it stream. Real answers, and Korean, need a real model: download one or open a GGUF file.")
+	}
+	return m.Content
+}
+
+// smallButton is an icon button for a message's actions (Fyne 2.7
+// buttons have no tooltips, so the icons are the common ones).
+func smallButton(icon fyne.Resource, f func()) *widget.Button {
+	b := widget.NewButtonWithIcon("", icon, f)
+	b.Importance = widget.LowImportance
+	return b
+}
+
+// scheduleRender re-renders a streaming answer now, or later when it was
+// rendered too recently for what rendering it costs.
+func (v *messageView) scheduleRender() { v.render.Schedule(v.c.w.Do, v.renderNow) }
+
+func (v *messageView) renderNow() {
+	v.refreshBody()
+	v.refreshFooter()
+}
+
+// refreshBody shows the message's current text. For a streaming answer
+// the markdown view rebuilds only its last blocks (see ui/markdown).
+func (v *messageView) refreshBody() {
+	if v.editor != nil || v.body == nil { // editing, or a notice
+		return
+	}
+	if v.text != nil {
+		v.text.SetText(v.msg.Content)
+		return
+	}
+	var want fyne.CanvasObject = v.md
+	if v.msg.Content == "" && v.streaming {
+		want = v.typing
+	}
+	v.md.SetText(v.msg.Content)
+	if len(v.body.Objects) != 1 || v.body.Objects[0] != want {
+		v.body.Objects = []fyne.CanvasObject{want}
+		v.body.Refresh()
+	}
+}
+
+// refreshFooter writes the answer's model, size and speed.
+func (v *messageView) refreshFooter() {
+	if v.md == nil {
+		return
+	}
+	var parts []string
+	if v.msg.Quant != "" {
+		parts = append(parts, v.msg.Quant)
+	}
+	toks, ttft, tps := v.msg.GenTokens, v.msg.TTFT, v.msg.GenTPS
+	prompt, reused := v.msg.PromptTokens, v.msg.PromptReused
+	if v.stats != nil {
+		toks, ttft, tps = v.stats.GenTokens, v.stats.TTFT, v.stats.GenTPS
+		prompt, reused = v.stats.PromptTokens, v.stats.Reused
+	} else if v.streaming {
+		toks = v.tokens
+		if v.elapsed > 0 {
+			tps = float64(v.tokens) / v.elapsed.Seconds()
+		}
+	}
+	if toks > 0 {
+		parts = append(parts, lang.X("footer.tokens", "{{.N}} tokens", map[string]any{"N": toks}))
+	}
+	if ttft > 0 {
+		parts = append(parts, lang.X("footer.ttft", "first token {{.T}}", map[string]any{"T": core.FormatDuration(ttft)}))
+	}
+	if tps > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f tok/s", tps))
+	}
+	if prompt > 0 {
+		// How much of the conversation the KV cache spared the model.
+		parts = append(parts, lang.X("footer.prompt", "{{.Reused}} reused · {{.Processed}} processed",
+			map[string]any{"Reused": reused, "Processed": prompt - reused}))
+	}
+	switch session.Reason(v.msg.FinishReason) {
+	case session.ReasonCancelled:
+		parts = append(parts, lang.X("footer.stopped", "stopped"))
+	case session.ReasonLength, session.ReasonContext:
+		parts = append(parts, lang.X("footer.length", "cut off at the length limit"))
+	case session.ReasonError:
+		parts = append(parts, lang.X("footer.error", "failed"))
+	}
+	if v.streaming {
+		parts = append(parts, lang.X("footer.generating", "generating…"))
+	}
+	core.SetMuted(v.footer, strings.Join(parts, " · "))
+}
+
+// setBusy disables the actions that would start an answer.
+func (v *messageView) setBusy(busy bool) {
+	for _, b := range []*widget.Button{v.editBtn, v.regen} {
+		if b == nil {
+			continue
+		}
+		if busy {
+			b.Disable()
+		} else {
+			b.Enable()
+		}
+	}
+}
+
+func (v *messageView) onCopy() {
+	v.c.w.App.Clipboard().SetContent(v.msg.Content)
+}
+
+func (v *messageView) onRegenerate() {
+	w := v.c.w
+	if err := w.Session.Regenerate(v.msg.ConversationID, v.msg.ID); err != nil {
+		w.ShowError(err)
+		return
+	}
+	w.Generating[v.msg.ConversationID] = true
+	w.Refresh()
+	v.c.refreshActions()
+}
+
+// onEdit swaps the text for an editor with Send and Cancel.
+func (v *messageView) onEdit() {
+	w := v.c.w
+	e := core.NewEntry(w.HandleShortcut)
+	e.MultiLine = true
+	e.Wrapping = fyne.TextWrapWord
+	e.SetText(v.msg.Content)
+	e.OnEscape = v.onCancelEdit
+	v.editor = e
+	send := widget.NewButtonWithIcon(lang.X("message.resend", "Send"), theme.MailSendIcon(), v.onResend)
+	send.Importance = widget.HighImportance
+	cancel := widget.NewButton(lang.X("dialog.cancel", "Cancel"), v.onCancelEdit)
+	buttons := container.NewHBox(layout.NewSpacer(), cancel, send)
+	v.body.Objects = []fyne.CanvasObject{container.NewBorder(nil, buttons, nil, nil, e)}
+	v.body.Refresh()
+	w.Win.Canvas().Focus(e)
+}
+
+func (v *messageView) onCancelEdit() {
+	v.editor = nil
+	v.body.Objects = []fyne.CanvasObject{v.text}
+	v.body.Refresh()
+}
+
+func (v *messageView) onResend() {
+	w := v.c.w
+	text := v.editor.Text
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	if err := w.Session.Edit(v.msg.ConversationID, v.msg.ID, text); err != nil {
+		w.ShowError(err)
+		return
+	}
+	v.editor = nil
+	w.Generating[v.msg.ConversationID] = true
+	w.Refresh()
+	// MessagesChanged reloads the conversation with the new text.
+}

@@ -1,0 +1,233 @@
+package chat
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/ui/core"
+)
+
+// View shows the messages of one conversation and streams answers into
+// them. Only the message that is streaming is re-rendered as tokens
+// arrive; the rest of the history is left alone.
+type View struct {
+	w       *core.Window
+	shown   func(conv int64) // told which conversation is shown, once its messages are
+	conv    int64
+	views   []*messageView
+	byID    map[int64]*messageView
+	box     *fyne.Container
+	scroll  *container.Scroll
+	empty   *fyne.Container
+	emptyTx *widget.Label
+	waiting *widget.RichText
+	content *fyne.Container
+}
+
+// readableWidth is the widest a message column gets: long lines are hard
+// to read.
+const readableWidth = 860
+
+// NewView makes the view; shown is called with each conversation shown.
+func NewView(w *core.Window, shown func(conv int64)) *View {
+	c := &View{w: w, shown: shown, byID: map[int64]*messageView{}}
+	c.waiting = core.NewMuted(theme.SizeNameText, fyne.TextWrapWord)
+	core.SetMuted(c.waiting, lang.X("chat.waiting", "Waiting for the model…"))
+	c.waiting.Hide()
+	c.box = container.New(&core.Readable{Max: readableWidth})
+	c.scroll = container.NewVScroll(c.box)
+	title := widget.NewLabelWithStyle(lang.X("chat.empty.title", "New chat"), fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
+	title.SizeName = theme.SizeNameHeadingText
+	c.emptyTx = widget.NewLabelWithStyle("", fyne.TextAlignCenter, fyne.TextStyle{})
+	c.emptyTx.Wrapping = fyne.TextWrapWord
+	// A wrapped label in a centred box would shrink to one word a line:
+	// give the text a readable width instead.
+	c.empty = container.NewCenter(container.NewGridWrap(fyne.NewSize(520, 140), container.NewVBox(title, c.emptyTx)))
+	c.content = container.NewStack(c.scroll, c.empty)
+	return c
+}
+
+// Content is the view's widgets, for the window's centre.
+func (c *View) Content() fyne.CanvasObject { return c.content }
+
+// Show loads a conversation's messages (0: an empty new chat).
+func (c *View) Show(conv int64) {
+	c.conv = conv
+	c.views = nil
+	c.byID = map[int64]*messageView{}
+	if conv != 0 {
+		msgs, err := c.w.Session.Messages(conv)
+		if err != nil {
+			c.w.ShowError(err)
+		}
+		for _, m := range msgs {
+			if m.Role == "system" {
+				continue
+			}
+			c.addView(m)
+		}
+	}
+	c.rebuild()
+	c.scroll.ScrollToBottom()
+	c.shown(conv)
+}
+
+func (c *View) addView(m session.Message) *messageView {
+	v := newMessageView(c, m)
+	c.views = append(c.views, v)
+	c.byID[m.ID] = v
+	c.w.NoteText(m.Content)
+	return v
+}
+
+// rebuild lays the message objects out again after messages were added
+// or removed (not after a message's text changed).
+func (c *View) rebuild() {
+	objs := make([]fyne.CanvasObject, 0, len(c.views)+1)
+	for _, v := range c.views {
+		objs = append(objs, v.obj)
+	}
+	objs = append(objs, c.waiting)
+	c.box.Objects = objs
+	c.box.Refresh()
+	c.RefreshEmpty()
+	c.refreshActions()
+}
+
+// RefreshEmpty says what to do in an empty chat, which depends on the
+// model; it hides once there are messages.
+func (c *View) RefreshEmpty() {
+	if len(c.views) > 0 {
+		c.empty.Hide()
+		return
+	}
+	m := c.w.Model
+	switch {
+	case m != nil && session.IsDemo(m.Path):
+		c.emptyTx.SetText(lang.X("chat.empty.demo", "The built-in demo writes short English stories: start one (“Once upon a time”). Real answers need a real model."))
+	case m != nil:
+		c.emptyTx.SetText(lang.X("chat.empty.ready", "Ask {{.Model}} anything. Enter sends, Shift+Enter starts a new line.",
+			map[string]any{"Model": core.ModelLabel(m.Path)}))
+	case c.w.LoadingPath != "":
+		c.emptyTx.SetText(lang.X("chat.empty.loading", "The model is loading. You can type already: your message waits for it."))
+	default:
+		c.emptyTx.SetText(lang.X("chat.empty.nomodel", "Open a model to start: use the model button at the top left."))
+	}
+	c.empty.Show()
+}
+
+// refreshActions enables Edit and Regenerate only while the conversation
+// is not generating.
+func (c *View) refreshActions() {
+	busy := c.w.Generating[c.conv]
+	for _, v := range c.views {
+		v.setBusy(busy)
+	}
+}
+
+// atBottom reports whether the view shows the end of the conversation, so
+// that new text should keep it there.
+func (c *View) atBottom() bool {
+	return c.scroll.Offset.Y+c.scroll.Size().Height >= c.box.MinSize().Height-theme.Padding()*8
+}
+
+// OnMessageAdded shows a message stored in the conversation shown.
+func (c *View) OnMessageAdded(m session.Message) {
+	if _, ok := c.byID[m.ID]; ok {
+		return
+	}
+	follow := c.atBottom() || m.Role == "user"
+	v := c.addView(m)
+	if m.Role == "assistant" {
+		v.streaming = true
+		v.refreshBody()
+		c.waiting.Hide()
+	}
+	c.rebuild()
+	if follow {
+		c.scroll.ScrollToBottom()
+	}
+}
+
+// OnToken adds streamed text to its answer.
+func (c *View) OnToken(t session.Token) {
+	if t.Conv != c.conv {
+		return
+	}
+	v := c.byID[t.Msg]
+	if v == nil || t.Offset > len(v.msg.Content) {
+		// We missed the start (the view was opened mid-answer): the
+		// manager's Messages has the text so far.
+		c.Show(c.conv)
+		return
+	}
+	follow := c.atBottom()
+	v.streaming = true
+	v.msg.Content = v.msg.Content[:t.Offset] + t.Text
+	v.tokens, v.elapsed = t.Tokens, t.Elapsed
+	v.scheduleRender()
+	c.waiting.Hide()
+	if follow {
+		c.scroll.ScrollToBottom()
+	}
+}
+
+// OnStats shows an answer's figures in its footer.
+func (c *View) OnStats(st session.Stats) {
+	if v := c.byID[st.Msg]; v != nil && st.Conv == c.conv {
+		s := st
+		v.stats = &s
+		v.refreshFooter()
+	}
+}
+
+// OnDone ends an answer's streaming.
+func (c *View) OnDone(d session.Done) {
+	if d.Conv != c.conv {
+		return
+	}
+	c.waiting.Hide()
+	if v := c.byID[d.Msg]; v != nil {
+		v.streaming = false
+		v.msg.FinishReason = string(d.Reason)
+		v.refreshBody()
+		v.refreshFooter()
+	}
+	c.refreshActions()
+}
+
+// OnQueued says the answer waits for the model.
+func (c *View) OnQueued(q session.Queued) {
+	if q.Conv != c.conv {
+		return
+	}
+	if q.Position > 0 {
+		core.SetMuted(c.waiting, lang.X("chat.queued", "Waiting for another chat to finish ({{.Ahead}} ahead)…", map[string]any{"Ahead": q.Position}))
+	} else {
+		core.SetMuted(c.waiting, lang.X("chat.waiting", "Waiting for the model…"))
+	}
+	c.waiting.Show()
+}
+
+// Editing reports whether a message is being edited.
+func (c *View) Editing() bool {
+	for _, v := range c.views {
+		if v.editor != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// CancelEdit closes the message editors without sending.
+func (c *View) CancelEdit() {
+	for _, v := range c.views {
+		if v.editor != nil {
+			v.onCancelEdit()
+		}
+	}
+}

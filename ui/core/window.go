@@ -1,0 +1,98 @@
+package core
+
+import (
+	"context"
+
+	"fyne.io/fyne/v2"
+
+	"github.com/churon/churon/app/session"
+)
+
+// Window is what a screen reaches the window by: the app and its Fyne
+// window, the session manager, the window's lifetime, the way onto Fyne's
+// goroutine, the banners (banner.go), the settings, the state the screens
+// share, and the shell's hooks. The shell (package ui) makes one per
+// window and sets the hooks to its own code. It is used on Fyne's
+// goroutine only, but for what the comments say otherwise of.
+type Window struct {
+	App     fyne.App
+	Win     fyne.Window
+	Session *session.Manager
+	// Ctx ends when the window closes: background work started for it
+	// stops then. Safe from any goroutine.
+	Ctx context.Context
+	// Do runs f on Fyne's goroutine; once the window closed, it drops f.
+	// Safe from any goroutine.
+	Do func(f func())
+
+	// Notice holds the banners at the top of the chat (fonts, errors).
+	Notice *fyne.Container
+
+	// Conv is the conversation shown; 0 = a new chat not yet stored.
+	Conv int64
+	// Model is the loaded model (nil: none); LoadingPath is the one
+	// loading ("": none), LoadProgress how far it got.
+	Model        *ModelInfo
+	LoadingPath  string
+	LoadProgress float64
+	// Generating marks the conversations that answer or wait to.
+	Generating map[int64]bool
+	// PendingSettings are the settings chosen for the new chat before its
+	// first message.
+	PendingSettings *session.Settings
+	// ModelsShown and CompareShown: the Models or the Compare page is
+	// open in the window's centre (the Models page, when both are).
+	ModelsShown, CompareShown bool
+
+	// The shell's hooks.
+
+	// Refresh brings every screen in line with the state.
+	Refresh func()
+	// NoteText is given text the window shows or the person typed: when
+	// it holds Hangul and no font can draw it, the window says so.
+	NoteText func(s string)
+	// HandleShortcut runs an app shortcut typed while an entry has the
+	// focus and reports whether it was one (see Entry).
+	HandleShortcut func(fyne.Shortcut) bool
+	// SetLanguage switches the UI language and builds the window again.
+	SetLanguage func(code string)
+}
+
+// ModelInfo is what the window shows of a loaded model (copied from the
+// session's ModelLoaded event).
+type ModelInfo struct {
+	Path, Name, Arch, Quant, Backend string
+	Threads, Context                 int
+	Params, FileBytes, WeightBytes   int64
+	DeviceNotes                      []string // why an accelerator is not used, a line each
+}
+
+// SettingLanguage is the settings key of the app's language ("" or
+// missing: the system's).
+const SettingLanguage = "ui.language"
+
+// Setting reads a key of the store's settings table.
+func (w *Window) Setting(key string) (string, bool) {
+	v, ok, err := w.Session.Store().Setting(context.Background(), key)
+	if err != nil || !ok {
+		return "", false
+	}
+	return v, true
+}
+
+// SetSetting writes a key of the store's settings table.
+func (w *Window) SetSetting(key, value string) {
+	if err := w.Session.Store().SetSetting(context.Background(), key, value); err != nil {
+		w.ShowError(err)
+	}
+}
+
+// LoadModel asks the session to load path; progress arrives as events.
+func (w *Window) LoadModel(path string) {
+	if err := w.Session.LoadModel(path); err != nil {
+		w.ShowError(err)
+		return
+	}
+	w.LoadingPath, w.LoadProgress = path, 0
+	w.Refresh()
+}

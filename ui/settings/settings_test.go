@@ -1,0 +1,107 @@
+package settings
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/churon/churon/app/kvcache"
+	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/ui/internal/uitest"
+)
+
+// TestSettingsPresetsApply sets a preset and a system prompt for a new chat
+// and checks the conversation gets them when its first message is sent.
+func TestSettingsPresetsApply(t *testing.T) {
+	h := uitest.NewWindow(t, uitest.Options{})
+	h.Load(uitest.StoriesPath(t))
+	p := newSettingsPanel(h.Core)
+	p.preset.SetSelected("Precise")
+	if p.temp.Text != "0.2" || p.topK.Text != "20" {
+		t.Fatalf("Precise preset: temperature %q top-k %q", p.temp.Text, p.topK.Text)
+	}
+	p.system.SetText("You tell short stories.")
+	p.maxTokens.SetText("8")
+	p.onSave()
+	if h.Core.PendingSettings == nil {
+		t.Fatal("settings of a new chat were not kept")
+	}
+	h.Send("Once upon a time")
+	h.Wait("the answer", func() bool { return h.Idle() && h.Stored(h.Core.Conv) == 2 })
+	got, err := h.M.Settings(h.Core.Conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SystemPrompt != "You tell short stories." || got.Temperature != 0.2 || got.MaxTokens != 8 {
+		t.Errorf("stored settings %+v", got)
+	}
+	bad := newSettingsPanel(h.Core)
+	bad.topP.SetText("two")
+	if _, err := bad.values(); err == nil {
+		t.Error("top-p \"two\" accepted")
+	}
+	bad.topP.SetText("1.5")
+	if _, err := bad.values(); err == nil {
+		t.Error("top-p 1.5 accepted")
+	}
+}
+
+// TestKVDiskBudgetField: the settings page sets the disk budget of the
+// chat caches, shows it when reopened, and refuses a bad number.
+func TestKVDiskBudgetField(t *testing.T) {
+	disk, err := kvcache.Open(filepath.Join(t.TempDir(), "kv"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := uitest.NewWindow(t, uitest.Options{Disk: disk})
+	p := newSettingsPanel(h.Core)
+	if p.kvDiskBudget.Text != "0" {
+		t.Errorf("default disk budget field %q, want 0 (automatic)", p.kvDiskBudget.Text)
+	}
+	p.kvDiskBudget.SetText("300")
+	p.onSave()
+	if b, set := h.M.KVDiskBudget(); !set || b != 300<<20 || disk.Budget() != 300<<20 {
+		t.Fatalf("disk budget %d (store %d), set %v", b, disk.Budget(), set)
+	}
+	if p = newSettingsPanel(h.Core); p.kvDiskBudget.Text != "300" {
+		t.Errorf("reopened with %q", p.kvDiskBudget.Text)
+	}
+	p.kvDiskBudget.SetText("-3")
+	p.onSave()
+	if b, _ := h.M.KVDiskBudget(); b != 300<<20 {
+		t.Errorf("a bad budget changed it to %d", b)
+	}
+}
+
+// TestCacheSettings: the settings set the chat's overflow policy and the
+// cache memory budget, show them when reopened, and refuse a bad budget.
+// (The footers' side of the cache is chat.TestCacheVisible.)
+func TestCacheSettings(t *testing.T) {
+	h := uitest.NewWindow(t, uitest.Options{})
+	if _, err := h.M.NewConversation("Budgets"); err != nil {
+		t.Fatal(err)
+	}
+	h.OpenRow("Budgets")
+	p := newSettingsPanel(h.Core)
+	if !strings.Contains(p.kvDisk.Text, "0 files") {
+		t.Errorf("disk usage without a disk cache: %q", p.kvDisk.Text)
+	}
+	p.overflow.SetSelectedIndex(1)
+	p.kvBudget.SetText("512")
+	p.onSave()
+	if got, _ := h.M.Settings(h.Core.Conv); got.Overflow != session.OverflowStop {
+		t.Errorf("overflow stored as %q", got.Overflow)
+	}
+	if b, set := h.M.KVBudget(); !set || b != 512<<20 {
+		t.Errorf("budget %d (set %v)", b, set)
+	}
+	p = newSettingsPanel(h.Core)
+	if p.kvBudget.Text != "512" || p.overflow.SelectedIndex() != 1 {
+		t.Errorf("settings reopened with budget %q, overflow %d", p.kvBudget.Text, p.overflow.SelectedIndex())
+	}
+	p.kvBudget.SetText("many")
+	p.onSave()
+	if b, _ := h.M.KVBudget(); b != 512<<20 {
+		t.Errorf("a bad budget changed it to %d", b)
+	}
+}
