@@ -5,8 +5,8 @@ import (
 	"os"
 
 	"github.com/churon/churon/cli"
-	_ "github.com/churon/churon/internal/clocale" // before Fyne reads the locale; see the package
 	"github.com/churon/churon/desktop"
+	_ "github.com/churon/churon/internal/clocale" // before Fyne reads the locale; see the package
 )
 
 func main() {

@@ -1,5 +1,7 @@
 // Package desktop opens Churon's window: it wires the chat database, the
-// session manager and the ui package to a real Fyne app. It is the only
+// services (the session manager and the comparisons on the engine, the
+// model library and downloads) and the ui package to a real Fyne app. It
+// lives outside ui/ because it is where the window meets the engine. It is the only
 // package that imports fyne.io/fyne/v2/app, which needs cgo and OpenGL
 // (GLFW) — or Fyne's "ci" build tag, which swaps in the headless test
 // driver so that `CGO_ENABLED=0 go test -tags ci ./ui/...` builds it too.
@@ -13,11 +15,15 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
 
+	"github.com/churon/churon/app/compare"
+	"github.com/churon/churon/app/models"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/assets"
 	"github.com/churon/churon/engine/arch"
+	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/ui"
+	uimodels "github.com/churon/churon/ui/models"
 )
 
 // AppID is the app's unique id (also in FyneApp.toml).
@@ -41,14 +47,17 @@ func Run() int {
 	}
 	m := session.New(st, opt)
 	defer m.Close()
+	// The Models page marks models of architectures the engine lacks; the
+	// session keeps the hub's token with the other settings.
+	mdl := models.New(models.Options{Headers: header.Reader{}, Settings: m, Architectures: arch.Names(), PartLabel: uimodels.PartLabel})
+	defer mdl.Close() // downloads stop; they resume on the next run
 
 	a := app.NewWithID(AppID)
 	a.SetIcon(fyne.NewStaticResource("churon.png", assets.IconPNG))
 	a.Settings().SetTheme(ui.NewTheme())
 	w := a.NewWindow("Churon")
 	w.Resize(fyne.NewSize(1180, 780))
-	// The Models page marks models of architectures the engine lacks.
-	u := ui.New(a, w, ui.Options{Session: m, Models: ui.ModelsOptions{Architectures: arch.Names()}})
+	u := ui.New(a, w, ui.Options{Session: m, Compare: compare.Runner{}, Models: mdl})
 	defer u.Close()
 	w.SetMaster()
 	w.ShowAndRun()

@@ -3,7 +3,7 @@ package ui
 import (
 	"time"
 
-	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/ui/core"
 )
 

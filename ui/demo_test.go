@@ -9,7 +9,7 @@ import (
 	"github.com/churon/churon/app/paths"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
-	"github.com/churon/churon/ui/internal/uitest"
+	"github.com/churon/churon/internal/uitest"
 )
 
 // TestDemoFromWelcome: on a first start with no model and no network, the

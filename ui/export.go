@@ -44,26 +44,17 @@ func (r exportRequest) zipped() bool { return r.All || len(r.IDs) != 1 }
 // settingExportFormat remembers the last format chosen.
 const settingExportFormat = "ui.export_format"
 
-// exportData writes the chats of req to w. It reads the store only, so it
-// may run on any goroutine.
+// exportData writes the chats of req to w. It reads the database, so it
+// runs off Fyne's goroutine.
 func (u *UI) exportData(ctx context.Context, w io.Writer, req exportRequest) error {
-	st := u.w.Session.Store()
 	opt := export.Options{NoMetadata: req.NoMetadata, Generator: "Churon"}
-	var chats []export.Chat
-	if req.All {
-		all, err := export.LoadAll(ctx, st)
-		if err != nil {
-			return err
-		}
-		chats = all
-	} else {
-		for _, id := range req.IDs {
-			c, err := export.Load(ctx, st, id)
-			if err != nil {
-				return err
-			}
-			chats = append(chats, c)
-		}
+	var ids []int64 // nil: every conversation
+	if !req.All {
+		ids = req.IDs
+	}
+	chats, err := u.w.Session.Export(ctx, ids)
+	if err != nil {
+		return err
 	}
 	if !req.zipped() {
 		return export.Write(w, req.Format, chats[0], opt)
@@ -240,7 +231,7 @@ func (u *UI) importAsync(r io.ReadCloser, name string) {
 // importData imports a JSON export or a zip of them into the library, all
 // or nothing. Safe from any goroutine.
 func (u *UI) importData(ctx context.Context, r io.Reader) (store.ImportResult, error) {
-	return export.Import(ctx, u.w.Session.Store(), r)
+	return u.w.Session.Import(ctx, r)
 }
 
 // afterImport shows the outcome and the imported chats. Runs on Fyne's

@@ -18,7 +18,7 @@ import (
 
 	"github.com/churon/churon/app/export"
 	"github.com/churon/churon/app/store"
-	"github.com/churon/churon/ui/internal/uitest"
+	"github.com/churon/churon/internal/uitest"
 )
 
 // addStoredChat writes a conversation straight into the harness's store

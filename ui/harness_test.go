@@ -7,10 +7,11 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 
+	"github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/models/discover"
 	"github.com/churon/churon/ui/fontcheck"
-	"github.com/churon/churon/ui/internal/uitest"
 )
 
 // harness is the real window content over a real session manager and
@@ -24,7 +25,7 @@ type harnessOptions struct {
 	settings  *session.Settings
 	discover  func(context.Context) ([]discover.Model, error)
 	fontCheck func() (fontcheck.Result, error)
-	models    ModelsOptions
+	models    *uitest.Library   // the model service; nil: the app's folders
 	disk      session.DiskCache // KV snapshots; nil: none
 }
 
@@ -37,8 +38,8 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		o.fontCheck = uitest.FontsCovered
 	}
 	h := &harness{}
-	h.Harness = uitest.New(t, uitest.Options{Settings: o.settings, Disk: o.disk}, func(b *uitest.Harness) func() {
-		h.u = New(b.A, b.W, Options{Session: b.M, Do: b.Post, Discover: o.discover, FontCheck: o.fontCheck, Models: o.models})
+	h.Harness = uitest.New(t, uitest.Options{Settings: o.settings, Disk: o.disk, Models: o.models}, func(b *uitest.Harness) func() {
+		h.u = New(b.A, b.W, Options{Session: b.M, Compare: compare.Runner{}, Models: b.Models, Do: b.Post, Discover: o.discover, FontCheck: o.fontCheck})
 		b.Core = h.u.w
 		return h.u.Close
 	})

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,8 +12,9 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/models/discover"
+	"github.com/churon/churon/models/library"
 	"github.com/churon/churon/ui/core"
 )
 
@@ -29,6 +29,7 @@ type modelPicker struct {
 	button   *widget.Button
 	progress *widget.ProgressBar
 	content  fyne.CanvasObject
+	libGen   int // the library listing the menu waits for
 }
 
 func newModelPicker(u *UI) *modelPicker {
@@ -108,26 +109,17 @@ const maxMenuLibrary = 12
 // next time the menu opens.
 func (p *modelPicker) refreshLibrary() {
 	u := p.ui
-	if err := u.mdl.Open(); err != nil {
-		return // the Models page says why
-	}
-	lib := u.mdl.Library()
-	go func() {
-		ctx, cancel := context.WithTimeout(u.w.Ctx, core.DiscoverTimeout)
-		defer cancel()
-		ms, err := lib.List(ctx)
+	u.w.ListModels(&p.libGen, func(ms []library.Model, err error) {
 		if err != nil {
-			return
+			return // the Models page says why
 		}
 		paths := make([]string, len(ms))
 		for i, m := range ms {
 			paths[i] = m.Path
 		}
-		u.w.Do(func() {
-			u.menuModels = paths
-			u.welcome.showLibrary()
-		})
-	}()
+		u.menuModels = paths
+		u.welcome.showLibrary()
+	})
 }
 
 // onOpenFile shows a file dialog for .gguf files, starting in a folder

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/ui/core"
-	"github.com/churon/churon/ui/internal/uitest"
 )
 
 // TestModelMenuListsLibrary: the model menu offers the library's models
@@ -47,6 +47,6 @@ func TestWelcomeListsLibrary(t *testing.T) {
 func libraryHarness(t *testing.T, types ...string) (*harness, []string) {
 	t.Helper()
 	l, paths := uitest.LocalLibrary(t, types...)
-	h := newHarness(t, harnessOptions{models: ModelsOptions{Dir: l.Dir, QueueFile: l.QueueFile, Memory: l.Memory, HubURL: l.HubURL}})
+	h := newHarness(t, harnessOptions{models: &l})
 	return h, paths
 }

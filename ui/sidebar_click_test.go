@@ -6,7 +6,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
-	"github.com/churon/churon/ui/internal/uitest"
+	"github.com/churon/churon/internal/uitest"
 )
 
 // TestClickingARowOpensIt taps a conversation row the way the desktop

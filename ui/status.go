@@ -13,7 +13,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/internal/units"
 	"github.com/churon/churon/ui/core"
 )

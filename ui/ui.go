@@ -16,7 +16,9 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/churon/churon/app/session"
+	comparesvc "github.com/churon/churon/app/api/compare"
+	"github.com/churon/churon/app/api/session"
+	appmodels "github.com/churon/churon/app/models"
 	"github.com/churon/churon/models/discover"
 	"github.com/churon/churon/ui/chat"
 	"github.com/churon/churon/ui/compare"
@@ -29,8 +31,13 @@ import (
 
 // Options are what the window needs from the rest of the program.
 type Options struct {
-	// Session runs the conversations. Required.
-	Session *session.Manager
+	// Session runs the conversations, Compare the comparisons, Models the
+	// model library and downloads: the services the window sends its
+	// commands to (app/session's Manager, app/compare's Runner and
+	// app/models for the app). Required; the caller closes them.
+	Session session.Service
+	Compare comparesvc.Service
+	Models  *appmodels.Service
 	// Do runs f on Fyne's goroutine; nil means fyne.Do. Tests pass their
 	// own to run updates on the test's goroutine.
 	Do func(f func())
@@ -40,13 +47,7 @@ type Options struct {
 	// FontCheck says whether a font can show Hangul; nil means
 	// fontcheck.Hangul.
 	FontCheck func() (fontcheck.Result, error)
-	// Models configures the Models page (ui/models); the zero value is
-	// the app's own folders and huggingface.co.
-	Models ModelsOptions
 }
-
-// ModelsOptions configure the Models page: see models.Options.
-type ModelsOptions = models.Options
 
 // UI is the window's content and state. Everything in it is used from
 // Fyne's goroutine only; other goroutines reach it through w.Do.
@@ -93,7 +94,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 		opt.FontCheck = fontcheck.Hangul
 	}
 	u := &UI{opt: opt, queued: map[int64]int{}}
-	u.w = &core.Window{App: a, Win: w, Session: opt.Session, Generating: map[int64]bool{},
+	u.w = &core.Window{App: a, Win: w, Session: opt.Session, Compare: opt.Compare, Models: opt.Models, Generating: map[int64]bool{},
 		Refresh: u.refresh, NoteText: u.noteText, HandleShortcut: u.handleShortcut, SetLanguage: u.setLanguage}
 	// After Close (the window is gone, the session still winds down and
 	// sends events) updates are dropped: Fyne would run them on the
@@ -106,6 +107,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 		})
 	}
 	u.w.Ctx, u.cancel = context.WithCancel(context.Background())
+	u.w.Commands = core.NewCommands(u.w.Do)
 	if code, ok := u.w.Setting(core.SettingLanguage); ok {
 		_, _ = locale.Set(code)
 	} else {
@@ -113,6 +115,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 	}
 	u.mdl = models.NewState(u.w, opt.Models)
 	u.compare = compare.New(u.w, u.mdl)
+	u.mdl.OnLibrary(func() { u.picker.refreshLibrary() }) // a new download appears in the model menu
 	u.build()
 	u.picker.refreshLibrary()   // the model menu lists the library from its first opening
 	w.SetOnDropped(u.onDropped) // a JSON export dropped on the window is imported (export.go)
@@ -130,7 +133,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 func (u *UI) Close() {
 	u.closed.Store(true)
 	u.cancel()
-	u.mdl.Close() // downloads stop; they resume on the next run
+	u.w.Commands.Close()
 }
 
 // build makes every screen and lays the window out. It runs again when

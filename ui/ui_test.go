@@ -11,10 +11,10 @@ import (
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 
+	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/models/discover"
 	"github.com/churon/churon/ui/core"
 	"github.com/churon/churon/ui/fontcheck"
-	"github.com/churon/churon/ui/internal/uitest"
 )
 
 // TestWelcomeLoadFoundModel starts with no model: the welcome view shows,

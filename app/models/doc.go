@@ -10,7 +10,8 @@
 // are its two front ends; where a file from the hub is kept (Dest) is
 // decided here only.
 //
-// A blocking front end (the command line) may also call the synchronous
-// building blocks the commands are made of: Resolve, Plan, Fetch, List,
-// Find and Remove.
+// The library's and the hub's building blocks (List, Find, AddFile,
+// AddFolder, Remove, Verify, Resolve, Plan, Fetch, RemoteMeta) block while
+// they read the disk or the network: the command line calls them
+// directly, the window through its command worker (ui/core.Commands).
 package models

@@ -30,8 +30,9 @@ type ModelReady struct {
 	Load bool
 }
 
-// LibraryChanged is the library as it is now, after ListLibrary or any
-// command that changed it. Err is set when it could not be listed.
+// LibraryChanged is the library as it is now, after a download completed
+// or a change (AddFile, AddFolder, Remove). Err is set when it could not
+// be listed.
 type LibraryChanged struct {
 	Models []library.Model
 	Err    error

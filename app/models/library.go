@@ -6,64 +6,11 @@ import (
 	"github.com/churon/churon/models/library"
 )
 
-// ListLibrary lists the library in the background: LibraryChanged.
-func (s *Service) ListLibrary() {
-	s.background("list", func() error { s.listLibrary(); return nil })
-}
+// The library's building blocks block while they read or write the disk:
+// a front end that draws calls them off its drawing goroutine. Each change
+// is followed by a LibraryChanged event, so every front end hears of it.
 
-func (s *Service) listLibrary() {
-	ms, err := s.List(s.ctx)
-	if s.ctx.Err() == nil {
-		s.emit(LibraryChanged{Models: ms, Err: err})
-	}
-}
-
-// AddFile adds a GGUF file the person has to the library, used where it
-// is (not copied); AddFolder adds every GGUF file in a folder, now and
-// later. LibraryChanged follows.
-func (s *Service) AddFile(path string) {
-	s.change("add file", func(l *library.Library) error { return l.AddFile(path) })
-}
-
-// AddFolder: see AddFile.
-func (s *Service) AddFolder(dir string) {
-	s.change("add folder", func(l *library.Library) error { return l.AddFolder(dir) })
-}
-
-// Delete removes a model from the library: a file Churon downloaded is
-// deleted, one the person added is only forgotten. LibraryChanged follows.
-func (s *Service) Delete(m library.Model) {
-	s.change("delete", func(l *library.Library) error { _, err := s.Remove(m); return err })
-}
-
-// change runs a library change in the background, then lists the library.
-func (s *Service) change(op string, f func(*library.Library) error) {
-	s.background(op, func() error {
-		lib, err := s.library()
-		if err == nil {
-			err = f(lib)
-		}
-		s.listLibrary()
-		return err
-	})
-}
-
-// Verify recomputes a model's SHA-256 and compares it with the hub's;
-// done receives the outcome (nil when it matches), on the service's
-// goroutine.
-func (s *Service) Verify(m library.Model, done func(error)) {
-	s.background("verify", func() error {
-		lib, err := s.library()
-		if err == nil {
-			_, err = lib.Verify(s.ctx, m)
-		}
-		done(err)
-		return nil
-	})
-}
-
-// List reads the library now (blocking; front ends that must not wait use
-// ListLibrary).
+// List reads the library: every model with what its header says.
 func (s *Service) List(ctx context.Context) ([]library.Model, error) {
 	lib, err := s.library()
 	if err != nil {
@@ -72,7 +19,7 @@ func (s *Service) List(ctx context.Context) ([]library.Model, error) {
 	return lib.List(ctx)
 }
 
-// Find looks a model up by name or path (blocking).
+// Find looks a model up by name or path.
 func (s *Service) Find(ctx context.Context, query string) (library.Model, error) {
 	lib, err := s.library()
 	if err != nil {
@@ -81,12 +28,55 @@ func (s *Service) Find(ctx context.Context, query string) (library.Model, error)
 	return lib.Find(ctx, query)
 }
 
-// Remove deletes a model from the library now (blocking) and reports
-// whether the file was deleted (Churon's own) or only forgotten.
+// AddFile adds a GGUF file the person has to the library, used where it
+// is (not copied).
+func (s *Service) AddFile(path string) error {
+	return s.change(func(l *library.Library) error { return l.AddFile(path) })
+}
+
+// AddFolder adds a folder whose GGUF files are listed, now and later.
+func (s *Service) AddFolder(dir string) error {
+	return s.change(func(l *library.Library) error { return l.AddFolder(dir) })
+}
+
+// Remove deletes a model from the library and reports whether the file
+// was deleted (one Churon downloaded) or only forgotten (one the person
+// added, left where it is).
 func (s *Service) Remove(m library.Model) (deleted bool, err error) {
+	err = s.change(func(l *library.Library) error {
+		var e error
+		deleted, e = l.Delete(m)
+		return e
+	})
+	return deleted, err
+}
+
+// Verify recomputes a model's SHA-256 and compares it with the hub's
+// (nil when they match).
+func (s *Service) Verify(ctx context.Context, m library.Model) error {
 	lib, err := s.library()
 	if err != nil {
-		return false, err
+		return err
 	}
-	return lib.Delete(m)
+	_, err = lib.Verify(ctx, m)
+	return err
+}
+
+// change runs a library change, then lists the library in the background
+// for LibraryChanged.
+func (s *Service) change(f func(*library.Library) error) error {
+	lib, err := s.library()
+	if err != nil {
+		return err
+	}
+	err = f(lib)
+	s.background("list", func() error { s.listLibrary(); return nil })
+	return err
+}
+
+func (s *Service) listLibrary() {
+	ms, err := s.List(s.ctx)
+	if s.ctx.Err() == nil {
+		s.emit(LibraryChanged{Models: ms, Err: err})
+	}
 }

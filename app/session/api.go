@@ -66,3 +66,5 @@ var (
 	ParseNotice          = api.ParseNotice
 	IsDemo               = api.IsDemo
 )
+
+var _ api.Service = (*Manager)(nil)

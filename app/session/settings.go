@@ -72,3 +72,14 @@ func decodeSettings(systemPrompt, js string, defaults Settings) (Settings, error
 	s.SystemPrompt = systemPrompt
 	return s, nil
 }
+
+// DefaultSettings are the settings a new conversation starts with (the
+// manager's Options.Defaults, else the package's DefaultSettings).
+func (m *Manager) DefaultSettings() Settings {
+	s := m.defaults
+	s.Stop = append([]string(nil), s.Stop...)
+	return s
+}
+
+// CheckSettings reports the first setting out of range (see Validate).
+func (m *Manager) CheckSettings(set Settings) error { return Validate(set) }

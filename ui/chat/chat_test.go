@@ -12,8 +12,8 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/ui/core"
-	"github.com/churon/churon/ui/internal/uitest"
 	"github.com/churon/churon/ui/markdown"
 )
 

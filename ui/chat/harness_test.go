@@ -3,7 +3,7 @@ package chat
 import (
 	"testing"
 
-	"github.com/churon/churon/ui/internal/uitest"
+	"github.com/churon/churon/internal/uitest"
 )
 
 // harness is the whole window over a real session (uitest.NewWindow),

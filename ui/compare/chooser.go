@@ -14,7 +14,6 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/hub"
 	"github.com/churon/churon/models/library"
 	"github.com/churon/churon/ui/core"
@@ -77,12 +76,7 @@ func (c *modelChooser) chosen() []string { return slices.Clone(c.picked) }
 
 // reload lists the library in the background.
 func (c *modelChooser) reload() {
-	s := c.p.models
-	if err := s.Open(); err != nil {
-		c.status.SetText(err.Error())
-		return
-	}
-	c.p.w.ListModels(s.Library(), &c.gen, c.show)
+	c.p.w.ListModels(&c.gen, c.show)
 }
 
 func (c *modelChooser) show(ms []library.Model, err error) {
@@ -208,12 +202,15 @@ func (r *chooseRow) onMenu(anchor *widget.Button) {
 func (c *modelChooser) onAddFile() {
 	w := c.p.w
 	w.OpenGGUF("", func(p string) {
-		if err := c.p.models.Library().AddFile(p); err != nil {
-			w.ShowError(err)
-			return
-		}
-		c.picked = append(c.picked, p)
-		c.reload()
+		models := c.p.models
+		core.Then(w.Commands, func() (struct{}, error) { return struct{}{}, models.AddFile(p) }, func(_ struct{}, err error) {
+			if err != nil {
+				w.ShowError(err)
+				return
+			}
+			c.picked = append(c.picked, p)
+			c.reload()
+		})
 	})
 }
 
@@ -285,17 +282,10 @@ func (c *modelChooser) siblingRow(repo, rev string, v hub.Variant) fyne.CanvasOb
 		}
 	}
 	btn.OnTapped = func() {
-		if err := s.QueueVariant(repo, rev, v, false); err != nil {
-			c.p.showError(err)
-			return
-		}
-		// The chooser lists the model once it is in place.
-		for _, dst := range dests {
-			if d := s.Active(dst); d != nil {
-				d.OnDone(func(_ *download.Download) { c.p.w.Do(c.reload) })
-			}
-		}
-		state()
+		// The chooser lists the model once it is in place (OnLibrary).
+		s.QueueVariant(repo, rev, v, false)
+		btn.SetText(lang.X("models.st.running", "Downloading…"))
+		btn.Disable()
 	}
 	state()
 	info := []string{path.Base(v.Files[0].Path), core.FormatBytes(v.Size)}

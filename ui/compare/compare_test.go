@@ -12,11 +12,13 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/churon/churon/app/compare"
+	appcompare "github.com/churon/churon/app/compare"
+	"github.com/churon/churon/internal/uitest"
+	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/models/hub/hubtest"
 	"github.com/churon/churon/models/library"
 	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/ui/core"
-	"github.com/churon/churon/ui/internal/uitest"
 	"github.com/churon/churon/ui/locale"
 )
 
@@ -405,10 +407,10 @@ func TestExportBaseName(t *testing.T) {
 			t.Errorf("exportBaseName(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := quantOutPath("/lib", "/x/qwen3-1.7b-F16.gguf", "Q4_K_M"); got != filepath.Join("/lib", "qwen3-1.7b-Q4_K_M.gguf") {
+	if got := quantOutPath(appcompare.Runner{}, "/lib", "/x/qwen3-1.7b-F16.gguf", "Q4_K_M"); got != filepath.Join("/lib", "qwen3-1.7b-Q4_K_M.gguf") {
 		t.Errorf("quantOutPath: %s", got)
 	}
-	if got := quantOutPath("/lib", "/x/stories260K.gguf", "Q8_0"); got != filepath.Join("/lib", "stories260K-Q8_0.gguf") {
+	if got := quantOutPath(appcompare.Runner{}, "/lib", "/x/stories260K.gguf", "Q8_0"); got != filepath.Join("/lib", "stories260K-Q8_0.gguf") {
 		t.Errorf("quantOutPath: %s", got)
 	}
 }
@@ -492,9 +494,6 @@ func TestCompareSiblingDownload(t *testing.T) {
 	opt := uitest.HubLibrary(t, hub)
 	h := newHarness(t, uitest.Options{Models: &opt})
 	s := h.screen().models
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
 	f32 := s.DestFor(hubtest.Repo, "tiny-llama-F32.gguf")
 	if err := os.MkdirAll(filepath.Dir(f32), 0o755); err != nil {
 		t.Fatal(err)
@@ -503,7 +502,11 @@ func TestCompareSiblingDownload(t *testing.T) {
 	if err := os.WriteFile(f32, src.Data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Library().Record(f32, library.Origin{Repo: hubtest.Repo, Revision: "main", File: "tiny-llama-F32.gguf", SHA256: src.SHA256()}); err != nil {
+	lib, err := library.Open(s.Dir(), header.Local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lib.Record(f32, library.Origin{Repo: hubtest.Repo, Revision: "main", File: "tiny-llama-F32.gguf", SHA256: src.SHA256()}); err != nil {
 		t.Fatal(err)
 	}
 	p := h.openCompare(1)

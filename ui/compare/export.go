@@ -10,7 +10,7 @@ import (
 	"fyne.io/fyne/v2/lang"
 	"fyne.io/fyne/v2/theme"
 
-	"github.com/churon/churon/app/compare"
+	"github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/ui/core"
 )
 

@@ -13,7 +13,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/churon/churon/app/compare"
+	"github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/ui/core"
 )
@@ -45,7 +45,7 @@ func (p *comparePage) afterResult(res *compare.Result) {
 	// back on Fyne's.
 	cp := *res
 	go func() {
-		err := compare.Save(w.Ctx, w.Session.Store(), &cp)
+		err := w.Session.SaveComparison(w.Ctx, &cp)
 		w.Do(func() {
 			if err == nil {
 				res.ID = cp.ID
@@ -78,9 +78,8 @@ func (p *comparePage) onHistory() {
 // closeList first.
 func (p *comparePage) fillHistory(list *fyne.Container, status *widget.Label, closeList func()) {
 	w := p.w
-	st := w.Session.Store()
 	go func() {
-		cs, err := st.ListComparisons(w.Ctx, historyLimit)
+		cs, err := w.Session.Comparisons(w.Ctx, historyLimit)
 		w.Do(func() {
 			list.RemoveAll()
 			switch {
@@ -109,7 +108,7 @@ func (p *comparePage) historyRow(c store.Comparison, list *fyne.Container, statu
 		p.w.ConfirmAction(lang.X("compare.delete.title", "Delete this comparison?"),
 			lang.X("compare.delete.body", "“{{.Title}}” is deleted from the history.", map[string]any{"Title": c.Title}),
 			lang.X("models.delete", "Delete"), func() {
-				if err := p.w.Session.Store().DeleteComparison(p.w.Ctx, c.ID); err != nil {
+				if err := p.w.Session.DeleteComparison(p.w.Ctx, c.ID); err != nil {
 					status.SetText(err.Error())
 					return
 				}
@@ -132,7 +131,7 @@ func (p *comparePage) reopen(id int64) {
 	go func() {
 		ctx, cancel := context.WithTimeout(w.Ctx, time.Minute)
 		defer cancel()
-		res, err := compare.Load(ctx, w.Session.Store(), id)
+		res, err := w.Session.Comparison(ctx, id)
 		w.Do(func() {
 			if err != nil {
 				p.showError(err)

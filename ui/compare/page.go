@@ -17,7 +17,6 @@ import (
 
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/hub"
-	"github.com/churon/churon/models/library"
 	"github.com/churon/churon/ui/core"
 	"github.com/churon/churon/ui/markdown"
 )
@@ -88,17 +87,32 @@ type Screen struct {
 // Models is what the page borrows of the Models page's state (the library,
 // the hub client and the download queue; ui/models.State has them).
 type Models interface {
-	Open() error
-	Library() *library.Library
 	Dir() string
 	Hub() *hub.Client
 	DestFor(repo, file string) string
 	Active(dest string) *download.Download
-	QueueVariant(repo, rev string, v hub.Variant, load bool) error
+	// QueueVariant queues a model's download; a failure arrives as an
+	// error banner.
+	QueueVariant(repo, rev string, v hub.Variant, load bool)
+	// AddFile adds a GGUF file to the library; it blocks (run it on the
+	// command worker).
+	AddFile(path string) error
+	// OnLibrary calls f whenever the library changed (a download ended, a
+	// file was added or removed).
+	OnLibrary(f func())
 }
 
 // New sets the Compare page up; it is made when first shown.
-func New(w *core.Window, models Models) *Screen { return &Screen{w: w, models: models} }
+func New(w *core.Window, models Models) *Screen {
+	s := &Screen{w: w, models: models}
+	// A model downloaded or added elsewhere appears in the chooser.
+	models.OnLibrary(func() {
+		if s.page != nil {
+			s.page.pick.reload()
+		}
+	})
+	return s
+}
 
 // Show opens the Compare page in the window's centre.
 func (s *Screen) Show() {

@@ -11,7 +11,7 @@ import (
 
 	"fyne.io/fyne/v2/lang"
 
-	"github.com/churon/churon/app/compare"
+	"github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/models/library"
 	"github.com/churon/churon/ui/core"
 )
@@ -39,8 +39,8 @@ func (c *modelChooser) quantizing() bool { return c.job != nil }
 // (model-F16.gguf → model-Q4_K_M.gguf), in the library folder: the source
 // may sit in another app's folder, and a copy there could not be deleted
 // from the Models page like a download can.
-func quantOutPath(dir, src, typ string) string {
-	return filepath.Join(dir, filepath.Base(compare.QuantizedName(src, typ)))
+func quantOutPath(svc compare.Service, dir, src, typ string) string {
+	return filepath.Join(dir, filepath.Base(svc.QuantizedName(src, typ)))
 }
 
 // startQuantize makes a typ copy of m. A source that is already quantized
@@ -55,7 +55,7 @@ func (c *modelChooser) startQuantize(m library.Model, typ string) {
 
 func (c *modelChooser) quantize(m library.Model, typ string, requant bool) {
 	w := c.p.w
-	out := quantOutPath(c.p.models.Dir(), m.Path, typ)
+	out := quantOutPath(c.p.w.Compare, c.p.models.Dir(), m.Path, typ)
 	if _, err := os.Stat(out); err == nil {
 		// Made before: use it.
 		c.want = out
@@ -78,7 +78,7 @@ func (c *modelChooser) quantize(m library.Model, typ string, requant bool) {
 	c.p.refreshRun()
 	finished := make(chan error, 1)
 	go func() {
-		_, err := compare.Quantize(ctx, m.Path, out, compare.QuantizeOptions{Type: typ, AllowRequantize: requant,
+		_, err := w.Compare.Quantize(ctx, m.Path, out, compare.QuantizeOptions{Type: typ, AllowRequantize: requant,
 			Progress: func(done, total int64) {
 				job.done.Store(done)
 				job.total.Store(total)
@@ -116,7 +116,7 @@ func (c *modelChooser) quantized(job *quantJob, err error) {
 	switch {
 	case errors.Is(err, context.Canceled):
 		c.p.setStatus(lang.X("compare.quant.cancelled", "Quantization cancelled; nothing was kept."))
-	case compare.IsRequantize(err):
+	case c.p.w.Compare.IsRequantize(err):
 		m, typ := job.src, job.typ
 		c.p.w.ConfirmAction(lang.X("compare.requant.title", "Quantize a quantized model?"),
 			lang.X("compare.requant.body", "{{.Name}} is already {{.Src}}: a {{.Type}} copy made from it loses more than one made from the original (F16 or F32) weights. Make it anyway?",

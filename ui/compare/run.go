@@ -11,7 +11,7 @@ import (
 
 	"fyne.io/fyne/v2/lang"
 
-	"github.com/churon/churon/app/compare"
+	"github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/ui/core"
 )
 
@@ -48,10 +48,10 @@ func (p *comparePage) start(models []string, ref, prompt string, set compareSett
 	w, sc := p.w, p.sc
 	// The app's usual sampler, with the person's length, temperature and
 	// seed.
-	samp := compare.DefaultSampling()
+	samp := w.Compare.DefaultSampling()
 	samp.MaxTokens, samp.Temperature, samp.Seed = set.MaxTokens, set.Temperature, set.Seed
 	opt := compare.Options{Models: models, Ref: ref, Prompt: prompt, Sampling: samp, Threads: p.threads}
-	h := compare.Start(w.Ctx, opt)
+	h := w.Compare.Start(w.Ctx, opt)
 	run := &compareRun{cancel: h.Cancel, ref: -1, paths: models,
 		texts: make([]string, len(models)), states: make([]string, len(models))}
 	p.run = run

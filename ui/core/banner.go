@@ -9,7 +9,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/api/session"
 )
 
 // ShowError tells the person what went wrong, in their language where the

@@ -9,7 +9,7 @@ import (
 
 	"fyne.io/fyne/v2/lang"
 
-	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/internal/units"
 )
 

@@ -5,7 +5,9 @@ import (
 
 	"fyne.io/fyne/v2"
 
-	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/api/compare"
+	"github.com/churon/churon/app/api/session"
+	"github.com/churon/churon/app/models"
 )
 
 // Window is what a screen reaches the window by: the app and its Fyne
@@ -15,9 +17,15 @@ import (
 // window and sets the hooks to its own code. It is used on Fyne's
 // goroutine only, but for what the comments say otherwise of.
 type Window struct {
-	App     fyne.App
-	Win     fyne.Window
-	Session *session.Manager
+	App fyne.App
+	Win fyne.Window
+	// Session, Compare and Models are the services the screens send
+	// commands to; Commands runs those that may wait on the disk off
+	// Fyne's goroutine.
+	Session  session.Service
+	Compare  compare.Service
+	Models   *models.Service
+	Commands *Commands
 	// Ctx ends when the window closes: background work started for it
 	// stops then. Safe from any goroutine.
 	Ctx context.Context
@@ -71,18 +79,19 @@ type ModelInfo struct {
 // missing: the system's).
 const SettingLanguage = "ui.language"
 
-// Setting reads a key of the store's settings table.
+// Setting reads an app setting (the session keeps them in memory).
 func (w *Window) Setting(key string) (string, bool) {
-	v, ok, err := w.Session.Store().Setting(context.Background(), key)
-	if err != nil || !ok {
+	v, ok := w.Session.Setting(key)
+	if !ok {
 		return "", false
 	}
 	return v, true
 }
 
-// SetSetting writes a key of the store's settings table.
+// SetSetting sets an app setting; the session writes it in the
+// background (a failure arrives as an Error event).
 func (w *Window) SetSetting(key, value string) {
-	if err := w.Session.Store().SetSetting(context.Background(), key, value); err != nil {
+	if err := w.Session.SetSetting(key, value); err != nil {
 		w.ShowError(err)
 	}
 }

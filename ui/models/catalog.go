@@ -15,7 +15,6 @@ import (
 	"github.com/churon/churon/assets/catalog"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/fit"
-	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/ui/core"
 	"github.com/churon/churon/ui/locale"
 )
@@ -47,7 +46,7 @@ func (p *modelsPage) buildCatalog() fyne.CanvasObject {
 	objs := []fyne.CanvasObject{intro}
 	// The model recommended for this computer comes first; the rest keep
 	// the catalog's order (smallest first).
-	models := slices.Clone(p.s.cat.Models)
+	models := slices.Clone(p.s.cat().Models)
 	if rec, _, ok := p.s.recommend(); ok {
 		slices.SortStableFunc(models, func(a, b catalog.Model) int {
 			return cmp.Compare(boolInt(b.ID == rec.ID), boolInt(a.ID == rec.ID))
@@ -138,9 +137,9 @@ func (r *catalogRow) onAction() {
 	s := r.p.s
 	if d := s.Active(r.dest); d != nil {
 		if d.Status() == download.Paused {
-			s.mgr.Resume(d)
+			s.svc.Resume(d)
 		} else {
-			s.mgr.Pause(d)
+			s.svc.Pause(d)
 		}
 		r.p.refresh()
 		return
@@ -168,12 +167,10 @@ func (r *catalogRow) onDetails() {
 	r.checked = true
 	r.detail.SetText(where + "\n" + lang.X("models.reading_header", "Reading the file's header…"))
 	s := r.p.s
-	hc := s.Hub()
-	url := hc.ResolveURL(r.m.Repo, "main", r.m.File)
 	go func() {
 		ctx, cancel := context.WithTimeout(r.p.w.Ctx, core.HubTimeout)
 		defer cancel()
-		meta, stats, err := header.Remote(ctx, url, header.RemoteOptions{Authorize: hc.Authorize})
+		meta, fetched, err := s.svc.RemoteMeta(ctx, r.m.Repo, "main", r.m.File)
 		r.p.w.Do(func() {
 			if err != nil {
 				r.checked = false
@@ -183,7 +180,7 @@ func (r *catalogRow) onDetails() {
 			res := s.check(meta)
 			r.setVerdict(res)
 			r.detail.SetText(where + "\n" + lang.X("models.header", "From its header ({{.Read}} read): {{.Arch}}, {{.Layers}} layers, {{.Context}} context, {{.Params}} parameters.",
-				map[string]any{"Read": core.FormatBytes(stats.BytesFetched), "Arch": meta.Architecture, "Layers": meta.Layers,
+				map[string]any{"Read": core.FormatBytes(fetched), "Arch": meta.Architecture, "Layers": meta.Layers,
 					"Context": formatContext(meta.ContextLength), "Params": core.FormatParams(meta.Parameters)}))
 		})
 	}()

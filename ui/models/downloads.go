@@ -30,10 +30,7 @@ type dlRow struct {
 
 func (p *modelsPage) buildDownloads() fyne.CanvasObject {
 	clearBtn := widget.NewButtonWithIcon(lang.X("models.clear", "Clear finished"), theme.DeleteIcon(), func() {
-		if mgr := p.s.mgr; mgr != nil {
-			mgr.Forget()
-		}
-		p.refreshDownloads()
+		p.s.svc.Forget() // DownloadsChanged follows
 	})
 	clearBtn.Importance = widget.LowImportance
 	p.dlClear = clearBtn
@@ -50,12 +47,10 @@ func (p *modelsPage) newDLRow(d *download.Download) *dlRow {
 	r.detail.SizeName = theme.SizeNameCaptionText
 	r.detail.Wrapping = fyne.TextWrapWord
 	r.pause = widget.NewButtonWithIcon(lang.X("models.pause", "Pause"), theme.MediaPauseIcon(), func() {
-		if mgr := p.s.mgr; mgr != nil {
-			if d.Status() == download.Paused {
-				mgr.Resume(d)
-			} else {
-				mgr.Pause(d)
-			}
+		if d.Status() == download.Paused {
+			p.s.svc.Resume(d)
+		} else {
+			p.s.svc.Pause(d)
 		}
 		p.refreshDownloads()
 	})
@@ -166,7 +161,7 @@ func (s *State) follow(id, dest string, action *widget.Button, bar *widget.Progr
 	action.Enable()
 	bar.Hide()
 	info.Hide()
-	if s.pending[id] {
+	if s.pending(id) {
 		action.SetText(lang.X("models.preparing", "Preparing…"))
 		action.Disable()
 		return nil, true

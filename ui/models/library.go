@@ -45,11 +45,7 @@ func (p *modelsPage) buildLibrary() fyne.CanvasObject {
 // reloadLibrary lists the library in the background (reading each
 // model's header takes a moment on slow disks).
 func (p *modelsPage) reloadLibrary() {
-	if err := p.s.Open(); err != nil {
-		p.libStatus.SetText(err.Error())
-		return
-	}
-	p.w.ListModels(p.s.lib, &p.libGen, p.showLibrary)
+	p.w.ListModels(&p.libGen, p.showLibrary)
 }
 
 func (p *modelsPage) showLibrary(ms []library.Model, err error) {
@@ -61,7 +57,7 @@ func (p *modelsPage) showLibrary(ms []library.Model, err error) {
 	case len(ms) == 0:
 		p.libStatus.SetText(lang.X("models.lib.empty", "No models yet. Download one from the Recommended tab, or add GGUF files you already have: they are used where they are, not copied."))
 	default:
-		p.libStatus.SetText(lang.X("models.lib.count", "{{.N}} models. Downloads are kept in {{.Dir}}.", map[string]any{"N": len(ms), "Dir": core.ShortDir(filepath.Join(p.s.lib.Dir(), "x"))}))
+		p.libStatus.SetText(lang.X("models.lib.count", "{{.N}} models. Downloads are kept in {{.Dir}}.", map[string]any{"N": len(ms), "Dir": core.ShortDir(filepath.Join(p.s.Dir(), "x"))}))
 	}
 	for i, m := range ms {
 		r := p.newLibRow(m)
@@ -157,10 +153,12 @@ func folderURL(path string) *url.URL {
 func (r *libRow) onVerify() {
 	r.verify.Disable()
 	r.showStatus(lang.X("models.verifying", "Checking the file's SHA-256…"), widget.MediumImportance)
-	lib, m := r.p.s.lib, r.m
+	svc, m, w := r.p.s.svc, r.m, r.p.w
+	// Not on the command worker: a check of gigabytes must not hold up the
+	// person's other commands.
 	go func() {
-		_, err := lib.Verify(r.p.w.Ctx, m)
-		r.p.w.Do(func() {
+		err := svc.Verify(w.Ctx, m)
+		w.Do(func() {
 			r.verify.Enable()
 			if err != nil {
 				r.showStatus(lang.X("models.verify.bad", "Damaged: {{.Err}}", map[string]any{"Err": err.Error()}), widget.DangerImportance)
@@ -187,26 +185,26 @@ func (r *libRow) onDelete() {
 		action = lang.X("models.forget", "Remove")
 	}
 	p.w.ConfirmAction(title, body, action, func() {
-		if p.w.Model != nil && p.w.Model.Path == m.Path {
-			if err := p.w.Session.UnloadModel(); err != nil {
-				p.w.ShowError(err)
-				return
+		unload := p.w.Model != nil && p.w.Model.Path == m.Path
+		svc, sess := p.s.svc, p.w.Session
+		// The library lists itself again once the model is gone
+		// (LibraryChanged).
+		p.w.Commands.Run(func() error {
+			if unload {
+				if err := sess.UnloadModel(); err != nil {
+					return err
+				}
 			}
-		}
-		if _, err := p.s.lib.Delete(m); err != nil {
-			p.w.ShowError(err)
-		}
-		p.reloadLibrary()
-		p.refresh()
+			_, err := svc.Remove(m)
+			return err
+		}, p.w.ShowError)
 	})
 }
 
 func (p *modelsPage) onAddFile() {
 	p.w.OpenGGUF("", func(path string) {
-		if err := p.s.lib.AddFile(path); err != nil {
-			p.w.ShowError(err)
-		}
-		p.reloadLibrary()
+		svc := p.s.svc
+		p.w.Commands.Run(func() error { return svc.AddFile(path) }, p.w.ShowError)
 	})
 }
 
@@ -219,10 +217,8 @@ func (p *modelsPage) onAddFolder() {
 		if l == nil {
 			return
 		}
-		if err := p.s.lib.AddFolder(l.Path()); err != nil {
-			p.w.ShowError(err)
-		}
-		p.reloadLibrary()
+		svc, dir := p.s.svc, l.Path()
+		p.w.Commands.Run(func() error { return svc.AddFolder(dir) }, p.w.ShowError)
 	}, p.w.Win)
 	d.Resize(core.DialogSize)
 	d.Show()

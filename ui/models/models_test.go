@@ -10,13 +10,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	appmodels "github.com/churon/churon/app/models"
 	"github.com/churon/churon/assets/catalog"
 	"github.com/churon/churon/engine/quant"
+	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/fit"
 	"github.com/churon/churon/models/header"
@@ -24,7 +27,6 @@ import (
 	"github.com/churon/churon/models/library"
 	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/ui/core"
-	"github.com/churon/churon/ui/internal/uitest"
 )
 
 // harness is the whole window over a real session (uitest.NewWindow),
@@ -274,6 +276,19 @@ func TestWelcomeRecommendsAndLoads(t *testing.T) {
 func TestCatalogVerdicts(t *testing.T) {
 	hub := hubtest.New(t)
 	opt := uitest.HubLibrary(t, hub)
+	// The machine's memory changes between the cases below.
+	var memMu sync.Mutex
+	memory := uitest.FixedMemory(16<<30, 12<<30)
+	opt.Memory = func() (fit.Memory, error) {
+		memMu.Lock()
+		defer memMu.Unlock()
+		return memory()
+	}
+	setMemory := func(total, avail int64) {
+		memMu.Lock()
+		memory = uitest.FixedMemory(total, avail)
+		memMu.Unlock()
+	}
 	h := newHarness(t, uitest.Options{Models: &opt})
 	s := h.state()
 	h.state().Show()
@@ -312,7 +327,7 @@ func TestCatalogVerdicts(t *testing.T) {
 	}
 	words := map[fit.Verdict]string{fit.Fits: "Fits:", fit.Tight: "Tight:", fit.WontFit: "Will not fit:"}
 	for _, tc := range cases {
-		s.opt.Memory = uitest.FixedMemory(tc.total, tc.avail)
+		setMemory(tc.total, tc.avail)
 		h.state().Show()
 		for id, want := range tc.want {
 			r := byID[id]
@@ -339,7 +354,7 @@ func TestCatalogVerdicts(t *testing.T) {
 			t.Errorf("%d GiB: recommended %s, which is %v", tc.total>>30, m.ID, res.Verdict)
 		}
 		// Whatever is recommended, nothing earlier in the list fits as well.
-		for _, id := range s.cat.Recommended {
+		for _, id := range s.cat().Recommended {
 			if !ok || id == m.ID {
 				break
 			}
@@ -355,19 +370,21 @@ func TestCatalogVerdicts(t *testing.T) {
 	}
 	test.Tap(big.action)
 	test.Tap(uitest.OverlayButton(t, h.W, "Cancel"))
-	if len(s.pending) != 0 || len(s.downloads()) != 0 {
-		t.Errorf("declining started a download (%d pending, %d downloads)", len(s.pending), len(s.downloads()))
+	if s.pending(big.m.ID) || len(s.downloads()) != 0 {
+		t.Errorf("declining started a download (pending %v, %d downloads)", s.pending(big.m.ID), len(s.downloads()))
 	}
 	// With only llama supported, only a llama model is recommended.
-	s.opt.Architectures = []string{"llama"}
-	s.opt.Memory = uitest.FixedMemory(64<<30, 48<<30)
-	s.readMemory()
-	if m, _, ok := s.recommend(); !ok || m.Architecture != "llama" {
+	llamaOnly := opt
+	llamaOnly.Architectures, llamaOnly.Memory = []string{"llama"}, uitest.FixedMemory(64<<30, 48<<30)
+	llamaOnly.Headers, llamaOnly.QueueFile = header.Reader{}, "-"
+	svc := appmodels.New(llamaOnly)
+	defer svc.Close()
+	if m, _, ok := svc.Recommend(); !ok || m.Architecture != "llama" {
 		t.Errorf("llama-only engine: recommended %q (%s)", m.ID, m.Architecture)
 	}
 	// On a tiny machine the welcome view offers the page, not a model.
-	s.opt.Memory = uitest.FixedMemory(1<<30, 512<<20)
-	s.readMemory()
+	setMemory(1<<30, 512<<20)
+	s.svc.ReadMemory()
 	w := newWelcomeRec(s)
 	if wt := uitest.Text(w.content); w.ok || !strings.Contains(wt, "[Browse models…]") || strings.Contains(wt, "Recommended for this computer") {
 		t.Errorf("tiny machine: welcome card\n%s", wt)

@@ -90,11 +90,11 @@ func column(objs ...fyne.CanvasObject) fyne.CanvasObject {
 func (p *modelsPage) refreshVerdicts() {
 	s := p.s
 	switch {
-	case s.memErr != nil || s.mem.Total <= 0:
+	case s.mem().Total <= 0:
 		p.memLine.SetText(lang.X("models.mem.unknown", "This computer's memory is unknown, so the fit verdicts are estimates only."))
 	default:
 		p.memLine.SetText(lang.X("models.mem", "This computer: {{.Total}} of memory, {{.Avail}} free now.",
-			map[string]any{"Total": core.FormatBytes(s.mem.Total), "Avail": core.FormatBytes(s.mem.Available)}))
+			map[string]any{"Total": core.FormatBytes(s.mem().Total), "Avail": core.FormatBytes(s.mem().Available)}))
 	}
 	rec, _, recOK := s.recommend()
 	for _, r := range p.catRows {

@@ -13,7 +13,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/models/fit"
-	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/models/hub"
 	"github.com/churon/churon/ui/core"
 )
@@ -164,7 +163,7 @@ func (p *modelsPage) showRepo(repo string) {
 		var meta *fit.Meta
 		if pick, ok := hub.Pick(vs, ""); ok {
 			// Without a header the verdict comes from the size alone.
-			if m, _, err := header.Remote(ctx, hc.ResolveURL(repo, "main", pick.Files[0].Path), header.RemoteOptions{Authorize: hc.Authorize}); err == nil {
+			if m, _, err := p.s.svc.RemoteMeta(ctx, repo, "main", pick.Files[0].Path); err == nil {
 				meta = &m
 			}
 		}
@@ -273,8 +272,6 @@ func (r *variantRow) onDownload() {
 	}
 	name := r.repo + " " + r.v.Quant
 	confirmFit(r.p.w, name, r.res, func() {
-		if err := s.QueueVariant(r.repo, "main", r.v, false); err != nil {
-			r.p.w.ShowError(err)
-		}
+		s.QueueVariant(r.repo, "main", r.v, false)
 	})
 }

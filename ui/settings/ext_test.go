@@ -3,4 +3,4 @@ package settings_test
 // The tests of package settings open the whole window (package ui, which
 // imports this package) through uitest.NewWindow; this file, outside the
 // package, brings package ui in.
-import _ "github.com/churon/churon/ui/internal/uitest/uiwin"
+import _ "github.com/churon/churon/internal/uitest/uiwin"

@@ -11,7 +11,7 @@ import (
 	"fyne.io/fyne/v2/lang"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/ui/core"
 	"github.com/churon/churon/ui/locale"
 )
@@ -73,7 +73,7 @@ func Show(w *core.Window) {
 
 func newSettingsPanel(w *core.Window) *settingsPanel {
 	p := &settingsPanel{w: w}
-	p.cur = session.DefaultSettings()
+	p.cur = p.w.Session.DefaultSettings()
 	switch {
 	case w.Conv != 0:
 		if s, err := w.Session.Settings(w.Conv); err == nil {
@@ -304,7 +304,7 @@ func (p *settingsPanel) values() (session.Settings, error) {
 	if i := p.overflow.SelectedIndex(); i >= 0 && i < len(overflowPolicies) {
 		s.Overflow = overflowPolicies[i]
 	}
-	return s, session.Validate(s)
+	return s, p.w.Session.CheckSettings(s)
 }
 
 // mebibytes reads a cache budget field in MiB: bytes, 0 for automatic.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/session"
-	"github.com/churon/churon/ui/internal/uitest"
+	"github.com/churon/churon/internal/uitest"
 )
 
 // TestSettingsPresetsApply sets a preset and a system prompt for a new chat

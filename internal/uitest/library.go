@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/churon/churon/assets/catalog"
+	"github.com/churon/churon/app/models"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/fit"
+	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/models/hub/hubtest"
 	"github.com/churon/churon/models/synth"
 )
@@ -48,16 +49,10 @@ func SynthModels(t *testing.T, lib string, types ...string) []string {
 	return paths
 }
 
-// Library configures the Models page for NewWindow (uiwin makes the
-// page's options of it): its folders, the hub, the machine, the tuning.
-type Library struct {
-	HubURL, Dir, QueueFile string
-	Memory                 func() (fit.Memory, error)
-	Architectures          []string
-	Poll                   time.Duration
-	Download               download.Options
-	Catalog                *catalog.Catalog
-}
+// Library configures the model service of NewWindow: its folders, the
+// hub, the machine, the tuning (the harness adds the header reader and
+// the settings).
+type Library = models.Options
 
 // HubLibrary points the page at the fake hub and temporary folders, with
 // a machine of 16 GiB (12 GiB free), quick polls, and downloads that never
@@ -65,6 +60,7 @@ type Library struct {
 func HubLibrary(t *testing.T, h *hubtest.Hub) Library {
 	lib, queue := Folders(t)
 	return Library{
+		Headers:       header.Reader{},
 		HubURL:        h.URL(),
 		Dir:           lib,
 		QueueFile:     queue,

@@ -5,19 +5,16 @@
 package uiwin
 
 import (
+	"github.com/churon/churon/app/compare"
+	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/ui"
-	"github.com/churon/churon/ui/internal/uitest"
 )
 
 func init() { uitest.Open = open }
 
 func open(h *uitest.Harness, o uitest.Options) (func() uitest.Screens, func()) {
-	var m ui.ModelsOptions
-	if l := o.Models; l != nil {
-		m = ui.ModelsOptions{HubURL: l.HubURL, Dir: l.Dir, QueueFile: l.QueueFile, Memory: l.Memory,
-			Architectures: l.Architectures, Poll: l.Poll, Download: l.Download, Catalog: l.Catalog}
-	}
-	u := ui.New(h.A, h.W, ui.Options{Session: h.M, Do: h.Post, Discover: uitest.NoModels, FontCheck: uitest.FontsCovered, Models: m})
+	u := ui.New(h.A, h.W, ui.Options{Session: h.M, Compare: compare.Runner{}, Models: h.Models,
+		Do: h.Post, Discover: uitest.NoModels, FontCheck: uitest.FontsCovered})
 	screens := func() uitest.Screens {
 		s := u.Screens()
 		e := s.Composer.Entry()

@@ -11,10 +11,12 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/churon/churon/app/models"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/testdata"
 	"github.com/churon/churon/models/discover"
+	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/ui/core"
 	"github.com/churon/churon/ui/fontcheck"
 	"github.com/churon/churon/ui/locale"
@@ -32,6 +34,8 @@ type Harness struct {
 	W  fyne.Window
 	M  *session.Manager
 	St *store.Store
+	// Models is the model service the window is given.
+	Models *models.Service
 	// Core is what the window's screens share, once it is open.
 	Core *core.Window
 
@@ -45,8 +49,8 @@ type Options struct {
 	Settings *session.Settings
 	// Disk keeps KV snapshots; nil: none.
 	Disk session.DiskCache
-	// Models configures the Models page for NewWindow (nil: the app's
-	// own folders and hub).
+	// Models configures the model service (nil: the app's own folders
+	// and hub).
 	Models *Library
 }
 
@@ -71,11 +75,18 @@ func New(t *testing.T, o Options, open func(h *Harness) (closeWindow func())) *H
 		set = *o.Settings
 	}
 	h.M = session.New(st, session.Options{Threads: 2, Defaults: &set, Disk: o.Disk})
+	var mo models.Options
+	if o.Models != nil {
+		mo = *o.Models
+	}
+	mo.Headers, mo.Settings = header.Reader{}, h.M
+	h.Models = models.New(mo)
 	h.W = test.NewWindow(nil)
 	h.W.Resize(fyne.NewSize(1100, 760))
 	closeWindow := open(h)
 	t.Cleanup(func() {
 		closeWindow()
+		h.Models.Close()
 		// Close waits for the bridge to take the last events; keep
 		// running what it posts meanwhile.
 		done := make(chan struct{})
@@ -125,7 +136,7 @@ type Window struct {
 func NewWindow(t *testing.T, o Options) *Window {
 	t.Helper()
 	if Open == nil {
-		t.Fatal("uitest.Open is not set: import github.com/churon/churon/ui/internal/uitest/uiwin from a test file of package x_test")
+		t.Fatal("uitest.Open is not set: import github.com/churon/churon/internal/uitest/uiwin from a test file of package x_test")
 	}
 	w := &Window{}
 	w.Harness = New(t, o, func(h *Harness) func() {
