@@ -39,6 +39,7 @@ func (h *harness) addStoredChat(title, question, answer string) int64 {
 		}
 	}
 	h.u.side.reload()
+	h.Settle()
 	return c.ID
 }
 

@@ -150,9 +150,8 @@ func isDir(p string) bool {
 }
 
 func (p *modelPicker) onUnload() {
-	if err := p.ui.w.Session.UnloadModel(); err != nil {
-		p.ui.w.ShowError(err)
-	}
+	sess := p.ui.w.Session
+	p.ui.w.Commands.Run(sess.UnloadModel, p.ui.w.ShowError)
 }
 
 // remember puts path first in the recent files.

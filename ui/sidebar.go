@@ -31,6 +31,7 @@ type sidebar struct {
 	undoConv  int64
 	undoTimer *time.Timer
 	searchGen int
+	listGen   int // the list reading the sidebar waits for
 	query     string
 }
 
@@ -77,26 +78,21 @@ func newSidebar(u *UI) *sidebar {
 	return s
 }
 
-// reload reads the conversation list again (or re-runs the search).
+// reload reads the conversation list again (or re-runs the search), off
+// Fyne's goroutine; a reading overtaken by a newer one is dropped.
 func (s *sidebar) reload() {
-	if s.query != "" {
-		s.runSearch(s.query)
-		return
-	}
-	convs, err := s.ui.w.Session.ListConversations()
-	if err != nil {
-		s.ui.w.ShowError(err)
-		return
-	}
-	s.rows = s.rows[:0]
-	for _, c := range convs {
-		s.rows = append(s.rows, sideRow{conv: c})
-		s.ui.noteText(c.Title)
-	}
-	s.setHeights()
-	s.list.Refresh()
-	s.selectConv(s.ui.w.Conv)
-	s.refreshHint()
+	s.listGen++
+	gen, q, sess := s.listGen, s.query, s.ui.w.Session
+	core.Then(s.ui.w.Reads, func() ([]sideRow, error) { return listRows(sess, q) }, func(rows []sideRow, err error) {
+		if gen != s.listGen {
+			return
+		}
+		if err != nil {
+			s.ui.w.ShowError(err)
+			return
+		}
+		s.showRows(rows)
+	})
 }
 
 // selectConv highlights the conversation shown without re-opening it.
@@ -148,13 +144,27 @@ func (s *sidebar) onSearchChanged(q string) {
 // SearchDelay is the pause in typing after which the sidebar searches.
 const SearchDelay = 200 * time.Millisecond
 
-// runSearch shows the conversations whose title or messages match q, one
-// row per conversation with the first matching snippet.
+// runSearch shows the conversations whose title or messages match q.
 func (s *sidebar) runSearch(q string) {
-	convs, err := s.ui.w.Session.ListConversations()
+	s.query = q
+	s.reload()
+}
+
+// listRows is the list's rows: every conversation, pinned first then the
+// most recent, or with a query those whose title or messages match it,
+// one row per conversation with the first matching snippet. It reads the
+// database.
+func listRows(sess session.Service, q string) ([]sideRow, error) {
+	convs, err := sess.ListConversations()
 	if err != nil {
-		s.ui.w.ShowError(err)
-		return
+		return nil, err
+	}
+	if q == "" {
+		rows := make([]sideRow, 0, len(convs))
+		for _, c := range convs {
+			rows = append(rows, sideRow{conv: c})
+		}
+		return rows, nil
 	}
 	byID := map[int64]session.Conversation{}
 	for _, c := range convs {
@@ -169,10 +179,7 @@ func (s *sidebar) runSearch(q string) {
 			seen[c.ID] = true
 		}
 	}
-	hits, err := s.ui.w.Session.Search(q, 200)
-	if err != nil {
-		s.ui.w.ShowError(err)
-	}
+	hits, err := sess.Search(q, 200)
 	for _, h := range hits {
 		c, ok := byID[h.ConversationID]
 		if !ok {
@@ -190,7 +197,15 @@ func (s *sidebar) runSearch(q string) {
 		seen[c.ID] = true
 		rows = append(rows, sideRow{conv: c, snippet: h.Snippet})
 	}
+	return rows, err
+}
+
+// showRows puts rows in the list.
+func (s *sidebar) showRows(rows []sideRow) {
 	s.rows = rows
+	for _, r := range rows {
+		s.ui.noteText(r.conv.Title)
+	}
 	s.setHeights()
 	s.list.Refresh()
 	s.selectConv(s.ui.w.Conv)
@@ -232,9 +247,8 @@ func (s *sidebar) onRename(c session.Conversation) {
 	items := []*widget.FormItem{widget.NewFormItem(lang.X("sidebar.title", "Title"), e)}
 	d := dialog.NewForm(lang.X("sidebar.rename", "Rename"), lang.X("dialog.save", "Save"), lang.X("dialog.cancel", "Cancel"), items, func(ok bool) {
 		if ok && strings.TrimSpace(e.Text) != "" {
-			if err := s.ui.w.Session.Rename(c.ID, strings.TrimSpace(e.Text)); err != nil {
-				s.ui.w.ShowError(err)
-			}
+			sess, title := s.ui.w.Session, strings.TrimSpace(e.Text)
+			s.ui.w.Commands.Run(func() error { return sess.Rename(c.ID, title) }, s.ui.w.ShowError)
 		}
 	}, s.ui.w.Win)
 	d.Resize(fyne.NewSize(420, d.MinSize().Height))
@@ -243,18 +257,18 @@ func (s *sidebar) onRename(c session.Conversation) {
 }
 
 func (s *sidebar) onPin(c session.Conversation) {
-	if err := s.ui.w.Session.SetPinned(c.ID, !c.Pinned); err != nil {
-		s.ui.w.ShowError(err)
-	}
+	sess := s.ui.w.Session
+	s.ui.w.Commands.Run(func() error { return sess.SetPinned(c.ID, !c.Pinned) }, s.ui.w.ShowError)
 }
 
 // onDelete moves the conversation to the trash at once and offers Undo
 // for a while: no confirmation dialog to click through.
 func (s *sidebar) onDelete(c session.Conversation) {
-	if err := s.ui.w.Session.Delete(c.ID); err != nil {
-		s.ui.w.ShowError(err)
-		return
-	}
+	sess := s.ui.w.Session
+	// The list follows the manager's ConversationChanged; Undo is offered
+	// at once (a failure says so, and Undo of a chat not deleted does
+	// nothing).
+	s.ui.w.Commands.Run(func() error { return sess.Delete(c.ID) }, s.ui.w.ShowError)
 	s.undoConv = c.ID
 	title := c.Title
 	if title == "" {
@@ -283,11 +297,14 @@ func (s *sidebar) onUndo() {
 	id := s.undoConv
 	s.undoConv = 0
 	s.undo.Hide()
-	if err := s.ui.w.Session.Undo(id); err != nil {
-		s.ui.w.ShowError(err)
-		return
-	}
-	s.ui.openConversation(id)
+	sess := s.ui.w.Session
+	core.Then(s.ui.w.Commands, func() (struct{}, error) { return struct{}{}, sess.Undo(id) }, func(_ struct{}, err error) {
+		if err != nil {
+			s.ui.w.ShowError(err)
+			return
+		}
+		s.ui.openConversation(id)
+	})
 }
 
 // convItem is one row of the list: pin mark, title (and a search snippet),

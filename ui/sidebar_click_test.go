@@ -25,6 +25,7 @@ func TestClickingARowOpensIt(t *testing.T) {
 	}
 	h.u.side.reload()
 	h.u.openConversation(0)
+	h.Settle() // the list is read off Fyne's goroutine
 	for _, id := range ids {
 		item := findConvItem(h.W.Canvas().Content(), id)
 		if item == nil {

@@ -107,7 +107,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 		})
 	}
 	u.w.Ctx, u.cancel = context.WithCancel(context.Background())
-	u.w.Commands = core.NewCommands(u.w.Do)
+	u.w.Commands, u.w.Reads = core.NewCommands(u.w.Do), core.NewCommands(u.w.Do)
 	if code, ok := u.w.Setting(core.SettingLanguage); ok {
 		_, _ = locale.Set(code)
 	} else {
@@ -134,6 +134,7 @@ func (u *UI) Close() {
 	u.closed.Store(true)
 	u.cancel()
 	u.w.Commands.Close()
+	u.w.Reads.Close()
 }
 
 // build makes every screen and lays the window out. It runs again when
@@ -295,6 +296,13 @@ func (u *UI) apply(ev session.Event) {
 		}
 		u.refresh()
 	case session.MessageAdded:
+		if c := ev.Message.ConversationID; ev.Message.Role == session.RoleUser && !u.w.Generating[c] {
+			// Send stored the person's message: an answer is coming, until
+			// its Done (events arrive in order, so a Done cannot overtake
+			// this).
+			u.w.Generating[c] = true
+			u.refresh()
+		}
 		if ev.Message.ConversationID == u.w.Conv {
 			u.chat.OnMessageAdded(ev.Message)
 		}
@@ -342,6 +350,16 @@ func (u *UI) openConversation(id int64) {
 	u.refresh()
 }
 
+// showNewConversation shows a conversation just made for the message
+// being sent (it has no messages to read yet).
+func (u *UI) showNewConversation(id int64) {
+	u.w.Conv = id
+	u.w.CompareShown = false
+	u.chat.ShowNew(id)
+	u.side.selectConv(id)
+	u.refresh()
+}
+
 func (u *UI) onNewChat() {
 	u.openConversation(0)
 	u.w.Win.Canvas().Focus(u.composer.Entry())
@@ -350,42 +368,67 @@ func (u *UI) onNewChat() {
 func (u *UI) onSearch() { u.side.focusSearch() }
 
 func (u *UI) onStop() {
-	if u.w.Conv != 0 && u.w.Generating[u.w.Conv] {
-		if err := u.w.Session.Stop(u.w.Conv); err != nil {
-			u.w.ShowError(err)
-		}
+	if conv := u.w.Conv; conv != 0 && u.w.Generating[conv] {
+		sess := u.w.Session
+		u.w.Commands.Run(func() error { return sess.Stop(conv) }, u.w.ShowError)
 	}
 }
 
 // send sends text in the conversation shown, creating it first when it is
-// a new chat.
+// a new chat. The commands run on the command worker; the chat shows the
+// message as the session stores it (MessageAdded), and a failure puts the
+// text back in the message box.
 func (u *UI) send(text string) bool {
-	if strings.TrimSpace(text) == "" || u.w.Generating[u.w.Conv] {
+	conv := u.w.Conv
+	if strings.TrimSpace(text) == "" || u.w.Generating[conv] {
 		return false
 	}
-	if u.w.Conv == 0 {
-		c, err := u.w.Session.NewConversation("")
-		if err != nil {
-			u.w.ShowError(err)
-			return false
-		}
-		if u.w.PendingSettings != nil {
-			if err := u.w.Session.SetSettings(c.ID, *u.w.PendingSettings); err != nil {
-				u.w.ShowError(err)
-			}
-			u.w.PendingSettings = nil
-		}
-		u.w.Conv = c.ID
-		u.chat.Show(c.ID)
-	}
-	if _, err := u.w.Session.Send(u.w.Conv, text); err != nil {
-		u.w.ShowError(err)
-		return false
-	}
-	u.w.Generating[u.w.Conv] = true
-	u.side.selectConv(u.w.Conv)
+	pending := u.w.PendingSettings
+	u.w.PendingSettings = nil
+	// Busy at once: a second Enter before the session answers is not a
+	// second message (a new chat is "conversation 0" until it is made).
+	u.w.Generating[conv] = true
 	u.noteText(text)
 	u.refresh()
+	sess := u.w.Session
+	core.Then(u.w.Commands, func() (int64, error) {
+		id := conv
+		if id == 0 {
+			c, err := sess.NewConversation("")
+			if err != nil {
+				return 0, err
+			}
+			id = c.ID
+			if pending != nil {
+				if err := sess.SetSettings(id, *pending); err != nil {
+					return id, err
+				}
+			}
+			// Show the new chat before sending: its events follow this on
+			// Fyne's goroutine, so none of them is missed.
+			u.w.Do(func() {
+				if u.w.Conv == 0 {
+					u.showNewConversation(id)
+				}
+			})
+		}
+		_, err := sess.Send(id, text)
+		return id, err
+	}, func(id int64, err error) {
+		if conv == 0 || err != nil {
+			// The mark of "conversation 0" was only for the wait; a
+			// refused Send has no Done to clear its own.
+			delete(u.w.Generating, conv)
+		}
+		if err != nil {
+			u.w.ShowError(err)
+			if e := u.composer.Entry(); e.Text == "" && u.w.Conv == id {
+				e.SetText(text)
+			}
+		}
+		u.side.selectConv(u.w.Conv)
+		u.refresh()
+	})
 	return true
 }
 
@@ -501,16 +544,18 @@ func (u *UI) onSettings() { settings.Show(u.w) }
 // onDemo loads the built-in demo model and opens a chat with it that
 // says what it is.
 func (u *UI) onDemo() {
-	c, err := u.w.Session.StartDemo()
-	if err != nil {
-		u.w.ShowError(err)
-		return
-	}
-	if u.w.Model == nil || !session.IsDemo(u.w.Model.Path) {
-		u.w.LoadingPath, u.w.LoadProgress = session.DemoPath, 0
-	}
-	u.openConversation(c.ID)
-	u.w.Win.Canvas().Focus(u.composer.Entry())
+	sess := u.w.Session
+	core.Then(u.w.Commands, sess.StartDemo, func(c session.Conversation, err error) {
+		if err != nil {
+			u.w.ShowError(err)
+			return
+		}
+		if u.w.Model == nil || !session.IsDemo(u.w.Model.Path) {
+			u.w.LoadingPath, u.w.LoadProgress = session.DemoPath, 0
+		}
+		u.openConversation(c.ID)
+		u.w.Win.Canvas().Focus(u.composer.Entry())
+	})
 }
 
 // confirm asks a yes/no question.

@@ -109,11 +109,13 @@ func TestSearchPinDeleteUndo(t *testing.T) {
 	}
 	test.Type(u.side.search, "dog")
 	h.Wait("search results", func() bool { return u.side.query == "dog" })
+	h.Settle() // the list is read off Fyne's goroutine
 	if got := h.sidebarTitles(); len(got) != 1 || got[0] != "The little dog" {
 		t.Errorf("search for dog: %v", got)
 	}
 	u.side.search.SetText("호랑이")
 	h.Wait("Korean search results", func() bool { return u.side.query == "호랑이" })
+	h.Settle()
 	if got := h.sidebarTitles(); len(got) != 1 || got[0] != "호랑이 이야기" {
 		t.Errorf("search for 호랑이: %v", got)
 	}
@@ -243,6 +245,7 @@ func TestCacheStatusLine(t *testing.T) {
 	conv := u.w.Conv
 	u.openConversation(0)
 	u.openConversation(conv)
+	h.Settle() // the chat's messages are read off Fyne's goroutine
 	if !strings.Contains(u.status.left.Text, "cache: ") {
 		t.Errorf("status line %q does not say where the cache is", u.status.left.Text)
 	}

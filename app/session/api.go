@@ -36,6 +36,9 @@ type (
 )
 
 const (
+	RoleUser            = api.RoleUser
+	RoleAssistant       = api.RoleAssistant
+	RoleNotice          = api.RoleNotice
 	CacheNone           = api.CacheNone
 	CacheRAM            = api.CacheRAM
 	CacheDisk           = api.CacheDisk

@@ -258,7 +258,26 @@ func (h *Harness) OpenRow(title string) {
 	var row fyne.Tappable
 	h.Wait("the row "+title, func() bool { row = listRow(h.W, title); return row != nil })
 	test.Tap(row)
-	h.Drain()
+	h.Settle()
+}
+
+// Settle runs the window's queued commands (ui/core.Commands) and applies
+// what they report, until nothing more is queued: the window as a person
+// sees it once the disk has answered.
+func (h *Harness) Settle() {
+	for range 8 {
+		if h.Core != nil && h.Core.Commands != nil {
+			h.Core.Commands.Sync()
+			h.Core.Reads.Sync()
+		}
+		h.mu.Lock()
+		n := len(h.queue)
+		h.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		h.Drain()
+	}
 }
 
 // listRow is the innermost thing to tap (not a button) in the window's

@@ -213,13 +213,8 @@ func (v *messageView) onCopy() {
 
 func (v *messageView) onRegenerate() {
 	w := v.c.w
-	if err := w.Session.Regenerate(v.msg.ConversationID, v.msg.ID); err != nil {
-		w.ShowError(err)
-		return
-	}
-	w.Generating[v.msg.ConversationID] = true
-	w.Refresh()
-	v.c.refreshActions()
+	conv, msg := v.msg.ConversationID, v.msg.ID
+	v.c.busy(conv, func() error { return w.Session.Regenerate(conv, msg) })
 }
 
 // onEdit swaps the text for an editor with Send and Cancel.
@@ -252,12 +247,8 @@ func (v *messageView) onResend() {
 	if strings.TrimSpace(text) == "" {
 		return
 	}
-	if err := w.Session.Edit(v.msg.ConversationID, v.msg.ID, text); err != nil {
-		w.ShowError(err)
-		return
-	}
 	v.editor = nil
-	w.Generating[v.msg.ConversationID] = true
-	w.Refresh()
+	conv, msg := v.msg.ConversationID, v.msg.ID
+	v.c.busy(conv, func() error { return w.Session.Edit(conv, msg, text) })
 	// MessagesChanged reloads the conversation with the new text.
 }

@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"strings"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/lang"
@@ -15,9 +17,17 @@ import (
 // them. Only the message that is streaming is re-rendered as tokens
 // arrive; the rest of the history is left alone.
 type View struct {
-	w       *core.Window
-	shown   func(conv int64) // told which conversation is shown, once its messages are
-	conv    int64
+	w     *core.Window
+	shown func(conv int64) // told which conversation is shown, once its messages are
+	conv  int64
+	// loading: the conversation's messages are being read (on the
+	// command worker: a long chat must not hold the window up); gen
+	// tells a reading that was overtaken by another.
+	loading bool
+	gen     int
+	// later holds what the session said of the conversation while its
+	// messages were being read, replayed once they are shown.
+	later   []func()
 	views   []*messageView
 	byID    map[int64]*messageView
 	box     *fyne.Container
@@ -54,26 +64,75 @@ func NewView(w *core.Window, shown func(conv int64)) *View {
 // Content is the view's widgets, for the window's centre.
 func (c *View) Content() fyne.CanvasObject { return c.content }
 
-// Show loads a conversation's messages (0: an empty new chat).
+// Show shows a conversation (0: an empty new chat). Its messages are read
+// off Fyne's goroutine (Window.Reads) and appear once read.
 func (c *View) Show(conv int64) {
 	c.conv = conv
+	c.gen++
+	c.later = nil
 	c.views = nil
 	c.byID = map[int64]*messageView{}
-	if conv != 0 {
-		msgs, err := c.w.Session.Messages(conv)
+	if conv == 0 {
+		c.loading = false
+		c.showMessages(nil)
+		return
+	}
+	c.loading = true
+	c.rebuild()
+	gen, sess := c.gen, c.w.Session
+	core.Then(c.w.Reads, func() ([]session.Message, error) { return sess.Messages(conv) }, func(msgs []session.Message, err error) {
+		if gen != c.gen {
+			return // another conversation was opened meanwhile
+		}
+		c.loading = false
 		if err != nil {
 			c.w.ShowError(err)
 		}
-		for _, m := range msgs {
-			if m.Role == "system" {
-				continue
-			}
-			c.addView(m)
+		// What arrived while reading is in msgs: start again from them.
+		c.views = nil
+		c.byID = map[int64]*messageView{}
+		c.showMessages(msgs)
+		later := c.later
+		c.later = nil
+		for _, f := range later {
+			f()
 		}
+	})
+}
+
+// ShowNew shows a conversation just made, which has no messages yet:
+// nothing to read, so what the session says of it applies at once.
+func (c *View) ShowNew(conv int64) {
+	c.conv = conv
+	c.gen++
+	c.later = nil
+	c.loading = false
+	c.views = nil
+	c.byID = map[int64]*messageView{}
+	c.showMessages(nil)
+}
+
+// deferred keeps f for after the messages being read are shown, and
+// reports whether it did.
+func (c *View) deferred(f func()) bool {
+	if !c.loading {
+		return false
+	}
+	c.later = append(c.later, f)
+	return true
+}
+
+// showMessages lays a conversation's messages out, scrolled to the end.
+func (c *View) showMessages(msgs []session.Message) {
+	for _, m := range msgs {
+		if m.Role == "system" {
+			continue
+		}
+		c.addView(m)
 	}
 	c.rebuild()
 	c.scroll.ScrollToBottom()
-	c.shown(conv)
+	c.shown(c.conv)
 }
 
 func (c *View) addView(m session.Message) *messageView {
@@ -101,7 +160,7 @@ func (c *View) rebuild() {
 // RefreshEmpty says what to do in an empty chat, which depends on the
 // model; it hides once there are messages.
 func (c *View) RefreshEmpty() {
-	if len(c.views) > 0 {
+	if len(c.views) > 0 || c.loading {
 		c.empty.Hide()
 		return
 	}
@@ -137,6 +196,9 @@ func (c *View) atBottom() bool {
 
 // OnMessageAdded shows a message stored in the conversation shown.
 func (c *View) OnMessageAdded(m session.Message) {
+	if c.deferred(func() { c.OnMessageAdded(m) }) {
+		return
+	}
 	if _, ok := c.byID[m.ID]; ok {
 		return
 	}
@@ -158,7 +220,13 @@ func (c *View) OnToken(t session.Token) {
 	if t.Conv != c.conv {
 		return
 	}
+	if c.deferred(func() { c.OnToken(t) }) {
+		return
+	}
 	v := c.byID[t.Msg]
+	if v != nil && t.Offset+len(t.Text) <= len(v.msg.Content) && strings.HasPrefix(v.msg.Content[t.Offset:], t.Text) {
+		return // text the messages read already held
+	}
 	if v == nil || t.Offset > len(v.msg.Content) {
 		// We missed the start (the view was opened mid-answer): the
 		// manager's Messages has the text so far.
@@ -178,6 +246,9 @@ func (c *View) OnToken(t session.Token) {
 
 // OnStats shows an answer's figures in its footer.
 func (c *View) OnStats(st session.Stats) {
+	if c.deferred(func() { c.OnStats(st) }) {
+		return
+	}
 	if v := c.byID[st.Msg]; v != nil && st.Conv == c.conv {
 		s := st
 		v.stats = &s
@@ -187,7 +258,7 @@ func (c *View) OnStats(st session.Stats) {
 
 // OnDone ends an answer's streaming.
 func (c *View) OnDone(d session.Done) {
-	if d.Conv != c.conv {
+	if d.Conv != c.conv || c.deferred(func() { c.OnDone(d) }) {
 		return
 	}
 	c.waiting.Hide()
@@ -202,7 +273,7 @@ func (c *View) OnDone(d session.Done) {
 
 // OnQueued says the answer waits for the model.
 func (c *View) OnQueued(q session.Queued) {
-	if q.Conv != c.conv {
+	if q.Conv != c.conv || c.deferred(func() { c.OnQueued(q) }) {
 		return
 	}
 	if q.Position > 0 {
@@ -230,4 +301,20 @@ func (c *View) CancelEdit() {
 			v.onCancelEdit()
 		}
 	}
+}
+
+// busy marks conv as answering at once and runs cmd (which asks the
+// session for an answer) on the command worker; a refusal clears the mark
+// and says why.
+func (c *View) busy(conv int64, cmd func() error) {
+	w := c.w
+	w.Generating[conv] = true
+	w.Refresh()
+	c.refreshActions()
+	w.Commands.Run(cmd, func(err error) {
+		delete(w.Generating, conv)
+		w.Refresh()
+		c.refreshActions()
+		w.ShowError(err)
+	})
 }

@@ -108,11 +108,14 @@ func (p *comparePage) historyRow(c store.Comparison, list *fyne.Container, statu
 		p.w.ConfirmAction(lang.X("compare.delete.title", "Delete this comparison?"),
 			lang.X("compare.delete.body", "“{{.Title}}” is deleted from the history.", map[string]any{"Title": c.Title}),
 			lang.X("models.delete", "Delete"), func() {
-				if err := p.w.Session.DeleteComparison(p.w.Ctx, c.ID); err != nil {
-					status.SetText(err.Error())
-					return
-				}
-				p.fillHistory(list, status, closeList)
+				w := p.w
+				core.Then(w.Commands, func() (struct{}, error) { return struct{}{}, w.Session.DeleteComparison(w.Ctx, c.ID) }, func(_ struct{}, err error) {
+					if err != nil {
+						status.SetText(err.Error())
+						return
+					}
+					p.fillHistory(list, status, closeList)
+				})
 			})
 	})
 	del.Importance = widget.LowImportance

@@ -49,3 +49,12 @@ func (c *Commands) Close() {
 	c.box.Close()
 	<-c.done
 }
+
+// Sync waits until every command queued before it has run (their
+// outcomes are then posted through do). Tests use it to settle the window
+// before they look at it.
+func (c *Commands) Sync() {
+	done := make(chan struct{})
+	c.box.Push(func() { close(done) })
+	<-done
+}

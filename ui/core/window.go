@@ -20,12 +20,15 @@ type Window struct {
 	App fyne.App
 	Win fyne.Window
 	// Session, Compare and Models are the services the screens send
-	// commands to; Commands runs those that may wait on the disk off
-	// Fyne's goroutine.
+	// commands to. Commands runs those that may wait on the disk off
+	// Fyne's goroutine, in order; Reads runs the readings (a chat's
+	// messages, the list of chats) apart from them, so that a write stuck
+	// on a slow disk never holds up what the person opens.
 	Session  session.Service
 	Compare  compare.Service
 	Models   *models.Service
 	Commands *Commands
+	Reads    *Commands
 	// Ctx ends when the window closes: background work started for it
 	// stops then. Safe from any goroutine.
 	Ctx context.Context
@@ -98,10 +101,14 @@ func (w *Window) SetSetting(key, value string) {
 
 // LoadModel asks the session to load path; progress arrives as events.
 func (w *Window) LoadModel(path string) {
-	if err := w.Session.LoadModel(path); err != nil {
-		w.ShowError(err)
-		return
-	}
 	w.LoadingPath, w.LoadProgress = path, 0
 	w.Refresh()
+	sess := w.Session
+	w.Commands.Run(func() error { return sess.LoadModel(path) }, func(err error) {
+		if w.LoadingPath == path {
+			w.LoadingPath = ""
+			w.Refresh()
+		}
+		w.ShowError(err)
+	})
 }

@@ -242,10 +242,13 @@ func (p *settingsPanel) refreshKVDisk() {
 }
 
 func (p *settingsPanel) onClearKV() {
-	if err := p.w.Session.ClearKVDisk(); err != nil {
-		p.w.ShowError(err)
-	}
-	p.refreshKVDisk()
+	sess := p.w.Session
+	core.Then(p.w.Commands, func() (struct{}, error) { return struct{}{}, sess.ClearKVDisk() }, func(_ struct{}, err error) {
+		if err != nil {
+			p.w.ShowError(err)
+		}
+		p.refreshKVDisk()
+	})
 }
 
 func named(fi *widget.FormItem, text string) *widget.FormItem {
@@ -333,23 +336,23 @@ func (p *settingsPanel) onSave() {
 		w.ShowError(err)
 		return
 	}
-	if w.Conv != 0 {
-		if err := w.Session.SetSettings(w.Conv, s); err != nil {
-			w.ShowError(err)
-		}
+	// The writes run on the command worker, in this order.
+	sess := w.Session
+	if conv := w.Conv; conv != 0 {
+		w.Commands.Run(func() error { return sess.SetSettings(conv, s) }, w.ShowError)
 	} else {
 		w.PendingSettings = &s
 	}
-	if cur, set := w.Session.KVBudget(); (set && cur != budget) || (!set && budget != 0) {
-		if err := w.Session.SetKVBudget(budget); err != nil {
-			w.ShowError(err)
-		}
+	if cur, set := sess.KVBudget(); (set && cur != budget) || (!set && budget != 0) {
+		w.Commands.Run(func() error { return sess.SetKVBudget(budget) }, w.ShowError)
 	}
-	if cur, set := w.Session.KVDiskBudget(); (set && cur != diskBudget) || (!set && diskBudget != 0) {
-		if err := w.Session.SetKVDiskBudget(diskBudget); err != nil {
-			w.ShowError(err)
-		}
-		p.refreshKVDisk()
+	if cur, set := sess.KVDiskBudget(); (set && cur != diskBudget) || (!set && diskBudget != 0) {
+		core.Then(w.Commands, func() (struct{}, error) { return struct{}{}, sess.SetKVDiskBudget(diskBudget) }, func(_ struct{}, err error) {
+			if err != nil {
+				w.ShowError(err)
+			}
+			p.refreshKVDisk()
+		})
 	}
 	if i := p.language.SelectedIndex(); i >= 0 {
 		code := p.languageCodes[i]

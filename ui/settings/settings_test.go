@@ -60,6 +60,7 @@ func TestKVDiskBudgetField(t *testing.T) {
 	}
 	p.kvDiskBudget.SetText("300")
 	p.onSave()
+	h.Settle() // the settings are written on the command worker
 	if b, set := h.M.KVDiskBudget(); !set || b != 300<<20 || disk.Budget() != 300<<20 {
 		t.Fatalf("disk budget %d (store %d), set %v", b, disk.Budget(), set)
 	}
@@ -68,6 +69,7 @@ func TestKVDiskBudgetField(t *testing.T) {
 	}
 	p.kvDiskBudget.SetText("-3")
 	p.onSave()
+	h.Settle()
 	if b, _ := h.M.KVDiskBudget(); b != 300<<20 {
 		t.Errorf("a bad budget changed it to %d", b)
 	}
@@ -89,6 +91,7 @@ func TestCacheSettings(t *testing.T) {
 	p.overflow.SetSelectedIndex(1)
 	p.kvBudget.SetText("512")
 	p.onSave()
+	h.Settle() // the settings are written on the command worker
 	if got, _ := h.M.Settings(h.Core.Conv); got.Overflow != session.OverflowStop {
 		t.Errorf("overflow stored as %q", got.Overflow)
 	}

@@ -14,6 +14,13 @@ type (
 	SearchHit    = store.SearchHit
 )
 
+// The roles of a conversation's messages.
+const (
+	RoleUser      = store.RoleUser
+	RoleAssistant = store.RoleAssistant
+	RoleNotice    = store.RoleNotice
+)
+
 // Event is something the manager reports on its Events channel: one of
 // the types below. Switch on the concrete type.
 type Event interface{ event() }
