@@ -101,14 +101,25 @@ func (s *statusLine) onCache(c session.CacheState) {
 }
 
 // showCache asks where conv's cache is, for a conversation just opened.
+// The question goes to the session's scheduler, which a write stuck on a
+// slow disk may hold: it is asked off Fyne's goroutine.
 func (s *statusLine) showCache(conv int64) {
 	s.cache = nil
-	if conv != 0 {
-		if c, err := s.ui.w.Session.CacheState(conv); err == nil {
-			s.cache = &c
-		}
-	}
 	s.refresh()
+	if conv == 0 {
+		return
+	}
+	w := s.ui.w
+	sess := w.Session
+	go func() {
+		c, err := sess.CacheState(conv)
+		w.Do(func() {
+			if err == nil && w.Conv == conv && s.cache == nil {
+				s.cache = &c
+				s.refresh()
+			}
+		})
+	}()
 }
 
 func (s *statusLine) onToken(t session.Token) {

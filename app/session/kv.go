@@ -128,14 +128,19 @@ const settingKVBudget = "session.kv_budget"
 
 // KVBudget returns the memory budget of idle KV caches and whether it was
 // set by the person (false: DefaultKVBudget).
+// It never waits for the scheduler (which may be waiting on the disk).
 func (m *Manager) KVBudget() (int64, bool) {
-	var b int64
-	var set bool
-	_ = m.call(func() error {
-		b, set = m.s.budget, m.s.budgetSet
-		return nil
-	})
-	return b, set
+	m.budgetMu.Lock()
+	defer m.budgetMu.Unlock()
+	return m.budgetView.bytes, m.budgetView.set
+}
+
+// publishBudget makes the scheduler's budget readable by KVBudget. It
+// runs on the scheduling goroutine (or in New).
+func (m *Manager) publishBudget() {
+	m.budgetMu.Lock()
+	m.budgetView.bytes, m.budgetView.set = m.s.budget, m.s.budgetSet
+	m.budgetMu.Unlock()
 }
 
 // SetKVBudget sets the memory budget of idle KV caches (0: automatic,
@@ -155,6 +160,7 @@ func (m *Manager) SetKVBudget(bytes int64) error {
 			m.s.budget, m.s.budgetSet = bytes, true
 			err = m.st.SetSetting(ctx, settingKVBudget, strconv.FormatInt(bytes, 10))
 		}
+		m.publishBudget()
 		m.evict(nil)
 		if err != nil {
 			return fmt.Errorf("session: save KV budget: %w", err)

@@ -84,6 +84,14 @@ type Manager struct {
 
 	set *settings // the app's settings (records.go)
 
+	// budgetView is the KV budget as KVBudget reports it, without a trip
+	// to the scheduler.
+	budgetMu   sync.Mutex
+	budgetView struct {
+		bytes int64
+		set   bool
+	}
+
 	liveMu sync.Mutex
 	live   map[int64]*liveAnswer // answer message id → text so far
 
@@ -183,6 +191,7 @@ func New(st *store.Store, opt Options) *Manager {
 			}
 		}
 	}
+	m.publishBudget()
 	m.applyDiskBudget()
 	m.tidy()
 	go m.loop()

@@ -26,8 +26,11 @@ type Store struct {
 }
 
 // BusyTimeout is how long a write waits for another connection or process
-// that holds the write lock.
-const BusyTimeout = 5 * time.Second
+// that holds the write lock. It is long: no front end waits on a write
+// (they run off the drawing goroutine), and a writer that gives up loses
+// what it was saving — an answer's last words behind a large import, or
+// behind a disk that stalls for a few seconds.
+const BusyTimeout = 30 * time.Second
 
 // Open opens (creating if needed) the database at path and migrates it to
 // the current schema. The folder is created with owner-only permissions:
