@@ -49,7 +49,7 @@ func TestOpenPragmas(t *testing.T) {
 		{"journal_mode", "wal"},
 		{"foreign_keys", "1"},
 		{"synchronous", "2"},
-		{"busy_timeout", "5000"},
+		{"busy_timeout", fmt.Sprint(BusyTimeout.Milliseconds())},
 	} {
 		// Ask several times so that more than one pooled connection answers.
 		for range 3 {
