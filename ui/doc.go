@@ -1,9 +1,13 @@
 // Package ui is Churon's desktop window, built with Fyne.
 //
-// It holds no business logic: every action is a command to the session
-// manager (app/session) — or, on the Compare page, to app/compare — and
-// what happens comes back as events that a small bridge (bridge.go)
-// applies to the widgets on Fyne's goroutine.
+// It holds no business logic: every action is a command to a service —
+// the session (app/api/session.Service), the comparisons
+// (app/api/compare.Service), the model library and downloads
+// (app/models) — and what happens comes back as events that the window
+// applies to the widgets on Fyne's goroutine (bridge.go for the session's).
+// Commands that may wait on the disk run on the window's command workers
+// (core.Commands), never on Fyne's goroutine. No package under ui/
+// imports the engine (internal/bands keeps it so).
 //
 // This package is the window's shell: New builds the screens on a shared
 // core and wires them, keeps the state they share, and owns the parts
@@ -38,7 +42,7 @@
 //	             the app's language and caches
 //
 // and beside them ui/markdown (the renderer), ui/locale (the languages),
-// ui/fontcheck (Hangul fonts), ui/internal/uitest (the tests' harness).
+// ui/fontcheck (Hangul fonts); the tests' harness is internal/uitest.
 //
 // New builds the window's content on an existing fyne.App and Window, so
 // tests drive it with fyne.io/fyne/v2/test; package desktop opens the

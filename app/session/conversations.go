@@ -166,31 +166,30 @@ func (m *Manager) Delete(conv int64) error {
 
 // Undo restores a deleted conversation.
 func (m *Manager) Undo(conv int64) error {
-	return m.call(func() error {
-		if err := m.st.RestoreConversation(context.Background(), conv); err != nil {
-			return fmt.Errorf("session: %w", err)
+	return m.changeConv(conv, func(ctx context.Context) error {
+		if err := m.st.RestoreConversation(ctx, conv); err != nil {
+			return err
 		}
 		m.conv(conv).deleted = false
-		m.emit(ConversationChanged{Conv: conv})
 		return nil
 	})
 }
 
 // Rename sets a conversation's title.
 func (m *Manager) Rename(conv int64, title string) error {
-	return m.call(func() error {
-		if err := m.st.RenameConversation(context.Background(), conv, title); err != nil {
-			return fmt.Errorf("session: %w", err)
-		}
-		m.emit(ConversationChanged{Conv: conv})
-		return nil
-	})
+	return m.changeConv(conv, func(ctx context.Context) error { return m.st.RenameConversation(ctx, conv, title) })
 }
 
 // SetPinned pins a conversation to the top of the list, or unpins it.
 func (m *Manager) SetPinned(conv int64, pinned bool) error {
+	return m.changeConv(conv, func(ctx context.Context) error { return m.st.SetPinned(ctx, conv, pinned) })
+}
+
+// changeConv runs change on the scheduling goroutine and, when it
+// succeeds, says that the conversation changed.
+func (m *Manager) changeConv(conv int64, change func(context.Context) error) error {
 	return m.call(func() error {
-		if err := m.st.SetPinned(context.Background(), conv, pinned); err != nil {
+		if err := change(context.Background()); err != nil {
 			return fmt.Errorf("session: %w", err)
 		}
 		m.emit(ConversationChanged{Conv: conv})
