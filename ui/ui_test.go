@@ -245,8 +245,7 @@ func TestCacheStatusLine(t *testing.T) {
 	conv := u.w.Conv
 	u.openConversation(0)
 	u.openConversation(conv)
-	h.Settle() // the chat's messages are read off Fyne's goroutine
-	if !strings.Contains(u.status.left.Text, "cache: ") {
-		t.Errorf("status line %q does not say where the cache is", u.status.left.Text)
-	}
+	// The chat's messages, then where its cache is, are asked off Fyne's
+	// goroutine.
+	h.Wait("the status line to say where the cache is", func() bool { return strings.Contains(u.status.left.Text, "cache: ") })
 }

@@ -278,3 +278,31 @@ func TestCacheVisible(t *testing.T) {
 	}
 
 }
+
+// TestLongChatOpensAtItsEnd: a chat opened shows its last message (its
+// messages are read off Fyne's goroutine, then the column scrolls).
+func TestLongChatOpensAtItsEnd(t *testing.T) {
+	h := newHarness(t, uitest.Options{})
+	ctx := context.Background()
+	c, err := h.M.NewConversation("long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		role := session.RoleUser
+		if i%2 == 1 {
+			role = session.RoleAssistant
+		}
+		if _, err := h.St.AddMessage(ctx, session.Message{ConversationID: c.ID, Role: role, Content: fmt.Sprintf("message %d\n\nwith a second paragraph", i), FinishReason: "eos"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.OpenRow("long")
+	v := h.view()
+	if len(v.views) != 60 {
+		t.Fatalf("%d messages shown", len(v.views))
+	}
+	if v.scroll.Offset.Y == 0 || !v.atBottom() {
+		t.Errorf("the chat opened at offset %v of a %v column in a %v view, not at its end", v.scroll.Offset.Y, v.box.MinSize().Height, v.scroll.Size().Height)
+	}
+}

@@ -131,6 +131,10 @@ func (c *View) showMessages(msgs []session.Message) {
 		c.addView(m)
 	}
 	c.rebuild()
+	// The scroller clamps against the content's current size, which is
+	// still the empty chat's: give the column its new height first.
+	min := c.box.MinSize()
+	c.box.Resize(fyne.NewSize(max(c.scroll.Size().Width, min.Width), min.Height))
 	c.scroll.ScrollToBottom()
 	c.shown(c.conv)
 }
