@@ -192,12 +192,13 @@ func (h *Harness) Drain() {
 	}
 }
 
-// Wait runs posted updates until cond holds.
+// Wait runs posted updates, and the window's queued commands, until cond
+// holds.
 func (h *Harness) Wait(what string, cond func() bool) {
 	h.T.Helper()
 	deadline := time.Now().Add(WaitLimit)
 	for {
-		h.Drain()
+		h.Settle()
 		if cond() {
 			return
 		}
