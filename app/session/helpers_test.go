@@ -359,3 +359,17 @@ func describe(evs []Event) string {
 	}
 	return s
 }
+
+// streaming starts an uncapped answer to "Once upon a time" in a new
+// conversation with stories260K and waits for its first token.
+func streaming(t *testing.T) (f *fixture, conv int64, first Token) {
+	t.Helper()
+	f = newFixture(t, Options{})
+	f.load(storiesPath(t))
+	conv = f.conv(uncapped())
+	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
+		t.Fatal(err)
+	}
+	seen := f.ev.until(t, func(ev Event) bool { _, ok := ev.(Token); return ok })
+	return f, conv, seen[len(seen)-1].(Token)
+}

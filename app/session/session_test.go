@@ -415,14 +415,7 @@ func TestUnloadWhileIdle(t *testing.T) {
 // TestLoadWhileGenerating switches models mid-answer: the answer is
 // cancelled and saved, the new model loads.
 func TestLoadWhileGenerating(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
-	conv := f.conv(uncapped())
-	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
-		t.Fatal(err)
-	}
-	seen := f.ev.until(t, func(ev Event) bool { _, ok := ev.(Token); return ok })
-	first := seen[len(seen)-1].(Token)
+	f, conv, first := streaming(t)
 	other := synthPath(t, "qwen2")
 	if err := f.m.LoadModel(other); err != nil {
 		t.Fatal(err)
@@ -530,13 +523,7 @@ func TestStreamingCommits(t *testing.T) {
 }
 
 func TestDeleteUndo(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
-	conv := f.conv(uncapped())
-	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
-		t.Fatal(err)
-	}
-	f.ev.until(t, func(ev Event) bool { _, ok := ev.(Token); return ok })
+	f, conv, _ := streaming(t)
 	if err := f.m.Delete(conv); err != nil {
 		t.Fatal(err)
 	}
@@ -564,13 +551,7 @@ func TestDeleteUndo(t *testing.T) {
 }
 
 func TestCloseWhileGenerating(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
-	conv := f.conv(uncapped())
-	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
-		t.Fatal(err)
-	}
-	f.ev.until(t, func(ev Event) bool { _, ok := ev.(Token); return ok })
+	f, conv, _ := streaming(t)
 	if err := f.m.Close(); err != nil {
 		t.Fatal(err)
 	}
