@@ -163,7 +163,7 @@ func (s *Service) queue(parts []Pull, load bool) error {
 	if err != nil {
 		return err
 	}
-	j := &job{load: load}
+	j := &job{load: load, pending: map[string]bool{}}
 	for _, p := range parts {
 		j.group = append(j.group, p.Request.Dest)
 	}
@@ -182,6 +182,9 @@ func (s *Service) queue(parts []Pull, load bool) error {
 		}
 		s.mu.Lock()
 		s.jobs[p.Request.Dest] = j
+		if !d.IsDone() {
+			j.pending[p.Request.Dest] = true
+		}
 		s.watchLocked(d)
 		s.mu.Unlock()
 	}
@@ -211,6 +214,9 @@ func (s *Service) watchLocked(d *download.Download) {
 		if d.Status() == download.Completed {
 			s.mu.Lock()
 			j := s.jobs[req.Dest]
+			if j != nil {
+				delete(j.pending, req.Dest)
+			}
 			s.mu.Unlock()
 			if j != nil {
 				s.ready(j)
@@ -221,8 +227,15 @@ func (s *Service) watchLocked(d *download.Download) {
 	})
 }
 
-// ready sends ModelReady once every part of j is in place.
+// ready sends ModelReady once every part of j is in place and said so
+// (its DownloadEnded went out first).
 func (s *Service) ready(j *job) {
+	s.mu.Lock()
+	waiting := len(j.pending) > 0
+	s.mu.Unlock()
+	if waiting {
+		return
+	}
 	for _, f := range j.group {
 		if st, err := os.Stat(f); err != nil || !st.Mode().IsRegular() {
 			return

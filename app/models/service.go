@@ -50,6 +50,8 @@ type job struct {
 	group []string // every part's destination, first part first
 	load  bool     // the person asked for it to be loaded once in place
 	done  bool     // ModelReady was sent
+	// pending are the parts whose download has not ended yet.
+	pending map[string]bool
 }
 
 // New makes the service. Downloads left unfinished by the last run (in
