@@ -502,3 +502,25 @@ func TestFolderURL(t *testing.T) {
 		t.Errorf("spaces not escaped: %s", got)
 	}
 }
+
+// TestDownloadWithoutTheHub: a download that cannot reach the hub says so
+// in the person's words, with the technical reason behind Details.
+func TestDownloadWithoutTheHub(t *testing.T) {
+	hub := hubtest.New(t)
+	opt := uitest.HubLibrary(t, hub)
+	opt.Catalog = testCatalog(t, hub)
+	hub.Server.Close() // the hub is gone: connections are refused
+	h := newHarness(t, uitest.Options{Models: &opt})
+	h.state().Show()
+	p := h.state().page
+	if len(p.catRows) != 1 {
+		t.Fatalf("%d catalog rows", len(p.catRows))
+	}
+	test.Tap(p.catRows[0].action)
+	h.Wait("the error banner", func() bool { return strings.Contains(uitest.Text(h.Core.Notice), "Could not reach Hugging Face") })
+	got := uitest.Text(h.Core.Notice)
+	words, details := strings.Index(got, "internet connection"), strings.Index(got, "[Details]")
+	if words < 0 || details < words || !strings.Contains(got[details:], "connection refused") {
+		t.Errorf("banner %q: want the person's words, the technical reason behind Details", got)
+	}
+}

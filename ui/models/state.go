@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"fmt"
+	"net"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/lang"
@@ -76,6 +77,20 @@ func (s *State) apply(ev models.Event) {
 			f()
 		}
 	case models.Error:
+		s.showError(e)
+	}
+}
+
+// showError says what failed in the person's words; a download that could
+// not reach the hub says so, with the technical reason behind Details.
+func (s *State) showError(e models.Error) {
+	var netErr net.Error
+	switch {
+	case e.Op == "download" && (errors.Is(e.Err, hub.ErrUnauthorized) || errors.Is(e.Err, hub.ErrRateLimited) || errors.Is(e.Err, hub.ErrNotFound)):
+		s.w.Banner(core.HubError(e.Err), true)
+	case e.Op == "download" && errors.As(e.Err, &netErr):
+		s.w.BannerDetails(lang.X("models.err.reach", "Could not reach Hugging Face to download it. Check this computer's internet connection, then try again."), e.Err.Error())
+	default:
 		s.w.ShowError(describe(e.Err))
 	}
 }
