@@ -87,11 +87,12 @@ func (s *sidebar) reload() {
 		if gen != s.listGen {
 			return
 		}
+		if rows != nil || err == nil {
+			s.showRows(rows) // a failed search still shows the titles that match
+		}
 		if err != nil {
 			s.ui.w.ShowError(err)
-			return
 		}
-		s.showRows(rows)
 	})
 }
 

@@ -422,8 +422,14 @@ func (u *UI) send(text string) bool {
 		}
 		if err != nil {
 			u.w.ShowError(err)
-			if e := u.composer.Entry(); e.Text == "" && u.w.Conv == id {
+			// Nothing the person wrote is lost: the text goes back in the
+			// box of the chat it was meant for, and so do a new chat's
+			// settings.
+			if e := u.composer.Entry(); e.Text == "" && (u.w.Conv == id || u.w.Conv == conv) {
 				e.SetText(text)
+			}
+			if conv == 0 && pending != nil && u.w.PendingSettings == nil && u.w.Conv == 0 {
+				u.w.PendingSettings = pending
 			}
 		}
 		u.side.selectConv(u.w.Conv)

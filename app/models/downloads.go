@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,9 +164,12 @@ func (s *Service) queue(parts []Pull, load bool) error {
 	if err != nil {
 		return err
 	}
+	// Every part is pending until its own DownloadEnded has gone out, so
+	// ModelReady always follows the last of them.
 	j := &job{load: load, pending: map[string]bool{}}
 	for _, p := range parts {
 		j.group = append(j.group, p.Request.Dest)
+		j.pending[p.Request.Dest] = true
 	}
 	for _, p := range parts {
 		if _, err := os.Stat(p.Request.Dest); errors.Is(err, os.ErrNotExist) {
@@ -181,11 +185,12 @@ func (s *Service) queue(parts []Pull, load bool) error {
 			return err
 		}
 		s.mu.Lock()
-		s.jobs[p.Request.Dest] = j
-		if !d.IsDone() {
-			j.pending[p.Request.Dest] = true
-		}
+		s.jobs[p.Request.Dest] = append(s.jobs[p.Request.Dest], j)
 		s.watchLocked(d)
+		if s.ended[d] {
+			// It ended (and said so) before this job asked for it.
+			delete(j.pending, p.Request.Dest)
+		}
 		s.mu.Unlock()
 	}
 	s.emit(DownloadsChanged{})
@@ -213,12 +218,13 @@ func (s *Service) watchLocked(d *download.Download) {
 		s.emit(DownloadEnded{Dest: req.Dest, Label: req.Label, Status: d.Status(), Err: d.Err()})
 		if d.Status() == download.Completed {
 			s.mu.Lock()
-			j := s.jobs[req.Dest]
-			if j != nil {
+			s.ended[d] = true
+			jobs := slices.Clone(s.jobs[req.Dest])
+			for _, j := range jobs {
 				delete(j.pending, req.Dest)
 			}
 			s.mu.Unlock()
-			if j != nil {
+			for _, j := range jobs {
 				s.ready(j)
 			}
 			s.listLibrary()
@@ -244,6 +250,14 @@ func (s *Service) ready(j *job) {
 	s.mu.Lock()
 	done := j.done
 	j.done = true
+	if !done {
+		for _, f := range j.group { // the job is over: forget it
+			s.jobs[f] = slices.DeleteFunc(s.jobs[f], func(o *job) bool { return o == j })
+			if len(s.jobs[f]) == 0 {
+				delete(s.jobs, f)
+			}
+		}
+	}
 	s.mu.Unlock()
 	if !done {
 		s.emit(ModelReady{Path: j.group[0], Load: j.load})

@@ -39,8 +39,9 @@ type Service struct {
 	mu      sync.Mutex // guards what follows
 	lib     *library.Library
 	mgr     *download.Manager
-	jobs    map[string]*job // by destination path
-	pending map[string]bool // catalog IDs whose file list is being fetched
+	jobs    map[string][]*job           // the models waiting for a file, by destination path
+	ended   map[*download.Download]bool // completed, and DownloadEnded sent
+	pending map[string]bool             // catalog IDs whose file list is being fetched
 	watched map[*download.Download]bool
 	closed  bool
 }
@@ -59,7 +60,7 @@ type job struct {
 func New(opt Options) *Service {
 	opt = opt.withDefaults()
 	s := &Service{opt: opt, box: outbox.New(outbox.Hooks[Event]{Merge: mergeChanged}),
-		jobs: map[string]*job{}, pending: map[string]bool{}, watched: map[*download.Download]bool{}}
+		jobs: map[string][]*job{}, ended: map[*download.Download]bool{}, pending: map[string]bool{}, watched: map[*download.Download]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.cat = opt.Catalog
 	if s.cat == nil {

@@ -202,6 +202,15 @@ func TestSplitModelIsReadyWhenEveryPartIs(t *testing.T) {
 	if err != nil || len(v.Files) != 2 {
 		t.Fatalf("resolve: %v %+v", err, v)
 	}
+	// The second part is on disk already, from an earlier run: the model
+	// is still ready only after the first part's download ended.
+	second := Dest(s.Dir(), "test/split-GGUF", "big-F16-00002-of-00002.gguf")
+	if err := os.MkdirAll(filepath.Dir(second), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(second, whole[half:], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s.QueueVariant("test/split-GGUF", "main", v, false)
 	got := ev.until(isReady)
 	var labels []string
