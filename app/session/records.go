@@ -23,8 +23,7 @@ import (
 type settings struct {
 	mu     sync.Mutex
 	values map[string]string
-	writes *box.Box[func()]
-	done   chan struct{}
+	writes *box.Worker
 }
 
 func (m *Manager) openSettings() {
@@ -33,20 +32,11 @@ func (m *Manager) openSettings() {
 		m.log.Warn("session: could not read the settings; using the defaults", "err", err)
 		vals = map[string]string{}
 	}
-	m.set = &settings{values: vals, writes: box.New(box.Hooks[func()]{}), done: make(chan struct{})}
-	go func() {
-		defer close(m.set.done)
-		for w := range m.set.writes.Out() {
-			w()
-		}
-	}()
+	m.set = &settings{values: vals, writes: box.NewWorker()}
 }
 
 // closeSettings waits for the writes queued so far.
-func (m *Manager) closeSettings() {
-	m.set.writes.Close()
-	<-m.set.done
-}
+func (m *Manager) closeSettings() { m.set.writes.Close() }
 
 // Setting returns an app setting (from memory: it never waits on the
 // disk).
@@ -65,7 +55,7 @@ func (m *Manager) SetSetting(key, value string) error {
 	m.set.mu.Lock()
 	m.set.values[key] = value
 	m.set.mu.Unlock()
-	m.set.writes.Push(func() {
+	m.set.writes.Queue(func() {
 		if err := m.st.SetSetting(context.Background(), key, value); err != nil {
 			m.emit(Error{Op: "save setting", Err: fmt.Errorf("session: setting %s: %w", key, err)})
 		}

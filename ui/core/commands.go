@@ -9,27 +9,19 @@ import "github.com/churon/churon/internal/outbox"
 // is applied back on Fyne's goroutine. The queue never blocks the window
 // and never drops a command.
 type Commands struct {
-	box  *outbox.Box[func()]
+	work *outbox.Worker
 	do   func(func())
-	done chan struct{}
 }
 
 // NewCommands starts the worker; do runs a function on Fyne's goroutine.
 func NewCommands(do func(func())) *Commands {
-	c := &Commands{box: outbox.New(outbox.Hooks[func()]{}), do: do, done: make(chan struct{})}
-	go func() {
-		defer close(c.done)
-		for f := range c.box.Out() {
-			f()
-		}
-	}()
-	return c
+	return &Commands{work: outbox.NewWorker(), do: do}
 }
 
 // Run queues f; when it fails, fail runs with the error on Fyne's
 // goroutine (nil: the error is dropped).
 func (c *Commands) Run(f func() error, fail func(error)) {
-	c.box.Push(func() {
+	c.work.Queue(func() {
 		if err := f(); err != nil && fail != nil {
 			c.do(func() { fail(err) })
 		}
@@ -38,23 +30,16 @@ func (c *Commands) Run(f func() error, fail func(error)) {
 
 // Then queues work and applies its result on Fyne's goroutine.
 func Then[T any](c *Commands, work func() (T, error), apply func(T, error)) {
-	c.box.Push(func() {
+	c.work.Queue(func() {
 		v, err := work()
 		c.do(func() { apply(v, err) })
 	})
 }
 
 // Close lets the queued commands run and waits for the last one.
-func (c *Commands) Close() {
-	c.box.Close()
-	<-c.done
-}
+func (c *Commands) Close() { c.work.Close() }
 
 // Sync waits until every command queued before it has run (their
 // outcomes are then posted through do). Tests use it to settle the window
 // before they look at it.
-func (c *Commands) Sync() {
-	done := make(chan struct{})
-	c.box.Push(func() { close(done) })
-	<-done
-}
+func (c *Commands) Sync() { c.work.Sync() }
