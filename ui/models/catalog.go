@@ -46,8 +46,8 @@ func (p *modelsPage) buildCatalog() fyne.CanvasObject {
 	objs := []fyne.CanvasObject{intro}
 	// The model recommended for this computer comes first; the rest keep
 	// the catalog's order (smallest first).
-	models := slices.Clone(p.s.cat().Models)
-	if rec, _, ok := p.s.recommend(); ok {
+	models := slices.Clone(p.s.svc.Catalog().Models)
+	if rec, _, ok := p.s.svc.Recommend(); ok {
 		slices.SortStableFunc(models, func(a, b catalog.Model) int {
 			return cmp.Compare(boolInt(b.ID == rec.ID), boolInt(a.ID == rec.ID))
 		})
@@ -85,7 +85,7 @@ func newCatalogRow(p *modelsPage, m catalog.Model) *catalogRow {
 	title := core.BoldLabel(m.Name)
 	title.Truncation = fyne.TextTruncateOff
 	col := core.Lines(container.NewHBox(title, r.badge), info, desc, r.verdict)
-	if !p.s.supported(m.Architecture) {
+	if !p.s.svc.Supported(m.Architecture) {
 		warn := widget.NewLabel(lang.X("models.unsupported", "Churon cannot run {{.Arch}} models yet: you can download this one for other apps.", map[string]any{"Arch": m.Architecture}))
 		warn.Wrapping = fyne.TextWrapWord
 		warn.Importance = widget.DangerImportance
@@ -148,7 +148,7 @@ func (r *catalogRow) onAction() {
 		s.load(r.dest)
 		return
 	}
-	confirmFit(r.p.w, r.m.Name, r.res, func() { s.downloadCatalog(r.m, false) })
+	confirmFit(r.p.w, r.m.Name, r.res, func() { s.svc.DownloadCatalog(r.m, false) })
 }
 
 // onDetails shows where the model comes from and, the first time, reads
@@ -177,7 +177,7 @@ func (r *catalogRow) onDetails() {
 				r.detail.SetText(where + "\n" + lang.X("models.header_error", "Could not read the file's header: {{.Err}}", map[string]any{"Err": err.Error()}))
 				return
 			}
-			res := s.check(meta)
+			res := s.svc.Check(meta)
 			r.setVerdict(res)
 			r.detail.SetText(where + "\n" + lang.X("models.header", "From its header ({{.Read}} read): {{.Arch}}, {{.Layers}} layers, {{.Context}} context, {{.Params}} parameters.",
 				map[string]any{"Read": core.FormatBytes(fetched), "Arch": meta.Architecture, "Layers": meta.Layers,

@@ -75,7 +75,7 @@ func (p *modelsPage) newDLRow(d *download.Download) *dlRow {
 
 // refreshDownloads lists the manager's downloads with their progress.
 func (p *modelsPage) refreshDownloads() {
-	list := p.s.downloads()
+	list := p.s.svc.Downloads()
 	same := len(list) == len(p.dlOrder)
 	for i := 0; same && i < len(list); i++ {
 		same = list[i] == p.dlOrder[i]
@@ -161,7 +161,7 @@ func (s *State) follow(id, dest string, action *widget.Button, bar *widget.Progr
 	action.Enable()
 	bar.Hide()
 	info.Hide()
-	if s.pending(id) {
+	if s.svc.IsPending(id) {
 		action.SetText(lang.X("models.preparing", "Preparing…"))
 		action.Disable()
 		return nil, true

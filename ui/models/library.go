@@ -110,7 +110,7 @@ func (p *modelsPage) newLibRow(m library.Model) *libRow {
 	if m.Origin.SHA256 == "" {
 		r.verify.Hide()
 	}
-	if !p.s.supported(meta.Architecture) && meta.Architecture != "" {
+	if !p.s.svc.Supported(meta.Architecture) && meta.Architecture != "" {
 		r.showStatus(lang.X("models.unsupported.short", "Churon cannot run {{.Arch}} models yet.", map[string]any{"Arch": meta.Architecture}), widget.DangerImportance)
 	}
 	r.content = container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(load, r.verify, reveal, r.del)), col)
@@ -123,7 +123,7 @@ func (r *libRow) refreshVerdict() {
 		r.verdict.Hide()
 		return
 	}
-	setVerdict(r.verdict, r.p.s.check(r.m.Meta))
+	setVerdict(r.verdict, r.p.s.svc.Check(r.m.Meta))
 }
 
 func (r *libRow) showStatus(msg string, imp widget.Importance) {

@@ -115,7 +115,7 @@ func TestModelsSearchDownloadLoad(t *testing.T) {
 	}
 	test.Tap(f32.action)
 	h.Wait("the download to finish", func() bool {
-		ds := h.state().downloads()
+		ds := h.state().svc.Downloads()
 		return len(ds) == 1 && ds[0].Status() == download.Completed
 	})
 	dest := filepath.Join(opt.Dir, "test", "tiny-llama-GGUF", "tiny-llama-F32.gguf")
@@ -124,7 +124,7 @@ func TestModelsSearchDownloadLoad(t *testing.T) {
 		t.Fatalf("downloaded file: %v (%d bytes, want %d)", err, len(got), len(file.Data))
 	}
 	h.Wait("the downloads tab to show it done", func() bool {
-		r := p.dlRows[h.state().downloads()[0]]
+		r := p.dlRows[h.state().svc.Downloads()[0]]
 		return r != nil && strings.HasPrefix(r.detail.Text, "Done") && r.load.Visible() && !r.pause.Visible()
 	})
 	h.Wait("the variant to offer Load", func() bool { f32.refresh(); return f32.action.Text == "Load" })
@@ -181,7 +181,7 @@ func TestModelsPauseResumeCancel(t *testing.T) {
 	test.Tap(cr.action)
 	var d *download.Download
 	h.Wait("the download to reach the hold", func() bool {
-		if ds := h.state().downloads(); len(ds) == 1 {
+		if ds := h.state().svc.Downloads(); len(ds) == 1 {
 			d = ds[0]
 		}
 		return d != nil && d.Status() == download.Running && d.BytesComplete() == half
@@ -230,7 +230,7 @@ func TestModelsPauseResumeCancel(t *testing.T) {
 	if got, _ := os.ReadFile(dest); !bytes.Equal(got, file.Data) {
 		t.Error("the completed file differs from the server's")
 	}
-	ds := h.state().downloads()
+	ds := h.state().svc.Downloads()
 	last := ds[len(ds)-1]
 	h.Wait("the finished download to offer Load", func() bool { r := p.dlRows[last]; return r != nil && r.load.Visible() })
 	if r := p.dlRows[d]; r.load.Visible() || !strings.HasPrefix(r.detail.Text, "Cancelled") {
@@ -305,7 +305,7 @@ func TestCatalogVerdicts(t *testing.T) {
 		}
 	}
 	// The recommended model leads the list, marked as the pick.
-	if rec, _, ok := s.recommend(); !ok || p.catRows[0].m.ID != rec.ID {
+	if rec, _, ok := s.svc.Recommend(); !ok || p.catRows[0].m.ID != rec.ID {
 		t.Errorf("the first row is %s, the recommendation %s", p.catRows[0].m.ID, rec.ID)
 	}
 	for i, r := range p.catRows {
@@ -346,7 +346,7 @@ func TestCatalogVerdicts(t *testing.T) {
 				}
 			}
 		}
-		m, res, ok := s.recommend()
+		m, res, ok := s.svc.Recommend()
 		if m.ID != tc.rec || ok != (tc.rec != "") {
 			t.Errorf("%d GiB: recommended %q (%v, %v), want %q", tc.total>>30, m.ID, res.Verdict, ok, tc.rec)
 		}
@@ -354,7 +354,7 @@ func TestCatalogVerdicts(t *testing.T) {
 			t.Errorf("%d GiB: recommended %s, which is %v", tc.total>>30, m.ID, res.Verdict)
 		}
 		// Whatever is recommended, nothing earlier in the list fits as well.
-		for _, id := range s.cat().Recommended {
+		for _, id := range s.svc.Catalog().Recommended {
 			if !ok || id == m.ID {
 				break
 			}
@@ -370,8 +370,8 @@ func TestCatalogVerdicts(t *testing.T) {
 	}
 	test.Tap(big.action)
 	test.Tap(uitest.OverlayButton(t, h.W, "Cancel"))
-	if s.pending(big.m.ID) || len(s.downloads()) != 0 {
-		t.Errorf("declining started a download (pending %v, %d downloads)", s.pending(big.m.ID), len(s.downloads()))
+	if s.svc.IsPending(big.m.ID) || len(s.svc.Downloads()) != 0 {
+		t.Errorf("declining started a download (pending %v, %d downloads)", s.svc.IsPending(big.m.ID), len(s.svc.Downloads()))
 	}
 	// With only llama supported, only a llama model is recommended.
 	llamaOnly := opt

@@ -7,6 +7,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/churon/churon/app/models"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/ui/core"
 )
@@ -90,15 +91,15 @@ func column(objs ...fyne.CanvasObject) fyne.CanvasObject {
 func (p *modelsPage) refreshVerdicts() {
 	s := p.s
 	switch {
-	case s.mem().Total <= 0:
+	case s.svc.Memory().Total <= 0:
 		p.memLine.SetText(lang.X("models.mem.unknown", "This computer's memory is unknown, so the fit verdicts are estimates only."))
 	default:
 		p.memLine.SetText(lang.X("models.mem", "This computer: {{.Total}} of memory, {{.Avail}} free now.",
-			map[string]any{"Total": core.FormatBytes(s.mem().Total), "Avail": core.FormatBytes(s.mem().Available)}))
+			map[string]any{"Total": core.FormatBytes(s.svc.Memory().Total), "Avail": core.FormatBytes(s.svc.Memory().Available)}))
 	}
-	rec, _, recOK := s.recommend()
+	rec, _, recOK := s.svc.Recommend()
 	for _, r := range p.catRows {
-		r.setVerdict(s.check(catalogMeta(r.m)))
+		r.setVerdict(s.svc.Check(models.CatalogMeta(r.m)))
 		r.badge.Hidden = !recOK || rec.ID != r.m.ID
 	}
 	for _, r := range p.variants {

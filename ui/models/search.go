@@ -215,7 +215,7 @@ func (r *variantRow) refreshVerdict() {
 		meta = *r.meta
 		meta.WeightBytes = r.v.Size - meta.HeaderBytes
 	}
-	r.res = r.p.s.check(meta)
+	r.res = r.p.s.svc.Check(meta)
 	setVerdict(r.verdict, r.res)
 	if r.meta == nil {
 		// Without the header the KV cache is unknown: say the number is a

@@ -9,9 +9,7 @@ import (
 	"fyne.io/fyne/v2/lang"
 
 	"github.com/churon/churon/app/models"
-	"github.com/churon/churon/assets/catalog"
 	"github.com/churon/churon/models/download"
-	"github.com/churon/churon/models/fit"
 	"github.com/churon/churon/models/hub"
 	"github.com/churon/churon/ui/core"
 )
@@ -109,10 +107,6 @@ func describe(err error) error {
 	return err
 }
 
-// Close stops the downloads, keeping their partial data and the queue so
-// that the next run resumes them. Safe from any goroutine.
-func (s *State) Close() { s.svc.Close() }
-
 // refresh brings the page and the welcome card in line with the
 // downloads.
 func (s *State) refresh() {
@@ -124,38 +118,12 @@ func (s *State) refresh() {
 	}
 }
 
-// Service is the model service (the Compare page and the model menu use
-// it too).
-func (s *State) Service() *models.Service { return s.svc }
-
 // DestFor is where a repository's file is kept in the library (the same
 // place `churon pull` puts it).
 func (s *State) DestFor(repo, file string) string { return s.svc.Dest(repo, file) }
 
 // Active returns the unfinished download of a destination, or nil.
 func (s *State) Active(dest string) *download.Download { return s.svc.Active(dest) }
-
-// downloads lists the service's downloads.
-func (s *State) downloads() []*download.Download { return s.svc.Downloads() }
-
-func (s *State) supported(arch string) bool { return s.svc.Supported(arch) }
-
-func catalogMeta(m catalog.Model) fit.Meta { return models.CatalogMeta(m) }
-
-func (s *State) check(meta fit.Meta) fit.Result { return s.svc.Check(meta) }
-
-func (s *State) recommend() (catalog.Model, fit.Result, bool) { return s.svc.Recommend() }
-
-func (s *State) cat() *catalog.Catalog { return s.svc.Catalog() }
-
-func (s *State) mem() fit.Memory { return s.svc.Memory() }
-
-// downloadCatalog fetches a catalog model; with load set, the model is
-// loaded once it is in place.
-func (s *State) downloadCatalog(m catalog.Model, load bool) { s.svc.DownloadCatalog(m, load) }
-
-// pending reports whether a catalog model's file list is being fetched.
-func (s *State) pending(id string) bool { return s.svc.IsPending(id) }
 
 // QueueVariant queues every part of a variant found on the hub; a
 // failure arrives as an error banner.

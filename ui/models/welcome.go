@@ -36,7 +36,7 @@ func (s *State) Recommendation() fyne.CanvasObject {
 
 func newWelcomeRec(s *State) *welcomeRec {
 	w := &welcomeRec{s: s}
-	m, res, ok := s.recommend()
+	m, res, ok := s.svc.Recommend()
 	w.m, w.ok = m, ok
 	browse := widget.NewButtonWithIcon(lang.X("welcome.browse", "Browse models…"), theme.SearchIcon(), s.Show)
 	w.content = container.NewVBox(widget.NewSeparator())
@@ -95,5 +95,5 @@ func (w *welcomeRec) onAction() {
 		s.load(w.dest)
 		return
 	}
-	s.downloadCatalog(w.m, true)
+	s.svc.DownloadCatalog(w.m, true)
 }
