@@ -133,12 +133,19 @@ var statusNames = [...]string{Queued: "queued", Running: "running", Paused: "pau
 
 func (s Status) String() string { return enum.Name(s, "Status", statusNames[:]) }
 
+// final reports whether a download in this status has ended.
+func (s Status) final() bool { return s == Completed || s == Failed || s == Canceled }
+
 // Download is a handle on one file being fetched. All its methods are safe
 // for concurrent use.
 type Download struct {
 	req  Request
 	opt  Options
 	slot func(ctx context.Context) (release func(), err error) // the Manager's queue; nil when alone
+	// ending runs on the download's goroutine once its final status is
+	// set and before Done closes, so that whoever sees the download done
+	// also sees the Manager's queue file without it.
+	ending func()
 
 	done chan struct{}
 	err  error // set before done is closed
@@ -284,6 +291,9 @@ func (d *Download) finish(err error) {
 		d.status.Store(int32(Failed))
 	}
 	d.rate.Store(0)
+	if d.ending != nil {
+		d.ending()
+	}
 	d.mu.Lock()
 	d.err = err
 	fs := d.onDone

@@ -105,7 +105,7 @@ func (m *Manager) add(req Request, paused bool) (*Download, error) {
 	d.paused.Store(paused)
 	d.status.Store(int32(Queued))
 	m.list = append(m.list, d)
-	d.OnDone(func(*Download) { m.save() })
+	d.ending = m.save
 	go d.run(m.ctx)
 	return d, nil
 }
@@ -182,7 +182,7 @@ func (m *Manager) saveLocked() error {
 	}
 	entries := []queueEntry{}
 	for _, d := range m.list {
-		if !d.IsDone() {
+		if !d.Status().final() {
 			entries = append(entries, queueEntry{Request: d.req, Paused: d.paused.Load()})
 		}
 	}
