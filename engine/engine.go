@@ -221,17 +221,9 @@ func build(ctx context.Context, f *gguf.File, path string, opt LoadOptions) (*Mo
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	net, err := arch.Build(f)
+	net, tok, err := interpret(f)
 	if err != nil {
 		return nil, err
-	}
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		return nil, err
-	}
-	cfg := net.Config()
-	if tok.VocabSize() != cfg.Vocab {
-		return nil, fmt.Errorf("tokenizer has %d tokens but the embedding has %d rows", tok.VocabSize(), cfg.Vocab)
 	}
 	m := &Model{path: path, file: f, net: net, tok: tok}
 	if src, ok := f.String("tokenizer.chat_template"); ok && src != "" {
@@ -261,6 +253,41 @@ func build(ctx context.Context, f *gguf.File, path string, opt LoadOptions) (*Mo
 	}
 	m.describe()
 	return m, nil
+}
+
+// interpret builds the network and tokenizer a parsed file describes:
+// everything Load checks about a file short of placing its weights.
+func interpret(f *gguf.File) (arch.Model, *tokenizer.Tokenizer, error) {
+	net, err := arch.Build(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg := net.Config(); tok.VocabSize() != cfg.Vocab {
+		return nil, nil, fmt.Errorf("tokenizer has %d tokens but the embedding has %d rows", tok.VocabSize(), cfg.Vocab)
+	}
+	return net, tok, nil
+}
+
+// Check reports whether Load would accept the file at path — its format
+// and extents (a truncated download fails with gguf.ErrTruncated), its
+// architecture (arch.ErrUnknownArchitecture), its tensors and tokenizer —
+// without placing the weights on a device. The file is mapped, not read,
+// so Check is cheap: the session calls it before unloading a working
+// model for another, so that a bad file never costs the good one.
+func Check(path string) error {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return fmt.Errorf("engine: load %s: %w", path, err)
+	}
+	defer f.Close()
+	if _, _, err := interpret(f); err != nil {
+		return fmt.Errorf("engine: load %s: %w", path, err)
+	}
+	return nil
 }
 
 func (m *Model) describe() {

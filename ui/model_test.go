@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,4 +51,40 @@ func libraryHarness(t *testing.T, types ...string) (*harness, []string) {
 	l, paths := uitest.LocalLibrary(t, types...)
 	h := newHarness(t, harnessOptions{models: &l})
 	return h, paths
+}
+
+// TestFailedOpenKeepsModel: opening a file that cannot load — an
+// incomplete download, a file that is not a model — leaves the working
+// model loaded and answering, and says why the other failed.
+func TestFailedOpenKeepsModel(t *testing.T) {
+	h, paths := libraryHarness(t, "Q8_0")
+	h.Load(paths[0])
+	data, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, bad := range []struct {
+		name string
+		data []byte
+	}{
+		{"incomplete.gguf", data[:len(data)/2]},
+		{"notes.gguf", []byte("not a model, a shopping list")},
+	} {
+		path := filepath.Join(dir, bad.name)
+		if err := os.WriteFile(path, bad.data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		h.u.w.LoadModel(path) // what "Open file…" does with the file chosen
+		h.Wait("the refusal of "+bad.name, func() bool { return h.u.w.LoadingPath == "" && len(h.u.w.Notice.Objects) > 0 })
+		if m := h.u.w.Model; m == nil || m.Path != paths[0] {
+			t.Fatalf("after opening %s the loaded model is %+v; want %s kept", bad.name, m, paths[0])
+		}
+		if got := uitest.Text(h.u.w.Notice); !strings.Contains(got, bad.name) {
+			t.Errorf("the notice for %s does not name it: %q", bad.name, got)
+		}
+		h.u.w.Notice.RemoveAll()
+	}
+	h.typeAndSend("still there?")
+	h.Wait("the kept model's answer", h.answered)
 }

@@ -152,9 +152,13 @@ type jobResult struct {
 type modelRequest struct{ path string } // "" = unload
 
 type loadJob struct {
-	path   string
-	ctx    context.Context
-	cancel context.CancelFunc
+	path string
+	// restore is the model that was loaded before this one, loaded again
+	// should this load fail after Check passed (out of memory, a device
+	// that faults): a failed change never leaves the person with none.
+	restore string
+	ctx     context.Context
+	cancel  context.CancelFunc
 }
 
 type loadResult struct {
@@ -270,9 +274,13 @@ func (m *Manager) schedule() {
 	if s.running == nil && s.loading == nil && s.want != nil && s.saves == 0 {
 		req := s.want
 		s.want = nil
+		prev := ""
+		if s.model != nil {
+			prev = s.model.Info().Path
+		}
 		m.dropModel()
 		if req.path != "" && !s.closing {
-			m.startLoad(req.path)
+			m.startLoad(req.path, prev)
 		}
 	}
 	if s.running == nil && s.loading == nil && s.model == nil {

@@ -3,14 +3,15 @@ package session
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/churon/churon/engine"
 )
 
-func (m *Manager) startLoad(path string) {
+// startLoad loads path in the background; restore is the model to load
+// again if it fails ("" for none).
+func (m *Manager) startLoad(path, restore string) {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &loadJob{path: path, ctx: ctx, cancel: cancel}
+	l := &loadJob{path: path, restore: restore, ctx: ctx, cancel: cancel}
 	m.s.loading = l
 	m.emit(ModelLoading{Path: path, Progress: 0})
 	go func() {
@@ -47,6 +48,9 @@ func (m *Manager) loaded(r loadResult) {
 			m.emit(Error{Op: "load model", Err: r.err})
 		}
 		m.emit(ModelUnloaded{Path: r.job.path})
+		if !superseded && !s.closing && r.job.restore != "" && r.job.restore != r.job.path {
+			m.startLoad(r.job.restore, "")
+		}
 	case superseded:
 		r.model.Close()
 		m.emit(ModelUnloaded{Path: r.job.path})
@@ -84,17 +88,25 @@ func (m *Manager) dropModel() {
 // LoadModel unloads the current model (stopping every answer) and loads
 // the GGUF file at path in the background: ModelLoading events report
 // progress, then ModelLoaded or Error+ModelUnloaded. Messages sent
-// meanwhile wait for it. It fails at once if the file cannot be opened.
+// meanwhile wait for it.
+//
+// A file that cannot load — missing, incomplete, not GGUF, of an
+// architecture the engine lacks — is refused at once, on the caller's
+// goroutine and before anything is unloaded, so the model that works stays
+// loaded. A load that fails later (out of memory) loads the previous model
+// again.
 func (m *Manager) LoadModel(path string) error {
 	if !IsDemo(path) {
-		f, err := os.Open(path)
-		if err != nil {
+		if err := checkModel(path); err != nil {
 			return fmt.Errorf("session: load model: %w", err)
 		}
-		f.Close()
 	}
 	return m.changeModel(path)
 }
+
+// checkModel is engine.Check; tests replace it to let a file pass the
+// check and fail the load, as running out of memory does.
+var checkModel = engine.Check
 
 // UnloadModel stops every answer and frees the model.
 func (m *Manager) UnloadModel() error { return m.changeModel("") }

@@ -1,9 +1,11 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,9 @@ import (
 	"time"
 
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/engine"
+	"github.com/churon/churon/engine/arch"
+	"github.com/churon/churon/engine/gguf"
 )
 
 func TestSendWithoutModel(t *testing.T) {
@@ -28,33 +33,94 @@ func TestSendWithoutModel(t *testing.T) {
 	}
 }
 
+// TestLoadErrors: a file that cannot load is refused at once, before
+// anything is unloaded — the working model stays loaded and answers — and
+// the error says why, testably (errors.Is) for the window's wording.
 func TestLoadErrors(t *testing.T) {
-	f := newFixture(t, Options{})
-	if err := f.m.LoadModel(filepath.Join(t.TempDir(), "missing.gguf")); err == nil {
-		t.Fatal("loading a missing file did not fail at once")
-	}
-	bad := filepath.Join(t.TempDir(), "bad.gguf")
-	if err := os.WriteFile(bad, []byte("GGUF but not really"), 0o600); err != nil {
+	good := synthPath(t, "llama")
+	data, err := os.ReadFile(good)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.m.LoadModel(bad); err != nil {
-		t.Fatal(err)
-	}
-	evs := f.ev.until(t, func(ev Event) bool { _, ok := ev.(ModelUnloaded); return ok })
-	var loadErr error
-	for _, ev := range evs {
-		if e, ok := ev.(Error); ok {
-			loadErr = e.Err
+	write := func(name string, b []byte) string {
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
 		}
+		return p
 	}
-	if loadErr == nil {
-		t.Fatalf("no Error event for a bad file: %s", describe(evs))
+	f := newFixture(t, Options{})
+	f.load(good)
+	conv := f.conv(greedy(4))
+	cases := []struct {
+		name string
+		path string
+		want error
+	}{
+		{"missing", filepath.Join(t.TempDir(), "missing.gguf"), fs.ErrNotExist},
+		{"damaged header", write("bad.gguf", []byte("GGUF but not really")), gguf.ErrUnsupportedVersion},
+		{"not a model at all", write("notes.txt", []byte("shopping: eggs, rice, kimchi")), gguf.ErrNotGGUF},
+		{"incomplete download", write("part.gguf", data[:len(data)/2]), gguf.ErrTruncated},
+		{"unknown architecture", write("zz.gguf", bytes.ReplaceAll(data, []byte("llama"), []byte("zzyzx"))), arch.ErrUnknownArchitecture},
 	}
-	if st, _ := f.m.Status(); st.Model != nil || st.Loading != "" {
-		t.Fatalf("status after a failed load: %+v", st)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := f.m.LoadModel(c.path)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("LoadModel: %v; want at once an error that is %v", err, c.want)
+			}
+			st, _ := f.m.Status()
+			if st.Model == nil || st.Model.Path != good || st.Loading != "" {
+				t.Fatalf("status after a refused file: %+v; want %s still loaded", st, good)
+			}
+			if tr := f.send(conv, "hi"); tr.done.Reason == "" {
+				t.Fatal("the kept model did not answer")
+			}
+		})
 	}
-	if _, err := f.m.Send(f.conv(greedy(8)), "hi"); !errors.Is(err, ErrNoModel) {
-		t.Fatalf("Send after a failed load: %v", err)
+}
+
+// TestFailedLoadRestoresPrevious: a file that passes the check but fails
+// to load once the old model is gone (as out of memory does) loads the
+// previous model again, and the conversation goes on with it.
+func TestFailedLoadRestoresPrevious(t *testing.T) {
+	good := synthPath(t, "llama")
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(t.TempDir(), "part.gguf")
+	if err := os.WriteFile(part, data[:len(data)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checkModel = func(string) error { return nil }
+	t.Cleanup(func() { checkModel = engine.Check })
+
+	f := newFixture(t, Options{})
+	f.load(good)
+	conv := f.conv(greedy(4))
+	f.send(conv, "hi")
+	if err := f.m.LoadModel(part); err != nil {
+		t.Fatal(err)
+	}
+	var loadErr error
+	evs := f.ev.until(t, func(ev Event) bool {
+		switch e := ev.(type) {
+		case Error:
+			loadErr = e.Err
+		case ModelLoaded:
+			return true
+		}
+		return false
+	})
+	if !errors.Is(loadErr, gguf.ErrTruncated) {
+		t.Fatalf("the failed load's error: %v (events %s)", loadErr, describe(evs))
+	}
+	if got := evs[len(evs)-1].(ModelLoaded).Info.Path; got != good {
+		t.Fatalf("loaded %s after the failure; want the previous %s", got, good)
+	}
+	if tr := f.send(conv, "and then?"); tr.done.Reason == "" {
+		t.Fatal("the restored model did not answer")
 	}
 }
 
