@@ -145,6 +145,9 @@ func samplerText(js string) []string {
 		}
 		out = append(out, label+" "+s)
 	}
+	// The session's record of which prompt tokens an answer came from,
+	// kept for its KV cache: nothing a reader of the chat needs.
+	delete(m, "prompt_fingerprint")
 	for _, k := range samplerKeys {
 		add(k.key, k.label)
 	}

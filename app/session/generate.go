@@ -126,10 +126,15 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 			return
 		}
 	}
-	// Reuse the cache: keep the longest common prefix of what it holds and
-	// the new prompt, and feed only the rest. At least one token is fed,
-	// because the logits after a truncation belong to a later position.
-	reused := commonPrefix(seq.Tokens(), ids)
+	// Reuse the cache: keep as much of what it holds as spells the new
+	// prompt's start — the answers' generated ids included, where the
+	// tokenizer would have made other ids of their text — and feed only
+	// the rest. At least one token is fed, because the logits after a
+	// truncation belong to a later position.
+	if kept, ok := keepAnswer(j.ctx, model, set, hist, pr, seq.Tokens(), ctxLen); ok {
+		ids = kept
+	}
+	ids, reused := model.AlignPrompt(seq.Tokens(), ids)
 	if reused == len(ids) {
 		reused--
 	}
@@ -169,7 +174,16 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		}
 		return nil
 	})
-	stopSaving()
+	stopSaving() // before the feed below: the saver reads the sequence
+
+	// An answer cut at its cap ends with a token sampled but not fed: feed
+	// it, one step more, so that the cache holds the whole answer and a
+	// follow-up reuses all of it (keepAnswer). Best effort: the cache
+	// stays as it was if it fails.
+	if err == nil && result.Finish == engine.FinishLength && j.ctx.Err() == nil &&
+		len(result.Tokens) > 0 && seq.Len() == len(ids)+len(result.Tokens)-1 && seq.Len() < seq.Context() {
+		_ = seq.Feed(j.ctx, result.Tokens[len(result.Tokens)-1:])
+	}
 
 	reason := Reason(result.Finish)
 	switch {
@@ -188,6 +202,7 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		ttft += prep
 	}
 	final.PromptTokens, final.PromptReused, final.GenTokens = len(ids), reused, len(result.Tokens)
+	final.Sampler = withFingerprint(final.Sampler, ids)
 	final.TTFT, final.PromptTPS, final.GenTPS = ttft, result.PromptTPS, result.GenTPS
 	save(reason)
 	// Until the final save the live text stood in for the saved one.
@@ -244,14 +259,6 @@ func (m *Manager) saveEvery(conv, msg int64) (stop func()) {
 		once.Do(func() { close(quit) })
 		<-done
 	}
-}
-
-func commonPrefix(a, b []int32) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
 }
 
 // pickSeed returns the seed to use: the setting, or a fresh random one

@@ -108,7 +108,7 @@ func TestFollowUpReusesAnswer(t *testing.T) {
 	conv := f.conv(greedy(24))
 	first := f.send(conv, "Once upon a time")
 	second := f.send(conv, "Then what?")
-	cached := first.stats.PromptTokens + first.stats.GenTokens - 1 // the last sampled token is not fed
+	cached := held(first)
 	if second.stats.Reused < cached || second.stats.From != CacheRAM {
 		t.Fatalf("follow-up reused %d tokens from %s; the cache held %d (first %+v)", second.stats.Reused, second.stats.From, cached, first.stats)
 	}
@@ -254,7 +254,7 @@ func TestSnapshotAcrossRestarts(t *testing.T) {
 			a.close()
 
 			b := newLifetime(t, db, kvDir, Options{KVType: c.kv})
-			if st := b.cacheState(conv); st.Where != CacheDisk || st.Tokens != answer.stats.PromptTokens+answer.stats.GenTokens-1 || st.Bytes <= 0 {
+			if st := b.cacheState(conv); st.Where != CacheDisk || st.Tokens != held(answer) || st.Bytes <= 0 {
 				t.Fatalf("after a restart the cache is %+v", st)
 			}
 			if c.damage != nil {
@@ -287,7 +287,7 @@ func TestSnapshotAcrossRestarts(t *testing.T) {
 					t.Fatalf("the discarded snapshot was not logged:\n%s", log)
 				}
 			}
-			if st := b.cacheState(conv); st.Where != CacheRAM || st.Tokens != follow.stats.PromptTokens+follow.stats.GenTokens-1 {
+			if st := b.cacheState(conv); st.Where != CacheRAM || st.Tokens != held(follow) {
 				t.Fatalf("after the follow-up the cache is %+v", st)
 			}
 		})
@@ -305,7 +305,7 @@ func TestSnapshotAfterEachAnswer(t *testing.T) {
 	conv := l.conv(greedy(8))
 	for _, text := range []string{"Lily and Ben", "The little dog"} {
 		tr := l.send(conv, text)
-		cached := tr.stats.PromptTokens + tr.stats.GenTokens - 1
+		cached := held(tr)
 		for {
 			if st, ok := l.ev.next(t).(CacheState); ok && st.Conv == conv && st.DiskTokens == cached {
 				break
@@ -336,7 +336,7 @@ func TestSpillOverBudget(t *testing.T) {
 			break
 		}
 	}
-	if st := l.cacheState(a); st.Where != CacheDisk || st.Tokens != ta.stats.PromptTokens+ta.stats.GenTokens-1 {
+	if st := l.cacheState(a); st.Where != CacheDisk || st.Tokens != held(ta) {
 		t.Fatalf("A after B's answer: %+v", st)
 	}
 	if st := l.cacheState(b); st.Where != CacheRAM {
@@ -505,4 +505,16 @@ func TestKVDiskBudgetSetting(t *testing.T) {
 	if b, set := next.m.KVDiskBudget(); set || b != kvcache.DefaultBudget {
 		t.Fatalf("back to the default: budget %d, set %v", b, set)
 	}
+}
+
+// held is how many tokens an answer's turn leaves in the cache: the
+// prompt and the answer, less a last token that was never fed — the end
+// of generation, or a token sampled as the context filled. An answer cut
+// at its cap has its last token fed, so that a follow-up reuses all of it.
+func held(tr turn) int {
+	n := tr.stats.PromptTokens + tr.stats.GenTokens
+	if tr.done.Reason != ReasonLength {
+		n--
+	}
+	return n
 }

@@ -2,8 +2,11 @@ package session
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"strconv"
 
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
@@ -52,14 +55,7 @@ func buildPrompt(ctx context.Context, model *engine.Model, set Settings, hist []
 		visible = append(visible, h)
 	}
 	render := func(from int) ([]int32, error) {
-		msgs := make([]chat.Message, 0, len(visible)-from+1)
-		if set.SystemPrompt != "" {
-			msgs = append(msgs, chat.Message{Role: "system", Content: set.SystemPrompt})
-		}
-		for _, h := range visible[from:] {
-			msgs = append(msgs, chat.Message{Role: string(h.Role), Content: h.Content})
-		}
-		ids, _, err := model.ChatTokens(ctx, msgs)
+		ids, _, err := model.ChatTokens(ctx, chatMessages(set, visible[from:]))
 		return ids, err
 	}
 	tooLong := func(n int) error {
@@ -129,4 +125,115 @@ func buildPrompt(ctx context.Context, model *engine.Model, set Settings, hist []
 		Content: fmt.Sprintf("Older messages are no longer seen by the model: the first %d messages of this chat do not fit in its context of %d tokens.", chosen, ctxLen),
 	}
 	return prompt{ids: ids, dropped: chosen, notice: notice}, nil
+}
+
+// visibleFrom is the prompt's messages: hist without notices, less the
+// dropped oldest ones.
+func visibleFrom(hist []Message, dropped int) []Message {
+	var visible []Message
+	for _, h := range hist {
+		if h.Role != store.RoleNotice {
+			visible = append(visible, h)
+		}
+	}
+	return visible[min(dropped, len(visible)):]
+}
+
+// chatMessages is what the template renders for msgs: the system prompt,
+// then each message.
+func chatMessages(set Settings, msgs []Message) []chat.Message {
+	out := make([]chat.Message, 0, len(msgs)+1)
+	if set.SystemPrompt != "" {
+		out = append(out, chat.Message{Role: "system", Content: set.SystemPrompt})
+	}
+	for _, h := range msgs {
+		out = append(out, chat.Message{Role: string(h.Role), Content: h.Content})
+	}
+	return out
+}
+
+// keepAnswer is the prompt pr with the ids the model generated for the
+// conversation's last answer in place of its text tokenized again, when
+// the cache (cached) is still the one that answer left: a follow-up then
+// reuses the whole answer, as it would not where the answer's text
+// tokenizes to other ids (see engine.Model.FollowUp). It reports false
+// otherwise — an edited or regenerated turn, a dropped one, another
+// model's answer, a stop string cut from the text — and the canonical
+// prompt stands.
+func keepAnswer(ctx context.Context, model *engine.Model, set Settings, hist []Message, pr prompt, cached []int32, ctxLen int) ([]int32, bool) {
+	msgs := visibleFrom(hist, pr.dropped)
+	n := len(msgs)
+	if n < 2 || msgs[n-1].Role != store.RoleUser || msgs[n-2].Role != store.RoleAssistant {
+		return nil, false
+	}
+	a := msgs[n-2]
+	if a.PromptTokens <= 0 || a.PromptTokens > len(cached) || a.FinishReason == string(ReasonStop) {
+		return nil, false
+	}
+	// The cache must still start with the very prompt the answer came
+	// from: another version of an earlier message, answered since, leaves
+	// the cache holding another history of the same length.
+	if fp, ok := promptFingerprint(a.Sampler); !ok || fp != fingerprint(cached[:a.PromptTokens]) {
+		return nil, false
+	}
+	before, err := model.RenderChat(ctx, chatMessages(set, msgs[:n-2]), true)
+	if err != nil {
+		return nil, false
+	}
+	full, err := model.RenderChat(ctx, chatMessages(set, msgs), true)
+	if err != nil {
+		return nil, false
+	}
+	ids, ok := model.FollowUp(cached, a.PromptTokens, before, a.Content, full)
+	// Generated ids can take more room than the text tokenized again: the
+	// overflow policy measured the latter, so the former must fit as well.
+	if !ok || len(ids) > len(pr.ids) && len(ids)+answerRoom(set, ctxLen) > ctxLen {
+		return nil, false
+	}
+	return ids, true
+}
+
+// fingerprintKey is where an answer's Sampler JSON, beside the settings it
+// was generated with, records which prompt tokens it was generated from:
+// a follow-up keeps the answer's generated ids only in a cache that still
+// starts with them (keepAnswer).
+const fingerprintKey = "prompt_fingerprint"
+
+// fingerprint is a 64-bit FNV-1a hash of ids, in hex.
+func fingerprint(ids []int32) string {
+	h := fnv.New64a()
+	var b [4]byte
+	for _, id := range ids {
+		binary.LittleEndian.PutUint32(b[:], uint32(id))
+		h.Write(b[:])
+	}
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// withFingerprint adds the fingerprint of the prompt ids to sampler JSON.
+func withFingerprint(sampler string, ids []int32) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(sampler), &m) != nil || m == nil {
+		return sampler
+	}
+	fp, _ := json.Marshal(fingerprint(ids))
+	m[fingerprintKey] = fp
+	b, err := json.Marshal(m)
+	if err != nil {
+		return sampler
+	}
+	return string(b)
+}
+
+// promptFingerprint reads what withFingerprint wrote.
+func promptFingerprint(sampler string) (string, bool) {
+	var v map[string]json.RawMessage
+	if json.Unmarshal([]byte(sampler), &v) != nil {
+		return "", false
+	}
+	var fp string
+	if json.Unmarshal(v[fingerprintKey], &fp) != nil || fp == "" {
+		return "", false
+	}
+	return fp, true
 }

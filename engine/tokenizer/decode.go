@@ -239,6 +239,10 @@ func (d *StreamDecoder) Push(id int32) string {
 	return d.emit(false)
 }
 
+// Pending reports whether bytes are held back for a character that a
+// later token may complete.
+func (d *StreamDecoder) Pending() bool { return len(d.pending) > 0 }
+
 // Flush returns whatever is held back, incomplete characters as U+FFFD, and
 // resets the decoder for a new stream.
 func (d *StreamDecoder) Flush() string {

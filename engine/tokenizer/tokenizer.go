@@ -49,6 +49,10 @@ type EncodeOptions struct {
 	// recognised, as in llama.cpp; control and unknown tokens only with
 	// ParseSpecial. Leave it off for text typed by a person.
 	ParseSpecial bool
+	// Continue tokenizes text that continues text already tokenized: no
+	// space prefix before its first piece (SentencePiece), as the
+	// continuation of a sentence has none.
+	Continue bool
 }
 
 // fragment is a piece of input: raw text [s, e), or a special token.
@@ -71,7 +75,7 @@ func (t *Tokenizer) Encode(text string, opt EncodeOptions) []int32 {
 	switch t.kind {
 	case kindSPM:
 		var st spmState
-		prevSpecial := true // the first piece gets the space prefix too
+		prevSpecial := !opt.Continue // the first piece gets the space prefix too
 		for _, f := range frags {
 			if f.tok >= 0 {
 				out = append(out, f.tok)
