@@ -146,7 +146,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		m, err := engine.Load(ctx, *model, opt)
 		if err != nil {
-			return err
+			return withPath(*model, err)
 		}
 		info := m.Info()
 		if !*asJSON {

@@ -123,7 +123,7 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if err := c.load(mf.path, !*asJSON && !given["message"]); err != nil {
-		return err
+		return withPath(mf.path, err)
 	}
 	if given["message"] {
 		return c.scripted(*message, *asJSON)

@@ -60,7 +60,8 @@ func (f *modelFlags) load(ctx context.Context) (*engine.Model, error) {
 	if demo.IsPath(f.path) {
 		return engine.LoadMemory(ctx, demo.Path, demo.Bytes(), opt)
 	}
-	return engine.Load(ctx, f.path, opt)
+	m, err := engine.Load(ctx, f.path, opt)
+	return m, withPath(f.path, err)
 }
 
 // orDemo picks the built-in demo model when no -m was given and the
