@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/churon/churon/app/compare"
+	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/assets/demo"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
@@ -137,29 +139,60 @@ func (p *promptFlags) tokens(ctx context.Context, m *engine.Model, prompt string
 
 type samplingFlags struct {
 	n                      int
-	temp, topP, minP       float64
+	temp, topP, minP       float32
 	topK                   int
-	repeat, presence, freq float64
+	repeat, presence, freq float32
 	window                 int
 	seed                   int64
 	stops                  stringList
 	ignoreEOS              bool
 }
 
-func (s *samplingFlags) register(fs *flag.FlagSet) {
-	d := sample.DefaultParams()
-	fs.IntVar(&s.n, "n", 256, "maximum tokens to generate (0 = until the model stops or the context is full)")
-	fs.Float64Var(&s.temp, "temp", float64(d.Temperature), "temperature (0 = greedy)")
-	fs.IntVar(&s.topK, "top-k", d.TopK, "top-k (0 = off)")
-	fs.Float64Var(&s.topP, "top-p", float64(d.TopP), "top-p (1 = off)")
-	fs.Float64Var(&s.minP, "min-p", float64(d.MinP), "min-p (0 = off)")
-	// Off by default as in llama.cpp, so `--temp 0` is plain greedy
-	// decoding; the desktop app's chat presets turn it on.
-	fs.Float64Var(&s.repeat, "repeat-penalty", 1, "repetition penalty (1 = off)")
-	fs.Float64Var(&s.presence, "presence-penalty", float64(d.PresencePenalty), "presence penalty (0 = off)")
-	fs.Float64Var(&s.freq, "frequency-penalty", float64(d.FrequencyPenalty), "frequency penalty (0 = off)")
-	fs.IntVar(&s.window, "repeat-last-n", d.PenaltyWindow, "tokens the penalties look back over (-1 = all)")
-	fs.Int64Var(&s.seed, "seed", -1, "random seed (-1 = random; the seed used is reported)")
+// samplingDefaults are the values the sampling flags start from. They
+// are read from the services the window uses, never written here again,
+// so that the command line and the window cannot drift apart.
+type samplingDefaults struct {
+	n                      int
+	temp, topP, minP       float32
+	topK                   int
+	repeat, presence, freq float32
+	window                 int
+	seed                   int64
+}
+
+// chatDefaults are the window's chat defaults (session.DefaultSettings:
+// llama.cpp's sampler with ollama's repeat penalty 1.1), with the answer
+// capped at 256 tokens where the window lets it run: in a terminal an
+// answer that fills the context is rarely what was wanted.
+func chatDefaults() samplingDefaults {
+	s := session.DefaultSettings()
+	return samplingDefaults{n: 256, temp: s.Temperature, topK: s.TopK, topP: s.TopP, minP: s.MinP,
+		repeat: s.RepeatPenalty, presence: s.PresencePenalty, freq: s.FrequencyPenalty, window: s.RepeatLastN, seed: s.Seed}
+}
+
+// generateDefaults are the comparison's defaults (compare.DefaultSampling,
+// which the window's compare page starts from too): the chat sampler
+// without the repeat penalty, as in llama.cpp, so that `--temp 0` is plain
+// greedy decoding; 256 tokens; a random seed that is reported.
+func generateDefaults() samplingDefaults {
+	s := compare.DefaultSampling()
+	return samplingDefaults{n: s.MaxTokens, temp: float32(s.Temperature), topK: s.TopK, topP: float32(s.TopP), minP: float32(s.MinP),
+		repeat: float32(s.RepeatPenalty), presence: float32(s.PresencePenalty), freq: float32(s.FrequencyPenalty), window: s.PenaltyWindow, seed: -1}
+}
+
+func (s *samplingFlags) register(fs *flag.FlagSet, d samplingDefaults) {
+	s.n, s.temp, s.topK, s.topP, s.minP = d.n, d.temp, d.topK, d.topP, d.minP
+	s.repeat, s.presence, s.freq, s.window, s.seed = d.repeat, d.presence, d.freq, d.window, d.seed
+	fs.IntVar(&s.n, "n", d.n, "maximum tokens to generate (0 = until the model stops or the context is full)")
+	fs.Var(float32Flag{&s.temp}, "temp", "temperature (0 = greedy)")
+	fs.IntVar(&s.topK, "top-k", d.topK, "top-k (0 = off)")
+	fs.Var(float32Flag{&s.topP}, "top-p", "top-p (1 = off)")
+	fs.Var(float32Flag{&s.minP}, "min-p", "min-p (0 = off)")
+	fs.Var(float32Flag{&s.repeat}, "repeat-penalty", "repetition penalty (1 = off)")
+	fs.Var(float32Flag{&s.presence}, "presence-penalty", "presence penalty (0 = off)")
+	fs.Var(float32Flag{&s.freq}, "frequency-penalty", "frequency penalty (0 = off)")
+	fs.IntVar(&s.window, "repeat-last-n", d.window, "tokens the penalties look back over (-1 = all)")
+	fs.Int64Var(&s.seed, "seed", d.seed, "random seed (-1 = random; the seed used is reported)")
 	fs.Var(&s.stops, "stop", "stop `string` (repeatable)")
 	fs.BoolVar(&s.ignoreEOS, "ignore-eos", false, "keep generating past end-of-generation tokens")
 }
@@ -174,8 +207,8 @@ func (s *samplingFlags) options() (engine.GenerateOptions, uint64, error) {
 		seed = binary.LittleEndian.Uint64(b[:]) >> 1
 	}
 	p := sample.Params{
-		Temperature: float32(s.temp), TopK: s.topK, TopP: float32(s.topP), MinP: float32(s.minP),
-		RepeatPenalty: float32(s.repeat), PresencePenalty: float32(s.presence), FrequencyPenalty: float32(s.freq),
+		Temperature: s.temp, TopK: s.topK, TopP: s.topP, MinP: s.minP,
+		RepeatPenalty: s.repeat, PresencePenalty: s.presence, FrequencyPenalty: s.freq,
 		PenaltyWindow: s.window, Seed: seed,
 	}
 	if err := p.Validate(); err != nil {
@@ -206,7 +239,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var sf samplingFlags
 	mf.register(fs)
 	pf.register(fs)
-	sf.register(fs)
+	sf.register(fs, generateDefaults())
 	promptsFile := fs.String("prompts", "", "read prompts from `file`, one per line")
 	asJSON := fs.Bool("json", false, "print one JSON object per prompt instead of streaming text")
 	pos, err := parse(fs, args)
