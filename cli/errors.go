@@ -102,10 +102,20 @@ func unreachableWhy(err error) string {
 }
 
 // ourPackages matches the "package: " prefixes that our errors carry for
-// a developer reading a log; a person reads the rest.
-var ourPackages = regexp.MustCompile(`\b(download|hub|gguf|engine|session|library|models|arch|backend|store|fit|sample|export|compare|kvcache|quantize|tokenizer|chat|header): `)
+// a developer reading a log, at the start of the message or of a wrapped
+// part; a person reads the rest. Names that are also plain words in our
+// messages ("models", "chat") are left alone.
+var ourPackages = regexp.MustCompile(`(^|: )(download|hub|gguf|engine|session|library|arch|backend|store|fit|sample|export|compare|kvcache|quantize|tokenizer|header): `)
 
-func stripPackages(s string) string { return ourPackages.ReplaceAllString(s, "") }
+func stripPackages(s string) string {
+	for {
+		t := ourPackages.ReplaceAllString(s, "$1")
+		if t == s {
+			return s
+		}
+		s = t
+	}
+}
 
 // printError writes err to stderr for the command name: one line for a
 // person, and with CHURON_DEBUG set the whole chain after it.

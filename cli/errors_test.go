@@ -134,6 +134,10 @@ func TestMessage(t *testing.T) {
 			Err: &net.DNSError{Err: "no such host", Name: "huggingface.co", IsNotFound: true}}),
 			[]string{"cannot reach huggingface.co", "internet connection"}},
 		{"anything else", fmt.Errorf("session: %w", errors.New("library: no such model")), []string{"no such model"}},
+		// Only package prefixes go: the same words inside a sentence stay.
+		{"words that are package names", errors.New("compare: the reference must be one of the models: a.gguf"),
+			[]string{"the reference must be one of the models: a.gguf"}},
+		{"export in a sentence", errors.New("import: not a valid Churon chat export: line 1"), []string{"chat export: line 1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
