@@ -67,9 +67,9 @@ func message(err error) string {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "cannot reach the server: check the internet connection (the connection was refused)"
 	case errors.As(err, &incomplete):
-		return fmt.Sprintf("%s is incomplete (%s of %s): download it again", path, units.Bytes(incomplete.Size), units.Bytes(incomplete.Want))
+		return fmt.Sprintf("%s is incomplete (%s of %s) — download it again", path, units.Bytes(incomplete.Size), units.Bytes(incomplete.Want))
 	case errors.Is(err, gguf.ErrTruncated):
-		return fmt.Sprintf("%s is incomplete: download it again", path)
+		return fmt.Sprintf("%s is incomplete — download it again", path)
 	case errors.Is(err, gguf.ErrNotGGUF):
 		return fmt.Sprintf("%s is not a model file (Churon reads GGUF files)", path)
 	case errors.As(err, &unknown):

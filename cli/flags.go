@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 )
 
@@ -68,24 +67,3 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
-// float32Flag is a flag for a float32 setting. flag.Float64Var of one
-// prints its default widened, 0.800000011920929 for 0.8; this prints the
-// shortest decimal that reads back as the same float32.
-type float32Flag struct{ p *float32 }
-
-func (f float32Flag) String() string {
-	if f.p == nil { // the zero Value the flag package makes to compare with
-		return "0"
-	}
-	return strconv.FormatFloat(float64(*f.p), 'g', -1, 32)
-}
-
-func (f float32Flag) Set(v string) error {
-	x, err := strconv.ParseFloat(v, 32)
-	if err != nil {
-		return err
-	}
-	*f.p = float32(x)
-	return nil
-}

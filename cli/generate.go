@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -139,9 +140,9 @@ func (p *promptFlags) tokens(ctx context.Context, m *engine.Model, prompt string
 
 type samplingFlags struct {
 	n                      int
-	temp, topP, minP       float32
+	temp, topP, minP       float64
 	topK                   int
-	repeat, presence, freq float32
+	repeat, presence, freq float64
 	window                 int
 	seed                   int64
 	stops                  stringList
@@ -181,20 +182,30 @@ func generateDefaults() samplingDefaults {
 }
 
 func (s *samplingFlags) register(fs *flag.FlagSet, d samplingDefaults) {
-	s.n, s.temp, s.topK, s.topP, s.minP = d.n, d.temp, d.topK, d.topP, d.minP
-	s.repeat, s.presence, s.freq, s.window, s.seed = d.repeat, d.presence, d.freq, d.window, d.seed
 	fs.IntVar(&s.n, "n", d.n, "maximum tokens to generate (0 = until the model stops or the context is full)")
-	fs.Var(float32Flag{&s.temp}, "temp", "temperature (0 = greedy)")
+	fs.Float64Var(&s.temp, "temp", decimal(d.temp), "temperature (0 = greedy)")
 	fs.IntVar(&s.topK, "top-k", d.topK, "top-k (0 = off)")
-	fs.Var(float32Flag{&s.topP}, "top-p", "top-p (1 = off)")
-	fs.Var(float32Flag{&s.minP}, "min-p", "min-p (0 = off)")
-	fs.Var(float32Flag{&s.repeat}, "repeat-penalty", "repetition penalty (1 = off)")
-	fs.Var(float32Flag{&s.presence}, "presence-penalty", "presence penalty (0 = off)")
-	fs.Var(float32Flag{&s.freq}, "frequency-penalty", "frequency penalty (0 = off)")
+	fs.Float64Var(&s.topP, "top-p", decimal(d.topP), "top-p (1 = off)")
+	fs.Float64Var(&s.minP, "min-p", decimal(d.minP), "min-p (0 = off)")
+	fs.Float64Var(&s.repeat, "repeat-penalty", decimal(d.repeat), "repetition penalty (1 = off)")
+	fs.Float64Var(&s.presence, "presence-penalty", decimal(d.presence), "presence penalty (0 = off)")
+	fs.Float64Var(&s.freq, "frequency-penalty", decimal(d.freq), "frequency penalty (0 = off)")
 	fs.IntVar(&s.window, "repeat-last-n", d.window, "tokens the penalties look back over (-1 = all)")
 	fs.Int64Var(&s.seed, "seed", d.seed, "random seed (-1 = random; the seed used is reported)")
 	fs.Var(&s.stops, "stop", "stop `string` (repeatable)")
 	fs.BoolVar(&s.ignoreEOS, "ignore-eos", false, "keep generating past end-of-generation tokens")
+}
+
+// decimal widens a float32 setting to the float64 of its shortest
+// decimal, so that -h prints "(default 0.8)" where the float32 itself,
+// widened, prints 0.800000011920929; converting back gives the same
+// float32.
+func decimal(v float32) float64 {
+	d, err := strconv.ParseFloat(strconv.FormatFloat(float64(v), 'g', -1, 32), 64)
+	if err != nil {
+		return float64(v)
+	}
+	return d
 }
 
 func (s *samplingFlags) options() (engine.GenerateOptions, uint64, error) {
@@ -207,8 +218,8 @@ func (s *samplingFlags) options() (engine.GenerateOptions, uint64, error) {
 		seed = binary.LittleEndian.Uint64(b[:]) >> 1
 	}
 	p := sample.Params{
-		Temperature: s.temp, TopK: s.topK, TopP: s.topP, MinP: s.minP,
-		RepeatPenalty: s.repeat, PresencePenalty: s.presence, FrequencyPenalty: s.freq,
+		Temperature: float32(s.temp), TopK: s.topK, TopP: float32(s.topP), MinP: float32(s.minP),
+		RepeatPenalty: float32(s.repeat), PresencePenalty: float32(s.presence), FrequencyPenalty: float32(s.freq),
 		PenaltyWindow: s.window, Seed: seed,
 	}
 	if err := p.Validate(); err != nil {

@@ -82,7 +82,7 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				return fmt.Errorf("the model will not fit in this machine's memory; pass --force to download it anyway")
 			}
 		} else {
-			fmt.Fprintf(stderr, "memory check skipped: %v\n", err)
+			fmt.Fprintf(stderr, "memory check skipped: %s\n", message(err))
 		}
 		pulls = svc.Plan(repo, *rev, v)
 	default:
