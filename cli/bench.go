@@ -146,14 +146,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		m, err := engine.Load(ctx, *model, opt)
 		if err != nil {
-			return err
+			return withPath(*model, err)
 		}
 		info := m.Info()
 		if !*asJSON {
-			fmt.Fprintf(w, "model %s: %s %s, %.1f MiB, %.0fM parameters, %s, %s\n", info.Path, info.Architecture,
-				info.FileType, float64(info.FileBytes)/(1<<20), float64(info.Parameters)/1e6, info.Backend,
+			fmt.Fprintf(w, "model %s: %s %s, %.1f MiB, %s parameters, %s, %s\n", info.Path, info.Architecture,
+				info.FileType, float64(info.FileBytes)/(1<<20), humanCount(info.Parameters), info.Backend,
 				map[bool]string{true: "weights in memory", false: "weights mapped"}[*noMmap])
-			fmt.Fprintf(w, "| %-24s | %16s | %14s |\n", "test", "tokens/s", "weights GB/s")
+			benchRow(w, "test", "tokens/s", "weights GB/s")
 			w.Flush()
 		}
 		bw, ok := bwCache[info.Threads]
@@ -214,16 +214,24 @@ func printBench(w *bufio.Writer, r benchJSON, asJSON bool) error {
 		suffix += fmt.Sprintf(" × %d seq", r.Batch)
 	}
 	if r.NPrompt > 0 {
-		fmt.Fprintf(w, "| %-24s | %8.1f ± %5.1f | %14s |\n", fmt.Sprintf("pp%d%s t=%d", r.NPrompt, suffix, r.Threads), r.PPTPS, r.PPStd, "")
+		benchRow(w, fmt.Sprintf("pp%d%s t=%d", r.NPrompt, suffix, r.Threads), fmt.Sprintf("%.1f ± %.1f", r.PPTPS, r.PPStd), "")
 	}
 	if r.NGen > 0 {
-		fmt.Fprintf(w, "| %-24s | %8.1f ± %5.1f | %14.1f |\n", fmt.Sprintf("tg%d%s t=%d", r.NGen, suffix, r.Threads), r.TGTPS, r.TGStd, r.WeightsGBps)
+		benchRow(w, fmt.Sprintf("tg%d%s t=%d", r.NGen, suffix, r.Threads), fmt.Sprintf("%.1f ± %.1f", r.TGTPS, r.TGStd), fmt.Sprintf("%.1f", r.WeightsGBps))
 		if r.ReadGBps > 0 {
 			fmt.Fprintf(w, "  tg reads weights at %.1f GB/s = %.0f %% of measured bandwidth (%.1f GB/s with %d threads)\n",
 				r.WeightsGBps, r.BandwidthPct, r.ReadGBps, r.Threads)
 		}
 	}
 	return w.Flush()
+}
+
+// benchRow writes one row of the table. The rows are printed as each
+// test ends, so the columns have fixed widths, wide enough for a
+// 100k tokens/s tiny model's "123456.7 ± 12345.6"; a wider cell still
+// gets its borders (the row is then longer than the others).
+func benchRow(w io.Writer, test, tps, gbps string) {
+	fmt.Fprintf(w, "| %-30s | %20s | %12s |\n", test, tps, gbps)
 }
 
 // benchOne times p prompt tokens and n generated tokens for b sequences

@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/churon/churon/internal/testdata"
 )
 
 // TestDevSynth: the generator writes a loadable model of a real shape's
@@ -70,4 +74,67 @@ func TestBenchBandwidth(t *testing.T) {
 		t.Errorf("result %+v", r)
 	}
 	wantUsageErrors(t, [][]string{{"bench"}}) // without a model
+}
+
+// borders returns the rune positions of a table row's "|".
+func borders(row string) []int {
+	var at []int
+	for i, r := range []rune(row) {
+		if r == '|' {
+			at = append(at, i)
+		}
+	}
+	return at
+}
+
+// TestBenchTableBorders prints rows with the numbers a tiny model gives
+// (thousands of tokens/s, a spread as large) and the longest test names;
+// every row's borders line up with the header's.
+func TestBenchTableBorders(t *testing.T) {
+	cases := []benchJSON{
+		{NPrompt: 16, NGen: 8, Threads: 2, PPTPS: 4662.8, PPStd: 1662.7, TGTPS: 2554.1, TGStd: 1830, WeightsGBps: 2.7},
+		{NPrompt: 512, NGen: 128, Threads: 16, Depth: 4096, Batch: 16, PPTPS: 123456.7, PPStd: 12345.6, TGTPS: 99999.9, TGStd: 99999.9, WeightsGBps: 1234.5},
+		{NGen: 1, Threads: 1, TGTPS: 0.4, TGStd: 0},
+	}
+	var buf bytes.Buffer
+	benchRow(&buf, "test", "tokens/s", "weights GB/s")
+	w := bufio.NewWriter(&buf)
+	for _, r := range cases {
+		if err := printBench(w, r, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	head := borders(lines[0])
+	rows := 0
+	for _, l := range lines[1:] {
+		if !strings.HasPrefix(l, "|") {
+			continue
+		}
+		rows++
+		if !slices.Equal(borders(l), head) {
+			t.Errorf("row %q has borders at %v; the header at %v", l, borders(l), head)
+		}
+	}
+	if rows != 5 {
+		t.Errorf("%d rows; want 5:\n%s", rows, buf.String())
+	}
+}
+
+// TestHumanCount: small models are counted in K, as the bench header and
+// info print them (stories260K was "0M parameters").
+func TestHumanCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{292_800, "292.8K"}, {999, "999"}, {1_500_000, "1.5M"}, {494_000_000, "494.0M"}, {7_240_000_000, "7.24B"}} {
+		if got := humanCount(c.n); got != c.want {
+			t.Errorf("humanCount(%d) = %q; want %q", c.n, got, c.want)
+		}
+	}
+	model := testdata.Stories260K(t)
+	out, _ := runOK(t, "bench", "-m", model, "-p", "4", "-n", "2", "-r", "1", "--no-bandwidth", "-t", "1")
+	if strings.Contains(out, "0M parameters") || !strings.Contains(out, "K parameters") {
+		t.Errorf("bench header does not count a tiny model in K:\n%s", out)
+	}
 }

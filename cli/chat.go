@@ -46,11 +46,11 @@ type chatJSON struct {
 
 func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagsWithHelp("chat", stderr, "Usage:\n  churon chat -m MODEL [--conversation ID]                 interactive chat (/new, /quit)\n  churon chat -m MODEL [--conversation ID | --new] --message TEXT [--json]",
-		"Answers are stored in the chat database ($CHURON_HOME, else the XDG data folder). Sampling\nflags given here are saved as the conversation's settings.")
+		"Answers are stored in the chat database ($CHURON_HOME, else the XDG data folder). Sampling\nflags given here are saved as the conversation's settings; a new conversation's answers stop at -n\ntokens. The defaults are the desktop app's chat defaults.")
 	var mf modelFlags
 	var sf samplingFlags
 	mf.register(fs)
-	sf.register(fs)
+	sf.register(fs, chatDefaults())
 	convID := fs.Int64("conversation", 0, "continue the conversation with this `id`")
 	newConv := fs.Bool("new", false, "start a new conversation (the default)")
 	message := fs.String("message", "", "send this `text`, print the answer and exit (scripted use)")
@@ -123,7 +123,7 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if err := c.load(mf.path, !*asJSON && !given["message"]); err != nil {
-		return err
+		return withPath(mf.path, err)
 	}
 	if given["message"] {
 		return c.scripted(*message, *asJSON)
@@ -142,7 +142,7 @@ func kvType(s string) (engine.KVType, error) {
 // chatOverrides turns the flags given on the command line into a change
 // of the conversation's settings; flags left out keep what the
 // conversation has.
-func chatOverrides(given map[string]bool, sf *samplingFlags, mf *modelFlags, system string) (func(*session.Settings), error) {
+func chatOverrides(given map[string]bool, sf *samplingFlags, mf *modelFlags, system string) (func(s *session.Settings, fresh bool), error) {
 	if given["seed"] && sf.seed < -1 {
 		return nil, usagef("--seed %d: want -1 (random) or a seed ≥ 0", sf.seed)
 	}
@@ -152,11 +152,17 @@ func chatOverrides(given map[string]bool, sf *samplingFlags, mf *modelFlags, sys
 	if given["c"] && mf.ctxLen < 0 {
 		return nil, usagef("-c %d is negative", mf.ctxLen)
 	}
-	f := func(s *session.Settings) {
+	f := func(s *session.Settings, fresh bool) {
 		set := func(name string, apply func()) {
 			if given[name] {
 				apply()
 			}
+		}
+		// A new conversation gets the documented -n (256) even when it is
+		// not given: the session's own default, 0, lets an answer run to
+		// the end of the context. A conversation continued keeps its own.
+		if fresh && !given["n"] {
+			s.MaxTokens = sf.n
 		}
 		set("n", func() { s.MaxTokens = sf.n })
 		set("c", func() { s.Context = mf.ctxLen })
@@ -175,7 +181,7 @@ func chatOverrides(given map[string]bool, sf *samplingFlags, mf *modelFlags, sys
 	// Check the flags now, on the defaults, so a bad value is a usage
 	// error before anything loads.
 	probe := session.DefaultSettings()
-	f(&probe)
+	f(&probe, true)
 	if err := session.Validate(probe); err != nil {
 		return nil, usagef("%v", err)
 	}
@@ -188,8 +194,8 @@ type chatter struct {
 	m              *session.Manager
 	st             *store.Store
 	stdout, stderr io.Writer
-	override       func(*session.Settings)
-	conv           int64 // 0 until the first message creates one
+	override       func(s *session.Settings, fresh bool) // fresh: a conversation this run created
+	conv           int64                                 // 0 until the first message creates one
 	model          session.ModelInfo
 }
 
@@ -234,7 +240,8 @@ func (c *chatter) load(path string, verbose bool) error {
 // conversation returns the conversation to send to, creating it (with the
 // command line's settings) on first use.
 func (c *chatter) conversation() (int64, error) {
-	if c.conv == 0 {
+	fresh := c.conv == 0
+	if fresh {
 		conv, err := c.m.NewConversation("")
 		if err != nil {
 			return 0, err
@@ -246,7 +253,7 @@ func (c *chatter) conversation() (int64, error) {
 		return 0, err
 	}
 	before := fmt.Sprintf("%+v", set)
-	c.override(&set)
+	c.override(&set, fresh)
 	if fmt.Sprintf("%+v", set) != before {
 		if err := c.m.SetSettings(c.conv, set); err != nil {
 			return 0, err

@@ -85,7 +85,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "churon %s: %v\n", args[0], err)
 			return 2
 		}
-		fmt.Fprintf(stderr, "churon %s: %v\n", args[0], err)
+		printError(stderr, args[0], err)
 		return 1
 	}
 	return 0

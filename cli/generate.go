@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/churon/churon/app/compare"
+	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/assets/demo"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
@@ -60,7 +63,8 @@ func (f *modelFlags) load(ctx context.Context) (*engine.Model, error) {
 	if demo.IsPath(f.path) {
 		return engine.LoadMemory(ctx, demo.Path, demo.Bytes(), opt)
 	}
-	return engine.Load(ctx, f.path, opt)
+	m, err := engine.Load(ctx, f.path, opt)
+	return m, withPath(f.path, err)
 }
 
 // orDemo picks the built-in demo model when no -m was given and the
@@ -145,22 +149,63 @@ type samplingFlags struct {
 	ignoreEOS              bool
 }
 
-func (s *samplingFlags) register(fs *flag.FlagSet) {
-	d := sample.DefaultParams()
-	fs.IntVar(&s.n, "n", 256, "maximum tokens to generate (0 = until the model stops or the context is full)")
-	fs.Float64Var(&s.temp, "temp", float64(d.Temperature), "temperature (0 = greedy)")
-	fs.IntVar(&s.topK, "top-k", d.TopK, "top-k (0 = off)")
-	fs.Float64Var(&s.topP, "top-p", float64(d.TopP), "top-p (1 = off)")
-	fs.Float64Var(&s.minP, "min-p", float64(d.MinP), "min-p (0 = off)")
-	// Off by default as in llama.cpp, so `--temp 0` is plain greedy
-	// decoding; the desktop app's chat presets turn it on.
-	fs.Float64Var(&s.repeat, "repeat-penalty", 1, "repetition penalty (1 = off)")
-	fs.Float64Var(&s.presence, "presence-penalty", float64(d.PresencePenalty), "presence penalty (0 = off)")
-	fs.Float64Var(&s.freq, "frequency-penalty", float64(d.FrequencyPenalty), "frequency penalty (0 = off)")
-	fs.IntVar(&s.window, "repeat-last-n", d.PenaltyWindow, "tokens the penalties look back over (-1 = all)")
-	fs.Int64Var(&s.seed, "seed", -1, "random seed (-1 = random; the seed used is reported)")
+// samplingDefaults are the values the sampling flags start from. They
+// are read from the services the window uses, never written here again,
+// so that the command line and the window cannot drift apart.
+type samplingDefaults struct {
+	n                      int
+	temp, topP, minP       float32
+	topK                   int
+	repeat, presence, freq float32
+	window                 int
+	seed                   int64
+}
+
+// chatDefaults are the window's chat defaults (session.DefaultSettings:
+// llama.cpp's sampler with ollama's repeat penalty 1.1), with the answer
+// capped at 256 tokens where the window lets it run: in a terminal an
+// answer that fills the context is rarely what was wanted.
+func chatDefaults() samplingDefaults {
+	s := session.DefaultSettings()
+	return samplingDefaults{n: 256, temp: s.Temperature, topK: s.TopK, topP: s.TopP, minP: s.MinP,
+		repeat: s.RepeatPenalty, presence: s.PresencePenalty, freq: s.FrequencyPenalty, window: s.RepeatLastN, seed: s.Seed}
+}
+
+// generateDefaults are the comparison's defaults (compare.DefaultSampling,
+// which the window's compare page starts from too): the chat sampler
+// without the repeat penalty, as in llama.cpp, so that `--temp 0` is plain
+// greedy decoding; 256 tokens; a random seed that is reported.
+func generateDefaults() samplingDefaults {
+	s := compare.DefaultSampling()
+	return samplingDefaults{n: s.MaxTokens, temp: float32(s.Temperature), topK: s.TopK, topP: float32(s.TopP), minP: float32(s.MinP),
+		repeat: float32(s.RepeatPenalty), presence: float32(s.PresencePenalty), freq: float32(s.FrequencyPenalty), window: s.PenaltyWindow, seed: -1}
+}
+
+func (s *samplingFlags) register(fs *flag.FlagSet, d samplingDefaults) {
+	fs.IntVar(&s.n, "n", d.n, "maximum tokens to generate (0 = until the model stops or the context is full)")
+	fs.Float64Var(&s.temp, "temp", decimal(d.temp), "temperature (0 = greedy)")
+	fs.IntVar(&s.topK, "top-k", d.topK, "top-k (0 = off)")
+	fs.Float64Var(&s.topP, "top-p", decimal(d.topP), "top-p (1 = off)")
+	fs.Float64Var(&s.minP, "min-p", decimal(d.minP), "min-p (0 = off)")
+	fs.Float64Var(&s.repeat, "repeat-penalty", decimal(d.repeat), "repetition penalty (1 = off)")
+	fs.Float64Var(&s.presence, "presence-penalty", decimal(d.presence), "presence penalty (0 = off)")
+	fs.Float64Var(&s.freq, "frequency-penalty", decimal(d.freq), "frequency penalty (0 = off)")
+	fs.IntVar(&s.window, "repeat-last-n", d.window, "tokens the penalties look back over (-1 = all)")
+	fs.Int64Var(&s.seed, "seed", d.seed, "random seed (-1 = random; the seed used is reported)")
 	fs.Var(&s.stops, "stop", "stop `string` (repeatable)")
 	fs.BoolVar(&s.ignoreEOS, "ignore-eos", false, "keep generating past end-of-generation tokens")
+}
+
+// decimal widens a float32 setting to the float64 of its shortest
+// decimal, so that -h prints "(default 0.8)" where the float32 itself,
+// widened, prints 0.800000011920929; converting back gives the same
+// float32.
+func decimal(v float32) float64 {
+	d, err := strconv.ParseFloat(strconv.FormatFloat(float64(v), 'g', -1, 32), 64)
+	if err != nil {
+		return float64(v)
+	}
+	return d
 }
 
 func (s *samplingFlags) options() (engine.GenerateOptions, uint64, error) {
@@ -205,7 +250,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var sf samplingFlags
 	mf.register(fs)
 	pf.register(fs)
-	sf.register(fs)
+	sf.register(fs, generateDefaults())
 	promptsFile := fs.String("prompts", "", "read prompts from `file`, one per line")
 	asJSON := fs.Bool("json", false, "print one JSON object per prompt instead of streaming text")
 	pos, err := parse(fs, args)

@@ -5,15 +5,16 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"github.com/churon/churon/internal/units"
 	"io"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/tokenizer"
+	"github.com/churon/churon/internal/units"
 )
 
 func init() {
@@ -158,13 +159,25 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "weights:       %s (%s)\n", in.FileType, in.QuantMixString())
 	fmt.Fprintf(stdout, "context:       %d tokens (trained)\n", in.ContextLength)
 	fmt.Fprintf(stdout, "vocabulary:    %d tokens\n", in.VocabSize)
-	fmt.Fprintf(stdout, "chat template: %v\n", in.HasTemplate)
+	fmt.Fprintf(stdout, "chat template: %s\n", templateName(m))
 	fmt.Fprintf(stdout, "file:          %s (%s)\n", in.Path, units.Bytes(in.FileBytes))
 	fmt.Fprintf(stdout, "backend:       %s\n", in.Backend)
 	for _, n := range in.DeviceNotes {
 		fmt.Fprintf(stdout, "device note:   %s\n", n)
 	}
 	return nil
+}
+
+// templateName is the chat template's format, or "none" and what chat
+// uses instead.
+func templateName(m *engine.Model) string {
+	switch {
+	case !m.Info().HasTemplate:
+		return "none (chat uses a generic ChatML format)"
+	case m.TemplateError() != nil:
+		return fmt.Sprintf("unusable (%v); chat uses a generic ChatML format", m.TemplateError())
+	}
+	return m.Template().Name()
 }
 
 func humanCount(n int64) string {

@@ -4,7 +4,10 @@ import (
 	"encoding/binary"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/churon/churon/internal/testdata"
 )
 
 // TestTokenizeAndLogits: tokenize adds BOS, and logits gives the same
@@ -30,6 +33,23 @@ func TestTokenizeAndLogits(t *testing.T) {
 	for i, v := range logits {
 		if math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])) != v {
 			t.Fatalf("logit %d differs between --json and --out", i)
+		}
+	}
+}
+
+// TestInfoNamesTheTemplate: info says which chat format a model's
+// template is, or that it has none (it printed "chat template: false").
+func TestInfoNamesTheTemplate(t *testing.T) {
+	cases := []struct {
+		name, path, want string
+	}{
+		{"ChatML template", synthFile(t, "llama"), "chat template: ChatML\n"},
+		{"no template", testdata.Stories260K(t), "chat template: none ("},
+	}
+	for _, c := range cases {
+		out, _ := runOK(t, "info", "-m", c.path)
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%s: info says\n%s\nwant %q", c.name, out, c.want)
 		}
 	}
 }

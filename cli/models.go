@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/mattn/go-isatty"
 
@@ -56,7 +55,8 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	svc := service(*out, download.Options{Connections: *conns, Overwrite: *force})
+	prog := &pullProgress{w: stderr, tty: isTerminal(stderr)}
+	svc := service(*out, download.Options{Connections: *conns, Overwrite: *force, OnRetry: prog.retry})
 	defer svc.Close()
 
 	var pulls []models.Pull
@@ -82,16 +82,15 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				return fmt.Errorf("the model will not fit in this machine's memory; pass --force to download it anyway")
 			}
 		} else {
-			fmt.Fprintf(stderr, "memory check skipped: %v\n", err)
+			fmt.Fprintf(stderr, "memory check skipped: %s\n", message(err))
 		}
 		pulls = svc.Plan(repo, *rev, v)
 	default:
 		return usagef("usage: churon pull REPO[:FILE|QUANT] | churon pull --url URL [--sha256 HEX] [-o DIR]")
 	}
 
-	tty := isTerminal(stderr)
 	for _, p := range pulls {
-		d, err := svc.Fetch(ctx, p, func(d *download.Download) { showProgress(d, stderr, tty) })
+		d, err := svc.Fetch(ctx, p, prog.follow)
 		if err != nil {
 			return err
 		}
@@ -101,61 +100,6 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintln(stdout, p.Request.Dest)
 	}
 	return nil
-}
-
-// showProgress draws a bar on a terminal, or a line every few seconds
-// otherwise, until the download ends.
-func showProgress(d *download.Download, w io.Writer, tty bool) {
-	label := d.Request().Label
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	lastLine := time.Now()
-	for {
-		select {
-		case <-d.Done():
-			if tty {
-				fmt.Fprintf(w, "\r%s\x1b[K\n", progressLine(d, label, true))
-			} else {
-				fmt.Fprintln(w, progressLine(d, label, false))
-			}
-			return
-		case <-tick.C:
-			if tty {
-				fmt.Fprintf(w, "\r%s\x1b[K", progressLine(d, label, true))
-			} else if time.Since(lastLine) >= 5*time.Second {
-				fmt.Fprintln(w, progressLine(d, label, false))
-				lastLine = time.Now()
-			}
-		}
-	}
-}
-
-func progressLine(d *download.Download, label string, bar bool) string {
-	size := d.Size()
-	done := d.BytesComplete()
-	s := label + " "
-	if bar {
-		const width = 30
-		filled := int(d.Progress() * width)
-		s += "[" + strings.Repeat("#", filled) + strings.Repeat(".", width-filled) + "] "
-	}
-	if size >= 0 {
-		s += fmt.Sprintf("%3.0f%% %s/%s", d.Progress()*100, download.FormatBytes(done), download.FormatBytes(size))
-	} else {
-		s += download.FormatBytes(done)
-	}
-	switch st := d.Status(); st {
-	case download.Running:
-		if r := d.Rate(); r > 0 {
-			s += fmt.Sprintf(" %s/s", download.FormatBytes(int64(r)))
-		}
-		if eta := d.ETA(); eta >= 0 {
-			s += " ETA " + eta.Round(time.Second).String()
-		}
-	default:
-		s += " " + st.String()
-	}
-	return s
 }
 
 func isTerminal(w io.Writer) bool {

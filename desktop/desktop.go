@@ -17,6 +17,7 @@ import (
 
 	"github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/models"
+	"github.com/churon/churon/app/paths"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/assets"
@@ -52,6 +53,12 @@ func Run() int {
 	mdl := models.New(models.Options{Headers: header.Reader{}, Settings: m, Architectures: arch.Names(), PartLabel: uimodels.PartLabel})
 	defer mdl.Close() // downloads stop; they resume on the next run
 
+	if paths.Home() != "" {
+		if err := keepFyneUnder(paths.ConfigDir()); err != nil {
+			fmt.Fprintf(os.Stderr, "churon: %v\n", err)
+			return 1
+		}
+	}
 	a := app.NewWithID(AppID)
 	a.SetIcon(fyne.NewStaticResource("churon.png", assets.IconPNG))
 	a.Settings().SetTheme(ui.NewTheme())

@@ -23,6 +23,21 @@ require_go() {
   fi
 }
 
+# quietly runs a command with its output held back, and shows that output
+# only if the command fails: apt's progress chatter is noise when it
+# works and the reason when it does not.
+quietly() {
+  local log rc=0
+  log=$(mktemp)
+  "$@" >"$log" 2>&1 || rc=$?
+  if [ "$rc" != 0 ]; then
+    echo "churon: '$*' failed (exit $rc):" >&2
+    cat "$log" >&2
+  fi
+  rm -f "$log"
+  return "$rc"
+}
+
 # Debian/Ubuntu packages the desktop app needs to build (cgo + GLFW, see
 # docs/ARCHITECTURE.md and Fyne's requirements); FONT_PKGS are optional and
 # make Korean text readable.
@@ -49,15 +64,15 @@ require_gui_deps() {
     return
   fi
   if command -v apt-get >/dev/null 2>&1; then
-    local cmd="apt-get install -y $GUI_PKGS"
+    local cmd="apt-get install -y -qq $GUI_PKGS"
     if [ "$(id -u)" = 0 ]; then
-      echo "==> installing the desktop app's build packages: $GUI_PKGS" >&2
-      apt-get update -qq && DEBIAN_FRONTEND=noninteractive $cmd >&2
+      echo "==> installing the desktop app's build packages (a minute or two): $GUI_PKGS" >&2
+      quietly apt-get update -qq && quietly env DEBIAN_FRONTEND=noninteractive $cmd
       return
     fi
     if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-      echo "==> installing the desktop app's build packages: $GUI_PKGS" >&2
-      sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive $cmd >&2
+      echo "==> installing the desktop app's build packages (a minute or two): $GUI_PKGS" >&2
+      quietly sudo apt-get update -qq && quietly sudo DEBIAN_FRONTEND=noninteractive $cmd
       return
     fi
     echo "churon: building the desktop app needs C and X11/OpenGL headers. Install them with:" >&2
@@ -82,9 +97,9 @@ ensure_qemu_aarch64() {
   command -v apt-get >/dev/null 2>&1 || return 1
   echo "==> installing qemu-user (runs the arm64 tests on this $(uname -m) host)" >&2
   if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >&2
+    quietly apt-get update -qq && quietly env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user
   elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >&2
+    quietly sudo apt-get update -qq && quietly sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user
   else
     return 1
   fi

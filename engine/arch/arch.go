@@ -84,6 +84,20 @@ func Names() []string {
 // ErrUnknownArchitecture is wrapped by Build for an unregistered name.
 var ErrUnknownArchitecture = fmt.Errorf("arch: unknown architecture")
 
+// UnknownArchitectureError names the architecture a file asks for and the
+// ones registered, for a front end to say both. It matches
+// ErrUnknownArchitecture.
+type UnknownArchitectureError struct {
+	Name      string
+	Supported []string // sorted
+}
+
+func (e *UnknownArchitectureError) Error() string {
+	return fmt.Sprintf("%v %q (supported: %s)", ErrUnknownArchitecture, e.Name, strings.Join(e.Supported, ", "))
+}
+
+func (e *UnknownArchitectureError) Is(target error) bool { return target == ErrUnknownArchitecture }
+
 // Build constructs the model described by f's general.architecture.
 func Build(f *gguf.File) (Model, error) {
 	name := f.Architecture()
@@ -94,7 +108,7 @@ func Build(f *gguf.File) (Model, error) {
 	b, ok := builders[name]
 	mu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("%w %q (supported: %s)", ErrUnknownArchitecture, name, strings.Join(Names(), ", "))
+		return nil, &UnknownArchitectureError{Name: name, Supported: Names()}
 	}
 	m, err := b(f)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -182,6 +183,10 @@ func TestBuildErrors(t *testing.T) {
 		_, err := buildWritten(t, w)
 		if !errors.Is(err, ErrUnknownArchitecture) || !strings.Contains(err.Error(), `"mamba9"`) {
 			t.Fatalf("err = %v, want unknown architecture naming mamba9", err)
+		}
+		var ue *UnknownArchitectureError
+		if !errors.As(err, &ue) || ue.Name != "mamba9" || !slices.Equal(ue.Supported, Names()) {
+			t.Fatalf("err = %#v; want an UnknownArchitectureError for mamba9 listing %v", err, Names())
 		}
 	})
 	t.Run("tensor not applied", func(t *testing.T) {

@@ -645,6 +645,21 @@ func (d *decoder) tensorInfo(f *File, start int64) (TensorInfo, error) {
 	return TensorInfo{Name: name, Shape: shape, Type: typ, Offset: off, Size: size}, nil
 }
 
+// wantSize is the file size the tensors need: the end of the one that
+// ends last (saturating, as the offsets are the file's claims).
+func (f *File) wantSize() int64 {
+	end := f.DataOffset
+	for _, t := range f.Tensors {
+		e, carry := bits.Add64(f.DataOffset, t.Offset, 0)
+		e, carry2 := bits.Add64(e, t.Size, carry)
+		if carry != 0 || carry2 != 0 {
+			return math.MaxInt64
+		}
+		end = max(end, e)
+	}
+	return int64(min(end, math.MaxInt64))
+}
+
 // checkExtents checks that every tensor lies inside the file and that no
 // two overlap.
 func (f *File) checkExtents() error {
@@ -658,7 +673,7 @@ func (f *File) checkExtents() error {
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		if t.Offset > avail || t.Size > avail-t.Offset {
-			return &FormatError{Offset: -1, Where: fmt.Sprintf("tensor %q", t.Name), Err: ErrTruncated,
+			return &FormatError{Offset: -1, Where: fmt.Sprintf("tensor %q", t.Name), Err: &IncompleteError{Size: f.size, Want: f.wantSize()},
 				Msg: fmt.Sprintf("truncated: data at offset %d, %d bytes, runs past the end of the file (%d data bytes from byte %d)", t.Offset, t.Size, avail, f.DataOffset)}
 		}
 	}

@@ -50,3 +50,17 @@ func (e *FormatError) Error() string {
 }
 
 func (e *FormatError) Unwrap() error { return e.Err }
+
+// IncompleteError is the Err of a FormatError for a file shorter than its
+// tensors need, as a download that stopped early is: it says how much is
+// there and how much should be, so a front end can say "incomplete (412
+// MiB of 470 MiB)". It matches ErrTruncated.
+type IncompleteError struct {
+	Size, Want int64 // bytes in the file, and bytes its tensors need
+}
+
+func (e *IncompleteError) Error() string {
+	return fmt.Sprintf("%v: %d of %d bytes", ErrTruncated, e.Size, e.Want)
+}
+
+func (e *IncompleteError) Is(target error) bool { return target == ErrTruncated }

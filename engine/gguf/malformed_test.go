@@ -240,6 +240,12 @@ func TestTruncatedReal(t *testing.T) {
 		if !errors.Is(err, ErrTruncated) || strings.Contains(err.Error(), "\n") {
 			t.Fatalf("prefix of %d bytes: %q is not a one-line ErrTruncated", n, err)
 		}
+		// Past the header only tensor data is missing: the error says how
+		// much of the file is there, for "incomplete (412 MiB of 470 MiB)".
+		var ie *IncompleteError
+		if n >= hdr && (!errors.As(err, &ie) || ie.Size != int64(n) || ie.Want != int64(len(full))) {
+			t.Fatalf("prefix of %d bytes: %v; want an IncompleteError of %d of %d bytes", n, err, n, len(full))
+		}
 		if n < hdr {
 			_, err2 := OpenReader(bytes.NewReader(full[:n]), int64(n))
 			if err2 == nil || err2.Error() != err.Error() {

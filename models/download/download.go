@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/churon/churon/internal/enum"
@@ -71,6 +73,44 @@ type Options struct {
 	// Overwrite replaces an existing destination instead of failing with
 	// ErrExists (a destination whose SHA-256 matches is always kept).
 	Overwrite bool
+	// OnRetry, when set, hears of every failed attempt that will be tried
+	// again, before the wait, so that a front end can say why no byte is
+	// arriving. It is called from the download's goroutines, several at
+	// once for a file fetched over several connections, and must not
+	// block.
+	OnRetry func(Retry)
+}
+
+// Retry is a failed attempt that is about to be tried again.
+type Retry struct {
+	// Attempt is the attempt that follows the wait (2 for the first
+	// retry); Max is the most attempts there will be without progress.
+	Attempt, Max int
+	Wait         time.Duration
+	Err          error
+}
+
+// Reason says in a few words what failed, for a line such as "retrying
+// in 4 s (attempt 2 of 8): connection reset".
+func (r Retry) Reason() string {
+	var he *HTTPError
+	var ne net.Error
+	switch {
+	case errors.As(r.Err, &he):
+		if t := http.StatusText(he.Status); t != "" {
+			return fmt.Sprintf("the server answered %d %s", he.Status, t)
+		}
+		return fmt.Sprintf("the server answered %d", he.Status)
+	case errors.Is(r.Err, errStalled):
+		return "no data arrived for a while"
+	case errors.Is(r.Err, errShortBody), errors.Is(r.Err, io.ErrUnexpectedEOF), errors.Is(r.Err, io.EOF):
+		return "the connection ended early"
+	case errors.Is(r.Err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.As(r.Err, &ne) && ne.Timeout():
+		return "timed out"
+	}
+	return "the connection failed"
 }
 
 func (o Options) withDefaults() Options {

@@ -3,6 +3,8 @@ package download
 import (
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/churon/churon/internal/httpfile"
@@ -41,6 +43,12 @@ var (
 	ErrRemoteChanged = errors.New("download: the file on the server changed")
 	// ErrClosed: the Manager is closed.
 	ErrClosed = errors.New("download: manager closed")
+	// ErrUnreachable: the server's name does not resolve, or nothing
+	// listens at its address. Such a failure is not retried: on a machine
+	// that is offline it does not go away within a download's retries,
+	// and waiting on it only freezes the progress. The error is an
+	// *UnreachableError.
+	ErrUnreachable = errors.New("download: cannot reach the server")
 )
 
 // Internal control errors: how the fetch loop (fetch.go) tells the
@@ -60,6 +68,32 @@ type retryable struct {
 
 func (r *retryable) Error() string { return r.err.Error() }
 func (r *retryable) Unwrap() error { return r.err }
+
+// UnreachableError says which host could not be reached, and why (a
+// *net.DNSError, or a refused connection: errors.As and errors.Is see
+// through it).
+type UnreachableError struct {
+	Host string
+	Err  error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("download: cannot reach %s: %v", e.Host, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+func (e *UnreachableError) Is(target error) bool { return target == ErrUnreachable }
+
+// unreachable reports whether a failed request never reached a server
+// that could answer: a name that does not resolve (however the resolver
+// failed: on a dead network every lookup fails), a refused connection, or
+// no route to the host.
+func unreachable(err error) bool {
+	var dns *net.DNSError
+	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EHOSTUNREACH)
+}
 
 // ChecksumError reports a SHA-256 mismatch.
 type ChecksumError struct {

@@ -109,6 +109,9 @@ func (d *Download) probe(ctx context.Context) (*state, error) {
 	var st *state
 	err := d.retry(ctx, func(attempts int) (bool, error) {
 		resp, err := d.get(ctx, "bytes=0-0", "")
+		if errors.Is(err, ErrUnreachable) {
+			return false, err
+		}
 		if err != nil {
 			return false, &retryable{err: err}
 		}
@@ -311,6 +314,9 @@ func (d *Download) retry(ctx context.Context, try func(attempts int) (bool, erro
 			if wait == 0 {
 				wait = d.backoff(fails)
 			}
+			if d.opt.OnRetry != nil {
+				d.opt.OnRetry(Retry{Attempt: fails + 1, Max: d.opt.MaxRetries + 1, Wait: wait, Err: r.err})
+			}
 		}
 		if wait > 0 {
 			t := time.NewTimer(wait)
@@ -349,6 +355,9 @@ func (d *Download) get(ctx context.Context, rng, ifRange string) (*http.Response
 	}
 	resp, err := d.opt.Client.Do(req)
 	if err != nil {
+		if cause := httpfile.Cause(err); unreachable(cause) {
+			return nil, &UnreachableError{Host: req.URL.Host, Err: cause}
+		}
 		return nil, fmt.Errorf("download: %s: %w", httpfile.Redact(d.req.URL), httpfile.Cause(err))
 	}
 	return resp, nil
@@ -406,6 +415,9 @@ func (d *Download) fetchOnce(ctx context.Context, f partFile, st *state, i int, 
 		}
 	}
 	resp, err := d.get(rctx, rng, ifRange)
+	if errors.Is(err, ErrUnreachable) {
+		return 0, err
+	}
 	if err != nil {
 		if context.Cause(rctx) == errStalled {
 			err = errStalled
