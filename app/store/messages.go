@@ -167,7 +167,18 @@ func (s *Store) add(ctx context.Context, m Message, sibling bool) (Message, erro
 	if err != nil {
 		return Message{}, err
 	}
-	return s.Message(ctx, id)
+	// With its place among its versions, so that a new version shows its
+	// switcher from the start.
+	vs, err := s.Versions(ctx, id)
+	if err != nil {
+		return Message{}, err
+	}
+	for _, v := range vs {
+		if v.ID == id {
+			return v, nil
+		}
+	}
+	return Message{}, fmt.Errorf("store: add message: message %d: %w", id, ErrNotFound)
 }
 
 // insertMessage adds m to conversation conv at position pos with the
