@@ -149,7 +149,8 @@ func (m *Manager) Edit(conv, msg int64, text string) error {
 }
 
 // SwitchVersion shows version (1-based, oldest first) of message msg,
-// with the branch that follows it as it was last shown. The next answer
+// with the branch that follows it as it was last shown; version 0 shows
+// the branch through msg itself, wherever it is. The next answer
 // follows that branch; the KV cache is reused only as far as its tokens
 // match the branch's prompt.
 func (m *Manager) SwitchVersion(conv, msg int64, version int) error {
@@ -165,10 +166,14 @@ func (m *Manager) SwitchVersion(conv, msg int64, version int) error {
 		if err != nil {
 			return fmt.Errorf("session: switch version: %w", err)
 		}
-		if version < 1 || version > len(vs) {
-			return fmt.Errorf("session: switch version: %w: message %d has %d versions, not %d", store.ErrNotFound, msg, len(vs), version)
+		pick := msg // version 0: msg's own branch (a search found it)
+		if version != 0 {
+			if version < 1 || version > len(vs) {
+				return fmt.Errorf("session: switch version: %w: message %d has %d versions, not %d", store.ErrNotFound, msg, len(vs), version)
+			}
+			pick = vs[version-1].ID
 		}
-		if err := m.st.SelectMessage(ctx, vs[version-1].ID); err != nil {
+		if err := m.st.SelectMessage(ctx, pick); err != nil {
 			return fmt.Errorf("session: switch version: %w", err)
 		}
 		m.emit(MessagesChanged{Conv: conv})

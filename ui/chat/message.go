@@ -43,9 +43,12 @@ type messageView struct {
 	// regenerated answer (nil when there is one version).
 	prevVer, nextVer *widget.Button
 	verLabel         *widget.Label
-	body             *fyne.Container
-	editor           *core.Entry
-	obj              fyne.CanvasObject
+	// marked: the texts a search marked in the message (nil: not found
+	// by one).
+	marked []string
+	body   *fyne.Container
+	editor *core.Entry
+	obj    fyne.CanvasObject
 }
 
 func newMessageView(c *View, m session.Message) *messageView {

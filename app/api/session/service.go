@@ -32,7 +32,8 @@ type Service interface {
 	Regenerate(conv, msg int64) error
 	Edit(conv, msg int64, text string) error
 	// SwitchVersion shows another version (1-based, oldest first) of an
-	// edited message or regenerated answer, with what followed it.
+	// edited message or regenerated answer, with what followed it;
+	// version 0: the branch through msg itself.
 	SwitchVersion(conv, msg int64, version int) error
 	DeleteMessage(conv, msg int64) error
 	Delete(conv int64) error
