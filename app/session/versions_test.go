@@ -19,7 +19,7 @@ func TestSwitchVersionFollowsTheCache(t *testing.T) {
 	set := greedy(12)
 	conv := f.conv(set)
 	a1 := f.send(conv, "Lily and Ben")
-	q1 := f.messages(conv)[0]
+	q1, firstAnswer := f.messages(conv)[0], f.messages(conv)[1].ID
 	if err := f.m.Edit(conv, q1.ID, "The little dog"); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +59,15 @@ func TestSwitchVersionFollowsTheCache(t *testing.T) {
 	again := f.send(conv, "Once upon a time")
 	if want := reference(t, path, set, "The little dog", b1.text, "The end", b2.text, "Once upon a time"); again.text != want {
 		t.Fatalf("on version 2: %q, from scratch %q", again.text, want)
+	}
+
+	// Version 0 is the branch through the message named, as a search
+	// result opens it.
+	if err := f.m.SwitchVersion(conv, firstAnswer, 0); err != nil {
+		t.Fatal(err)
+	}
+	if msgs = f.messages(conv); len(msgs) != 4 || msgs[1].ID != firstAnswer {
+		t.Fatalf("the branch through the first answer: %+v", msgs)
 	}
 
 	if err := f.m.SwitchVersion(conv, q1.ID, 3); !errors.Is(err, store.ErrNotFound) {
