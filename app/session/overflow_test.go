@@ -230,3 +230,45 @@ func TestNoticesNeverAnswered(t *testing.T) {
 		t.Fatal(tr.done.Err)
 	}
 }
+
+// TestRegenerateDropsMore regenerates the answer after a notice in a
+// smaller context: the new notice is a version of the old one (the chat
+// reads question, notice, answer, not two notices in a row), and the old
+// notice's answer is one switch away.
+func TestRegenerateDropsMore(t *testing.T) {
+	path := storiesPath(t)
+	f := newFixture(t, Options{})
+	f.load(path)
+	set := greedy(8)
+	set.Context = 320
+	set.SystemPrompt = "Stories."
+	conv := overflowed(t, f, set)
+	msgs := f.messages(conv)
+	oldNotice, oldAnswer := msgs[len(msgs)-2], msgs[len(msgs)-1]
+	small := set
+	small.Context = 160
+	if err := f.m.SetSettings(conv, small); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.m.Regenerate(conv, oldAnswer.ID); err != nil {
+		t.Fatal(err)
+	}
+	if tr := f.wait(conv); tr.done.Reason == ReasonError {
+		t.Fatal(tr.done.Err)
+	}
+	msgs = f.messages(conv)
+	n := msgs[len(msgs)-2]
+	if n.Role != store.RoleNotice || n.ID == oldNotice.ID || n.Version != 2 || n.Versions != 2 || msgs[len(msgs)-3].Role != store.RoleUser {
+		t.Fatalf("after regenerating in a smaller context: %s %s (%d/%d), %s", msgs[len(msgs)-3].Role, n.Role, n.Version, n.Versions, msgs[len(msgs)-1].Role)
+	}
+	old, _ := ParseNotice(oldNotice)
+	if nt, _ := ParseNotice(n); nt.Dropped <= old.Dropped {
+		t.Fatalf("the new notice drops %d, the old one %d", nt.Dropped, old.Dropped)
+	}
+	if err := f.m.SwitchVersion(conv, n.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if msgs = f.messages(conv); msgs[len(msgs)-1].ID != oldAnswer.ID {
+		t.Fatalf("version 1 of the notice ends with %+v", msgs[len(msgs)-1])
+	}
+}

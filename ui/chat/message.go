@@ -66,7 +66,15 @@ func newMessageView(c *View, m session.Message) *messageView {
 		note := core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapWord)
 		core.SetMuted(note, noticeText(m))
 		v.body = nil
-		v.obj = container.NewBorder(nil, nil, widget.NewIcon(theme.InfoIcon()), nil, note)
+		// A notice has versions when a regenerated answer left out more
+		// than the first: the switcher reaches the answers after each.
+		var vers fyne.CanvasObject
+		if m.Versions > 1 {
+			box := container.NewHBox()
+			v.addVersions(box)
+			vers = box
+		}
+		v.obj = container.NewBorder(nil, nil, widget.NewIcon(theme.InfoIcon()), vers, note)
 		return v
 	}
 	v.addVersions(actions)

@@ -1,12 +1,14 @@
 package chat
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2/test"
 
+	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/uitest"
 )
 
@@ -100,5 +102,43 @@ func TestVersionSwitcher(t *testing.T) {
 	h.Wait("version 2", func() bool {
 		v := h.view().views
 		return len(v) == 2 && v[0].msg.Content == "Lily and Ben" && v[0].verLabel.Text == "2/2"
+	})
+}
+
+// TestNoticeVersions: a notice written again for a regenerated answer
+// that left out more is a version of the first, and the chat offers both.
+func TestNoticeVersions(t *testing.T) {
+	h := newHarness(t, uitest.Options{})
+	ctx := context.Background()
+	c, err := h.M.NewConversation("notices")
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(m store.Message) store.Message {
+		m.ConversationID = c.ID
+		got, err := h.St.AddMessage(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	add(store.Message{Role: store.RoleUser, Content: "question"})
+	n1 := add(store.Message{Role: store.RoleNotice, Content: "first notice"})
+	add(store.Message{Role: store.RoleAssistant, Content: "first answer"})
+	if _, err := h.St.AddVersion(ctx, n1.ID, store.Message{ConversationID: c.ID, Role: store.RoleNotice, Content: "second notice"}); err != nil {
+		t.Fatal(err)
+	}
+	add(store.Message{Role: store.RoleAssistant, Content: "second answer"})
+	h.Core.Conv = c.ID // as opening it from the sidebar does
+	h.view().Show(c.ID)
+	h.Wait("the chat", func() bool { return len(h.view().views) == 3 })
+	n := h.view().views[1]
+	if n.verLabel == nil || n.verLabel.Text != "2/2" {
+		t.Fatal("the second notice offers no switcher")
+	}
+	test.Tap(n.prevVer)
+	h.Wait("the first notice's answer", func() bool {
+		v := h.view().views
+		return len(v) == 3 && v[2].msg.Content == "first answer" && v[1].verLabel.Text == "1/2"
 	})
 }
