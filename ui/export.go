@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,8 +42,26 @@ type exportRequest struct {
 // zipped reports whether the request writes a zip.
 func (r exportRequest) zipped() bool { return r.All || len(r.IDs) != 1 }
 
-// settingExportFormat remembers the last format chosen.
-const settingExportFormat = "ui.export_format"
+// settingExportFormat remembers the last format chosen, and
+// settingExportDir the folder of the last export, where the next save
+// dialog opens (its own setting: exports are no model folder).
+const (
+	settingExportFormat = "ui.export_format"
+	settingExportDir    = "ui.export_dir"
+)
+
+// exportDir is the folder of the last export while it still exists ("":
+// none).
+func (u *UI) exportDir() string {
+	dir, ok := u.w.Setting(settingExportDir)
+	if !ok || dir == "" {
+		return ""
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return dir
+}
 
 // exportData writes the chats of req to w. It reads the database, so it
 // runs off Fyne's goroutine.
@@ -152,7 +171,7 @@ var showSaveDialog = func(u *UI, req exportRequest) {
 	if req.zipped() {
 		ext = ".zip"
 	}
-	core.SaveFile(u.w.Win, u.exportFileName(req), ext, u.w.ShowError, func(w fyne.URIWriteCloser) {
+	core.SaveFile(u.w.Win, u.exportFileName(req), ext, u.exportDir(), u.w.ShowError, func(w fyne.URIWriteCloser) {
 		u.saveExport(w, req)
 	})
 }
@@ -170,17 +189,35 @@ func (u *UI) saveExport(w fyne.URIWriteCloser, req exportRequest) {
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}
-		name := w.URI().Name()
-		u.w.Do(func() { u.afterExport(name, err) })
+		uri := w.URI()
+		u.w.Do(func() { u.afterExport(uri, err) })
 	}()
 }
 
-func (u *UI) afterExport(name string, err error) {
+// openFolder shows a folder in the desktop's file manager; a variable so
+// that tests can see what would open.
+var openFolder = func(a fyne.App, u *url.URL) error { return a.OpenURL(u) }
+
+// afterExport says where the export went, with a button that opens its
+// folder, and remembers the folder for the next export.
+func (u *UI) afterExport(uri fyne.URI, err error) {
 	if err != nil {
 		u.w.ShowError(fmt.Errorf("%s: %w", lang.X("export.failed", "Export failed"), err))
 		return
 	}
-	u.w.Banner(lang.X("export.done", "Saved {{.Name}}.", map[string]any{"Name": name}), false)
+	if uri.Scheme() != "file" { // a portal or a content URI: no folder to name
+		u.w.Banner(lang.X("export.done", "Saved {{.Name}}.", map[string]any{"Name": uri.Name()}), false)
+		return
+	}
+	path := uri.Path()
+	dir := filepath.Dir(path)
+	u.w.SetSetting(settingExportDir, dir)
+	u.w.BannerAction(lang.X("export.done.path", "Saved {{.Path}}.", map[string]any{"Path": path}),
+		lang.X("export.openfolder", "Open folder"), func() {
+			if err := openFolder(u.w.App, core.FolderURL(dir)); err != nil {
+				u.w.ShowError(fmt.Errorf("%s: %w", lang.X("export.openfolder.failed", "Could not open the folder"), err))
+			}
+		})
 }
 
 // onImport asks for a JSON export (or a zip of them) and imports it.

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -185,9 +186,27 @@ func TestExportSaves(t *testing.T) {
 		t.Errorf("html export:\n%s", page.String())
 	}
 
-	w := &fakeWriter{uri: storage.NewFileURI(filepath.Join(t.TempDir(), "all.zip"))}
+	dir := t.TempDir()
+	if u.exportDir() != "" {
+		t.Fatalf("a new library's exports open in %q", u.exportDir())
+	}
+	w := &fakeWriter{uri: storage.NewFileURI(filepath.Join(dir, "all.zip"))}
 	u.saveExport(w, exportRequest{All: true, Format: export.Markdown})
-	h.Wait("the export to be saved", func() bool { return strings.Contains(uitest.Text(u.w.Notice), "Saved all.zip.") })
+	full := filepath.Join(dir, "all.zip")
+	h.Wait("the export to be saved", func() bool { return strings.Contains(uitest.Text(u.w.Notice), "Saved "+full+".") })
+	// The next export opens where this one went, and the folder opens
+	// from the message.
+	if got := u.exportDir(); got != dir {
+		t.Errorf("the next export opens in %q, want %q", got, dir)
+	}
+	var opened []*url.URL
+	oldOpen := openFolder
+	defer func() { openFolder = oldOpen }()
+	openFolder = func(_ fyne.App, u *url.URL) error { opened = append(opened, u); return nil }
+	test.Tap(uitest.FindButton(t, u.w.Notice, "Open folder"))
+	if len(opened) != 1 || opened[0].Scheme != "file" || opened[0].Path != filepath.ToSlash(dir) {
+		t.Errorf("Open folder opened %v, want file://%s", opened, dir)
+	}
 	if !w.closed {
 		t.Error("the file was not closed")
 	}

@@ -39,6 +39,7 @@ type sidebar struct {
 type sideRow struct {
 	conv    session.Conversation
 	snippet string
+	msg     int64 // the message the snippet is from
 }
 
 // UndoAfter is how long "Undo" stays offered after a delete.
@@ -114,7 +115,16 @@ func (s *sidebar) selectConv(id int64) {
 
 func (s *sidebar) onSelected(id widget.ListItemID) {
 	if id < len(s.rows) {
+		s.findHit(s.rows[id])
 		s.ui.openConversation(s.rows[id].conv.ID)
+	}
+}
+
+// findHit has the chat scroll to a search hit's message, with the match
+// marked, when it shows the row's conversation.
+func (s *sidebar) findHit(r sideRow) {
+	if r.msg != 0 {
+		s.ui.chat.Find(r.conv.ID, r.msg, s.query)
 	}
 }
 
@@ -190,13 +200,13 @@ func listRows(sess session.Service, q string) ([]sideRow, error) {
 			// Give a title match its snippet too.
 			for i := range rows {
 				if rows[i].conv.ID == c.ID && rows[i].snippet == "" {
-					rows[i].snippet = h.Snippet
+					rows[i].snippet, rows[i].msg = h.Snippet, h.MessageID
 				}
 			}
 			continue
 		}
 		seen[c.ID] = true
-		rows = append(rows, sideRow{conv: c, snippet: h.Snippet})
+		rows = append(rows, sideRow{conv: c, snippet: h.Snippet, msg: h.MessageID})
 	}
 	return rows, err
 }
@@ -377,6 +387,10 @@ func (it *convItem) onMenu() {
 // and never to the list item underneath.
 func (it *convItem) Tapped(*fyne.PointEvent) {
 	if it.s.ui.w.Conv == it.row.conv.ID {
+		if it.row.msg != 0 { // a hit in the chat shown: go to it
+			it.s.findHit(it.row)
+			it.s.ui.chat.Show(it.row.conv.ID)
+		}
 		return
 	}
 	it.s.list.Select(it.id)

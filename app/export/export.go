@@ -1,9 +1,11 @@
 package export
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -15,7 +17,11 @@ import (
 // Chat is one conversation with its messages, as the store holds them.
 type Chat struct {
 	Conversation store.Conversation
-	Messages     []store.Message
+	Messages     []store.Message // the branch shown
+	// Others are the versions off that branch (edits, regenerated
+	// answers and what followed them), least recently chosen first. Only
+	// the JSON export writes them.
+	Others []store.Message
 }
 
 // Options tune the human-readable formats. The zero value is the default.
@@ -54,11 +60,36 @@ func Load(ctx context.Context, st *store.Store, id int64) (Chat, error) {
 	if err != nil {
 		return Chat{}, fmt.Errorf("export: %w", err)
 	}
-	msgs, err := st.Messages(ctx, id)
+	ch, err := loadMessages(ctx, st, c)
 	if err != nil {
 		return Chat{}, fmt.Errorf("export: %w", err)
 	}
-	return Chat{Conversation: c, Messages: msgs}, nil
+	return ch, nil
+}
+
+// loadMessages reads a conversation's branch shown and its other
+// versions.
+func loadMessages(ctx context.Context, st *store.Store, c store.Conversation) (Chat, error) {
+	msgs, err := st.Messages(ctx, c.ID)
+	if err != nil {
+		return Chat{}, err
+	}
+	all, err := st.AllMessages(ctx, c.ID)
+	if err != nil {
+		return Chat{}, err
+	}
+	shown := make(map[int64]bool, len(msgs))
+	for _, m := range msgs {
+		shown[m.ID] = true
+	}
+	var others []store.Message
+	for _, m := range all {
+		if !shown[m.ID] {
+			others = append(others, m)
+		}
+	}
+	slices.SortStableFunc(others, func(a, b store.Message) int { return cmp.Compare(a.Selected, b.Selected) })
+	return Chat{Conversation: c, Messages: msgs, Others: others}, nil
 }
 
 // LoadAll reads every conversation not in the trash, in the sidebar's
@@ -70,11 +101,11 @@ func LoadAll(ctx context.Context, st *store.Store) ([]Chat, error) {
 	}
 	out := make([]Chat, 0, len(convs))
 	for _, c := range convs {
-		msgs, err := st.Messages(ctx, c.ID)
+		ch, err := loadMessages(ctx, st, c)
 		if err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
-		out = append(out, Chat{Conversation: c, Messages: msgs})
+		out = append(out, ch)
 	}
 	return out, nil
 }

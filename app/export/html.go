@@ -278,6 +278,9 @@ func WriteHTML(w io.Writer, chat Chat, opt Options) error {
 		if !m.Created.IsZero() {
 			fmt.Fprintf(bw, "<time datetime=\"%s\">%s</time>", m.Created.UTC().Format(time.RFC3339), html.EscapeString(showTime(m.Created, opt)))
 		}
+		if v := versionNote(m); v != "" {
+			fmt.Fprintf(bw, "<span class=\"version\">%s</span>", html.EscapeString(v))
+		}
 		bw.WriteString("</div>\n")
 		if m.Role == store.RoleAssistant {
 			body, err := renderMarkdown(m.Content)

@@ -53,13 +53,27 @@ type Conversation struct {
 	// that nothing is lost).
 	SettingsText string    `json:"settings_text,omitempty"`
 	ModelPath    string    `json:"model_path,omitempty"`
-	Messages     []Message `json:"messages"`
+	Messages     []Message `json:"messages"` // the branch shown
+	// OtherVersions are the messages off that branch — earlier versions
+	// of edited messages and regenerated answers, with what followed
+	// them — least recently shown first; each names its parent.
+	OtherVersions []Message `json:"other_versions,omitempty"`
 }
 
 // Message is one message in the JSON export. The fields after Updated are
 // set on answers only; absent means zero.
 type Message struct {
-	ID           int64           `json:"id,omitempty"` // information only
+	// ID is the message's id in the library it came from: information
+	// only, except that Parent refers to it.
+	ID int64 `json:"id,omitempty"`
+	// Parent is the id of the message this one follows, in other_versions
+	// (0: it opens the conversation); in messages each follows the one
+	// before it.
+	Parent int64 `json:"parent,omitempty"`
+	// Version of Versions, for a message that has other versions:
+	// information only (the tree says it).
+	Version      int             `json:"version,omitempty"`
+	Versions     int             `json:"versions,omitempty"`
 	Role         string          `json:"role"`
 	Content      string          `json:"content"`
 	Created      time.Time       `json:"created,omitzero"`
@@ -87,16 +101,29 @@ func NewDocument(chats []Chat, opt Options) Document {
 			SystemPrompt: c.SystemPrompt, ModelPath: c.ModelPath, Messages: make([]Message, 0, len(ch.Messages))}
 		jc.Settings, jc.SettingsText = settingsOut(c.Sampler)
 		for _, m := range ch.Messages {
-			jm := Message{ID: m.ID, Role: string(m.Role), Content: m.Content, Created: utc(m.Created), Updated: utc(m.Updated),
-				Model: m.Model, Quant: m.Quant, PromptTokens: m.PromptTokens, PromptReused: m.PromptReused, GenTokens: m.GenTokens,
-				TTFTMs: float64(m.TTFT) / float64(time.Millisecond), PromptTPS: m.PromptTPS, GenTPS: m.GenTPS,
-				FinishReason: m.FinishReason}
-			jm.Settings, jm.SettingsText = settingsOut(m.Sampler)
-			jc.Messages = append(jc.Messages, jm)
+			jc.Messages = append(jc.Messages, messageOut(m, false))
+		}
+		for _, m := range ch.Others {
+			jc.OtherVersions = append(jc.OtherVersions, messageOut(m, true))
 		}
 		doc.Conversations = append(doc.Conversations, jc)
 	}
 	return doc
+}
+
+func messageOut(m store.Message, other bool) Message {
+	jm := Message{ID: m.ID, Role: string(m.Role), Content: m.Content, Created: utc(m.Created), Updated: utc(m.Updated),
+		Model: m.Model, Quant: m.Quant, PromptTokens: m.PromptTokens, PromptReused: m.PromptReused, GenTokens: m.GenTokens,
+		TTFTMs: float64(m.TTFT) / float64(time.Millisecond), PromptTPS: m.PromptTPS, GenTPS: m.GenTPS,
+		FinishReason: m.FinishReason}
+	if other {
+		jm.Parent = m.ParentID
+	}
+	if m.Versions > 1 {
+		jm.Version, jm.Versions = m.Version, m.Versions
+	}
+	jm.Settings, jm.SettingsText = settingsOut(m.Sampler)
+	return jm
 }
 
 func utc(t time.Time) time.Time {
@@ -207,7 +234,10 @@ func decode(data []byte) (*Document, error) {
 		if _, err := settingsIn(c.Settings, c.SettingsText); err != nil {
 			return nil, fmt.Errorf("%w: conversation %d (%q): %v", ErrMalformed, i+1, c.Title, err)
 		}
-		for j, m := range c.Messages {
+		if err := checkVersions(c); err != nil {
+			return nil, fmt.Errorf("%w: conversation %d (%q): %v", ErrMalformed, i+1, c.Title, err)
+		}
+		for j, m := range append(c.Messages[:len(c.Messages):len(c.Messages)], c.OtherVersions...) {
 			switch store.Role(m.Role) {
 			case store.RoleSystem, store.RoleUser, store.RoleAssistant, store.RoleTool, store.RoleNotice:
 			case "":
@@ -225,6 +255,30 @@ func decode(data []byte) (*Document, error) {
 		}
 	}
 	return &doc, nil
+}
+
+// checkVersions checks that each of the other versions names a message of
+// the conversation as its parent, by an id no two messages share.
+func checkVersions(c Conversation) error {
+	if len(c.OtherVersions) == 0 {
+		return nil
+	}
+	ids := map[int64]bool{}
+	for j, m := range append(c.Messages[:len(c.Messages):len(c.Messages)], c.OtherVersions...) {
+		if m.ID == 0 && j >= len(c.Messages) {
+			return fmt.Errorf("other version %d has no \"id\"", j-len(c.Messages)+1)
+		}
+		if m.ID != 0 && ids[m.ID] {
+			return fmt.Errorf("two messages have the id %d", m.ID)
+		}
+		ids[m.ID] = true
+	}
+	for j, m := range c.OtherVersions {
+		if m.Parent != 0 && !ids[m.Parent] {
+			return fmt.Errorf("other version %d follows message %d, which is not in the conversation", j+1, m.Parent)
+		}
+	}
+	return nil
 }
 
 // jsonError explains a decoding error with its place in the file.
@@ -288,15 +342,21 @@ func (d *Document) Chats() ([]store.ImportConversation, error) {
 		}
 		ic := store.ImportConversation{Conversation: store.Conversation{Title: c.Title, Created: c.Created, Updated: c.Updated,
 			Pinned: c.Pinned, SystemPrompt: c.SystemPrompt, Sampler: sc, ModelPath: c.ModelPath}}
-		for j, m := range c.Messages {
+		for j, m := range append(c.Messages[:len(c.Messages):len(c.Messages)], c.OtherVersions...) {
 			sm, err := settingsIn(m.Settings, m.SettingsText)
 			if err != nil {
 				return nil, fmt.Errorf("%w: conversation %d, message %d: %v", ErrMalformed, i+1, j+1, err)
 			}
-			ic.Messages = append(ic.Messages, store.Message{Role: store.Role(m.Role), Content: m.Content,
+			msg := store.Message{ID: m.ID, Role: store.Role(m.Role), Content: m.Content,
 				Created: m.Created, Updated: m.Updated, Model: m.Model, Quant: m.Quant, Sampler: sm,
 				PromptTokens: m.PromptTokens, PromptReused: m.PromptReused, GenTokens: m.GenTokens, TTFT: time.Duration(math.Round(m.TTFTMs * float64(time.Millisecond))),
-				PromptTPS: m.PromptTPS, GenTPS: m.GenTPS, FinishReason: m.FinishReason})
+				PromptTPS: m.PromptTPS, GenTPS: m.GenTPS, FinishReason: m.FinishReason}
+			if j < len(c.Messages) {
+				ic.Messages = append(ic.Messages, msg)
+			} else {
+				msg.ParentID = m.Parent
+				ic.Others = append(ic.Others, msg)
+			}
 		}
 		out = append(out, ic)
 	}

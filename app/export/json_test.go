@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,7 +23,8 @@ import (
 func library(t *testing.T, st *store.Store) {
 	t.Helper()
 	ctx := context.Background()
-	addChat(t, st, "Recipes", "How do I make kimchi stew?", "Fry the kimchi, then simmer.\n\n```sh\necho \"<done>\" && exit 0\n```")
+	r := addChat(t, st, "Recipes", "How do I make kimchi stew?", "Fry the kimchi, then simmer.\n\n```sh\necho \"<done>\" && exit 0\n```")
+	versions(t, st, r.ID)
 	time.Sleep(2 * time.Millisecond) // distinct creation times, as in life
 	c := addChat(t, st, "김치찌개 레시피", "김치찌개 만드는 법 알려 줘 😋", "| 재료 | 양 |\n|---|---|\n| 김치 | 300 g |")
 	if err := st.SetPinned(ctx, c.ID, true); err != nil {
@@ -53,6 +55,32 @@ func library(t *testing.T, st *store.Store) {
 	}
 }
 
+// versions gives a conversation of a question and an answer versions: a
+// regenerated answer (shown) and an edited question with its own answer.
+func versions(t *testing.T, st *store.Store, conv int64) {
+	t.Helper()
+	ctx := context.Background()
+	msgs, err := st.Messages(ctx, conv)
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("%+v %v", msgs, err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	a2, err := st.AddVersion(ctx, msgs[1].ID, store.Message{ConversationID: conv, Role: store.RoleAssistant, Content: "Simmer it longer.", Model: "m.gguf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	if _, err := st.AddVersion(ctx, msgs[0].ID, store.Message{ConversationID: conv, Role: store.RoleUser, Content: "And for four people?"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddMessage(ctx, store.Message{ConversationID: conv, Role: store.RoleAssistant, Content: "Double it."}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SelectMessage(ctx, a2.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func exportJSON(t *testing.T, st *store.Store) []byte {
 	t.Helper()
 	chats, err := LoadAll(context.Background(), st)
@@ -75,9 +103,19 @@ func normalise(t *testing.T, data []byte) Document {
 		t.Fatal(err)
 	}
 	for i := range doc.Conversations {
-		doc.Conversations[i].ID = 0
-		for j := range doc.Conversations[i].Messages {
-			doc.Conversations[i].Messages[j].ID = 0
+		c := &doc.Conversations[i]
+		c.ID = 0
+		// Ids become their order in the file, which parents refer to.
+		ids := map[int64]int64{}
+		for j := range c.Messages {
+			ids[c.Messages[j].ID] = int64(len(ids) + 1)
+			c.Messages[j].ID = 0
+		}
+		for j := range c.OtherVersions {
+			ids[c.OtherVersions[j].ID] = int64(len(ids) + 1)
+		}
+		for j := range c.OtherVersions {
+			c.OtherVersions[j].ID, c.OtherVersions[j].Parent = ids[c.OtherVersions[j].ID], ids[c.OtherVersions[j].Parent]
 		}
 	}
 	slices.SortFunc(doc.Conversations, func(a, b Conversation) int { return a.Created.Compare(b.Created) })
@@ -124,8 +162,10 @@ func TestJSONRoundTrip(t *testing.T) {
 	strip := func(cs []Chat) []Chat {
 		for i := range cs {
 			cs[i].Conversation.ID = 0
-			for j := range cs[i].Messages {
-				cs[i].Messages[j].ID, cs[i].Messages[j].ConversationID, cs[i].Messages[j].Position = 0, 0, 0
+			for _, ms := range [][]store.Message{cs[i].Messages, cs[i].Others} {
+				for j := range ms {
+					ms[j].ID, ms[j].ConversationID, ms[j].Position, ms[j].ParentID, ms[j].Selected = 0, 0, 0, 0, 0
+				}
 			}
 		}
 		slices.SortFunc(cs, func(x, y Chat) int { return x.Conversation.Created.Compare(y.Conversation.Created) })
@@ -324,4 +364,69 @@ func TestDocExample(t *testing.T) {
 	if res := importJSON(t, st, []byte(s[i+8:i+8+j])); res.Count(store.Imported) != 1 {
 		t.Errorf("example imports as %+v", res)
 	}
+}
+
+// TestVersionsExported: JSON carries every version and imports them back
+// with the same branch shown; the readable formats show that branch and
+// say which version each message is.
+func TestVersionsExported(t *testing.T) {
+	a, b := openStore(t), openStore(t)
+	library(t, a)
+	data := exportJSON(t, a)
+	var recipes *Conversation
+	doc := normalise(t, data)
+	for i := range doc.Conversations {
+		if doc.Conversations[i].Title == "Recipes" {
+			recipes = &doc.Conversations[i]
+		}
+	}
+	if recipes == nil || len(recipes.Messages) != 2 || len(recipes.OtherVersions) != 3 {
+		t.Fatalf("Recipes exported as %+v", recipes)
+	}
+	if m := recipes.Messages[1]; m.Content != "Simmer it longer." || m.Version != 2 || m.Versions != 2 {
+		t.Fatalf("the answer shown is %+v", m)
+	}
+	importJSON(t, b, data)
+	chats, err := LoadAll(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range chats {
+		if ch.Conversation.Title != "Recipes" {
+			continue
+		}
+		if len(ch.Others) != 3 || ch.Messages[1].Content != "Simmer it longer." || ch.Messages[0].Versions != 2 {
+			t.Fatalf("imported: %+v, others %+v", ch.Messages, ch.Others)
+		}
+		for _, w := range []struct {
+			name  string
+			write func(io.Writer, Chat, Options) error
+		}{{"markdown", WriteMarkdown}, {"html", WriteHTML}, {"text", WriteText}} {
+			var buf bytes.Buffer
+			if err := w.write(&buf, ch, testOpt()); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			if !strings.Contains(out, "version 2 of 2") || !strings.Contains(out, "version 1 of 2") ||
+				!strings.Contains(out, "Simmer it longer.") || strings.Contains(out, "Double it.") {
+				t.Errorf("%s shows another branch, or no version notes:\n%s", w.name, out)
+			}
+		}
+		// Switching to another version there shows its branch.
+		var q2 int64
+		for _, m := range ch.Others {
+			if m.Content == "And for four people?" {
+				q2 = m.ID
+			}
+		}
+		if err := b.SelectMessage(context.Background(), q2); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := Load(context.Background(), b, ch.Conversation.ID)
+		if len(got.Messages) != 2 || got.Messages[1].Content != "Double it." {
+			t.Fatalf("the edit's branch: %+v", got.Messages)
+		}
+		return
+	}
+	t.Fatal("Recipes was not imported")
 }

@@ -2,6 +2,7 @@ package export
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"strings"
 	"unicode"
@@ -41,7 +42,19 @@ func messageHeading(m store.Message, opt Options) string {
 	if s := showTime(m.Created, opt); s != "" {
 		parts = append(parts, s)
 	}
+	if v := versionNote(m); v != "" {
+		parts = append(parts, v)
+	}
 	return strings.Join(parts, " · ")
+}
+
+// versionNote is "version 2 of 3" for a message with other versions: the
+// readable exports show the branch shown, and say that there is more.
+func versionNote(m store.Message) string {
+	if m.Versions < 2 {
+		return ""
+	}
+	return fmt.Sprintf("version %d of %d", m.Version, m.Versions)
 }
 
 // writeBody writes text as it is, ending with a newline, and closes a

@@ -65,8 +65,11 @@ func (m *Manager) Send(conv int64, text string) (Message, error) {
 	return msg, err
 }
 
-// Regenerate answers again: msg is an answer (it and everything after it
-// are replaced) or a person's message (everything after it is replaced).
+// Regenerate answers again: msg is an answer (a new version of it is
+// written) or a person's message (a new version of what follows it). The
+// earlier answer stays, with what followed it, one version away.
+// Notices are never what is answered: an answer after a notice is
+// answered from the question before the notice.
 func (m *Manager) Regenerate(conv, msg int64) error {
 	return m.call(func() error {
 		set, err := m.ready(conv)
@@ -78,34 +81,50 @@ func (m *Manager) Regenerate(conv, msg int64) error {
 		if err != nil {
 			return err
 		}
-		keep := target.Position
-		if target.Role != store.RoleUser {
-			keep--
+		parent := target.ParentID
+		if target.Role == store.RoleUser {
+			parent = target.ID
 		}
-		msgs, err := m.st.Messages(ctx, conv)
+		all, err := m.st.AllMessages(ctx, conv)
 		if err != nil {
 			return fmt.Errorf("session: regenerate: %w", err)
 		}
-		var prev *Message
-		for i := range msgs {
-			if msgs[i].Position <= keep {
-				prev = &msgs[i]
-			}
-		}
-		if prev == nil || prev.Role != store.RoleUser {
+		if q := answered(all, parent); q == nil || q.Role != store.RoleUser {
 			return ErrNoPrompt
 		}
-		if _, err := m.st.TruncateConversation(ctx, conv, keep); err != nil {
+		if err := m.st.SelectMessage(ctx, parent); err != nil {
 			return fmt.Errorf("session: regenerate: %w", err)
 		}
-		m.emit(MessagesChanged{Conv: conv})
 		m.enqueue(conv, set)
+		j := m.conv(conv).job
+		j.parent = parent
+		m.liveMu.Lock()
+		m.cuts[conv] = j
+		m.liveMu.Unlock()
+		m.emit(MessagesChanged{Conv: conv})
 		return nil
 	})
 }
 
-// Edit replaces the text of one of the person's messages, deletes
-// everything after it and answers again.
+// answered is the message an answer after id answers: id itself, or the
+// first message before it that is not a notice (nil: none).
+func answered(all []Message, id int64) *Message {
+	by := make(map[int64]*Message, len(all))
+	for i := range all {
+		by[all[i].ID] = &all[i]
+	}
+	for hops := 0; hops <= len(all); hops++ {
+		m := by[id]
+		if m == nil || m.Role != store.RoleNotice {
+			return m
+		}
+		id = m.ParentID
+	}
+	return nil
+}
+
+// Edit writes a new version of one of the person's messages and answers
+// it. The earlier version stays, with what followed it.
 func (m *Manager) Edit(conv, msg int64, text string) error {
 	return m.call(func() error {
 		set, err := m.ready(conv, text)
@@ -120,14 +139,62 @@ func (m *Manager) Edit(conv, msg int64, text string) error {
 			return ErrNotUserMessage
 		}
 		ctx := context.Background()
-		if err := m.st.UpdateMessage(ctx, msg, text); err != nil {
-			return fmt.Errorf("session: edit: %w", err)
-		}
-		if _, err := m.st.TruncateConversation(ctx, conv, target.Position); err != nil {
+		if _, err := m.st.AddVersion(ctx, msg, store.Message{ConversationID: conv, Role: store.RoleUser, Content: text}); err != nil {
 			return fmt.Errorf("session: edit: %w", err)
 		}
 		m.emit(MessagesChanged{Conv: conv})
 		m.enqueue(conv, set)
+		return nil
+	})
+}
+
+// SwitchVersion shows version (1-based, oldest first) of message msg,
+// with the branch that follows it as it was last shown; version 0 shows
+// the branch through msg itself, wherever it is. The next answer
+// follows that branch; the KV cache is reused only as far as its tokens
+// match the branch's prompt.
+func (m *Manager) SwitchVersion(conv, msg int64, version int) error {
+	return m.call(func() error {
+		if cs := m.s.convs[conv]; cs != nil && cs.job != nil {
+			return ErrBusy
+		}
+		if _, err := m.message(conv, msg); err != nil {
+			return err
+		}
+		ctx := context.Background()
+		vs, err := m.st.Versions(ctx, msg)
+		if err != nil {
+			return fmt.Errorf("session: switch version: %w", err)
+		}
+		pick := msg // version 0: msg's own branch (a search found it)
+		if version != 0 {
+			if version < 1 || version > len(vs) {
+				return fmt.Errorf("session: switch version: %w: message %d has %d versions, not %d", store.ErrNotFound, msg, len(vs), version)
+			}
+			pick = vs[version-1].ID
+		}
+		if err := m.st.SelectMessage(ctx, pick); err != nil {
+			return fmt.Errorf("session: switch version: %w", err)
+		}
+		m.emit(MessagesChanged{Conv: conv})
+		return nil
+	})
+}
+
+// DeleteMessage deletes one message; what followed it follows the message
+// before it (so deleting a notice leaves the chat as it reads otherwise).
+func (m *Manager) DeleteMessage(conv, msg int64) error {
+	return m.call(func() error {
+		if cs := m.s.convs[conv]; cs != nil && cs.job != nil {
+			return ErrBusy
+		}
+		if _, err := m.message(conv, msg); err != nil {
+			return err
+		}
+		if err := m.st.DeleteMessage(context.Background(), msg); err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		m.emit(MessagesChanged{Conv: conv})
 		return nil
 	})
 }
@@ -261,10 +328,21 @@ func (m *Manager) Messages(conv int64) ([]Message, error) {
 			snap[id] = string(la.text)
 		}
 	}
+	cut := m.cuts[conv]
 	m.liveMu.Unlock()
 	msgs, err := m.st.Messages(context.Background(), conv)
 	if err != nil {
 		return nil, err
+	}
+	if cut != nil && cut.ctx.Err() == nil {
+		// A regenerated answer is on its way: the version it replaces is
+		// not what the chat reads on with.
+		for i := range msgs {
+			if msgs[i].ID == cut.parent {
+				msgs = msgs[:i+1]
+				break
+			}
+		}
 	}
 	for i := range msgs {
 		if t, ok := snap[msgs[i].ID]; ok && len(t) > len(msgs[i].Content) {

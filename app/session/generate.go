@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,10 +52,16 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	used := set
 	used.Seed = int64(seed)
 	info := model.Info()
-	hist, err := m.st.Messages(bg, conv)
+	hist, err := m.branch(conv, j.parent)
 	if err != nil {
 		fail(0, fmt.Errorf("session: read conversation: %w", err))
 		return
+	}
+	// The answer follows the branch it was asked on, whatever is chosen
+	// meanwhile.
+	parent := j.parent
+	if parent == 0 && len(hist) > 0 {
+		parent = hist[len(hist)-1].ID
 	}
 	ctxLen := set.Context
 	if ctxLen <= 0 {
@@ -66,17 +73,32 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	pr, perr := buildPrompt(j.ctx, model, set, hist, ctxLen)
 	if perr == nil && pr.notice != nil {
 		// Stored before the answer, so the chat reads: question, notice,
-		// answer.
-		n, err := m.st.AddMessage(bg, *pr.notice)
+		// answer. A new notice after an old one (a regenerated answer that
+		// drops more) is a version of it, not a second notice in a row.
+		var n store.Message
+		var err error
+		if last := len(hist) - 1; last >= 0 && hist[last].Role == store.RoleNotice && hist[last].ID == parent {
+			n, err = m.st.AddVersion(bg, parent, *pr.notice)
+		} else {
+			pr.notice.ParentID = parent
+			n, err = m.st.AddMessage(bg, *pr.notice)
+		}
 		if err != nil {
 			m.emit(Error{Conv: conv, Op: "save notice", Err: err})
 		} else {
+			parent = n.ID
 			m.emit(MessageAdded{Message: n})
 		}
 	}
-	ans, err := m.st.AppendAssistant(bg, conv, store.Message{
+	ans, err := m.st.AddMessage(bg, store.Message{
+		ConversationID: conv, Role: store.RoleAssistant, ParentID: parent,
 		Model: filepath.Base(info.Path), Quant: info.FileType, Sampler: encodeSettings(used),
 	})
+	m.liveMu.Lock()
+	if m.cuts[conv] == j {
+		delete(m.cuts, conv)
+	}
+	m.liveMu.Unlock()
 	if err != nil {
 		fail(0, fmt.Errorf("session: save answer: %w", err))
 		return
@@ -221,6 +243,32 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	if reason != ReasonError {
 		res.seq = seq
 	}
+}
+
+// branch is the history an answer after message parent answers: the
+// messages from the start to parent (0: the whole branch shown).
+func (m *Manager) branch(conv, parent int64) ([]Message, error) {
+	if parent == 0 {
+		return m.st.Messages(context.Background(), conv)
+	}
+	all, err := m.st.AllMessages(context.Background(), conv)
+	if err != nil {
+		return nil, err
+	}
+	by := make(map[int64]Message, len(all))
+	for _, x := range all {
+		by[x.ID] = x
+	}
+	var rev []Message
+	for id := parent; id != 0 && len(rev) <= len(all); id = by[id].ParentID {
+		x, ok := by[id]
+		if !ok {
+			return nil, fmt.Errorf("session: message %d is not in conversation %d: %w", id, conv, store.ErrNotFound)
+		}
+		rev = append(rev, x)
+	}
+	slices.Reverse(rev)
+	return rev, nil
 }
 
 // saveEvery saves the answer's text every CommitEvery while it grows, on

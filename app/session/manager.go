@@ -94,6 +94,9 @@ type Manager struct {
 
 	liveMu sync.Mutex
 	live   map[int64]*liveAnswer // answer message id → text so far
+	// cuts: conversations whose regenerated answer is not stored yet;
+	// Messages shows them up to the job's parent, as they will read.
+	cuts map[int64]*job
 
 	// Owned by the scheduling goroutine.
 	s sched
@@ -141,6 +144,9 @@ type job struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	notified int // last queue position announced
+	// parent: the answer follows this message, as a new version of what
+	// follows it now (Regenerate); 0: after the branch shown.
+	parent int64
 }
 
 type jobResult struct {
@@ -180,7 +186,7 @@ func New(st *store.Store, opt Options) *Manager {
 		st: st, opt: opt, defaults: defaults, box: newOutbox(),
 		cmds: make(chan func()), jobDone: make(chan jobResult), loadDone: make(chan loadResult),
 		saveDone: make(chan saveResult), log: opt.Logger,
-		quit: make(chan struct{}), live: map[int64]*liveAnswer{},
+		quit: make(chan struct{}), live: map[int64]*liveAnswer{}, cuts: map[int64]*job{},
 		s: sched{convs: map[int64]*convState{}, budget: opt.KVBudget, budgetSet: opt.KVBudget > 0},
 	}
 	if m.log == nil {

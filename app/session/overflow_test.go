@@ -105,3 +105,170 @@ func TestContextOverflow(t *testing.T) {
 	}
 	t.Fatal("the stop policy never refused")
 }
+
+// overflowed runs a conversation in a small context until an answer
+// follows a notice, and returns the conversation: …, question, notice,
+// answer.
+func overflowed(t *testing.T, f *fixture, set Settings) int64 {
+	t.Helper()
+	conv := f.conv(set)
+	for i := range 12 {
+		f.send(conv, fmt.Sprintf("Tell me about the %d little birds.", i+1))
+		msgs := f.messages(conv)
+		if len(msgs) >= 3 && msgs[len(msgs)-2].Role == store.RoleNotice {
+			return conv
+		}
+	}
+	t.Fatal("no notice in 12 turns")
+	return 0
+}
+
+// TestNoticesNeverAnswered: after an overflow notice, regenerating the
+// answer, regenerating from the notice, editing the question before it
+// and deleting it all work, and each answer is the engine's answer to the
+// turns kept.
+func TestNoticesNeverAnswered(t *testing.T) {
+	path := storiesPath(t)
+	f := newFixture(t, Options{})
+	f.load(path)
+	set := greedy(8)
+	set.Context = 320
+	set.SystemPrompt = "Stories."
+	conv := overflowed(t, f, set)
+	msgs := f.messages(conv)
+	n := len(msgs)
+	question, notice, answer := msgs[n-3], msgs[n-2], msgs[n-1]
+	want := answer.Content
+
+	// kept is what the model sees of the branch shown before its last
+	// message, as the notice says.
+	kept := func() []string {
+		ms := f.messages(conv)
+		var out []string
+		skip := 0
+		for _, m := range ms[:len(ms)-1] {
+			if m.Role == store.RoleNotice {
+				if nt, ok := ParseNotice(m); ok {
+					skip = nt.Dropped
+				}
+			}
+		}
+		for _, m := range ms[:len(ms)-1] {
+			if m.Role == store.RoleNotice {
+				continue
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
+			out = append(out, m.Content)
+		}
+		return out
+	}
+
+	for _, c := range []struct {
+		what string
+		msg  int64
+	}{{"the answer after the notice", answer.ID}, {"the notice", notice.ID}, {"the question", question.ID}} {
+		if err := f.m.Regenerate(conv, c.msg); err != nil {
+			t.Fatalf("regenerate %s: %v", c.what, err)
+		}
+		tr := f.wait(conv)
+		if tr.done.Reason == ReasonError {
+			t.Fatalf("regenerate %s: %v", c.what, tr.done.Err)
+		}
+		if tr.text != want {
+			t.Fatalf("regenerated %s: %q, the answer was %q", c.what, tr.text, want)
+		}
+		if ref := reference(t, path, set, kept()...); tr.text != ref {
+			t.Fatalf("regenerated %s: %q, from scratch on the turns kept %q", c.what, tr.text, ref)
+		}
+	}
+
+	// Edit the question before the notice.
+	if err := f.m.Edit(conv, question.ID, "The little dog"); err != nil {
+		t.Fatalf("edit before a notice: %v", err)
+	}
+	if tr := f.wait(conv); tr.done.Reason == ReasonError {
+		t.Fatalf("answer to the edit: %v", tr.done.Err)
+	}
+	ms := f.messages(conv)
+	var edited *Message
+	for i := range ms {
+		if ms[i].Role == store.RoleUser {
+			edited = &ms[i]
+		}
+	}
+	if edited.Content != "The little dog" || edited.Version != 2 || edited.Versions != 2 {
+		t.Fatalf("edited question %+v", *edited)
+	}
+
+	// Delete the notice: the chat reads on without it.
+	ms = f.messages(conv)
+	var nid int64
+	for _, m := range ms {
+		if m.Role == store.RoleNotice {
+			nid = m.ID
+		}
+	}
+	if nid == 0 {
+		t.Fatal("no notice left in the branch shown")
+	}
+	before := len(ms)
+	if err := f.m.DeleteMessage(conv, nid); err != nil {
+		t.Fatal(err)
+	}
+	ms = f.messages(conv)
+	if len(ms) != before-1 || ms[len(ms)-1].Role != store.RoleAssistant {
+		t.Fatalf("after deleting the notice: %d messages (was %d), last %s", len(ms), before, ms[len(ms)-1].Role)
+	}
+	last := ms[len(ms)-1]
+	if err := f.m.Regenerate(conv, last.ID); err != nil {
+		t.Fatalf("regenerate after deleting the notice: %v", err)
+	}
+	if tr := f.wait(conv); tr.done.Reason == ReasonError {
+		t.Fatal(tr.done.Err)
+	}
+}
+
+// TestRegenerateDropsMore regenerates the answer after a notice in a
+// smaller context: the new notice is a version of the old one (the chat
+// reads question, notice, answer, not two notices in a row), and the old
+// notice's answer is one switch away.
+func TestRegenerateDropsMore(t *testing.T) {
+	path := storiesPath(t)
+	f := newFixture(t, Options{})
+	f.load(path)
+	set := greedy(8)
+	set.Context = 320
+	set.SystemPrompt = "Stories."
+	conv := overflowed(t, f, set)
+	msgs := f.messages(conv)
+	oldNotice, oldAnswer := msgs[len(msgs)-2], msgs[len(msgs)-1]
+	small := set
+	small.Context = 160
+	if err := f.m.SetSettings(conv, small); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.m.Regenerate(conv, oldAnswer.ID); err != nil {
+		t.Fatal(err)
+	}
+	if tr := f.wait(conv); tr.done.Reason == ReasonError {
+		t.Fatal(tr.done.Err)
+	}
+	msgs = f.messages(conv)
+	n := msgs[len(msgs)-2]
+	if n.Role != store.RoleNotice || n.ID == oldNotice.ID || n.Version != 2 || n.Versions != 2 || msgs[len(msgs)-3].Role != store.RoleUser {
+		t.Fatalf("after regenerating in a smaller context: %s %s (%d/%d), %s", msgs[len(msgs)-3].Role, n.Role, n.Version, n.Versions, msgs[len(msgs)-1].Role)
+	}
+	old, _ := ParseNotice(oldNotice)
+	if nt, _ := ParseNotice(n); nt.Dropped <= old.Dropped {
+		t.Fatalf("the new notice drops %d, the old one %d", nt.Dropped, old.Dropped)
+	}
+	if err := f.m.SwitchVersion(conv, n.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if msgs = f.messages(conv); msgs[len(msgs)-1].ID != oldAnswer.ID {
+		t.Fatalf("version 1 of the notice ends with %+v", msgs[len(msgs)-1])
+	}
+}

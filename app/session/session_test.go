@@ -303,6 +303,9 @@ func TestRegenerateAndEdit(t *testing.T) {
 	if len(now) != 2 || now[0].ID != msgs[0].ID || now[1].ID == msgs[1].ID || now[1].Content != first.text {
 		t.Fatalf("after regenerate: %+v", now)
 	}
+	if now[1].Version != 2 || now[1].Versions != 2 {
+		t.Fatalf("the regenerated answer is version %d of %d, want 2 of 2", now[1].Version, now[1].Versions)
+	}
 	_ = second
 
 	// Regenerating from the person's message works the same way.
@@ -333,8 +336,12 @@ func TestRegenerateAndEdit(t *testing.T) {
 		t.Fatalf("after edit %q, want %q", ed.text, want)
 	}
 	final := f.messages(conv)
-	if len(final) != 2 || final[0].ID != now[0].ID || final[0].Content != "The little dog" || final[1].Content != ed.text {
+	if len(final) != 2 || final[0].ID == now[0].ID || final[0].Content != "The little dog" || final[1].Content != ed.text {
 		t.Fatalf("after edit: %+v", final)
+	}
+	// The edit is a new version: the question as first asked stays.
+	if final[0].Version != 2 || final[0].Versions != 2 {
+		t.Fatalf("the edited question is version %d of %d", final[0].Version, final[0].Versions)
 	}
 }
 

@@ -16,7 +16,11 @@ import (
 // zero Created or Updated becomes the time of the import.
 type ImportConversation struct {
 	Conversation Conversation
-	Messages     []Message // in order
+	Messages     []Message // the branch shown, in order
+	// Others are the versions off that branch, from the least to the most
+	// recently chosen. Their IDs, and those of Messages, are the file's
+	// own; each Other's ParentID names one of them (0: the start).
+	Others []Message
 }
 
 // ImportOutcome says what Import did with one conversation.
@@ -79,7 +83,7 @@ func (r ImportResult) Count(o ImportOutcome) int {
 // conversation: nothing in the library is ever overwritten.
 func (s *Store) Import(ctx context.Context, convs []ImportConversation) (ImportResult, error) {
 	for i, ic := range convs {
-		for j, m := range ic.Messages {
+		for j, m := range append(ic.Messages[:len(ic.Messages):len(ic.Messages)], ic.Others...) {
 			if !m.Role.valid() {
 				return ImportResult{}, fmt.Errorf("store: import: conversation %d (%q), message %d: %w: role %q",
 					i+1, ic.Conversation.Title, j+1, ErrInvalid, m.Role)
@@ -128,17 +132,53 @@ func importOne(ctx context.Context, tx *sql.Tx, ic ImportConversation, t int64) 
 	}
 
 	var pos int
+	var stamp, parent int64
 	if err := tx.QueryRowContext(ctx,
-		`SELECT coalesce(max(position), 0) FROM messages WHERE conversation_id = ?`, out.ID).Scan(&pos); err != nil {
+		`SELECT coalesce(max(position), 0), coalesce(max(selected), 0) FROM messages WHERE conversation_id = ?`, out.ID).Scan(&pos, &stamp); err != nil {
 		return out, err
 	}
-	for _, m := range ic.Messages[have:] {
-		pos++
-		mc := millisOr(m.Created, t)
-		if _, err := insertMessage(ctx, tx, m, out.ID, pos, mc, millisOr(m.Updated, mc)); err != nil {
+	// The file's ids of the messages stored, to find the parents of the
+	// other versions; those of the messages the library held already map
+	// to the library's.
+	local := map[int64]int64{}
+	if have > 0 {
+		all, err := loadAll(ctx, tx, out.ID)
+		if err != nil {
 			return out, err
 		}
+		path := activePath(all)
+		for i, m := range ic.Messages[:have] {
+			if m.ID != 0 {
+				local[m.ID] = path[i].ID
+			}
+		}
+		parent = path[have-1].ID
+	}
+	add := func(m Message, parent, stamp int64) (int64, error) {
+		pos++
+		mc := millisOr(m.Created, t)
+		m.ParentID = parent
 		out.Messages++
+		return insertMessage(ctx, tx, m, out.ID, pos, mc, millisOr(m.Updated, mc), stamp)
+	}
+	// Versions get the lower stamps, in the order given, and the branch
+	// shown the highest, so that it is shown again.
+	others := len(ic.Others)
+	if out.Outcome == Extended {
+		others = 0 // the library has its own versions of what it holds
+	}
+	for i, m := range ic.Messages[have:] {
+		id, err := add(m, parent, stamp+int64(others+i+1))
+		if err != nil {
+			return out, err
+		}
+		if m.ID != 0 {
+			local[m.ID] = id
+		}
+		parent = id
+	}
+	if err := importOthers(ic.Others[:others], local, stamp, add); err != nil {
+		return out, err
 	}
 	if out.Outcome == Extended {
 		if _, err := tx.ExecContext(ctx,
@@ -196,15 +236,58 @@ func keyOf(m Message, t int64) msgKey {
 	return msgKey{m.Role, m.Content, millisOr(m.Created, t)}
 }
 
-func scanMsgKey(r scanner) (msgKey, error) {
-	var k msgKey
-	err := r.Scan(&k.role, &k.content, &k.created)
-	return k, err
+// messageKeys identifies the messages of the branch a conversation shows:
+// the one an export wrote as its messages.
+func messageKeys(ctx context.Context, tx *sql.Tx, conv int64) ([]msgKey, error) {
+	all, err := loadAll(ctx, tx, conv)
+	if err != nil {
+		return nil, err
+	}
+	var keys []msgKey
+	for _, m := range activePath(all) {
+		keys = append(keys, msgKey{m.Role, m.Content, m.Created.UnixMilli()})
+	}
+	return keys, nil
 }
 
-func messageKeys(ctx context.Context, tx *sql.Tx, conv int64) ([]msgKey, error) {
-	return queryAll(ctx, tx, scanMsgKey,
-		`SELECT role, content, created FROM messages WHERE conversation_id = ? ORDER BY position`, conv)
+// importOthers stores the versions off the branch shown, each once its
+// parent is stored (a file may list a reply before its parent), with the
+// stamps after base in the order given. local maps the file's ids to the
+// library's.
+func importOthers(others []Message, local map[int64]int64, base int64, add func(Message, int64, int64) (int64, error)) error {
+	done := make([]bool, len(others))
+	for left := len(others); left > 0; {
+		progress := false
+		for i, m := range others {
+			if done[i] {
+				continue
+			}
+			parent, ok := int64(0), m.ParentID == 0
+			if !ok {
+				parent, ok = local[m.ParentID]
+			}
+			if !ok {
+				continue
+			}
+			id, err := add(m, parent, base+int64(i+1))
+			if err != nil {
+				return err
+			}
+			if m.ID != 0 {
+				local[m.ID] = id
+			}
+			done[i], progress = true, true
+			left--
+		}
+		if !progress {
+			for i, m := range others {
+				if !done[i] {
+					return fmt.Errorf("%w: version %d follows message %d, which is not in the conversation", ErrInvalid, i+1, m.ParentID)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // millisOr is tm in the store's milliseconds, or def when tm is zero.

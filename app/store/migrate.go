@@ -110,6 +110,20 @@ var migrations = []migration{
 		)`,
 		`CREATE INDEX comparisons_by_update ON comparisons (updated DESC)`,
 	)},
+	// Versions: editing or regenerating keeps the earlier message, so a
+	// conversation is a tree (versions.go says why a tree and how the
+	// branch shown is chosen). parent_id is no foreign key: deleting a
+	// message hands its replies to its parent instead of cascading. The
+	// linear history of older databases becomes a chain, each message the
+	// child of the one before it, and each chosen.
+	{6, "message versions: parent and chosen branch", execAll(
+		`ALTER TABLE messages ADD COLUMN parent_id INTEGER`,
+		`ALTER TABLE messages ADD COLUMN selected INTEGER NOT NULL DEFAULT 0`,
+		`UPDATE messages SET selected = position, parent_id = (
+			SELECT p.id FROM messages p WHERE p.conversation_id = messages.conversation_id AND p.position < messages.position
+			ORDER BY p.position DESC LIMIT 1)`,
+		`CREATE INDEX messages_by_parent ON messages (conversation_id, parent_id)`,
+	)},
 }
 
 // SchemaVersion is the schema version this build writes.

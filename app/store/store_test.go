@@ -184,7 +184,11 @@ func TestMessagesAndStreaming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got.ParentID != u.ID {
+		t.Fatalf("the answer follows message %d, want the question %d", got.ParentID, u.ID)
+	}
 	got.Created, got.Updated, got.ConversationID, got.Position, got.Role = time.Time{}, time.Time{}, 0, 0, ""
+	got.ParentID, got.Selected = 0, 0
 	if got != fin {
 		t.Fatalf("finished message\n got %+v\nwant %+v", got, fin)
 	}

@@ -39,9 +39,16 @@ type messageView struct {
 	copyBtn *widget.Button
 	editBtn *widget.Button
 	regen   *widget.Button
-	body    *fyne.Container
-	editor  *core.Entry
-	obj     fyne.CanvasObject
+	// The version switcher, "‹ 2/3 ›", on an edited message or a
+	// regenerated answer (nil when there is one version).
+	prevVer, nextVer *widget.Button
+	verLabel         *widget.Label
+	// marked: the texts a search marked in the message (nil: not found
+	// by one).
+	marked []string
+	body   *fyne.Container
+	editor *core.Entry
+	obj    fyne.CanvasObject
 }
 
 func newMessageView(c *View, m session.Message) *messageView {
@@ -59,9 +66,18 @@ func newMessageView(c *View, m session.Message) *messageView {
 		note := core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapWord)
 		core.SetMuted(note, noticeText(m))
 		v.body = nil
-		v.obj = container.NewBorder(nil, nil, widget.NewIcon(theme.InfoIcon()), nil, note)
+		// A notice has versions when a regenerated answer left out more
+		// than the first: the switcher reaches the answers after each.
+		var vers fyne.CanvasObject
+		if m.Versions > 1 {
+			box := container.NewHBox()
+			v.addVersions(box)
+			vers = box
+		}
+		v.obj = container.NewBorder(nil, nil, widget.NewIcon(theme.InfoIcon()), vers, note)
 		return v
 	}
+	v.addVersions(actions)
 	if m.Role == "user" {
 		v.who.SetText(lang.X("message.you", "You"))
 		v.text = widget.NewLabel(m.Content)
@@ -92,6 +108,29 @@ func newMessageView(c *View, m session.Message) *messageView {
 	}
 	v.obj = obj
 	return v
+}
+
+// addVersions puts the version switcher first in the message's actions
+// when it has other versions.
+func (v *messageView) addVersions(actions *fyne.Container) {
+	m := v.msg
+	if m.Versions < 2 {
+		return
+	}
+	v.prevVer = smallButton(theme.NavigateBackIcon(), func() { v.onVersion(m.Version - 1) })
+	v.nextVer = smallButton(theme.NavigateNextIcon(), func() { v.onVersion(m.Version + 1) })
+	v.verLabel = widget.NewLabel(fmt.Sprintf("%d/%d", m.Version, m.Versions))
+	v.verLabel.SizeName = theme.SizeNameCaptionText
+	actions.Objects = append([]fyne.CanvasObject{v.prevVer, v.verLabel, v.nextVer}, actions.Objects...)
+}
+
+// onVersion shows another version; MessagesChanged then shows its branch.
+func (v *messageView) onVersion(n int) {
+	if n < 1 || n > v.msg.Versions {
+		return
+	}
+	w, conv, msg := v.c.w, v.msg.ConversationID, v.msg.ID
+	w.Commands.Run(func() error { return w.Session.SwitchVersion(conv, msg, n) }, w.ShowError)
 }
 
 // noticeText words a notice in the person's language.
@@ -195,13 +234,16 @@ func (v *messageView) refreshFooter() {
 
 // setBusy disables the actions that would start an answer.
 func (v *messageView) setBusy(busy bool) {
-	for _, b := range []*widget.Button{v.editBtn, v.regen} {
+	for _, b := range []*widget.Button{v.editBtn, v.regen, v.prevVer, v.nextVer} {
 		if b == nil {
 			continue
 		}
-		if busy {
+		switch {
+		case b == v.prevVer && v.msg.Version <= 1, b == v.nextVer && v.msg.Version >= v.msg.Versions:
+			b.Disable() // no version that way
+		case busy:
 			b.Disable()
-		} else {
+		default:
 			b.Enable()
 		}
 	}

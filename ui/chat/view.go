@@ -36,6 +36,7 @@ type View struct {
 	emptyTx *widget.Label
 	waiting *widget.RichText
 	content *fyne.Container
+	find    *found // a search hit to scroll to (find.go)
 }
 
 // readableWidth is the widest a message column gets: long lines are hard
@@ -135,7 +136,9 @@ func (c *View) showMessages(msgs []session.Message) {
 	// still the empty chat's: give the column its new height first.
 	min := c.box.MinSize()
 	c.box.Resize(fyne.NewSize(max(c.scroll.Size().Width, min.Width), min.Height))
-	c.scroll.ScrollToBottom()
+	if !c.reveal() {
+		c.scroll.ScrollToBottom()
+	}
 	c.shown(c.conv)
 }
 

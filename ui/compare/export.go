@@ -42,7 +42,7 @@ func darkGround() bool {
 // chosen file's path. A variable so that tests can stand in for the file
 // dialog.
 var compareSaveDialog = func(p *comparePage, name, ext string, save func(path string)) {
-	core.SaveFile(p.w.Win, name, ext, p.showError, func(w fyne.URIWriteCloser) {
+	core.SaveFile(p.w.Win, name, ext, "", p.showError, func(w fyne.URIWriteCloser) {
 		// The exports write beside the file (Markdown's chart) and replace
 		// it atomically, so they want a path, not the dialog's stream.
 		uri := w.URI()

@@ -27,6 +27,14 @@ func (w *Window) ShowError(err error) {
 	w.Banner(msg, true)
 }
 
+// BannerAction shows a message for people with a button that acts on it
+// (e.g. "Open folder" after a save).
+func (w *Window) BannerAction(msg, action string, f func()) {
+	btn := widget.NewButton(action, f)
+	btn.Importance = widget.LowImportance
+	w.addBanner(container.NewBorder(nil, nil, nil, btn, bannerLabel(msg, false)))
+}
+
 // BannerDetails shows a message for people, with the technical reason
 // behind a Details button.
 func (w *Window) BannerDetails(msg, details string) {

@@ -1,12 +1,26 @@
 package core
 
 import (
+	"net/url"
+	"path/filepath"
+	"strings"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/lang"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 )
+
+// FolderURL is the file:// URL of folder dir, for OpenURL to show it in
+// the desktop's file manager (xdg-open, Finder, Explorer).
+func FolderURL(dir string) *url.URL {
+	dir = filepath.ToSlash(dir)
+	if !strings.HasPrefix(dir, "/") {
+		dir = "/" + dir // Windows: file:///C:/…
+	}
+	return &url.URL{Scheme: "file", Path: dir}
+}
 
 // DialogSize is the size of the file dialogs.
 var DialogSize = fyne.NewSize(820, 560)
@@ -57,10 +71,11 @@ func (w *Window) OpenGGUF(start string, use func(path string)) {
 	})
 }
 
-// SaveFile asks where to save a file named name, of the type ext, and
-// hands the file to save, which closes it; fail is told why the dialog
-// failed, and a cancel does nothing.
-func SaveFile(win fyne.Window, name, ext string, fail func(error), save func(fyne.URIWriteCloser)) {
+// SaveFile asks where to save a file named name, of the type ext, in the
+// folder start ("": where the dialog likes), and hands the file to save,
+// which closes it; fail is told why the dialog failed, and a cancel does
+// nothing.
+func SaveFile(win fyne.Window, name, ext, start string, fail func(error), save func(fyne.URIWriteCloser)) {
 	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
 		if err != nil {
 			fail(err)
@@ -73,6 +88,11 @@ func SaveFile(win fyne.Window, name, ext string, fail func(error), save func(fyn
 	}, win)
 	d.SetFileName(name)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{ext}))
+	if start != "" {
+		if l, err := storage.ListerForURI(storage.NewFileURI(start)); err == nil {
+			d.SetLocation(l)
+		}
+	}
 	d.Resize(DialogSize)
 	d.Show()
 }

@@ -141,13 +141,7 @@ func (r *libRow) onReveal() {
 }
 
 // folderURL is the file:// URL of the folder that holds path.
-func folderURL(path string) *url.URL {
-	dir := filepath.ToSlash(filepath.Dir(path))
-	if !strings.HasPrefix(dir, "/") {
-		dir = "/" + dir // Windows: file:///C:/…
-	}
-	return &url.URL{Scheme: "file", Path: dir}
-}
+func folderURL(path string) *url.URL { return core.FolderURL(filepath.Dir(path)) }
 
 // onVerify recomputes the file's SHA-256 in the background.
 func (r *libRow) onVerify() {

@@ -31,6 +31,11 @@ type Service interface {
 	Stop(conv int64) error
 	Regenerate(conv, msg int64) error
 	Edit(conv, msg int64, text string) error
+	// SwitchVersion shows another version (1-based, oldest first) of an
+	// edited message or regenerated answer, with what followed it;
+	// version 0: the branch through msg itself.
+	SwitchVersion(conv, msg int64, version int) error
+	DeleteMessage(conv, msg int64) error
 	Delete(conv int64) error
 	Undo(conv int64) error
 	Rename(conv int64, title string) error
