@@ -34,7 +34,7 @@ const minIndexedRunes = 3
 // in Korean, where many words are two syllables) by a scan of the
 // messages the other terms left, or of all messages.
 func (s *Store) Search(ctx context.Context, query string, limit int) ([]SearchHit, error) {
-	terms := splitQuery(query)
+	terms := SplitQuery(query)
 	if len(terms) == 0 {
 		return nil, fmt.Errorf("store: search: %w: empty query", ErrInvalid)
 	}
@@ -80,8 +80,10 @@ func (s *Store) Search(ctx context.Context, query string, limit int) ([]SearchHi
 	return out, nil
 }
 
-// splitQuery splits on white space, keeping "quoted phrases" whole.
-func splitQuery(q string) []string {
+// SplitQuery splits a search query into the terms Search looks for: on
+// white space, keeping "quoted phrases" whole. The chat view marks the
+// same terms in the message a hit opens.
+func SplitQuery(q string) []string {
 	var (
 		out   []string
 		cur   strings.Builder

@@ -391,8 +391,8 @@ func TestSplitQuery(t *testing.T) {
 		{"김치\t찌개", "[김치 찌개]"},
 		{"", "[]"},
 	} {
-		if got := fmt.Sprint(splitQuery(c.in)); got != c.want {
-			t.Errorf("splitQuery(%q) = %s, want %s", c.in, got, c.want)
+		if got := fmt.Sprint(SplitQuery(c.in)); got != c.want {
+			t.Errorf("SplitQuery(%q) = %s, want %s", c.in, got, c.want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/ui/markdown"
 )
 
@@ -25,7 +26,7 @@ type found struct {
 // terms of query marked in it (a search result was opened). A message in
 // another version than the one shown brings that version up first.
 func (c *View) Find(conv, msg int64, query string) {
-	c.find = &found{conv: conv, msg: msg, terms: queryTerms(query)}
+	c.find = &found{conv: conv, msg: msg, terms: store.SplitQuery(query)}
 }
 
 // Highlighted is the message a search opened, the text marked in it and
@@ -182,32 +183,5 @@ func splitMatches(s string, terms []string) []piece {
 	if start < len(rs) || len(out) == 0 {
 		out = append(out, piece{text: string(rs[start:])})
 	}
-	return out
-}
-
-// queryTerms splits a search as the store does: on spaces, with "quoted
-// phrases" whole.
-func queryTerms(q string) []string {
-	var out []string
-	var cur strings.Builder
-	quote := false
-	flush := func() {
-		if t := strings.TrimSpace(cur.String()); t != "" {
-			out = append(out, t)
-		}
-		cur.Reset()
-	}
-	for _, r := range q {
-		switch {
-		case r == '"':
-			flush()
-			quote = !quote
-		case unicode.IsSpace(r) && !quote:
-			flush()
-		default:
-			cur.WriteRune(r)
-		}
-	}
-	flush()
 	return out
 }
