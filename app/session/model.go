@@ -44,7 +44,7 @@ func (m *Manager) loaded(r loadResult) {
 	switch {
 	case r.err != nil:
 		if !superseded {
-			m.emit(Error{Op: "load model", Err: r.err})
+			m.emit(Error{Op: "load model", Err: loadError(r.job.path, r.err)})
 		}
 		m.emit(ModelUnloaded{Path: r.job.path})
 	case superseded:
