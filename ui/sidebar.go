@@ -357,6 +357,7 @@ type convItem struct {
 	snippet *widget.RichText
 	state   *widget.RichText // answering, or waiting its turn
 	menu    *widget.Button
+	box     *fyne.Container // the row's layout, once drawn
 	id      widget.ListItemID
 }
 
@@ -404,6 +405,11 @@ func (it *convItem) set(r sideRow, id widget.ListItemID) {
 	} else {
 		it.snippet.Hide()
 	}
+	if it.box != nil {
+		// The mark shown or hidden moves the title's end: a list row is
+		// not laid out again when its content changes.
+		it.box.Refresh()
+	}
 	it.Refresh()
 }
 
@@ -442,5 +448,6 @@ func (it *convItem) TappedSecondary(*fyne.PointEvent) { it.onMenu() }
 func (it *convItem) CreateRenderer() fyne.WidgetRenderer {
 	text := container.NewVBox(it.title, it.snippet)
 	// Tighter than a default VBox: title and snippet belong together.
-	return widget.NewSimpleRenderer(container.NewBorder(nil, nil, it.pin, container.NewHBox(it.state, it.menu), text))
+	it.box = container.NewBorder(nil, nil, it.pin, container.NewHBox(it.state, it.menu), text)
+	return widget.NewSimpleRenderer(it.box)
 }

@@ -64,7 +64,7 @@ type UI struct {
 	// sending holds, for each conversation whose Send is on its way to
 	// the session (0: a new chat not made yet), whether Stop was pressed
 	// meanwhile: the answer is stopped once the session has it.
-	sending         map[int64]*bool
+	sending         map[int64]*atomic.Bool
 	hangul          *fontcheck.Result
 	hangulDismissed bool
 	// menuModels are the library's models for the model menu (model.go),
@@ -97,7 +97,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 	if opt.FontCheck == nil {
 		opt.FontCheck = fontcheck.Hangul
 	}
-	u := &UI{opt: opt, queued: map[int64]int{}, sending: map[int64]*bool{}}
+	u := &UI{opt: opt, queued: map[int64]int{}, sending: map[int64]*atomic.Bool{}}
 	u.w = &core.Window{App: a, Win: w, Session: opt.Session, Compare: opt.Compare, Models: opt.Models, Generating: map[int64]bool{},
 		Refresh: u.refresh, NoteText: u.noteText, HandleShortcut: u.handleShortcut, SetLanguage: u.setLanguage}
 	// After Close (the window is gone, the session still winds down and
@@ -383,7 +383,7 @@ func (u *UI) onStop() {
 		return
 	}
 	if stop := u.sending[conv]; stop != nil {
-		*stop = true // a new chat has no id to stop yet; its send stops it
+		stop.Store(true) // a new chat has no id to stop yet; its send stops it
 	}
 	if conv != 0 {
 		// After the Send on the same worker: never before it.
@@ -410,7 +410,7 @@ func (u *UI) send(text string) bool {
 	// Busy at once: a second Enter before the session answers is not a
 	// second message (a new chat is "conversation 0" until it is made).
 	u.w.Generating[conv] = true
-	stop := new(bool)
+	stop := new(atomic.Bool)
 	u.sending[conv] = stop
 	u.noteText(text)
 	u.refresh()
@@ -437,13 +437,18 @@ func (u *UI) send(text string) bool {
 			})
 		}
 		_, err := sess.Send(id, text)
+		if err == nil && conv == 0 && stop.Load() {
+			// Stop came while the chat was being made: at once, not after
+			// a trip through Fyne's goroutine.
+			err = sess.Stop(id)
+		}
 		return id, err
 	}, func(id int64, err error) {
 		if u.sending[conv] == stop {
 			delete(u.sending, conv)
 		}
-		if *stop && err == nil && conv == 0 {
-			u.stopConv(id)
+		if stop.Load() && err == nil && conv == 0 {
+			u.stopConv(id) // it came after the worker looked (twice stops nothing)
 		}
 		if conv == 0 || err != nil {
 			// The mark of "conversation 0" was only for the wait; a
