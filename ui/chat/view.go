@@ -60,11 +60,11 @@ type View struct {
 	now         func() time.Time
 }
 
-// Frame is the most often streaming text reaches the widgets: every token
+// frameEvery is the most often streaming text reaches the widgets: every token
 // that arrived since the last frame is rendered at once, so a fast model
 // costs one re-render a frame however many tokens it makes, and what the
 // person clicks never queues behind a backlog of renders.
-const Frame = 33 * time.Millisecond
+const frameEvery = 33 * time.Millisecond
 
 // onRender, when set (by tests), is told of every render of a streaming
 // answer.
@@ -344,7 +344,7 @@ func (c *View) scheduleFrame() {
 		return
 	}
 	c.frame = true
-	time.AfterFunc(Frame, func() { c.w.Do(c.renderFrame) })
+	time.AfterFunc(frameEvery, func() { c.w.Do(c.renderFrame) })
 }
 
 // renderFrame renders what streamed since the last frame, then keeps the

@@ -57,6 +57,13 @@ func Describe(err error) (headline, details string) {
 	return err.Error(), ""
 }
 
+// ErrorText is Describe's headline alone, for a status line with no room
+// for Details.
+func ErrorText(err error) string {
+	msg, _ := Describe(err)
+	return msg
+}
+
 // loadHeadline words a model that failed to load.
 func loadHeadline(e *session.LoadError) string {
 	name := ModelLabel(e.Path)
