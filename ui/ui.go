@@ -311,6 +311,7 @@ func (u *UI) apply(ev session.Event) {
 		}
 		if c := ev.Message.ConversationID; ev.Message.Role == session.RoleAssistant {
 			delete(u.queued, c) // its turn came: the answer starts
+			u.chat.Started(c)
 			u.side.refreshMarks()
 		}
 		if ev.Message.ConversationID == u.w.Conv {
@@ -356,6 +357,9 @@ func (u *UI) openConversation(id int64) {
 		u.w.PendingSettings = nil
 	}
 	u.chat.Show(id)
+	if pos, ok := u.queued[id]; ok {
+		u.chat.OnQueued(session.Queued{Conv: id, Position: pos}) // it waits: say so again
+	}
 	u.side.selectConv(id)
 	u.refresh()
 }

@@ -193,6 +193,18 @@ func TestQueuedAnswerCountsItsWait(t *testing.T) {
 	}
 	clock = clock.Add(4 * time.Second)
 	h.Wait("the count to be updated", func() bool { return strings.Contains(line(), "waiting · 4 s") })
+	// Another chat is shown meanwhile; back to this one, the count goes
+	// on from when it began to wait.
+	c.ShowNew(8)
+	if c.waiting.Visible() {
+		t.Errorf("another chat shows the line %q", line())
+	}
+	clock = clock.Add(2 * time.Second)
+	c.ShowNew(7)
+	c.OnQueued(session.Queued{Conv: 7, Position: 1}) // as the shell says again on opening it
+	if !strings.Contains(line(), "waiting · 6 s") {
+		t.Errorf("back in the waiting chat the line says %q", line())
+	}
 	c.OnMessageAdded(session.Message{ID: 5, ConversationID: 7, Role: session.RoleAssistant})
 	if c.waiting.Visible() {
 		t.Errorf("the answer started and the line still says %q", line())

@@ -52,9 +52,10 @@ type View struct {
 	frame bool
 	dirty map[*messageView]bool
 
-	// queuedSince is when the conversation shown began to wait for its
-	// turn (zero: it does not wait); queuedText says what it waits for.
-	queuedSince time.Time
+	// waitedSince is when each conversation that waits for its turn
+	// began to (kept while another is shown, so its count goes on);
+	// queuedText says what the one shown waits for.
+	waitedSince map[int64]time.Time
 	queuedText  string
 	queuedTick  bool // a once-a-second update of the count is scheduled
 	now         func() time.Time
@@ -76,7 +77,8 @@ const readableWidth = 860
 
 // NewView makes the view; shown is called with each conversation shown.
 func NewView(w *core.Window, shown func(conv int64)) *View {
-	c := &View{w: w, shown: shown, byID: map[int64]*messageView{}, follow: true, dirty: map[*messageView]bool{}, now: time.Now}
+	c := &View{w: w, shown: shown, byID: map[int64]*messageView{}, follow: true, dirty: map[*messageView]bool{},
+		waitedSince: map[int64]time.Time{}, now: time.Now}
 	c.waiting = core.NewMuted(theme.SizeNameText, fyne.TextWrapWord)
 	c.waiting.Hide()
 	c.box = container.New(&core.Readable{Max: readableWidth})
@@ -110,7 +112,7 @@ func (c *View) Show(conv int64) {
 	c.byID = map[int64]*messageView{}
 	c.dirty = map[*messageView]bool{}
 	c.setFollow(true)
-	c.stopWaiting()
+	c.waiting.Hide()
 	if conv == 0 {
 		c.loading = false
 		c.showMessages(nil)
@@ -150,7 +152,7 @@ func (c *View) ShowNew(conv int64) {
 	c.byID = map[int64]*messageView{}
 	c.dirty = map[*messageView]bool{}
 	c.setFollow(true)
-	c.stopWaiting()
+	c.waiting.Hide()
 	c.showMessages(nil)
 }
 
@@ -302,7 +304,7 @@ func (c *View) OnMessageAdded(m session.Message) {
 	if m.Role == "assistant" {
 		v.streaming = true
 		v.refreshBody()
-		c.stopWaiting()
+		c.Started(m.ConversationID)
 	}
 	c.rebuild()
 	if c.follow {
@@ -331,7 +333,7 @@ func (c *View) OnToken(t session.Token) {
 	v.streaming = true
 	v.msg.Content = v.msg.Content[:t.Offset] + t.Text
 	v.tokens, v.elapsed = t.Tokens, t.Elapsed
-	c.stopWaiting()
+	c.Started(t.Conv)
 	c.dirty[v] = true
 	c.scheduleFrame()
 }
@@ -384,10 +386,10 @@ func (c *View) OnStats(st session.Stats) {
 
 // OnDone ends an answer's streaming.
 func (c *View) OnDone(d session.Done) {
+	c.Started(d.Conv) // or ended before it started: it waits no more
 	if d.Conv != c.conv || c.deferred(func() { c.OnDone(d) }) {
 		return
 	}
-	c.stopWaiting()
 	if v := c.byID[d.Msg]; v != nil {
 		v.streaming = false
 		v.msg.FinishReason = string(d.Reason)
@@ -401,7 +403,12 @@ func (c *View) OnDone(d session.Done) {
 }
 
 // OnQueued says the answer waits for the model.
+// The shell tells it of every conversation, and again of one opened while
+// it waits, so that its count goes on from when it began to wait.
 func (c *View) OnQueued(q session.Queued) {
+	if _, ok := c.waitedSince[q.Conv]; !ok {
+		c.waitedSince[q.Conv] = c.now()
+	}
 	if q.Conv != c.conv || c.deferred(func() { c.OnQueued(q) }) {
 		return
 	}
@@ -409,9 +416,6 @@ func (c *View) OnQueued(q session.Queued) {
 		c.queuedText = lang.X("chat.queued", "another chat answers first ({{.Ahead}} ahead)", map[string]any{"Ahead": q.Position})
 	} else {
 		c.queuedText = lang.X("chat.waiting", "for the model to load")
-	}
-	if c.queuedSince.IsZero() {
-		c.queuedSince = c.now()
 	}
 	c.showWaiting()
 	c.waiting.Show()
@@ -423,10 +427,11 @@ func (c *View) OnQueued(q session.Queued) {
 // showWaiting writes what the answer waits for and how long it has, and
 // updates the count each second until the answer starts.
 func (c *View) showWaiting() {
-	if c.queuedSince.IsZero() {
+	since, ok := c.waitedSince[c.conv]
+	if !ok {
 		return
 	}
-	secs := int(c.now().Sub(c.queuedSince) / time.Second)
+	secs := int(c.now().Sub(since) / time.Second)
 	core.SetMuted(c.waiting, lang.X("chat.waited", "waiting · {{.S}} s", map[string]any{"S": secs})+" · "+c.queuedText)
 	if c.queuedTick {
 		return
@@ -443,11 +448,12 @@ func (c *View) showWaiting() {
 	})
 }
 
-// stopWaiting hides the waiting line: the answer started, ended, or
-// another conversation is shown.
-func (c *View) stopWaiting() {
-	c.queuedSince = time.Time{}
-	c.waiting.Hide()
+// Started says conv's answer no longer waits: it started, or ended.
+func (c *View) Started(conv int64) {
+	delete(c.waitedSince, conv)
+	if conv == c.conv {
+		c.waiting.Hide()
+	}
 }
 
 // Editing reports whether a message is being edited.
