@@ -79,11 +79,15 @@ func (c *Composer) Refresh() {
 }
 
 func (c *Composer) onButton() {
-	if c.w.Generating[c.w.Conv] || c.entered {
+	switch {
+	case c.w.Generating[c.w.Conv]:
 		c.onStop()
-		return
+	case c.entered:
+		// Send while Enter's send waits for the input method: it is
+		// coming already.
+	default:
+		c.onSend()
 	}
-	c.onSend()
 }
 
 // onStop stops the answer, or the one Enter is about to ask for: a Stop

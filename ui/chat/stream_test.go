@@ -210,3 +210,20 @@ func TestQueuedAnswerCountsItsWait(t *testing.T) {
 		t.Errorf("the answer started and the line still says %q", line())
 	}
 }
+
+// TestSendDuringSettle: Send clicked while Enter's send waits for the
+// input method sends the message once, and does not stop its answer.
+func TestSendDuringSettle(t *testing.T) {
+	h, e := typingHarness(t)
+	test.Type(e, "Once upon a time")
+	e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	test.Tap(h.composer().send)
+	h.Wait("the answer", func() bool { return h.Core.Conv != 0 && h.Stored(h.Core.Conv) >= 2 && h.Idle() })
+	msgs, err := h.M.Messages(h.Core.Conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 || msgs[1].FinishReason == string(session.ReasonCancelled) {
+		t.Fatalf("after Enter and Send: %d messages, the answer ended %q", len(msgs), msgs[len(msgs)-1].FinishReason)
+	}
+}
