@@ -61,10 +61,10 @@ type View struct {
 	now         func() time.Time
 }
 
-// frameEvery is the most often streaming text reaches the widgets: every token
-// that arrived since the last frame is rendered at once, so a fast model
-// costs one re-render a frame however many tokens it makes, and what the
-// person clicks never queues behind a backlog of renders.
+// frameEvery is the most often streaming text reaches the widgets: every
+// token that arrived since the last frame is rendered at once, so a fast
+// model costs one re-render a frame however many tokens it makes, and what
+// the person clicks never queues behind a backlog of renders.
 const frameEvery = 33 * time.Millisecond
 
 // onRender, when set (by tests), is told of every render of a streaming
