@@ -281,7 +281,7 @@ func interpret(f *gguf.File) (arch.Model, *tokenizer.Tokenizer, error) {
 func Check(path string) error {
 	f, err := gguf.Open(path)
 	if err != nil {
-		return fmt.Errorf("engine: load %s: %w", path, err)
+		return fmt.Errorf("engine: %w", err) // gguf's error names the file
 	}
 	defer f.Close()
 	if _, _, err := interpret(f); err != nil {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/churon/churon/app/api/session"
@@ -11,23 +12,32 @@ import (
 // its own goroutine, reads every event (the manager requires that), merges
 // consecutive Token events of the same answer and hands everything, in
 // order, to apply through do (fyne.Do in the app). Text reaches the
-// widgets every core.Coalesce at most.
+// widgets every core.Coalesce at most, and only once the text before it
+// was applied: while Fyne's goroutine is busy the text waits here, merged,
+// instead of queueing update after update in front of the person's clicks.
 type bridge struct {
 	events <-chan session.Event
 	do     func(func())
 	apply  func(session.Event)
+	// tick paces the text; nil: every core.Coalesce (tests drive it).
+	tick <-chan time.Time
 
 	pending []session.Token
+	// posted: text handed to do has not been applied yet.
+	posted atomic.Bool
 }
 
 func (b *bridge) run() {
-	tick := time.NewTicker(core.Coalesce)
-	defer tick.Stop()
+	if b.tick == nil {
+		t := time.NewTicker(core.Coalesce)
+		defer t.Stop()
+		b.tick = t.C
+	}
 	for {
 		select {
 		case ev, ok := <-b.events:
 			if !ok {
-				b.flush()
+				b.flush(true)
 				return
 			}
 			if t, isTok := ev.(session.Token); isTok {
@@ -35,10 +45,10 @@ func (b *bridge) run() {
 				continue
 			}
 			// Everything else keeps its place after the text before it.
-			b.flush()
+			b.flush(true)
 			b.do(func() { b.apply(ev) })
-		case <-tick.C:
-			b.flush()
+		case <-b.tick:
+			b.flush(false)
 		}
 	}
 }
@@ -58,13 +68,17 @@ func (b *bridge) merge(t session.Token) {
 	b.pending = append(b.pending, t)
 }
 
-func (b *bridge) flush() {
-	if len(b.pending) == 0 {
+// flush hands the pending text to do; unless forced (an event must
+// follow it), not while the last text handed over waits to be applied.
+func (b *bridge) flush(force bool) {
+	if len(b.pending) == 0 || (!force && b.posted.Load()) {
 		return
 	}
 	toks := b.pending
 	b.pending = nil
+	b.posted.Store(true)
 	b.do(func() {
+		b.posted.Store(false)
 		for _, t := range toks {
 			b.apply(t)
 		}

@@ -102,3 +102,70 @@ func offsetAfter(k int) int {
 	}
 	return n
 }
+
+// TestBridgeWaitsForTheWindow: while the window has not applied the text
+// it was handed (Fyne's goroutine is busy), the bridge merges what follows
+// instead of queueing update after update ahead of the person's clicks.
+func TestBridgeWaitsForTheWindow(t *testing.T) {
+	events := make(chan session.Event)
+	tick := make(chan time.Time)
+	var mu sync.Mutex
+	var queued []func() // handed to do, not run yet: the window is busy
+	var text strings.Builder
+	b := &bridge{
+		events: events,
+		tick:   tick,
+		do: func(f func()) {
+			mu.Lock()
+			queued = append(queued, f)
+			mu.Unlock()
+		},
+		apply: func(ev session.Event) {
+			if tok, ok := ev.(session.Token); ok {
+				text.WriteString(tok.Text)
+			}
+		},
+	}
+	done := make(chan struct{})
+	go func() { b.run(); close(done) }()
+	waiting := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(queued)
+	}
+	runQueued := func() {
+		mu.Lock()
+		q := queued
+		queued = nil
+		mu.Unlock()
+		for _, f := range q {
+			f()
+		}
+	}
+
+	off := 0
+	send := func(s string) {
+		events <- session.Token{Conv: 1, Msg: 7, Offset: off, Text: s}
+		off += len(s)
+	}
+	for i := 0; i < 10; i++ {
+		send("ab")
+		tick <- time.Now()
+	}
+	// tick is unbuffered: the bridge took each tick, so it has acted on it.
+	if n := waiting(); n != 1 {
+		t.Fatalf("%d updates queued for a busy window after 10 ticks, want 1", n)
+	}
+	runQueued()
+	tick <- time.Now()
+	tick <- time.Now() // the bridge handled the first tick before taking this one
+	if n := waiting(); n != 1 {
+		t.Fatalf("after the window caught up, %d updates queued, want 1 with all the text since", n)
+	}
+	runQueued()
+	if text.String() != strings.Repeat("ab", 10) {
+		t.Fatalf("applied %q", text.String())
+	}
+	close(events)
+	<-done
+}

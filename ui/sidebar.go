@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -33,6 +34,42 @@ type sidebar struct {
 	searchGen int
 	listGen   int // the list reading the sidebar waits for
 	query     string
+	marks     string // the busy marks the rows show (see refreshMarks)
+}
+
+// busy says whether conv answers now (rowGenerating), waits its turn
+// (rowQueued) or neither, from the session's events.
+func (s *sidebar) busy(conv int64) rowState {
+	u := s.ui
+	switch _, queued := u.queued[conv]; {
+	case !u.w.Generating[conv]:
+		return rowIdle
+	case queued:
+		return rowQueued
+	}
+	return rowGenerating
+}
+
+type rowState int
+
+const (
+	rowIdle rowState = iota
+	rowGenerating
+	rowQueued
+)
+
+// refreshMarks redraws the rows when which conversations are busy
+// changed: the window's refresh runs often (load progress) and a list
+// refresh binds every row again.
+func (s *sidebar) refreshMarks() {
+	var b strings.Builder
+	for _, r := range s.rows {
+		fmt.Fprintf(&b, "%d:%d ", r.conv.ID, s.busy(r.conv.ID))
+	}
+	if b.String() != s.marks {
+		s.marks = b.String()
+		s.list.Refresh()
+	}
 }
 
 // sideRow is one line of the list: a conversation, or a search hit in one.
@@ -218,7 +255,8 @@ func (s *sidebar) showRows(rows []sideRow) {
 		s.ui.noteText(r.conv.Title)
 	}
 	s.setHeights()
-	s.list.Refresh()
+	s.marks = ""
+	s.refreshMarks()
 	s.selectConv(s.ui.w.Conv)
 	s.refreshHint()
 }
@@ -327,7 +365,9 @@ type convItem struct {
 	pin     *widget.Icon
 	title   *widget.Label
 	snippet *widget.RichText
+	state   *widget.RichText // answering, or waiting its turn
 	menu    *widget.Button
+	box     *fyne.Container // the row's layout, once drawn
 	id      widget.ListItemID
 }
 
@@ -339,6 +379,8 @@ func newConvItem(s *sidebar) *convItem {
 	it.snippet = core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
 	it.snippet.Truncation = fyne.TextTruncateEllipsis
 	it.snippet.Hide() // the template is one line; search rows get taller
+	it.state = core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
+	it.state.Hide()
 	it.menu = widget.NewButtonWithIcon("", theme.MoreVerticalIcon(), it.onMenu)
 	it.menu.Importance = widget.LowImportance
 	it.ExtendBaseWidget(it)
@@ -357,11 +399,26 @@ func (it *convItem) set(r sideRow, id widget.ListItemID) {
 	} else {
 		it.pin.Hide()
 	}
+	switch it.s.busy(r.conv.ID) {
+	case rowGenerating:
+		core.SetMuted(it.state, lang.X("sidebar.generating", "answering…"))
+		it.state.Show()
+	case rowQueued:
+		core.SetMuted(it.state, lang.X("sidebar.queued", "waiting"))
+		it.state.Show()
+	default:
+		it.state.Hide()
+	}
 	if r.snippet != "" {
 		core.SetMuted(it.snippet, strings.Join(strings.Fields(r.snippet), " "))
 		it.snippet.Show()
 	} else {
 		it.snippet.Hide()
+	}
+	if it.box != nil {
+		// The mark shown or hidden moves the title's end: a list row is
+		// not laid out again when its content changes.
+		it.box.Refresh()
 	}
 	it.Refresh()
 }
@@ -405,5 +462,6 @@ func (it *convItem) TappedSecondary(*fyne.PointEvent) { it.onMenu() }
 func (it *convItem) CreateRenderer() fyne.WidgetRenderer {
 	text := container.NewVBox(it.title, it.snippet)
 	// Tighter than a default VBox: title and snippet belong together.
-	return widget.NewSimpleRenderer(container.NewBorder(nil, nil, it.pin, it.menu, text))
+	it.box = container.NewBorder(nil, nil, it.pin, container.NewHBox(it.state, it.menu), text)
+	return widget.NewSimpleRenderer(it.box)
 }

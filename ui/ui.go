@@ -60,7 +60,11 @@ type UI struct {
 	cancel context.CancelFunc
 	closed atomic.Bool
 
-	queued          map[int64]int
+	queued map[int64]int
+	// sending holds, for each conversation whose Send is on its way to
+	// the session (0: a new chat not made yet), whether Stop was pressed
+	// meanwhile: the answer is stopped once the session has it.
+	sending         map[int64]*atomic.Bool
 	hangul          *fontcheck.Result
 	hangulDismissed bool
 	// menuModels are the library's models for the model menu (model.go),
@@ -93,7 +97,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 	if opt.FontCheck == nil {
 		opt.FontCheck = fontcheck.Hangul
 	}
-	u := &UI{opt: opt, queued: map[int64]int{}}
+	u := &UI{opt: opt, queued: map[int64]int{}, sending: map[int64]*atomic.Bool{}}
 	u.w = &core.Window{App: a, Win: w, Session: opt.Session, Compare: opt.Compare, Models: opt.Models, Generating: map[int64]bool{},
 		Refresh: u.refresh, NoteText: u.noteText, HandleShortcut: u.handleShortcut, SetLanguage: u.setLanguage}
 	// After Close (the window is gone, the session still winds down and
@@ -154,9 +158,9 @@ func (u *UI) build() {
 	settingsBtn := widget.NewButtonWithIcon("", iconSettings(), u.onSettings)
 	settingsBtn.Importance = widget.LowImportance
 	top := container.NewBorder(nil, nil, u.picker.content, container.NewHBox(newCompareButton(u), settingsBtn))
-	main := container.NewBorder(
-		container.NewVBox(top, widget.NewSeparator(), u.w.Notice),
-		u.composer.Content(), nil, nil, u.center)
+	// Not a Border: it would ask the banners their height before giving
+	// them their width, and a banner that wraps would cover the page.
+	main := container.New(&core.Column{Fill: 3, Gap: theme.Padding()}, top, widget.NewSeparator(), u.w.Notice, u.center, u.composer.Content())
 	split := container.NewHSplit(u.side.content, main)
 	split.Offset = 0.24
 	root := container.NewBorder(nil, container.NewVBox(widget.NewSeparator(), u.status.content), nil, nil, split)
@@ -176,6 +180,7 @@ func (u *UI) refresh() {
 	u.composer.Refresh()
 	u.status.refresh()
 	u.chat.RefreshEmpty()
+	u.side.refreshMarks()
 	u.showCenter()
 }
 
@@ -268,6 +273,7 @@ func (u *UI) apply(ev session.Event) {
 	case session.Queued:
 		u.queued[ev.Conv] = ev.Position
 		u.chat.OnQueued(ev)
+		u.side.refreshMarks()
 	case session.Error:
 		u.w.ShowError(fmt.Errorf("%s: %w", ev.Op, ev.Err))
 	case session.DeviceFallback:
@@ -302,6 +308,11 @@ func (u *UI) apply(ev session.Event) {
 			// this).
 			u.w.Generating[c] = true
 			u.refresh()
+		}
+		if c := ev.Message.ConversationID; ev.Message.Role == session.RoleAssistant {
+			delete(u.queued, c) // its turn came: the answer starts
+			u.chat.Started(c)
+			u.side.refreshMarks()
 		}
 		if ev.Message.ConversationID == u.w.Conv {
 			u.chat.OnMessageAdded(ev.Message)
@@ -346,6 +357,9 @@ func (u *UI) openConversation(id int64) {
 		u.w.PendingSettings = nil
 	}
 	u.chat.Show(id)
+	if pos, ok := u.queued[id]; ok {
+		u.chat.OnQueued(session.Queued{Conv: id, Position: pos}) // it waits: say so again
+	}
 	u.side.selectConv(id)
 	u.refresh()
 }
@@ -368,10 +382,22 @@ func (u *UI) onNewChat() {
 func (u *UI) onSearch() { u.side.focusSearch() }
 
 func (u *UI) onStop() {
-	if conv := u.w.Conv; conv != 0 && u.w.Generating[conv] {
-		sess := u.w.Session
-		u.w.Commands.Run(func() error { return sess.Stop(conv) }, u.w.ShowError)
+	conv := u.w.Conv
+	if !u.w.Generating[conv] {
+		return
 	}
+	if stop := u.sending[conv]; stop != nil {
+		stop.Store(true) // a new chat has no id to stop yet; its send stops it
+	}
+	if conv != 0 {
+		// After the Send on the same worker: never before it.
+		u.stopConv(conv)
+	}
+}
+
+func (u *UI) stopConv(conv int64) {
+	sess := u.w.Session
+	u.w.Commands.Run(func() error { return sess.Stop(conv) }, u.w.ShowError)
 }
 
 // send sends text in the conversation shown, creating it first when it is
@@ -388,6 +414,8 @@ func (u *UI) send(text string) bool {
 	// Busy at once: a second Enter before the session answers is not a
 	// second message (a new chat is "conversation 0" until it is made).
 	u.w.Generating[conv] = true
+	stop := new(atomic.Bool)
+	u.sending[conv] = stop
 	u.noteText(text)
 	u.refresh()
 	sess := u.w.Session
@@ -413,8 +441,19 @@ func (u *UI) send(text string) bool {
 			})
 		}
 		_, err := sess.Send(id, text)
+		if err == nil && conv == 0 && stop.Load() {
+			// Stop came while the chat was being made: at once, not after
+			// a trip through Fyne's goroutine.
+			err = sess.Stop(id)
+		}
 		return id, err
 	}, func(id int64, err error) {
+		if u.sending[conv] == stop {
+			delete(u.sending, conv)
+		}
+		if stop.Load() && err == nil && conv == 0 {
+			u.stopConv(id) // it came after the worker looked (twice stops nothing)
+		}
 		if conv == 0 || err != nil {
 			// The mark of "conversation 0" was only for the wait; a
 			// refused Send has no Done to clear its own.

@@ -33,6 +33,8 @@ type (
 	Notice              = api.Notice
 	Settings            = api.Settings
 	Overflow            = api.Overflow
+	LoadError           = api.LoadError
+	LoadFailure         = api.LoadFailure
 )
 
 const (
@@ -54,6 +56,10 @@ const (
 	NoticeDemo          = api.NoticeDemo
 	OverflowDrop        = api.OverflowDrop
 	OverflowStop        = api.OverflowStop
+	LoadNotModel        = api.LoadNotModel
+	LoadIncomplete      = api.LoadIncomplete
+	LoadUnsupported     = api.LoadUnsupported
+	LoadOutOfMemory     = api.LoadOutOfMemory
 )
 
 var (

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/churon/churon/engine"
 )
@@ -45,7 +44,7 @@ func (m *Manager) loaded(r loadResult) {
 	switch {
 	case r.err != nil:
 		if !superseded {
-			m.emit(Error{Op: "load model", Err: r.err})
+			m.emit(Error{Op: "load model", Err: loadError(r.job.path, r.err)})
 		}
 		m.emit(ModelUnloaded{Path: r.job.path})
 		if !superseded && !s.closing && r.job.restore != "" && r.job.restore != r.job.path {
@@ -98,7 +97,7 @@ func (m *Manager) dropModel() {
 func (m *Manager) LoadModel(path string) error {
 	if !IsDemo(path) {
 		if err := checkModel(path); err != nil {
-			return fmt.Errorf("session: load model: %w", err)
+			return loadError(path, err)
 		}
 	}
 	return m.changeModel(path)

@@ -21,12 +21,16 @@ type Composer struct {
 	entry    *Input
 	send     *widget.Button
 	content  fyne.CanvasObject
+	// entered: Enter was pressed and the send waits for the input method
+	// (imeSettle); stopAsked: Stop or Escape came meanwhile, so the answer
+	// is stopped as soon as it is asked for.
+	entered, stopAsked bool
 }
 
 // NewComposer makes the message box; send and stop are the shell's.
 func NewComposer(w *core.Window, send func(text string) bool, stop func()) *Composer {
 	c := &Composer{w: w, sendText: send, stop: stop}
-	c.entry = newInput(w.HandleShortcut, c.onEnter, stop)
+	c.entry = newInput(w.HandleShortcut, c.onEnter, c.onStop)
 	c.entry.OnChanged = func(s string) { w.NoteText(s) }
 	c.send = widget.NewButtonWithIcon(lang.X("composer.send", "Send"), theme.MailSendIcon(), c.onButton)
 	c.send.Importance = widget.HighImportance
@@ -75,11 +79,25 @@ func (c *Composer) Refresh() {
 }
 
 func (c *Composer) onButton() {
-	if c.w.Generating[c.w.Conv] {
-		c.stop()
+	switch {
+	case c.w.Generating[c.w.Conv]:
+		c.onStop()
+	case c.entered:
+		// Send while Enter's send waits for the input method: it is
+		// coming already.
+	default:
+		c.onSend()
+	}
+}
+
+// onStop stops the answer, or the one Enter is about to ask for: a Stop
+// pressed within the input method's settle must not be lost.
+func (c *Composer) onStop() {
+	if c.entered {
+		c.stopAsked = true
 		return
 	}
-	c.onSend()
+	c.stop()
 }
 
 // imeSettle is how long Enter waits before sending. Under X11, GLFW gets
@@ -91,7 +109,20 @@ func (c *Composer) onButton() {
 const imeSettle = 60 * time.Millisecond
 
 func (c *Composer) onEnter() {
-	time.AfterFunc(imeSettle, func() { c.w.Do(c.onSend) })
+	if c.entered {
+		return
+	}
+	c.entered = true
+	time.AfterFunc(imeSettle, func() {
+		c.w.Do(func() {
+			stop := c.stopAsked
+			c.entered, c.stopAsked = false, false
+			c.onSend()
+			if stop {
+				c.stop()
+			}
+		})
+	})
 }
 
 func (c *Composer) onSend() {

@@ -154,10 +154,6 @@ func smallButton(icon fyne.Resource, f func()) *widget.Button {
 	return b
 }
 
-// scheduleRender re-renders a streaming answer now, or later when it was
-// rendered too recently for what rendering it costs.
-func (v *messageView) scheduleRender() { v.render.Schedule(v.c.w.Do, v.renderNow) }
-
 func (v *messageView) renderNow() {
 	v.refreshBody()
 	v.refreshFooter()

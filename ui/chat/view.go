@@ -2,10 +2,12 @@ package chat
 
 import (
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -37,7 +39,38 @@ type View struct {
 	waiting *widget.RichText
 	content *fyne.Container
 	find    *found // a search hit to scroll to (find.go)
+
+	// follow: the view keeps the end of the conversation in sight as the
+	// answer grows. The person scrolling up turns it off (and shows jump);
+	// scrolling back to the end, or jump, turns it on again.
+	follow bool
+	lastY  float32
+	jump   *widget.Button
+	jumpAt *fyne.Container
+
+	// frame: a render of the streaming answers is on its way to Fyne's
+	// goroutine; dirty are the answers that got text since the last one.
+	frame bool
+	dirty map[*messageView]bool
+
+	// waitedSince is when each conversation that waits for its turn
+	// began to (kept while another is shown, so its count goes on);
+	// queuedText says what the one shown waits for.
+	waitedSince map[int64]time.Time
+	queuedText  string
+	queuedTick  bool // a once-a-second update of the count is scheduled
+	now         func() time.Time
 }
+
+// frameEvery is the most often streaming text reaches the widgets: every
+// token that arrived since the last frame is rendered at once, so a fast
+// model costs one re-render a frame however many tokens it makes, and what
+// the person clicks never queues behind a backlog of renders.
+const frameEvery = 33 * time.Millisecond
+
+// onRender, when set (by tests), is told of every render of a streaming
+// answer.
+var onRender func()
 
 // readableWidth is the widest a message column gets: long lines are hard
 // to read.
@@ -45,9 +78,9 @@ const readableWidth = 860
 
 // NewView makes the view; shown is called with each conversation shown.
 func NewView(w *core.Window, shown func(conv int64)) *View {
-	c := &View{w: w, shown: shown, byID: map[int64]*messageView{}}
+	c := &View{w: w, shown: shown, byID: map[int64]*messageView{}, follow: true, dirty: map[*messageView]bool{},
+		waitedSince: map[int64]time.Time{}, now: time.Now}
 	c.waiting = core.NewMuted(theme.SizeNameText, fyne.TextWrapWord)
-	core.SetMuted(c.waiting, lang.X("chat.waiting", "Waiting for the model…"))
 	c.waiting.Hide()
 	c.box = container.New(&core.Readable{Max: readableWidth})
 	c.scroll = container.NewVScroll(c.box)
@@ -58,7 +91,12 @@ func NewView(w *core.Window, shown func(conv int64)) *View {
 	// A wrapped label in a centred box would shrink to one word a line:
 	// give the text a readable width instead.
 	c.empty = container.NewCenter(container.NewGridWrap(fyne.NewSize(520, 140), container.NewVBox(title, c.emptyTx)))
-	c.content = container.NewStack(c.scroll, c.empty)
+	c.scroll.OnScrolled = c.onScrolled
+	c.jump = widget.NewButtonWithIcon(lang.X("chat.jump", "Jump to latest"), theme.MoveDownIcon(), c.onJump)
+	c.jump.Importance = widget.HighImportance
+	c.jumpAt = container.NewBorder(nil, container.NewPadded(container.NewHBox(layout.NewSpacer(), c.jump, layout.NewSpacer())), nil, nil)
+	c.jumpAt.Hide()
+	c.content = container.NewStack(c.scroll, c.empty, c.jumpAt)
 	return c
 }
 
@@ -73,6 +111,9 @@ func (c *View) Show(conv int64) {
 	c.later = nil
 	c.views = nil
 	c.byID = map[int64]*messageView{}
+	c.dirty = map[*messageView]bool{}
+	c.setFollow(true)
+	c.waiting.Hide()
 	if conv == 0 {
 		c.loading = false
 		c.showMessages(nil)
@@ -110,6 +151,9 @@ func (c *View) ShowNew(conv int64) {
 	c.loading = false
 	c.views = nil
 	c.byID = map[int64]*messageView{}
+	c.dirty = map[*messageView]bool{}
+	c.setFollow(true)
+	c.waiting.Hide()
 	c.showMessages(nil)
 }
 
@@ -132,14 +176,65 @@ func (c *View) showMessages(msgs []session.Message) {
 		c.addView(m)
 	}
 	c.rebuild()
-	// The scroller clamps against the content's current size, which is
-	// still the empty chat's: give the column its new height first.
-	min := c.box.MinSize()
-	c.box.Resize(fyne.NewSize(max(c.scroll.Size().Width, min.Width), min.Height))
-	if !c.reveal() {
-		c.scroll.ScrollToBottom()
+	// A search hit is shown where it is (find.go); anything else from
+	// its end.
+	if c.reveal() {
+		c.lastY = c.scroll.Offset.Y
+	} else {
+		c.toEnd()
 	}
 	c.shown(c.conv)
+}
+
+// toEnd scrolls to the end of the conversation. The scroller clamps
+// against the content's current size, which lags behind text just
+// rendered (it is laid out at the next frame): give the column its new
+// height first.
+func (c *View) toEnd() {
+	// Wrapped text measures itself at the width it was laid out at: new
+	// blocks know theirs only once the column was laid out, so measure
+	// again until the height holds.
+	for range 3 {
+		min := c.box.MinSize()
+		want := fyne.NewSize(max(c.scroll.Size().Width, min.Width), min.Height)
+		if c.box.Size() == want {
+			break
+		}
+		c.box.Resize(want)
+	}
+	c.scroll.ScrollToBottom()
+	c.lastY = c.scroll.Offset.Y
+}
+
+// onScrolled follows the person's scrolling: up, away from the end, stops
+// following; back at the end follows again. The view's own scrolls to the
+// end land there, so they never turn following off.
+func (c *View) onScrolled(p fyne.Position) {
+	up := p.Y < c.lastY
+	c.lastY = p.Y
+	switch {
+	case c.atBottom():
+		c.setFollow(true)
+	case up:
+		c.setFollow(false)
+	}
+}
+
+// setFollow turns following on or off; the jump button shows while it is
+// off and there is more below.
+func (c *View) setFollow(on bool) {
+	c.follow = on
+	if on || c.atBottom() {
+		c.jumpAt.Hide()
+	} else {
+		c.jumpAt.Show()
+	}
+}
+
+// onJump scrolls to the end and follows the answer again.
+func (c *View) onJump() {
+	c.toEnd()
+	c.setFollow(true)
 }
 
 func (c *View) addView(m session.Message) *messageView {
@@ -209,16 +304,18 @@ func (c *View) OnMessageAdded(m session.Message) {
 	if _, ok := c.byID[m.ID]; ok {
 		return
 	}
-	follow := c.atBottom() || m.Role == "user"
+	if m.Role == "user" {
+		c.follow = true // the person sent it: show it, and follow its answer
+	}
 	v := c.addView(m)
 	if m.Role == "assistant" {
 		v.streaming = true
 		v.refreshBody()
-		c.waiting.Hide()
+		c.Started(m.ConversationID)
 	}
 	c.rebuild()
-	if follow {
-		c.scroll.ScrollToBottom()
+	if c.follow {
+		c.onJump()
 	}
 }
 
@@ -240,14 +337,45 @@ func (c *View) OnToken(t session.Token) {
 		c.Show(c.conv)
 		return
 	}
-	follow := c.atBottom()
 	v.streaming = true
 	v.msg.Content = v.msg.Content[:t.Offset] + t.Text
 	v.tokens, v.elapsed = t.Tokens, t.Elapsed
-	v.scheduleRender()
-	c.waiting.Hide()
-	if follow {
-		c.scroll.ScrollToBottom()
+	c.Started(t.Conv)
+	c.dirty[v] = true
+	c.scheduleFrame()
+}
+
+// scheduleFrame asks for one render of the answers that got text, at the
+// next frame. The render paces itself too (core.Throttle): a long answer
+// costs more to lay out, and never takes more than a share of the time.
+func (c *View) scheduleFrame() {
+	if c.frame {
+		return
+	}
+	c.frame = true
+	time.AfterFunc(frameEvery, func() { c.w.Do(c.renderFrame) })
+}
+
+// renderFrame renders what streamed since the last frame, then keeps the
+// end in sight when following: after the render, when the column has
+// its new height (scrolling before it would leave the new text below).
+func (c *View) renderFrame() {
+	c.frame = false
+	dirty := c.dirty
+	c.dirty = map[*messageView]bool{}
+	for v := range dirty {
+		if c.byID[v.msg.ID] != v {
+			continue // the conversation was left, or shown again
+		}
+		v.render.Schedule(c.w.Do, func() {
+			if onRender != nil {
+				onRender()
+			}
+			v.renderNow()
+			if c.follow && c.byID[v.msg.ID] == v {
+				c.toEnd()
+			}
+		})
 	}
 }
 
@@ -265,30 +393,74 @@ func (c *View) OnStats(st session.Stats) {
 
 // OnDone ends an answer's streaming.
 func (c *View) OnDone(d session.Done) {
+	c.Started(d.Conv) // or ended before it started: it waits no more
 	if d.Conv != c.conv || c.deferred(func() { c.OnDone(d) }) {
 		return
 	}
-	c.waiting.Hide()
 	if v := c.byID[d.Msg]; v != nil {
 		v.streaming = false
 		v.msg.FinishReason = string(d.Reason)
-		v.refreshBody()
-		v.refreshFooter()
+		delete(c.dirty, v)
+		v.renderNow()
+		if c.follow {
+			c.toEnd()
+		}
 	}
 	c.refreshActions()
 }
 
 // OnQueued says the answer waits for the model.
+// The shell tells it of every conversation, and again of one opened while
+// it waits, so that its count goes on from when it began to wait.
 func (c *View) OnQueued(q session.Queued) {
+	if _, ok := c.waitedSince[q.Conv]; !ok {
+		c.waitedSince[q.Conv] = c.now()
+	}
 	if q.Conv != c.conv || c.deferred(func() { c.OnQueued(q) }) {
 		return
 	}
 	if q.Position > 0 {
-		core.SetMuted(c.waiting, lang.X("chat.queued", "Waiting for another chat to finish ({{.Ahead}} ahead)…", map[string]any{"Ahead": q.Position}))
+		c.queuedText = lang.X("chat.queued", "another chat answers first ({{.Ahead}} ahead)", map[string]any{"Ahead": q.Position})
 	} else {
-		core.SetMuted(c.waiting, lang.X("chat.waiting", "Waiting for the model…"))
+		c.queuedText = lang.X("chat.waiting", "for the model to load")
 	}
+	c.showWaiting()
 	c.waiting.Show()
+	if c.follow {
+		c.toEnd()
+	}
+}
+
+// showWaiting writes what the answer waits for and how long it has, and
+// updates the count each second until the answer starts.
+func (c *View) showWaiting() {
+	since, ok := c.waitedSince[c.conv]
+	if !ok {
+		return
+	}
+	secs := int(c.now().Sub(since) / time.Second)
+	core.SetMuted(c.waiting, lang.X("chat.waited", "waiting · {{.S}} s", map[string]any{"S": secs})+" · "+c.queuedText)
+	if c.queuedTick {
+		return
+	}
+	c.queuedTick = true
+	gen := c.gen
+	time.AfterFunc(time.Second, func() {
+		c.w.Do(func() {
+			c.queuedTick = false
+			if gen == c.gen {
+				c.showWaiting()
+			}
+		})
+	})
+}
+
+// Started says conv's answer no longer waits: it started, or ended.
+func (c *View) Started(conv int64) {
+	delete(c.waitedSince, conv)
+	if conv == c.conv {
+		c.waiting.Hide()
+	}
 }
 
 // Editing reports whether a message is being edited.

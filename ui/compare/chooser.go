@@ -85,7 +85,7 @@ func (c *modelChooser) show(ms []library.Model, err error) {
 	present := map[string]bool{}
 	switch {
 	case err != nil:
-		c.status.SetText(err.Error())
+		c.status.SetText(core.ErrorText(err))
 	case len(ms) == 0:
 		c.status.SetText(lang.X("compare.models.empty", "No models on this computer yet. Download one on the Models page, or add GGUF files you have."))
 	default:

@@ -84,7 +84,7 @@ func (p *comparePage) fillHistory(list *fyne.Container, status *widget.Label, cl
 			list.RemoveAll()
 			switch {
 			case err != nil:
-				status.SetText(err.Error())
+				status.SetText(core.ErrorText(err))
 			case len(cs) == 0:
 				status.SetText(lang.X("compare.history.empty", "No comparisons yet. Each one you run is kept here."))
 			default:
@@ -111,7 +111,7 @@ func (p *comparePage) historyRow(c store.Comparison, list *fyne.Container, statu
 				w := p.w
 				core.Then(w.Commands, func() (struct{}, error) { return struct{}{}, w.Session.DeleteComparison(w.Ctx, c.ID) }, func(_ struct{}, err error) {
 					if err != nil {
-						status.SetText(err.Error())
+						status.SetText(core.ErrorText(err))
 						return
 					}
 					p.fillHistory(list, status, closeList)

@@ -1,28 +1,24 @@
 package core
 
 import (
-	"errors"
-
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/lang"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
-
-	"github.com/churon/churon/app/api/session"
 )
 
-// ShowError tells the person what went wrong, in their language where the
-// error is one the UI knows.
+// ShowError tells the person what went wrong, in their language, with the
+// technical reason behind Details (see Describe). A nil error shows
+// nothing.
 func (w *Window) ShowError(err error) {
-	msg := err.Error()
-	switch {
-	case errors.Is(err, session.ErrNoModel):
-		msg = lang.X("error.no_model", "No model is loaded. Open a GGUF file first.")
-	case errors.Is(err, session.ErrTooLong):
-		msg = lang.X("error.too_long", "This conversation no longer fits in the context. Raise the context length in the chat settings, or start a new chat.")
-	case errors.Is(err, session.ErrBusy):
-		msg = lang.X("error.busy", "This chat is still answering. Stop it first.")
+	if err == nil {
+		return
+	}
+	msg, details := Describe(err)
+	if details != "" && details != msg {
+		w.BannerDetails(msg, details)
+		return
 	}
 	w.Banner(msg, true)
 }

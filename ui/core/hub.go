@@ -28,5 +28,8 @@ func HubError(err error) string {
 	case errors.Is(err, hub.ErrNotFound):
 		return lang.X("models.err.notfound", "Not found on Hugging Face.")
 	}
+	if msg, details := Describe(err); details != "" {
+		return msg // the network's own words stay behind Details
+	}
 	return lang.X("models.err.hub", "Could not reach Hugging Face: {{.Err}}", map[string]any{"Err": err.Error()})
 }

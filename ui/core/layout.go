@@ -66,3 +66,73 @@ func MutedLine(s string) *widget.RichText {
 	SetMuted(rt, s)
 	return rt
 }
+
+// Column stacks its objects top to bottom at its full width, Gap apart,
+// and gives the object at index Fill the height the others leave. Each
+// object is measured at the width it gets: a wrapped text (a banner) is
+// taller when narrow, and a layout that asked its height before giving it
+// its width (Border, VBox) would lay it over what comes below.
+type Column struct {
+	Fill int
+	Gap  float32
+}
+
+func (c *Column) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	heights := make([]float32, len(objs))
+	var used float32
+	for i, o := range objs {
+		if i == c.Fill || !o.Visible() {
+			continue
+		}
+		heights[i] = heightAt(o, size.Width)
+		used += heights[i] + c.gap(heights[i])
+	}
+	if c.Fill >= 0 && c.Fill < len(heights) {
+		used += c.Gap
+		heights[c.Fill] = max(size.Height-used, 0)
+	}
+	var y float32
+	for i, o := range objs {
+		if !o.Visible() {
+			continue
+		}
+		o.Move(fyne.NewPos(0, y))
+		o.Resize(fyne.NewSize(size.Width, heights[i]))
+		y += heights[i] + c.gap(heights[i])
+		if i == c.Fill {
+			y += c.Gap - c.gap(heights[i])
+		}
+	}
+}
+
+// gap is the room after an object h high: none after an empty one (no
+// banners).
+func (c *Column) gap(h float32) float32 {
+	if h <= 0 {
+		return 0
+	}
+	return c.Gap
+}
+
+func (c *Column) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var w, h float32
+	for i, o := range objs {
+		if !o.Visible() {
+			continue
+		}
+		m := o.MinSize()
+		w = max(w, m.Width)
+		h += m.Height + c.gap(m.Height)
+		if i == c.Fill {
+			h += c.Gap - c.gap(m.Height)
+		}
+	}
+	return fyne.NewSize(w, h)
+}
+
+// heightAt is o's height at width w: it is given the width first, so
+// that wrapped text inside it measures itself at that width.
+func heightAt(o fyne.CanvasObject, w float32) float32 {
+	o.Resize(fyne.NewSize(w, o.Size().Height))
+	return o.MinSize().Height
+}

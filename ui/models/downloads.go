@@ -196,7 +196,7 @@ func downloadLine(d *download.Download) string {
 	}
 	if st == download.Failed && d.IsDone() {
 		if err := d.Err(); err != nil {
-			parts = append(parts, err.Error())
+			parts = append(parts, core.ErrorText(err))
 		}
 	}
 	return strings.Join(parts, " · ")

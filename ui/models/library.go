@@ -53,7 +53,7 @@ func (p *modelsPage) showLibrary(ms []library.Model, err error) {
 	p.libRows = nil
 	switch {
 	case err != nil:
-		p.libStatus.SetText(err.Error())
+		p.libStatus.SetText(core.ErrorText(err))
 	case len(ms) == 0:
 		p.libStatus.SetText(lang.X("models.lib.empty", "No models yet. Download one from the Recommended tab, or add GGUF files you already have: they are used where they are, not copied."))
 	default:

@@ -517,7 +517,7 @@ func TestDownloadWithoutTheHub(t *testing.T) {
 		t.Fatalf("%d catalog rows", len(p.catRows))
 	}
 	test.Tap(p.catRows[0].action)
-	h.Wait("the error banner", func() bool { return strings.Contains(uitest.Text(h.Core.Notice), "Could not reach Hugging Face") })
+	h.Wait("the error banner", func() bool { return strings.Contains(uitest.Text(h.Core.Notice), "Can't reach Hugging Face") })
 	got := uitest.Text(h.Core.Notice)
 	words, details := strings.Index(got, "internet connection"), strings.Index(got, "[Details]")
 	if words < 0 || details < words || !strings.Contains(got[details:], "connection refused") {

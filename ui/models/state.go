@@ -1,9 +1,7 @@
 package models
 
 import (
-	"errors"
 	"fmt"
-	"net"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/lang"
@@ -79,33 +77,9 @@ func (s *State) apply(ev models.Event) {
 	}
 }
 
-// showError says what failed in the person's words; a download that could
-// not reach the hub says so, with the technical reason behind Details.
-func (s *State) showError(e models.Error) {
-	var netErr net.Error
-	switch {
-	case e.Op == "download" && (errors.Is(e.Err, hub.ErrUnauthorized) || errors.Is(e.Err, hub.ErrRateLimited) || errors.Is(e.Err, hub.ErrNotFound)):
-		s.w.Banner(core.HubError(e.Err), true)
-	case e.Op == "download" && errors.As(e.Err, &netErr):
-		s.w.BannerDetails(lang.X("models.err.reach", "Could not reach Hugging Face to download it. Check this computer's internet connection, then try again."), e.Err.Error())
-	default:
-		s.w.ShowError(describe(e.Err))
-	}
-}
-
-// describe words the service's errors in the UI's language.
-func describe(err error) error {
-	var missing *models.MissingFileError
-	var incomplete *models.IncompleteError
-	switch {
-	case errors.As(err, &missing):
-		return errors.New(lang.X("models.missing_file", "{{.Repo}} no longer has {{.File}}.",
-			map[string]any{"Repo": missing.Repo, "File": missing.File}))
-	case errors.As(err, &incomplete):
-		return errors.New(lang.X("models.incomplete", "{{.Name}} is missing parts on the hub.", map[string]any{"Name": incomplete.Name}))
-	}
-	return err
-}
+// showError says what failed in the person's words (core.Describe), with
+// the technical reason behind Details.
+func (s *State) showError(e models.Error) { s.w.ShowError(e.Err) }
 
 // refresh brings the page and the welcome card in line with the
 // downloads.

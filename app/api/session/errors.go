@@ -24,3 +24,33 @@ var (
 	// context length in the conversation's settings or start a new one.
 	ErrTooLong = errors.New("session: the conversation is longer than the context")
 )
+
+// LoadFailure says why a model file could not be loaded, in terms a front
+// end can word for people.
+type LoadFailure int
+
+const (
+	LoadNotModel    LoadFailure = iota + 1 // not a GGUF file (or a GGUF version Churon cannot read)
+	LoadIncomplete                         // the file ends before its data does: a download cut short
+	LoadUnsupported                        // a GGUF file of an architecture Churon does not run
+	LoadOutOfMemory                        // no memory for the weights
+)
+
+// LoadError is a model that failed to load, as the session reports it
+// (Error{Op: "load model"}): Kind says why; Err is the engine's own error,
+// the technical chain.
+type LoadError struct {
+	Path string
+	Kind LoadFailure
+	// Have and Want are the file's bytes and those its header says it
+	// holds (LoadIncomplete; Want is 0 when unknown).
+	Have, Want int64
+	// Arch is the file's architecture and Supported those Churon runs
+	// (LoadUnsupported).
+	Arch      string
+	Supported []string
+	Err       error
+}
+
+func (e *LoadError) Error() string { return "session: load " + e.Path + ": " + e.Err.Error() }
+func (e *LoadError) Unwrap() error { return e.Err }

@@ -1,0 +1,99 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/internal/uitest"
+)
+
+// TestSidebarMarksBusyChats: the chat that answers and the one that waits
+// its turn are marked in the sidebar, and the marks go once they are done.
+func TestSidebarMarksBusyChats(t *testing.T) {
+	long := uitest.Quick(0) // stories260K runs on until the context fills
+	long.Context = 2048
+	h := newHarness(t, harnessOptions{settings: &long})
+	h.Load(uitest.StoriesPath(t))
+	u := h.u
+	h.typeAndSend("Once upon a time")
+	first := u.w.Conv
+	u.onNewChat()
+	h.typeAndSend("The little dog")
+	second := u.w.Conv
+	mark := func(conv int64) string {
+		it := findConvItem(h.W.Canvas().Content(), conv)
+		if it == nil {
+			return ""
+		}
+		m, _ := uitest.Find(it, func(r *widget.RichText) bool {
+			return r.Visible() && (r.String() == "answering…" || r.String() == "waiting")
+		})
+		if m == nil {
+			return ""
+		}
+		return m.String()
+	}
+	h.Wait("both chats in the list, the second queued", func() bool {
+		_, queued := u.queued[second]
+		return queued && findConvItem(h.W.Canvas().Content(), second) != nil && findConvItem(h.W.Canvas().Content(), first) != nil
+	})
+	if got := mark(first); got != "answering…" {
+		t.Errorf("the answering chat is marked %q", got)
+	}
+	if got := mark(second); got != "waiting" {
+		t.Errorf("the queued chat is marked %q", got)
+	}
+	u.openConversation(first)
+	u.onStop()
+	h.Wait("the second chat's answer to start", func() bool { return mark(second) == "answering…" })
+	if got := mark(first); got != "" {
+		t.Errorf("the stopped chat is still marked %q", got)
+	}
+	u.openConversation(second)
+	u.onStop()
+	h.Wait("the second chat to stop", h.Idle)
+	if got := mark(second); got != "" {
+		t.Errorf("the stopped chat is still marked %q", got)
+	}
+}
+
+// TestBannerKeepsItsPlace: a long error sits above the page, which
+// starts below it, at any width. Narrowing the window lays it out once,
+// from the top down: the banner must be measured at its new width then,
+// not at the old one (it used to keep its one-line height while its text
+// wrapped onto the welcome page's heading).
+func TestBannerKeepsItsPlace(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	h.W.Resize(fyne.NewSize(1100, 700))
+	h.Settle()
+	h.u.w.ShowError(errors.New(strings.Repeat("The file could not be read because the disk answered with an error. ", 3)))
+	h.Settle()
+	uitest.Settle(h.W) // as the driver lays out before drawing
+	d := fyne.CurrentApp().Driver()
+	for _, width := range []float32{1100, 800, 600} {
+		h.W.Resize(fyne.NewSize(width, 700))
+		notice := h.u.w.Notice
+		banner := notice.Objects[0]
+		bottom := d.AbsolutePositionForObject(banner).Y + banner.Size().Height
+		if m := banner.MinSize().Height; banner.Size().Height < m {
+			t.Errorf("width %v: the banner is %v high, its wrapped text needs %v", width, banner.Size().Height, m)
+		}
+		if nb := d.AbsolutePositionForObject(notice).Y + notice.Size().Height; nb < bottom {
+			t.Errorf("width %v: the banner ends at %v, below its area's end %v", width, bottom, nb)
+		}
+		if top := d.AbsolutePositionForObject(h.u.center).Y; top < bottom {
+			t.Errorf("width %v: the page starts at %v, under the banner that ends at %v", width, top, bottom)
+		}
+		title, ok := uitest.Find(h.u.welcome.content, func(l *widget.Label) bool { return l.Text == "Welcome to Churon" })
+		if !ok {
+			t.Fatal("no welcome heading")
+		}
+		if y := d.AbsolutePositionForObject(title).Y; y < bottom {
+			t.Errorf("width %v: the welcome heading is at %v, under the banner that ends at %v", width, y, bottom)
+		}
+	}
+}
