@@ -122,6 +122,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 	if st, err := u.w.Session.Status(); err == nil {
 		u.applyStatus(st)
 	}
+	u.picker.reloadLast()
 	b := &bridge{events: u.w.Session.Events(), do: u.w.Do, apply: u.apply}
 	go b.run()
 	go u.checkFonts()
