@@ -113,6 +113,8 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 	} else {
 		_, _ = locale.Set("")
 	}
+	choice, _ := u.w.Setting(core.SettingTheme)
+	core.SetTheme(a, choice)
 	u.mdl = models.NewState(u.w, opt.Models)
 	u.compare = compare.New(u.w, u.mdl)
 	u.mdl.OnLibrary(func() { u.picker.refreshLibrary() }) // a new download appears in the model menu
@@ -446,7 +448,11 @@ func (u *UI) checkFonts() {
 	if err != nil {
 		return // no answer is better than a false alarm
 	}
+	bold := boldFace(res)
 	u.w.Do(func() {
+		if bold != nil {
+			core.SetBoldFont(u.w.App, bold)
+		}
 		u.hangul = &res
 		if locale.Current() == "ko" && !res.Covered {
 			// A Korean UI would be unreadable: show it in English until a
