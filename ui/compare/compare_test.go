@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 
 	"github.com/churon/churon/app/compare"
@@ -565,5 +566,33 @@ func TestTokenFlowWrapsWholeWords(t *testing.T) {
 	first, last := r.pieces[len(toks)+1].text.Position().Y, r.pieces[len(r.pieces)-1].text.Position().Y
 	if first == last {
 		t.Error("a word longer than the line was not broken")
+	}
+}
+
+// TestCompareFitsTheWindow: at the window's first size (desktop.Run's
+// 1180×780) and in a narrower one, nothing on the Compare page is wider
+// than the page: no sideways scroll bar (the sampler fields had one), and
+// every field and the Run button are in view.
+func TestCompareFitsTheWindow(t *testing.T) {
+	h, _ := compareHarness(t, "Q8_0", "Q4_0")
+	for _, size := range []fyne.Size{{Width: 1180, Height: 780}, {Width: 900, Height: 700}} {
+		h.W.Resize(size)
+		p := h.openCompare(2)
+		uitest.Settle(h.W)
+		uitest.Walk(p.content, func(o fyne.CanvasObject) bool {
+			if s, ok := o.(*container.Scroll); ok && s != p.scroll && s.Direction != container.ScrollVerticalOnly && s.Direction != container.ScrollNone {
+				if s.Content.MinSize().Width > s.Size().Width {
+					t.Errorf("at %v a sideways scroll: content %v wide in %v", size, s.Content.MinSize().Width, s.Size().Width)
+				}
+			}
+			return o.Visible()
+		})
+		page := fyne.CurrentApp().Driver().AbsolutePositionForObject(p.content).X + p.content.Size().Width
+		for _, o := range []fyne.CanvasObject{p.maxTok, p.temp, p.seed, p.refSel, p.runBtn} {
+			if right := fyne.CurrentApp().Driver().AbsolutePositionForObject(o).X + o.Size().Width; right > page+1 {
+				t.Errorf("at %v a field ends at %v, past the page's edge at %v", size, right, page)
+			}
+		}
+		test.Tap(uitest.FindButton(h.T, h.W.Content(), "Compare")) // closes it again
 	}
 }
