@@ -2,6 +2,9 @@ package compare
 
 import (
 	"context"
+	"image"
+	"image/color"
+	"image/draw"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +13,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/lang"
 	"fyne.io/fyne/v2/test"
 
 	"github.com/churon/churon/app/compare"
@@ -276,6 +280,83 @@ func TestCompareKorean(t *testing.T) {
 	if len(k.cols) != 2 || k.cols[0].md.Text() != p.cols[0].md.Text() || k.prompt.Text != prompt {
 		t.Error("the rebuilt page lost the comparison")
 	}
+
+	// The chart speaks Korean too, in the page's font: its title is the
+	// one Fyne draws for the translated text, not the chart's own bitmap
+	// font (which has no Hangul: it drew "?" for each letter).
+	chart, ok := k.chart.img.Image.(*image.RGBA)
+	if !ok || !k.chart.content.Visible() {
+		t.Fatalf("the Korean page shows no chart (%T)", k.chart.img.Image)
+	}
+	title := lang.X("compare.chart.title", "KL divergence per answer token (nats)")
+	if !strings.Contains(title, "발산") {
+		t.Fatalf("the chart's title is not translated: %q", title)
+	}
+	ink := lightInk(chart)
+	want := chartText(title, ink)
+	if inked(want) == 0 {
+		t.Fatal("Fyne drew the Korean title empty")
+	}
+	// The title as Fyne draws it on the chart's ground, against the
+	// chart's title area.
+	r := want.Bounds().Sub(want.Bounds().Min).Add(image.Pt(8, 6))
+	exp := image.NewRGBA(r)
+	draw.Draw(exp, r, image.NewUniform(chart.RGBAAt(0, 0)), image.Point{}, draw.Src)
+	draw.Draw(exp, r, want, want.Bounds().Min, draw.Over)
+	if bad := differing(chart, exp, r); bad > inked(want)/20 {
+		t.Errorf("the chart's title area differs from Fyne's drawing of %q in %d pixels (the title has %d)", title, bad, inked(want))
+	}
+}
+
+// lightInk is the colour the chart's title is drawn in: the darkest (or
+// on a dark ground, the lightest) colour in its top-left corner.
+func lightInk(img *image.RGBA) color.RGBA {
+	bg := img.RGBAAt(0, 0)
+	best, far := bg, 0
+	for y := 0; y < 30; y++ {
+		for x := 0; x < 200; x++ {
+			c := img.RGBAAt(x, y)
+			if d := absDiff(c.R, bg.R) + absDiff(c.G, bg.G) + absDiff(c.B, bg.B); d > far {
+				best, far = c, d
+			}
+		}
+	}
+	return best
+}
+
+// inked counts the pixels of a text picture that are mostly ink.
+func inked(img image.Image) int {
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if _, _, _, a := img.At(x, y).RGBA(); a > 0xc000 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// differing counts the pixels within r where a and b differ visibly.
+func differing(a, b *image.RGBA, r image.Rectangle) int {
+	n := 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			p, q := a.RGBAAt(x, y), b.RGBAAt(x, y)
+			if absDiff(p.R, q.R)+absDiff(p.G, q.G)+absDiff(p.B, q.B) > 24 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func absDiff(a, b uint8) int {
+	if a > b {
+		return int(a - b)
+	}
+	return int(b - a)
 }
 
 // TestCompareStop stops a long comparison while the first model answers:
