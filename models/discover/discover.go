@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/churon/churon/internal/ggufname"
@@ -335,4 +336,32 @@ func inspectOllama(loc Location, manifest, rel string) (Model, bool) {
 		return Model{Path: blob, Real: real, Name: name, Source: Ollama, Size: st.Size(), ModTime: st.ModTime()}, true
 	}
 	return Model{}, false
+}
+
+// ollamaNames caches OllamaName's answers by blob path.
+var ollamaNames sync.Map
+
+// OllamaName is the name Ollama gives the model whose GGUF blob is at
+// path ("llama3.2:3b"), for showing it: the blob's own name is a hash.
+// ok is false for a path that is not one of Ollama's model blobs. The
+// manifests are read once per blob.
+func OllamaName(path string) (name string, ok bool) {
+	base := filepath.Base(path)
+	dir := filepath.Dir(path)
+	if !strings.HasPrefix(base, "sha256-") || filepath.Base(dir) != "blobs" {
+		return "", false
+	}
+	if v, hit := ollamaNames.Load(path); hit {
+		name = v.(string)
+		return name, name != ""
+	}
+	loc := Location{Dir: filepath.Dir(dir), Source: Ollama}
+	found, _ := walkOllama(context.Background(), loc, map[string]bool{}, maxFiles)
+	for _, m := range found {
+		if m.Path == path && name == "" {
+			name = m.Name
+		}
+	}
+	ollamaNames.Store(path, name)
+	return name, name != ""
 }

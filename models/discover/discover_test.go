@@ -136,6 +136,19 @@ func TestFindOllama(t *testing.T) {
 	if !reflect.DeepEqual(rows, want) {
 		t.Errorf("found\n%v\nwant\n%v", rows, want)
 	}
+	// The window names a blob as Ollama does, not by its hash.
+	for _, c := range []struct {
+		path, name string
+		ok         bool
+	}{
+		{filepath.Join(dir, "blobs", "sha256-2222"), "someone/tiny:q4", true},
+		{filepath.Join(dir, "blobs", "sha256-3333"), "", false}, // not a model
+		{filepath.Join(dir, "blobs", "tiny.gguf"), "", false},
+	} {
+		if name, ok := OllamaName(c.path); name != c.name || ok != c.ok {
+			t.Errorf("OllamaName(%s) = %q, %v; want %q, %v", c.path, name, ok, c.name, c.ok)
+		}
+	}
 }
 
 func TestFindCancelled(t *testing.T) {
