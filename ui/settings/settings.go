@@ -193,7 +193,7 @@ func newSettingsPanel(w *core.Window) *settingsPanel {
 			p.theme.SetSelectedIndex(i)
 		}
 	}
-	p.reloadLast = widget.NewCheck(lang.X("settings.reload", "Load the last model again at start"), nil)
+	p.reloadLast = widget.NewCheck(lang.X("settings.reload", "Load the last model again"), nil)
 	p.reloadLast.SetChecked(w.ReloadLast())
 	app := widget.NewForm(
 		&widget.FormItem{Text: lang.X("settings.language", "Language"), Widget: p.language},
