@@ -69,7 +69,7 @@ func Show(w *core.Window) {
 				p.onSave()
 			}
 		}, w.Win)
-	d.Resize(fyne.NewSize(560, 640)) // Fyne makes it smaller in a smaller window
+	d.Resize(fyne.NewSize(700, 640)) // Fyne makes it smaller in a smaller window
 	d.Show()
 }
 
