@@ -141,7 +141,9 @@ func (r *libRow) refreshLoaded() {
 	case w.LoadingPath == r.m.Path:
 		title = lang.X("models.lib.loading", "{{.Name}} (loading…)", map[string]any{"Name": title})
 	}
-	r.title.SetText(title)
+	if r.title.Text != title { // the window refreshes often: redraw only a change
+		r.title.SetText(title)
+	}
 	if r.m.Err != "" || loaded || w.LoadingPath == r.m.Path {
 		r.load.Disable()
 	} else {
