@@ -27,6 +27,9 @@ type harnessOptions struct {
 	fontCheck func() (fontcheck.Result, error)
 	models    *uitest.Library   // the model service; nil: the app's folders
 	disk      session.DiskCache // KV snapshots; nil: none
+	// before runs on the harness before the window is made: what an
+	// earlier run of the app left (settings) is set here.
+	before func(*uitest.Harness)
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -39,6 +42,9 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	}
 	h := &harness{}
 	h.Harness = uitest.New(t, uitest.Options{Settings: o.settings, Disk: o.disk, Models: o.models}, func(b *uitest.Harness) func() {
+		if o.before != nil {
+			o.before(b)
+		}
 		h.u = New(b.A, b.W, Options{Session: b.M, Compare: compare.Runner{}, Models: b.Models, Do: b.Post, Discover: o.discover, FontCheck: o.fontCheck})
 		b.Core = h.u.w
 		return h.u.Close

@@ -125,7 +125,17 @@ func (p *modelPicker) refreshLibrary() {
 // onOpenFile shows a file dialog for .gguf files, starting in a folder
 // where models are likely to be.
 func (p *modelPicker) onOpenFile() {
-	p.ui.w.OpenGGUF(p.startDir(), p.ui.w.LoadModel)
+	p.ui.w.OpenGGUF(p.startDir(), p.openFile)
+}
+
+// openFile loads a file the person chose and keeps it in the library, so
+// that the Models page and the model menu list it from now on (the
+// library lists itself again after, LibraryChanged).
+func (p *modelPicker) openFile(path string) {
+	w := p.ui.w
+	svc := w.Models
+	w.Commands.Run(func() error { return svc.AddFile(path) }, w.ShowError)
+	w.LoadModel(path)
 }
 
 // startDir is the folder of the last model opened, else the first of the
@@ -147,6 +157,24 @@ func (p *modelPicker) startDir() string {
 func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
+}
+
+// reloadLast loads the model used last, at start, unless the person
+// turned that off or the session has a model already (a window opened
+// again over a running session).
+func (p *modelPicker) reloadLast() {
+	w := p.ui.w
+	if !w.ReloadLast() || w.Model != nil || w.LoadingPath != "" {
+		return
+	}
+	recent := p.ui.recentModels()
+	if len(recent) == 0 {
+		return
+	}
+	if st, err := os.Stat(recent[0]); err != nil || !st.Mode().IsRegular() {
+		return // moved or deleted since: the welcome page offers the others
+	}
+	w.LoadModel(recent[0])
 }
 
 func (p *modelPicker) onUnload() {

@@ -1,12 +1,19 @@
 package ui
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
 	"github.com/churon/churon/internal/uitest"
+	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/ui/core"
 )
 
@@ -87,4 +94,123 @@ func TestFailedOpenKeepsModel(t *testing.T) {
 	}
 	h.typeAndSend("still there?")
 	h.Wait("the kept model's answer", h.answered)
+}
+
+// TestOpenedFileInLibrary: a file opened with "Open GGUF file…" joins
+// the library, so "On this computer" lists it; the rows are titled by
+// file name, so quantizations of one model (one general.name) are told
+// apart; and the loaded model's row says it is loaded.
+func TestOpenedFileInLibrary(t *testing.T) {
+	l, _ := uitest.LocalLibrary(t)
+	var inLib []string
+	for _, typ := range []string{"Q8_0", "Q4_0", "Q4_K_M"} {
+		inLib = append(inLib, sameModel(t, filepath.Join(l.Dir, "tiny-"+typ+".gguf"), typ))
+	}
+	opened := sameModel(t, filepath.Join(t.TempDir(), "elsewhere", "tiny-Q6_K.gguf"), "Q6_K")
+	h := newHarness(t, harnessOptions{models: &l})
+
+	// What the file dialog hands over once the person chose the file.
+	h.u.picker.openFile(opened)
+	h.Wait("the opened model to load", func() bool { return h.u.w.Model != nil && h.u.w.Model.Path == opened })
+
+	h.u.mdl.Show()
+	tabs, ok := uitest.Find[*container.AppTabs](h.W.Content(), nil)
+	if !ok {
+		t.Fatal("the Models page has no tabs")
+	}
+	tabs.SelectIndex(len(tabs.Items) - 1)
+	lib := tabs.Items[len(tabs.Items)-1].Content
+	want := append(slices.Clone(inLib), opened)
+	h.Wait("the library to list the opened file", func() bool {
+		return strings.Contains(uitest.Text(lib), core.ModelLabel(opened))
+	})
+	titles := map[string]int{}
+	uitest.Walk(lib, func(o fyne.CanvasObject) bool {
+		if l, ok := o.(*widget.Label); ok && l.TextStyle.Bold {
+			titles[l.Text]++
+		}
+		return true
+	})
+	for _, p := range want {
+		title := core.ModelLabel(p)
+		if p == opened {
+			title += " (loaded)"
+		}
+		if titles[title] != 1 {
+			t.Errorf("no row titled %q; the rows are titled %v", title, titles)
+		}
+	}
+	if len(titles) != len(want) {
+		t.Errorf("%d row titles for %d files: %v", len(titles), len(want), titles)
+	}
+
+	// Loading another marks it instead, once the page shows again.
+	h.u.w.LoadModel(inLib[1])
+	h.Wait("the other model to load", func() bool { return h.u.w.Model != nil && h.u.w.Model.Path == inLib[1] })
+	h.u.mdl.Show()
+	text := uitest.Text(lib)
+	if !strings.Contains(text, core.ModelLabel(inLib[1])+" (loaded)") || strings.Contains(text, core.ModelLabel(opened)+" (loaded)") {
+		t.Errorf("after loading %s the page says\n%s", core.ModelLabel(inLib[1]), text)
+	}
+}
+
+// sameModel writes the synthetic model every quantization here shares
+// (one general.name, as real quantizations of one model have) in file
+// type typ at path.
+func sameModel(t *testing.T, path, typ string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := synth.Tiny("llama")
+	spec.FileType = synth.FileType(typ)
+	spec.Name = "Tiny Llama"
+	if err := synth.Write(path, spec); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestReloadLastModel: the model used last is loaded again when the
+// window opens, unless the setting is off or the file is gone.
+func TestReloadLastModel(t *testing.T) {
+	cases := []struct {
+		name    string
+		setting string // "": not set
+		gone    bool
+		want    bool
+	}{
+		{"on by default", "", false, true},
+		{"on", "true", false, true},
+		{"off", "false", false, false},
+		{"file gone", "", true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, paths := uitest.LocalLibrary(t, "Q8_0", "Q4_0")
+			last := paths[1]
+			if c.gone {
+				last = filepath.Join(t.TempDir(), "moved.gguf")
+			}
+			h := newHarness(t, harnessOptions{models: &l, before: func(b *uitest.Harness) {
+				recent, _ := json.Marshal([]string{last, paths[0]})
+				if err := b.M.SetSetting(settingRecent, string(recent)); err != nil {
+					t.Fatal(err)
+				}
+				if c.setting != "" {
+					if err := b.M.SetSetting(core.SettingReloadLast, c.setting); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}})
+			if !c.want {
+				h.Settle()
+				if h.u.w.Model != nil || h.u.w.LoadingPath != "" {
+					t.Fatalf("loaded %v (loading %q) at start", h.u.w.Model, h.u.w.LoadingPath)
+				}
+				return
+			}
+			h.Wait("the last model to load at start", func() bool { return h.u.w.Model != nil && h.u.w.Model.Path == last })
+		})
+	}
 }

@@ -117,6 +117,8 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 	} else {
 		_, _ = locale.Set("")
 	}
+	choice, _ := u.w.Setting(core.SettingTheme)
+	core.SetTheme(a, choice)
 	u.mdl = models.NewState(u.w, opt.Models)
 	u.compare = compare.New(u.w, u.mdl)
 	u.mdl.OnLibrary(func() { u.picker.refreshLibrary() }) // a new download appears in the model menu
@@ -126,6 +128,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 	if st, err := u.w.Session.Status(); err == nil {
 		u.applyStatus(st)
 	}
+	u.picker.reloadLast()
 	b := &bridge{events: u.w.Session.Events(), do: u.w.Do, apply: u.apply}
 	go b.run()
 	go u.checkFonts()
@@ -484,7 +487,11 @@ func (u *UI) checkFonts() {
 	if err != nil {
 		return // no answer is better than a false alarm
 	}
+	bold := boldFace(res)
 	u.w.Do(func() {
+		if bold != nil {
+			core.SetBoldFont(u.w.App, bold)
+		}
 		u.hangul = &res
 		if locale.Current() == "ko" && !res.Covered {
 			// A Korean UI would be unreadable: show it in English until a

@@ -44,7 +44,7 @@ func newWelcomeView(u *UI) *welcomeView {
 	w.recent = container.NewVBox()
 	w.library = container.NewVBox()
 	w.found = container.NewVBox()
-	w.status = widget.NewLabel(lang.X("welcome.searching", "Looking for GGUF files in LM Studio's and Hugging Face's folders…"))
+	w.status = widget.NewLabel(lang.X("welcome.searching", "Looking for GGUF files in LM Studio's, Hugging Face's and Ollama's folders…"))
 	w.status.Wrapping = fyne.TextWrapWord
 	foundTitle := widget.NewLabel(lang.X("welcome.found", "Models already on this computer"))
 	foundTitle.TextStyle.Bold = true
@@ -120,7 +120,7 @@ func (w *welcomeView) show(found []discover.Model, err error) {
 		w.status.SetText(lang.X("welcome.error", "Could not look for model files: {{.Err}}", map[string]any{"Err": err.Error()}))
 	case len(found) == 0:
 		w.status.SetText(lang.X("welcome.none",
-			"No GGUF files found in LM Studio's folders (~/.lmstudio/models) or the Hugging Face cache (~/.cache/huggingface/hub)."))
+			"No GGUF files found in LM Studio's folders (~/.lmstudio/models), the Hugging Face cache (~/.cache/huggingface/hub) or Ollama's models (~/.ollama/models)."))
 	default:
 		w.status.SetText(lang.X("welcome.use", "Found {{.N}}. They are used where they are: nothing is copied.", map[string]any{"N": len(found)}))
 		for _, m := range found {

@@ -2,6 +2,7 @@ package discover
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/churon/churon/internal/ggufname"
@@ -21,6 +23,7 @@ type Source string
 const (
 	LMStudio    Source = "LM Studio"
 	HuggingFace Source = "Hugging Face"
+	Ollama      Source = "Ollama"
 	Other       Source = "Folder"
 )
 
@@ -94,6 +97,12 @@ func Locations(getenv func(string) string, home string) []Location {
 	if home != "" {
 		add(filepath.Join(home, ".cache", "huggingface", "hub"), HuggingFace)
 	}
+	// Ollama: $OLLAMA_MODELS, else ~/.ollama/models (the Linux service
+	// keeps its own under /usr/share/ollama, readable by its user only).
+	add(getenv("OLLAMA_MODELS"), Ollama)
+	if home != "" {
+		add(filepath.Join(home, ".ollama", "models"), Ollama)
+	}
 	return locs
 }
 
@@ -136,6 +145,9 @@ func walk(ctx context.Context, loc Location, seen map[string]bool, budget int) (
 	root := loc.Dir
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
 		return nil, nil
+	}
+	if loc.Source == Ollama {
+		return walkOllama(ctx, loc, seen, budget)
 	}
 	var out []Model
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -243,4 +255,113 @@ func repoOf(rel string, src Source) string {
 		}
 	}
 	return ""
+}
+
+// Ollama keeps a model as a manifest, manifests/<registry>/<namespace>/
+// <name>/<tag>, whose layers name content-addressed blobs; the layer of
+// type ollamaModelLayer is the GGUF file, blobs/sha256-<hex>, with no
+// extension to find it by.
+const ollamaModelLayer = "application/vnd.ollama.image.model"
+
+type ollamaManifest struct {
+	Layers []struct {
+		MediaType string `json:"mediaType"`
+		Digest    string `json:"digest"`
+	} `json:"layers"`
+}
+
+func walkOllama(ctx context.Context, loc Location, seen map[string]bool, budget int) ([]Model, error) {
+	manifests := filepath.Join(loc.Dir, "manifests")
+	var out []Model
+	err := filepath.WalkDir(manifests, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if len(out) >= budget {
+			return fs.SkipAll
+		}
+		rel, _ := filepath.Rel(manifests, p)
+		m, ok := inspectOllama(loc, p, rel)
+		if !ok || seen[m.Real] {
+			return nil
+		}
+		seen[m.Real] = true
+		out = append(out, m)
+		return nil
+	})
+	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return nil, fmt.Errorf("discover: %w", err)
+	}
+	return out, nil
+}
+
+// inspectOllama reads one manifest (rel: registry/namespace/name/tag) and
+// describes its model blob.
+func inspectOllama(loc Location, manifest, rel string) (Model, bool) {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	if len(parts) != 4 {
+		return Model{}, false
+	}
+	data, err := os.ReadFile(manifest)
+	if err != nil || len(data) > 1<<20 {
+		return Model{}, false
+	}
+	var mf ollamaManifest
+	if json.Unmarshal(data, &mf) != nil {
+		return Model{}, false
+	}
+	for _, l := range mf.Layers {
+		algo, hex, ok := strings.Cut(l.Digest, ":")
+		if l.MediaType != ollamaModelLayer || !ok || algo != "sha256" || hex == "" || strings.ContainsAny(hex, `/\.`) {
+			continue
+		}
+		blob := filepath.Join(loc.Dir, "blobs", "sha256-"+hex)
+		real, err := filepath.EvalSymlinks(blob)
+		if err != nil {
+			return Model{}, false // not pulled to the end
+		}
+		st, err := os.Stat(real)
+		if err != nil || !st.Mode().IsRegular() || !hasMagic(real) {
+			return Model{}, false
+		}
+		// Named as Ollama names it: "llama3.2:3b", or with its namespace
+		// when it is not the library's.
+		name := parts[2] + ":" + parts[3]
+		if parts[1] != "library" {
+			name = parts[1] + "/" + name
+		}
+		return Model{Path: blob, Real: real, Name: name, Source: Ollama, Size: st.Size(), ModTime: st.ModTime()}, true
+	}
+	return Model{}, false
+}
+
+// ollamaNames caches OllamaName's answers by blob path.
+var ollamaNames sync.Map
+
+// OllamaName is the name Ollama gives the model whose GGUF blob is at
+// path ("llama3.2:3b"), for showing it: the blob's own name is a hash.
+// ok is false for a path that is not one of Ollama's model blobs. The
+// manifests are read once per blob.
+func OllamaName(path string) (name string, ok bool) {
+	base := filepath.Base(path)
+	dir := filepath.Dir(path)
+	if !strings.HasPrefix(base, "sha256-") || filepath.Base(dir) != "blobs" {
+		return "", false
+	}
+	if v, hit := ollamaNames.Load(path); hit {
+		name = v.(string)
+		return name, name != ""
+	}
+	loc := Location{Dir: filepath.Dir(dir), Source: Ollama}
+	found, _ := walkOllama(context.Background(), loc, map[string]bool{}, maxFiles)
+	for _, m := range found {
+		if m.Path == path && name == "" {
+			name = m.Name
+		}
+	}
+	ollamaNames.Store(path, name)
+	return name, name != ""
 }

@@ -90,6 +90,67 @@ func TestFind(t *testing.T) {
 	}
 }
 
+// TestFindOllama: Ollama's models are found through their manifests,
+// named as Ollama names them, and opened at their blob (which has no
+// .gguf to find it by); a manifest whose blob is missing or is not GGUF
+// is skipped.
+func TestFindOllama(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".ollama", "models")
+	manifest := func(rel, digest string) {
+		write(t, filepath.Join(dir, "manifests", rel), `{"schemaVersion":2,"layers":[`+
+			`{"mediaType":"application/vnd.ollama.image.template","digest":"sha256:aaaa","size":10},`+
+			`{"mediaType":"application/vnd.ollama.image.model","digest":"`+digest+`","size":40}]}`)
+	}
+	blob := func(hex, content string) { write(t, filepath.Join(dir, "blobs", "sha256-"+hex), content) }
+	blob("aaaa", "{{ .Prompt }}")
+	blob("1111", gguf)
+	blob("2222", gguf+"more")
+	blob("3333", "not a model")
+	manifest("registry.ollama.ai/library/llama3.2/3b", "sha256:1111")
+	manifest("registry.ollama.ai/library/llama3.2/latest", "sha256:1111") // a second tag of the same blob
+	manifest("registry.ollama.ai/someone/tiny/q4", "sha256:2222")
+	manifest("registry.ollama.ai/library/broken/1b", "sha256:3333")
+	manifest("registry.ollama.ai/library/gone/1b", "sha256:4444")
+	manifest("registry.ollama.ai/library/evil/1b", "sha256:../../x")
+	write(t, filepath.Join(dir, "manifests", "registry.ollama.ai", "library", "junk", "1b"), "{not json")
+
+	got, err := Find(context.Background(), []Location{{dir, Ollama}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Name, Path string
+		Size       int64
+	}
+	var rows []row
+	for _, m := range got {
+		if m.Source != Ollama {
+			t.Errorf("%s: source %q", m.Name, m.Source)
+		}
+		rows = append(rows, row{m.Name, m.Path, m.Size})
+	}
+	want := []row{
+		{"llama3.2:3b", filepath.Join(dir, "blobs", "sha256-1111"), int64(len(gguf))},
+		{"someone/tiny:q4", filepath.Join(dir, "blobs", "sha256-2222"), int64(len(gguf) + 4)},
+	}
+	if !reflect.DeepEqual(rows, want) {
+		t.Errorf("found\n%v\nwant\n%v", rows, want)
+	}
+	// The window names a blob as Ollama does, not by its hash.
+	for _, c := range []struct {
+		path, name string
+		ok         bool
+	}{
+		{filepath.Join(dir, "blobs", "sha256-2222"), "someone/tiny:q4", true},
+		{filepath.Join(dir, "blobs", "sha256-3333"), "", false}, // not a model
+		{filepath.Join(dir, "blobs", "tiny.gguf"), "", false},
+	} {
+		if name, ok := OllamaName(c.path); name != c.name || ok != c.ok {
+			t.Errorf("OllamaName(%s) = %q, %v; want %q, %v", c.path, name, ok, c.name, c.ok)
+		}
+	}
+}
+
 func TestFindCancelled(t *testing.T) {
 	home := t.TempDir()
 	write(t, filepath.Join(home, "a", "b", "m.gguf"), gguf)
@@ -117,20 +178,23 @@ func TestLocations(t *testing.T) {
 		{"/home/u/.cache/lm-studio/models", LMStudio},
 	}
 	defHub := Location{"/home/u/.cache/huggingface/hub", HuggingFace}
+	ollama := Location{"/home/u/.ollama/models", Ollama}
 	cases := []struct {
 		name string
 		env  map[string]string
 		want []Location
 	}{
-		{"defaults", nil, append(lm, defHub)},
+		{"defaults", nil, append(lm, defHub, ollama)},
 		{"HF_HOME", map[string]string{"HF_HOME": "/data/hf"},
-			append(lm, Location{"/data/hf/hub", HuggingFace}, defHub)},
+			append(lm, Location{"/data/hf/hub", HuggingFace}, defHub, ollama)},
 		{"HF_HUB_CACHE wins over HF_HOME", map[string]string{"HF_HOME": "/data/hf", "HF_HUB_CACHE": "/fast/hub"},
-			append(lm, Location{"/fast/hub", HuggingFace}, defHub)},
+			append(lm, Location{"/fast/hub", HuggingFace}, defHub, ollama)},
 		{"XDG_CACHE_HOME", map[string]string{"XDG_CACHE_HOME": "/xdg"},
-			append(lm, Location{"/xdg/huggingface/hub", HuggingFace}, defHub)},
+			append(lm, Location{"/xdg/huggingface/hub", HuggingFace}, defHub, ollama)},
 		{"same as default is listed once", map[string]string{"HF_HOME": "/home/u/.cache/huggingface"},
-			append(lm, defHub)},
+			append(lm, defHub, ollama)},
+		{"OLLAMA_MODELS first", map[string]string{"OLLAMA_MODELS": "/srv/ollama"},
+			append(lm, defHub, Location{"/srv/ollama", Ollama}, ollama)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,8 @@
 // Package discover finds GGUF model files that other apps already keep on
-// disk — LM Studio's model folders and the Hugging Face hub cache — so the
-// desktop app can offer them for use in place, without copying gigabytes.
+// disk — LM Studio's model folders, the Hugging Face hub cache and
+// Ollama's models (found through its manifests: its GGUF blobs have no
+// .gguf to find them by) — so the desktop app can offer them for use in
+// place, without copying gigabytes.
 //
 // It knows nothing of the UI:
 //

@@ -55,6 +55,9 @@ type Spec struct {
 	RopeFactor  float32
 	// NoTemplate leaves out tokenizer.chat_template.
 	NoTemplate bool
+	// Name, when set, is general.name; else it is made from the shape,
+	// type and seed. Real quantizations of one model share it.
+	Name string
 	// Workers generating and quantizing rows in parallel; 0 means
 	// runtime.NumCPU(). The output does not depend on it.
 	Workers int
@@ -102,7 +105,11 @@ func Build(s Spec) (*gguf.Writer, error) {
 		typeName = string(s.FileType)
 	}
 	kv("general.architecture", a)
-	kv("general.name", fmt.Sprintf("synthetic %s %d×%d %s seed %d", a, s.Layers, s.Embd, typeName, s.Seed))
+	name := s.Name
+	if name == "" {
+		name = fmt.Sprintf("synthetic %s %d×%d %s seed %d", a, s.Layers, s.Embd, typeName, s.Seed)
+	}
+	kv("general.name", name)
 	if s.FileType != "" {
 		ft, ferr := lookupFileType(s.FileType)
 		if ferr != nil {

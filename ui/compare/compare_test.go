@@ -2,6 +2,9 @@ package compare
 
 import (
 	"context"
+	"image"
+	"image/color"
+	"image/draw"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +12,8 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/lang"
 	"fyne.io/fyne/v2/test"
 
 	"github.com/churon/churon/app/compare"
@@ -275,6 +280,83 @@ func TestCompareKorean(t *testing.T) {
 	if len(k.cols) != 2 || k.cols[0].md.Text() != p.cols[0].md.Text() || k.prompt.Text != prompt {
 		t.Error("the rebuilt page lost the comparison")
 	}
+
+	// The chart speaks Korean too, in the page's font: its title is the
+	// one Fyne draws for the translated text, not the chart's own bitmap
+	// font (which has no Hangul: it drew "?" for each letter).
+	chart, ok := k.chart.img.Image.(*image.RGBA)
+	if !ok || !k.chart.content.Visible() {
+		t.Fatalf("the Korean page shows no chart (%T)", k.chart.img.Image)
+	}
+	title := lang.X("compare.chart.title", "KL divergence per answer token (nats)")
+	if !strings.Contains(title, "발산") {
+		t.Fatalf("the chart's title is not translated: %q", title)
+	}
+	ink := lightInk(chart)
+	want := chartText(title, ink)
+	if inked(want) == 0 {
+		t.Fatal("Fyne drew the Korean title empty")
+	}
+	// The title as Fyne draws it on the chart's ground, against the
+	// chart's title area.
+	r := want.Bounds().Sub(want.Bounds().Min).Add(image.Pt(8, 6))
+	exp := image.NewRGBA(r)
+	draw.Draw(exp, r, image.NewUniform(chart.RGBAAt(0, 0)), image.Point{}, draw.Src)
+	draw.Draw(exp, r, want, want.Bounds().Min, draw.Over)
+	if bad := differing(chart, exp, r); bad > inked(want)/20 {
+		t.Errorf("the chart's title area differs from Fyne's drawing of %q in %d pixels (the title has %d)", title, bad, inked(want))
+	}
+}
+
+// lightInk is the colour the chart's title is drawn in: the darkest (or
+// on a dark ground, the lightest) colour in its top-left corner.
+func lightInk(img *image.RGBA) color.RGBA {
+	bg := img.RGBAAt(0, 0)
+	best, far := bg, 0
+	for y := 0; y < 30; y++ {
+		for x := 0; x < 200; x++ {
+			c := img.RGBAAt(x, y)
+			if d := absDiff(c.R, bg.R) + absDiff(c.G, bg.G) + absDiff(c.B, bg.B); d > far {
+				best, far = c, d
+			}
+		}
+	}
+	return best
+}
+
+// inked counts the pixels of a text picture that are mostly ink.
+func inked(img image.Image) int {
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if _, _, _, a := img.At(x, y).RGBA(); a > 0xc000 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// differing counts the pixels within r where a and b differ visibly.
+func differing(a, b *image.RGBA, r image.Rectangle) int {
+	n := 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			p, q := a.RGBAAt(x, y), b.RGBAAt(x, y)
+			if absDiff(p.R, q.R)+absDiff(p.G, q.G)+absDiff(p.B, q.B) > 24 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func absDiff(a, b uint8) int {
+	if a > b {
+		return int(a - b)
+	}
+	return int(b - a)
 }
 
 // TestCompareStop stops a long comparison while the first model answers:
@@ -565,5 +647,33 @@ func TestTokenFlowWrapsWholeWords(t *testing.T) {
 	first, last := r.pieces[len(toks)+1].text.Position().Y, r.pieces[len(r.pieces)-1].text.Position().Y
 	if first == last {
 		t.Error("a word longer than the line was not broken")
+	}
+}
+
+// TestCompareFitsTheWindow: at the window's first size (desktop.Run's
+// 1180×780) and in a narrower one, nothing on the Compare page is wider
+// than the page: no sideways scroll bar (the sampler fields had one), and
+// every field and the Run button are in view.
+func TestCompareFitsTheWindow(t *testing.T) {
+	h, _ := compareHarness(t, "Q8_0", "Q4_0")
+	for _, size := range []fyne.Size{{Width: 1180, Height: 780}, {Width: 900, Height: 700}} {
+		h.W.Resize(size)
+		p := h.openCompare(2)
+		uitest.Settle(h.W)
+		uitest.Walk(p.content, func(o fyne.CanvasObject) bool {
+			if s, ok := o.(*container.Scroll); ok && s != p.scroll && s.Direction != container.ScrollVerticalOnly && s.Direction != container.ScrollNone {
+				if s.Content.MinSize().Width > s.Size().Width {
+					t.Errorf("at %v a sideways scroll: content %v wide in %v", size, s.Content.MinSize().Width, s.Size().Width)
+				}
+			}
+			return o.Visible()
+		})
+		page := fyne.CurrentApp().Driver().AbsolutePositionForObject(p.content).X + p.content.Size().Width
+		for _, o := range []fyne.CanvasObject{p.maxTok, p.temp, p.seed, p.refSel, p.runBtn} {
+			if right := fyne.CurrentApp().Driver().AbsolutePositionForObject(o).X + o.Size().Width; right > page+1 {
+				t.Errorf("at %v a field ends at %v, past the page's edge at %v", size, right, page)
+			}
+		}
+		test.Tap(uitest.FindButton(h.T, h.W.Content(), "Compare")) // closes it again
 	}
 }

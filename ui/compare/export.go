@@ -2,11 +2,15 @@ package compare
 
 import (
 	"fmt"
+	"image"
+	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/driver/software"
 	"fyne.io/fyne/v2/lang"
 	"fyne.io/fyne/v2/theme"
 
@@ -21,12 +25,33 @@ import (
 // few hundred tokens, the page scales it to its width.
 var chartOptions = compare.ChartOptions{Width: 1200, Height: 320, TextScale: 2}
 
-// showChart draws the per-token KLD chart of a finished comparison.
+// showChart draws the per-token KLD chart of a finished comparison, its
+// words in the window's font and language. (The exports keep the chart's
+// own font: they are drawn off Fyne's goroutine, and in English.)
 func (p *comparePage) showChart(res *compare.Result) {
 	opt := chartOptions
 	opt.Dark = darkGround()
+	opt.Text = chartText
+	opt.Title = lang.X("compare.chart.title", "KL divergence per answer token (nats)")
 	p.chart.Set(compare.Chart(res, opt))
 	p.chartTitle.Show()
+}
+
+// chartTextScale is the chart's text size against the page's: the chart
+// is drawn wider than the page shows it (chartOptions), so its text is
+// drawn larger to be shown at about the page's size.
+const chartTextScale = 1.35
+
+// chartText draws s in the theme's font, as Fyne draws the page (with its
+// fallback to the system's fonts for Hangul), on a transparent ground.
+func chartText(s string, c color.RGBA) image.Image {
+	t := canvas.NewText(s, c)
+	t.TextSize = theme.TextSize() * chartTextScale
+	cv := software.NewTransparentCanvas()
+	cv.SetPadded(false)
+	cv.SetContent(t)
+	cv.Resize(t.MinSize())
+	return cv.Capture()
 }
 
 // darkGround reports whether the window's background is dark, whatever

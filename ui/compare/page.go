@@ -178,7 +178,9 @@ func newComparePage(sc *Screen) *comparePage {
 		l := widget.NewLabel(label)
 		return container.NewHBox(l, o)
 	}
-	sampler := container.NewHBox(
+	// The fields flow onto a second line in a narrow window rather than
+	// scroll sideways.
+	sampler := container.New(layout.NewRowWrapLayout(),
 		field(lang.X("compare.max_tokens", "Max tokens"), sized(p.maxTok, 80)),
 		field(lang.X("compare.temperature", "Temperature"), sized(p.temp, 70)),
 		field(lang.X("compare.seed", "Seed"), sized(p.seed, 90)),
@@ -195,7 +197,7 @@ func newComparePage(sc *Screen) *comparePage {
 		p.pick.content,
 		sectionTitle(lang.X("compare.prompt", "Prompt")),
 		p.prompt,
-		container.NewBorder(nil, nil, nil, p.runBtn, container.NewHScroll(sampler)),
+		container.NewBorder(nil, nil, nil, container.NewVBox(p.runBtn), sampler),
 		p.status, p.errLine,
 	)
 

@@ -333,7 +333,7 @@ func (f figure) name() string {
 	case figRSS:
 		return lang.X("compare.fig.rss", "Memory used")
 	case figLoad:
-		return lang.X("compare.fig.load", "Load time")
+		return lang.X("compare.fig.load", "Load time (warm)")
 	case figTTFT:
 		return lang.X("compare.fig.ttft", "First token")
 	case figPromptTPS:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/internal/units"
+	"github.com/churon/churon/models/discover"
 )
 
 // FormatBytes is units.Bytes under the name the views use.
@@ -41,6 +42,9 @@ func FormatParams(n int64) string {
 func ModelLabel(path string) string {
 	if session.IsDemo(path) {
 		return lang.X("model.demo", "Demo: stories260K (built in)")
+	}
+	if name, ok := discover.OllamaName(path); ok {
+		return name // its file is named by a hash
 	}
 	b := filepath.Base(path)
 	return strings.TrimSuffix(b, filepath.Ext(b))

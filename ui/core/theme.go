@@ -11,17 +11,77 @@ import (
 )
 
 // Theme is Fyne's default theme, which follows the system's light or dark
-// preference, with the few colours Churon adds: inline code, the tint
-// behind the person's own messages.
-type Theme struct{ fyne.Theme }
+// preference unless the person chose one, with what Churon adds: inline
+// code, the tint behind the person's own messages, a bold face for
+// Hangul.
+type Theme struct {
+	fyne.Theme
+	// Variant, when set, is drawn whatever the system prefers.
+	Variant *fyne.ThemeVariant
+	// Bold, when set, is the face of bold text: a bold font that has
+	// Hangul (fontcheck.Result.Bold). Fyne's own bold font has none, and
+	// for the runes it lacks Fyne falls back to a regular face.
+	Bold fyne.Resource
+}
 
 // NewTheme wraps Fyne's default theme.
-func NewTheme() fyne.Theme { return &Theme{theme.DefaultTheme()} }
+func NewTheme() fyne.Theme { return &Theme{Theme: theme.DefaultTheme()} }
+
+// The theme choices (SettingTheme); ThemeSystem follows the system.
+const (
+	ThemeSystem = ""
+	ThemeLight  = "light"
+	ThemeDark   = "dark"
+)
+
+// SetTheme makes the app draw in the theme chosen (ThemeLight, ThemeDark,
+// else the system's), at once, keeping the rest of the theme it has.
+func SetTheme(a fyne.App, choice string) {
+	t := current(a)
+	switch choice {
+	case ThemeLight:
+		v := theme.VariantLight
+		t.Variant = &v
+	case ThemeDark:
+		v := theme.VariantDark
+		t.Variant = &v
+	default:
+		t.Variant = nil
+	}
+	a.Settings().SetTheme(t)
+}
+
+// SetBoldFont draws bold text in res (nil: Fyne's bold font).
+func SetBoldFont(a fyne.App, res fyne.Resource) {
+	t := current(a)
+	t.Bold = res
+	a.Settings().SetTheme(t)
+}
+
+// current is a copy of the app's theme to change, or a new one when the
+// app has another.
+func current(a fyne.App) *Theme {
+	if cur, ok := a.Settings().Theme().(*Theme); ok {
+		t := *cur
+		return &t
+	}
+	return &Theme{Theme: theme.DefaultTheme()}
+}
+
+func (t *Theme) Font(s fyne.TextStyle) fyne.Resource {
+	if t.Bold != nil && s.Bold && !s.Italic && !s.Monospace && !s.Symbol {
+		return t.Bold
+	}
+	return t.Theme.Font(s)
+}
 
 // colorNameUserBubble tints the person's messages.
 const colorNameUserBubble fyne.ThemeColorName = "churon-user-bubble"
 
 func (t *Theme) Color(n fyne.ThemeColorName, v fyne.ThemeVariant) color.Color {
+	if t.Variant != nil {
+		v = *t.Variant
+	}
 	dark := v == theme.VariantDark
 	switch n {
 	case markdown.ColorNameCode:

@@ -82,6 +82,21 @@ type ModelInfo struct {
 // missing: the system's).
 const SettingLanguage = "ui.language"
 
+// SettingReloadLast is the settings key that says whether the last model
+// is loaded again at start: "false" turns it off, anything else (or
+// missing) leaves it on.
+const SettingReloadLast = "ui.reload_last_model"
+
+// SettingTheme is the settings key of the theme: ThemeLight, ThemeDark,
+// or "" (missing) for the system's.
+const SettingTheme = "ui.theme"
+
+// ReloadLast reports whether the last model is to be loaded at start.
+func (w *Window) ReloadLast() bool {
+	v, _ := w.Setting(SettingReloadLast)
+	return v != "false"
+}
+
 // Setting reads an app setting (the session keeps them in memory).
 func (w *Window) Setting(key string) (string, bool) {
 	v, ok := w.Session.Setting(key)

@@ -1,10 +1,14 @@
 package fontcheck
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log"
+	"os"
 
+	"github.com/go-text/typesetting/font"
 	"github.com/go-text/typesetting/fontscan"
 )
 
@@ -20,6 +24,12 @@ type Result struct {
 	Font string
 	// Missing lists the runes of Probe no single font covers, when not.
 	Missing []rune
+	// Bold is a bold, upright font that covers Probe too, if there is one
+	// (BoldIndex: its place in a font collection, .ttc). Fyne falls back
+	// to a regular face for every rune its own bold font lacks, so Hangul
+	// in bold text is drawn regular unless the theme is given this face.
+	Bold      string
+	BoldIndex uint16
 }
 
 // Hangul checks the system's fonts. The first call scans the font folders
@@ -54,11 +64,90 @@ func Covers(fps []fontscan.Footprint, text string) Result {
 			}
 		}
 		if len(missing) == 0 {
-			return Result{Covered: true, Font: fps[i].Location.File}
+			res := Result{Covered: true, Font: fps[i].Location.File}
+			if b, ok := bold(fps, need, fps[i].Family); ok {
+				res.Bold, res.BoldIndex = b.Location.File, b.Location.Index
+			}
+			return res
 		}
 		if len(missing) < len(bestMissing) {
 			bestMissing = missing
 		}
 	}
 	return Result{Missing: bestMissing}
+}
+
+// bold finds an upright bold font that covers need, of family if one is.
+func bold(fps []fontscan.Footprint, need []rune, family string) (fontscan.Footprint, bool) {
+	var found fontscan.Footprint
+	ok := false
+	for _, fp := range fps {
+		if fp.Aspect.Weight < font.WeightBold || fp.Aspect.Style != font.StyleNormal {
+			continue
+		}
+		covers := true
+		for _, r := range need {
+			if !fp.Runes.Contains(r) {
+				covers = false
+				break
+			}
+		}
+		if !covers {
+			continue
+		}
+		if fp.Family == family {
+			return fp, true
+		}
+		if !ok {
+			found, ok = fp, true
+		}
+	}
+	return found, ok
+}
+
+// Face reads one font from a font file, as a file of its own: a font
+// collection (.ttc, as Noto Sans CJK ships) is cut down to font index,
+// since Fyne's font loader reads single fonts only.
+func Face(file string, index uint16) ([]byte, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("fontcheck: %w", err)
+	}
+	face, err := FromCollection(data, index)
+	if err != nil {
+		return nil, fmt.Errorf("fontcheck: %s: %w", file, err)
+	}
+	return face, nil
+}
+
+// FromCollection is font index of a font collection, as a font file of
+// its own; data that is a single font already is returned as it is. A
+// collection's table offsets count from the start of the file, so the
+// font's table directory is put in front of the whole collection with
+// every offset moved by its length: the tables are not copied.
+func FromCollection(data []byte, index uint16) ([]byte, error) {
+	if len(data) < 12 || string(data[:4]) != "ttcf" {
+		return data, nil
+	}
+	n := binary.BigEndian.Uint32(data[8:12])
+	if uint32(index) >= n || len(data) < 12+4*int(n) {
+		return nil, fmt.Errorf("no font %d in a collection of %d", index, n)
+	}
+	off := int(binary.BigEndian.Uint32(data[12+4*int(index):]))
+	if off+12 > len(data) {
+		return nil, errors.New("font collection cut short")
+	}
+	tables := int(binary.BigEndian.Uint16(data[off+4:]))
+	dirLen := 12 + 16*tables
+	if off+dirLen > len(data) {
+		return nil, errors.New("font collection cut short")
+	}
+	out := make([]byte, dirLen, dirLen+len(data))
+	copy(out, data[off:off+dirLen])
+	for i := 0; i < tables; i++ {
+		rec := out[12+16*i:]
+		at := binary.BigEndian.Uint32(rec[8:12])
+		binary.BigEndian.PutUint32(rec[8:12], at+uint32(dirLen))
+	}
+	return append(out, data...), nil
 }

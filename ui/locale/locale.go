@@ -72,6 +72,13 @@ func Set(code string) (string, error) {
 	if err != nil {
 		return current, fmt.Errorf("locale: no translation for %q: %w", code, err)
 	}
+	// Fyne has no Korean of its own: without these its file dialog logs
+	// a translation failure for every word and shows English. English is
+	// registered again too, over the Korean left under "en" before.
+	fyneData, err := translations.FS.ReadFile("fyne." + code + ".json")
+	if err != nil {
+		fyneData = nil // Fyne's own strings stay
+	}
 	setEnv(code)
 	tags := []string{code, "en"}
 	for _, t := range []string{sys, systemLang} {
@@ -82,6 +89,11 @@ func Set(code string) (string, error) {
 	for _, t := range tags {
 		if err := lang.AddTranslationsForLocale(data, fyne.Locale(t)); err != nil {
 			return current, fmt.Errorf("locale: load %s.json: %w", code, err)
+		}
+		if fyneData != nil {
+			if err := lang.AddTranslationsForLocale(fyneData, fyne.Locale(t)); err != nil {
+				return current, fmt.Errorf("locale: load fyne.%s.json: %w", code, err)
+			}
 		}
 	}
 	current = code

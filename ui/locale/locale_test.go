@@ -1,18 +1,27 @@
 package locale
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"log"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/lang"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/assets/translations"
 )
@@ -170,4 +179,105 @@ func TestSetUnderCLocale(t *testing.T) {
 		t.Errorf("under LC_ALL=C, Set(ko) shows %q", s)
 	}
 	Set("en")
+}
+
+// TestFyneDialogsKorean: with the Korean UI, Fyne's own file dialog and
+// question dialogs find Korean for every word they ask for (no
+// "Translation failure" logged), and English is back after switching back.
+func TestFyneDialogsKorean(t *testing.T) {
+	t.Setenv("LANGUAGE", "")
+	var logged bytes.Buffer
+	log.SetOutput(&logged)
+	defer log.SetOutput(os.Stderr)
+	if _, err := Set("ko"); err != nil {
+		t.Fatal(err)
+	}
+	defer Set("en")
+	test.NewTempApp(t)
+	w := test.NewWindow(widget.NewLabel(""))
+	defer w.Close()
+	w.Resize(fyne.NewSize(900, 600))
+	logged.Reset()
+	open := dialog.NewFileOpen(func(fyne.URIReadCloser, error) {}, w)
+	open.Resize(fyne.NewSize(820, 560))
+	open.Show()
+	folder := dialog.NewFolderOpen(func(fyne.ListableURI, error) {}, w)
+	folder.Show()
+	save := dialog.NewFileSave(func(fyne.URIWriteCloser, error) {}, w)
+	save.Show()
+	dialog.NewConfirm("?", "?", func(bool) {}, w).Show()
+	dialog.NewError(errors.New("x"), w).Show()
+	e := widget.NewEntry()
+	w.SetContent(e)
+	test.TapSecondary(e) // the entry's copy and paste menu
+	if strings.Contains(logged.String(), "Translation failure") {
+		t.Errorf("Fyne asked for words Korean lacks:\n%s", logged.String())
+	}
+	shown := w.Canvas().Overlays().List()
+	var text strings.Builder
+	for _, o := range shown {
+		walkText(o, &text)
+	}
+	for _, want := range []string{"열기", "파일", "취소", "폴더", "저장", "파일 이름 입력", "예", "아니요", "오류", "복사", "붙여넣기"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the dialogs do not say %q:\n%s", want, text.String())
+		}
+	}
+	if _, err := Set("en"); err != nil {
+		t.Fatal(err)
+	}
+	if got := lang.L("Open"); got != "Open" {
+		t.Errorf("back in English, Fyne's Open is %q", got)
+	}
+}
+
+// TestFyneTranslationsAgree: the Fyne strings have the same keys in every
+// language.
+func TestFyneTranslationsAgree(t *testing.T) {
+	keys := func(code string) []string {
+		b, err := translations.FS.ReadFile("fyne." + code + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("fyne.%s.json: %v", code, err)
+		}
+		var out []string
+		for k := range m {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	if en, ko := keys("en"), keys("ko"); strings.Join(en, "|") != strings.Join(ko, "|") {
+		t.Errorf("fyne.en.json has %v\nfyne.ko.json has %v", en, ko)
+	}
+}
+
+// walkText writes the text of the labels, buttons, entries' place
+// holders and menu items under o.
+func walkText(o fyne.CanvasObject, b *strings.Builder) {
+	switch o := o.(type) {
+	case *widget.Label:
+		b.WriteString(o.Text + "\n")
+	case *widget.Button:
+		b.WriteString(o.Text + "\n")
+	case *widget.Check:
+		b.WriteString(o.Text + "\n")
+	case *widget.Entry:
+		b.WriteString(o.PlaceHolder + "\n")
+	case *canvas.Text:
+		b.WriteString(o.Text + "\n")
+	}
+	switch o := o.(type) {
+	case *fyne.Container:
+		for _, c := range o.Objects {
+			walkText(c, b)
+		}
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(o).Objects() {
+			walkText(c, b)
+		}
+	}
 }

@@ -22,6 +22,8 @@ import (
 type libRow struct {
 	p       *modelsPage
 	m       library.Model
+	title   *widget.Label
+	load    *widget.Button
 	verdict *widget.Label
 	status  *widget.Label
 	verify  *widget.Button
@@ -86,7 +88,14 @@ func (p *modelsPage) newLibRow(m library.Model) *libRow {
 	case !m.Managed:
 		origin = lang.X("models.lib.inplace", "Used in place: {{.Dir}}", map[string]any{"Dir": core.ShortDir(m.Path)})
 	}
-	col := core.Lines(core.BoldLabel(m.Name()), core.MutedLine(strings.Join(info, " · ")))
+	// Titled by file name: the quantizations of one model share their
+	// general.name, and only the file tells them apart. The name the
+	// header gives follows, when it says more than the file.
+	if m.Meta.Name != "" && !strings.EqualFold(m.Meta.Name, core.ModelLabel(m.Path)) {
+		info = append([]string{m.Meta.Name}, info...)
+	}
+	r.title = core.BoldLabel(core.ModelLabel(m.Path))
+	col := core.Lines(r.title, core.MutedLine(strings.Join(info, " · ")))
 	if origin != "" {
 		col.Add(core.MutedLine(origin))
 	}
@@ -98,6 +107,7 @@ func (p *modelsPage) newLibRow(m library.Model) *libRow {
 	col.Add(r.status)
 	load := widget.NewButton(lang.X("models.load", "Load"), func() { p.s.load(m.Path) })
 	load.Importance = widget.HighImportance
+	r.load = load
 	r.verify = widget.NewButton(lang.X("models.verify", "Verify"), r.onVerify)
 	r.del = widget.NewButtonWithIcon("", theme.DeleteIcon(), r.onDelete)
 	r.del.Importance = widget.LowImportance
@@ -115,7 +125,30 @@ func (p *modelsPage) newLibRow(m library.Model) *libRow {
 	}
 	r.content = container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(load, r.verify, reveal, r.del)), col)
 	r.refreshVerdict()
+	r.refreshLoaded()
 	return r
+}
+
+// refreshLoaded marks the row of the model the session has loaded: its
+// title says so and its Load button, which would do nothing, is off.
+func (r *libRow) refreshLoaded() {
+	w := r.p.w
+	title := core.ModelLabel(r.m.Path)
+	loaded := w.Model != nil && w.Model.Path == r.m.Path
+	switch {
+	case loaded:
+		title = lang.X("models.lib.loaded", "{{.Name}} (loaded)", map[string]any{"Name": title})
+	case w.LoadingPath == r.m.Path:
+		title = lang.X("models.lib.loading", "{{.Name}} (loading…)", map[string]any{"Name": title})
+	}
+	if r.title.Text != title { // the window refreshes often: redraw only a change
+		r.title.SetText(title)
+	}
+	if r.m.Err != "" || loaded || w.LoadingPath == r.m.Path {
+		r.load.Disable()
+	} else {
+		r.load.Enable()
+	}
 }
 
 func (r *libRow) refreshVerdict() {

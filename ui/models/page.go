@@ -119,4 +119,12 @@ func (p *modelsPage) refresh() {
 		r.refresh()
 	}
 	p.refreshDownloads()
+	p.refreshLoaded()
+}
+
+// refreshLoaded marks the loaded model in the library.
+func (p *modelsPage) refreshLoaded() {
+	for _, r := range p.libRows {
+		r.refreshLoaded()
+	}
 }

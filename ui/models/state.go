@@ -138,10 +138,13 @@ func (s *State) hide() {
 }
 
 // Page is the Models page, made on first use (and again after DropPage).
+// The window asks for it each time it refreshes (a model loaded or
+// unloaded), so it marks the loaded model here.
 func (s *State) Page() fyne.CanvasObject {
 	if s.page == nil {
 		s.page = newModelsPage(s)
 	}
+	s.page.refreshLoaded()
 	return s.page.content
 }
 

@@ -55,6 +55,8 @@ type settingsPanel struct {
 	kvDiskBudget                   *widget.Entry
 	language                       *widget.Select
 	languageCodes, languageNames   []string
+	theme                          *widget.Select
+	reloadLast                     *widget.Check
 	content                        fyne.CanvasObject
 }
 
@@ -67,7 +69,7 @@ func Show(w *core.Window) {
 				p.onSave()
 			}
 		}, w.Win)
-	d.Resize(fyne.NewSize(560, 640))
+	d.Resize(fyne.NewSize(700, 640)) // Fyne makes it smaller in a smaller window
 	d.Show()
 }
 
@@ -93,6 +95,11 @@ func newSettingsPanel(w *core.Window) *settingsPanel {
 
 	num := func(v string) *widget.Entry {
 		e := widget.NewEntry()
+		// Without its own scroller (a short number needs none) the field
+		// lets the mouse wheel through to the page's: Fyne gives the wheel
+		// to the innermost scroller under the pointer, and an entry's
+		// swallows it even when it has nothing to scroll.
+		e.Wrapping, e.Scroll = fyne.TextWrapOff, fyne.ScrollNone
 		e.SetText(v)
 		return e
 	}
@@ -178,9 +185,20 @@ func newSettingsPanel(w *core.Window) *settingsPanel {
 			p.language.SetSelectedIndex(i)
 		}
 	}
+	p.theme = widget.NewSelect(themeNames(), nil)
+	p.theme.SetSelectedIndex(0)
+	curTheme, _ := w.Setting(core.SettingTheme)
+	for i, c := range themeChoices {
+		if c == curTheme {
+			p.theme.SetSelectedIndex(i)
+		}
+	}
+	p.reloadLast = widget.NewCheck(lang.X("settings.reload", "Load the last model again"), nil)
+	p.reloadLast.SetChecked(w.ReloadLast())
 	app := widget.NewForm(
 		&widget.FormItem{Text: lang.X("settings.language", "Language"), Widget: p.language},
-		&widget.FormItem{Text: lang.X("settings.theme", "Theme"), Widget: widget.NewLabel(lang.X("settings.theme.system", "Light or dark, following the system"))},
+		&widget.FormItem{Text: lang.X("settings.theme", "Theme"), Widget: p.theme},
+		&widget.FormItem{Text: lang.X("settings.startup", "At start"), Widget: p.reloadLast},
 		&widget.FormItem{Text: lang.X("settings.kvbudget", "Memory for chat caches (MiB)"), Widget: p.kvBudget,
 			HintText: lang.X("settings.kvbudget.hint", "Idle chats keep their KV cache in memory up to this; 0 = automatic ({{.Auto}})",
 				map[string]any{"Auto": core.FormatBytes(auto)})},
@@ -196,9 +214,10 @@ func newSettingsPanel(w *core.Window) *settingsPanel {
 	if w.Conv == 0 {
 		chatTitle = lang.X("settings.tab.newchat", "New chat")
 	}
+	// Each tab scrolls as a whole, so the dialog fits any window.
 	tabs := container.NewAppTabs(
 		container.NewTabItem(chatTitle, container.NewVScroll(chat)),
-		container.NewTabItem(lang.X("settings.tab.app", "App"), app),
+		container.NewTabItem(lang.X("settings.tab.app", "App"), container.NewVScroll(app)),
 	)
 	p.content = tabs
 	return p
@@ -235,6 +254,18 @@ func overflowNames() []string {
 }
 
 var overflowPolicies = []session.Overflow{session.OverflowDrop, session.OverflowStop}
+
+// themeNames are the choices of the theme select, in the order of
+// themeChoices.
+func themeNames() []string {
+	return []string{
+		lang.X("settings.theme.system", "Light or dark, following the system"),
+		lang.X("settings.theme.light", "Light"),
+		lang.X("settings.theme.dark", "Dark"),
+	}
+}
+
+var themeChoices = []string{core.ThemeSystem, core.ThemeLight, core.ThemeDark}
 
 func (p *settingsPanel) refreshKVDisk() {
 	files, bytes := p.w.Session.KVDiskUsage()
@@ -353,6 +384,15 @@ func (p *settingsPanel) onSave() {
 			}
 			p.refreshKVDisk()
 		})
+	}
+	if i := p.theme.SelectedIndex(); i >= 0 && i < len(themeChoices) {
+		if cur, _ := w.Setting(core.SettingTheme); themeChoices[i] != cur {
+			w.SetSetting(core.SettingTheme, themeChoices[i])
+			core.SetTheme(w.App, themeChoices[i])
+		}
+	}
+	if p.reloadLast.Checked != w.ReloadLast() {
+		w.SetSetting(core.SettingReloadLast, strconv.FormatBool(p.reloadLast.Checked))
 	}
 	if i := p.language.SelectedIndex(); i >= 0 {
 		code := p.languageCodes[i]

@@ -1,13 +1,21 @@
 package settings
 
 import (
+	"image/color"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/internal/uitest"
+	"github.com/churon/churon/ui/core"
 )
 
 // TestSettingsPresetsApply sets a preset and a system prompt for a new chat
@@ -106,5 +114,90 @@ func TestCacheSettings(t *testing.T) {
 	p.onSave()
 	if b, _ := h.M.KVBudget(); b != 512<<20 {
 		t.Errorf("a bad budget changed it to %d", b)
+	}
+}
+
+// TestSettingsWheel: the mouse wheel over a field of the settings dialog
+// scrolls the page (an entry's own scroller used to swallow it), and in a
+// short window the dialog fits, its tabs scrolling instead.
+func TestSettingsWheel(t *testing.T) {
+	h := uitest.NewWindow(t, uitest.Options{})
+	h.W.Resize(fyne.NewSize(900, 480))
+	Show(h.Core)
+	top := h.W.Canvas().Overlays().Top()
+	if top == nil {
+		t.Fatal("no settings dialog")
+	}
+	// Its least height fits the window: both tabs scroll as a whole.
+	if got := top.MinSize().Height; got > 480 {
+		t.Errorf("the dialog needs %v in a window of 480", got)
+	}
+	scroll, ok := uitest.Find[*container.Scroll](top, nil)
+	if !ok {
+		t.Fatal("the chat's settings do not scroll")
+	}
+	var fields []*widget.Entry
+	uitest.Walk(scroll.Content, func(o fyne.CanvasObject) bool {
+		if e, ok := o.(*widget.Entry); ok && !e.MultiLine {
+			fields = append(fields, e)
+			return false
+		}
+		return true
+	})
+	if len(fields) < 8 {
+		t.Fatalf("%d fields on the chat's page", len(fields))
+	}
+	for _, e := range []int{1, 2} { // top-p, top-k: in view at the start
+		field := fields[e]
+		before := scroll.Offset.Y
+		pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(field).AddXY(field.Size().Width/2, field.Size().Height/2)
+		test.Scroll(h.W.Canvas(), pos, 0, -40)
+		if scroll.Offset.Y <= before {
+			t.Errorf("the wheel over field %d left the page at %v (was %v)", e, scroll.Offset.Y, before)
+		}
+	}
+}
+
+// TestSettingsThemeAndReload: the theme chosen is drawn at once and
+// kept; turning off the reload of the last model at start is kept.
+func TestSettingsThemeAndReload(t *testing.T) {
+	h := uitest.NewWindow(t, uitest.Options{})
+	p := newSettingsPanel(h.Core)
+	if p.theme.SelectedIndex() != 0 || !p.reloadLast.Checked {
+		t.Fatalf("defaults: theme %d, reload %v; want the system's and on", p.theme.SelectedIndex(), p.reloadLast.Checked)
+	}
+	bg := func() color.Color {
+		// Asked for the light variant, as the system would on a light desktop.
+		return h.A.Settings().Theme().Color(theme.ColorNameBackground, theme.VariantLight)
+	}
+	light := theme.DefaultTheme().Color(theme.ColorNameBackground, theme.VariantLight)
+	dark := theme.DefaultTheme().Color(theme.ColorNameBackground, theme.VariantDark)
+	for _, c := range []struct {
+		index int
+		want  color.Color
+		saved string
+	}{{2, dark, core.ThemeDark}, {1, light, core.ThemeLight}, {0, light, core.ThemeSystem}} {
+		p = newSettingsPanel(h.Core)
+		p.theme.SetSelectedIndex(c.index)
+		p.onSave()
+		h.Settle()
+		if got := bg(); got != c.want {
+			t.Errorf("theme %q: background %v, want %v", c.saved, got, c.want)
+		}
+		if got, _ := h.M.Setting(core.SettingTheme); got != c.saved {
+			t.Errorf("theme %q saved as %q", c.saved, got)
+		}
+		if p = newSettingsPanel(h.Core); p.theme.SelectedIndex() != c.index {
+			t.Errorf("theme %q reopened as choice %d", c.saved, p.theme.SelectedIndex())
+		}
+	}
+	p.reloadLast.SetChecked(false)
+	p.onSave()
+	h.Settle()
+	if h.Core.ReloadLast() {
+		t.Error("reloading the last model is still on")
+	}
+	if p = newSettingsPanel(h.Core); p.reloadLast.Checked {
+		t.Error("reopened with reloading on")
 	}
 }

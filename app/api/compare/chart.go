@@ -18,6 +18,15 @@ type ChartOptions struct {
 	// Dark draws light lines on a dark ground, for a window in the dark
 	// theme; exports keep the light chart, which prints.
 	Dark bool
+	// Text, when set, draws the chart's words and numbers instead of its
+	// own 5×7 bitmap font, which has capital ASCII letters only: the
+	// window gives its font, so that the chart reads like the page around
+	// it and a translated title is drawn at all. It returns s in colour c
+	// as a picture, transparent around the letters, the same height for
+	// every s.
+	Text func(s string, c color.RGBA) image.Image
+	// Title is the chart's title; "" is the English one.
+	Title string
 }
 
 // chartInk is the chart's neutral colours; the models' lines keep their
@@ -81,30 +90,34 @@ func Chart(r *Result, opt ChartOptions) image.Image {
 			yMax = math.Max(yMax, v)
 		}
 	}
-	lh := 7 * s // line height of text
-	title := "KL divergence per answer token (nats)"
-	drawText(img, 8, 6, title, s, ink.text)
+	p := newPen(opt, s)
+	lh := p.height() // line height of text
+	title := opt.Title
+	if title == "" {
+		title = "KL divergence per answer token (nats)"
+	}
+	p.draw(img, 8, 6, title, ink.text)
 	// Legend, right-aligned on the title line.
 	x := w - 8
 	for k := len(models) - 1; k >= 0; k-- {
 		i := models[k]
 		label := r.Models[i].Type
-		x -= textWidth(label, s)
-		drawText(img, x, 6, label, s, ink.text)
+		x -= p.width(label)
+		p.draw(img, x, 6, label, ink.text)
 		x -= lh + 2*s + 2
 		fillRect(img, x, 6, lh, lh, Color(i))
 		x -= 3 * s * 2
 	}
 	if r.Reference >= 0 && r.Reference < len(r.Models) {
 		label := "vs " + r.Models[r.Reference].Type
-		x -= textWidth(label, s)
-		if x > 8+textWidth(title, s)+4*s {
-			drawText(img, x, 6, label, s, ink.faint)
+		x -= p.width(label)
+		if x > 8+p.width(title)+4*s {
+			p.draw(img, x, 6, label, ink.faint)
 		}
 	}
 
 	lane := max(6, 3*s)
-	left := 14*s + 6*s*5 // room for tick labels such as "0.125"
+	left := 8*s + max(6*s*6, p.width("0.125")) // room for tick labels such as "0.125"
 	right := 12
 	top := 6 + lh + 4*s + lh/2 + 4 // title line, then room for the top tick label
 	bottom := h - (lh + 4*s + 6) - len(models)*(lane+3) - 4
@@ -113,7 +126,7 @@ func Chart(r *Result, opt ChartOptions) image.Image {
 		if T > 0 {
 			note = "chart too small"
 		}
-		drawText(img, 8, top, note, s, ink.faint)
+		p.draw(img, 8, top, note, ink.faint)
 		return img
 	}
 	plotW, plotH := w-left-right, bottom-top
@@ -131,7 +144,7 @@ func Chart(r *Result, opt ChartOptions) image.Image {
 			img.SetRGBA(xx, y, ink.grid)
 		}
 		label := tickLabel(v, step)
-		drawText(img, left-6-textWidth(label, s), y-lh/2, label, s, ink.text)
+		p.draw(img, left-6-p.width(label), y-lh/2, label, ink.text)
 	}
 	// X axis: token positions.
 	xOf := func(j int) int { return left + int((float64(j)+0.5)*float64(plotW)/float64(T)) }
@@ -148,7 +161,7 @@ func Chart(r *Result, opt ChartOptions) image.Image {
 	xl := bottom + len(models)*(lane+3) + 6
 	for v := 0.0; v < float64(T); v += xStep {
 		label := strconv.Itoa(int(v))
-		drawText(img, xOf(int(v))-textWidth(label, s)/2, xl, label, s, ink.text)
+		p.draw(img, xOf(int(v))-p.width(label)/2, xl, label, ink.text)
 	}
 	for xx := left; xx < left+plotW; xx++ {
 		img.SetRGBA(xx, bottom, ink.axis)

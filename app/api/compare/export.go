@@ -26,7 +26,7 @@ func WriteTable(w io.Writer, r *Result) error {
 	fmt.Fprintf(&b, "%s\n", r.Title)
 	fmt.Fprintf(&b, "prompt: %d tokens (%s), %s; reference: %s\n\n", len(r.PromptTokens), r.Template, settings(r), r.Models[r.Reference].File)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "#\tmodel\ttype\tsize\tbpw\tRSS\tload ms\tTTFT ms\tprompt t/s\tgen t/s\tKLD mean\tKLD p99\ttop-1\tPPL ratio\t")
+	fmt.Fprintln(tw, "#\tmodel\ttype\tsize\tbpw\tRSS\twarm load ms\tTTFT ms\tprompt t/s\tgen t/s\tKLD mean\tKLD p99\ttop-1\tPPL ratio\t")
 	for i, m := range r.Models {
 		mark := ""
 		if i == r.Reference {
@@ -159,7 +159,7 @@ func WriteMarkdown(w io.Writer, r *Result, chartFile string) error {
 	if chartFile != "" {
 		fmt.Fprintf(&b, "![KL divergence per answer token](%s)\n\n", strings.ReplaceAll(chartFile, " ", "%20"))
 	}
-	b.WriteString("| # | model | type | size | bpw | RSS | load ms | TTFT ms | prompt tok/s | gen tok/s | KLD mean | KLD p99 | top-1 | PPL ratio |\n")
+	b.WriteString("| # | model | type | size | bpw | RSS | warm load ms | TTFT ms | prompt tok/s | gen tok/s | KLD mean | KLD p99 | top-1 | PPL ratio |\n")
 	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for i, m := range r.Models {
 		q := summaryOf(m)
@@ -422,7 +422,7 @@ img { max-width: 100%; }
 <p class="note">Settings: {{.Settings}}. Reference: {{.RefType}}. Created {{.R.Created}}.</p>
 <img src="{{.Chart}}" alt="KL divergence per answer token">
 <table>
-<tr><th>#</th><th>model</th><th>type</th><th>size</th><th>bpw</th><th>RSS</th><th>load ms</th><th>TTFT ms</th><th>prompt tok/s</th><th>gen tok/s</th><th>KLD mean</th><th>KLD p99</th><th>top-1</th><th>PPL ratio</th></tr>
+<tr><th>#</th><th>model</th><th>type</th><th>size</th><th>bpw</th><th>RSS</th><th>warm load ms</th><th>TTFT ms</th><th>prompt tok/s</th><th>gen tok/s</th><th>KLD mean</th><th>KLD p99</th><th>top-1</th><th>PPL ratio</th></tr>
 {{range .Cols}}<tr><td><span class="swatch" style="background: {{.Color}}"></span>{{.N}}</td><td>{{call $.Base .File}}{{if .Ref}} (reference){{end}}</td><td>{{.Type}}</td><td>{{call $.Bytes .FileBytes}}</td><td>{{printf "%.2f" .BPW}}</td><td>{{call $.RSS .ModelResult}}</td><td>{{printf "%.0f" .LoadMs}}</td><td>{{printf "%.0f" .TTFTMs}}</td><td>{{printf "%.1f" .PromptTPS}}</td><td>{{printf "%.1f" .GenTPS}}</td><td>{{call $.KLD .Sum.KLDMean}}</td><td>{{call $.KLD .Sum.KLDP99}}</td><td>{{call $.Pct .Sum.Top1Agreement}}</td><td>{{printf "%.4f" .Sum.PPLRatio}}</td></tr>
 {{end}}</table>
 <p class="note">RSS: {{.RSSNote}}. KLD: KL(reference ‖ model) in nats per token, teacher-forced over the reference's answer and the built-in texts.</p>

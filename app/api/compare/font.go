@@ -3,6 +3,7 @@ package compare
 import (
 	"image"
 	"image/color"
+	"image/draw"
 	"strings"
 )
 
@@ -96,4 +97,70 @@ func fillRect(img *image.RGBA, x, y, w, h int, c color.RGBA) {
 			img.SetRGBA(xx, yy, c)
 		}
 	}
+}
+
+// pen draws the chart's text: in the bitmap font, or in the pictures
+// ChartOptions.Text makes.
+type pen struct {
+	scale int
+	text  func(string, color.RGBA) image.Image
+	cache map[penKey]image.Image
+	h     int
+}
+
+type penKey struct {
+	s string
+	c color.RGBA
+}
+
+func newPen(opt ChartOptions, scale int) *pen {
+	p := &pen{scale: scale, text: opt.Text, h: 7 * scale}
+	if p.text != nil {
+		p.cache = map[penKey]image.Image{}
+		if h := p.picture("0", color.RGBA{A: 255}).Bounds().Dy(); h > 0 {
+			p.h = h
+		}
+	}
+	return p
+}
+
+func (p *pen) picture(s string, c color.RGBA) image.Image {
+	k := penKey{s, c}
+	img, ok := p.cache[k]
+	if !ok {
+		img = p.text(s, c)
+		if img == nil {
+			img = image.NewRGBA(image.Rect(0, 0, 0, 0))
+		}
+		p.cache[k] = img
+	}
+	return img
+}
+
+// height is the height of a line of text.
+func (p *pen) height() int { return p.h }
+
+// width is the width of s drawn.
+func (p *pen) width(s string) int {
+	if p.text == nil {
+		return textWidth(s, p.scale)
+	}
+	// The width does not depend on the colour: any drawn one will do.
+	for k, img := range p.cache {
+		if k.s == s {
+			return img.Bounds().Dx()
+		}
+	}
+	return p.picture(s, color.RGBA{A: 255}).Bounds().Dx()
+}
+
+// draw draws s with its top-left corner at (x, y).
+func (p *pen) draw(img *image.RGBA, x, y int, s string, c color.RGBA) {
+	if p.text == nil {
+		drawText(img, x, y, s, p.scale, c)
+		return
+	}
+	pic := p.picture(s, c)
+	b := pic.Bounds()
+	draw.Draw(img, image.Rect(x, y, x+b.Dx(), y+b.Dy()), pic, b.Min, draw.Over)
 }

@@ -102,9 +102,11 @@ type ModelResult struct {
 	// RSSEstimated: the resident set did not grow measurably (a small
 	// model, heap returned meanwhile), so RSSBytes is the weights' size
 	// plus the KV cache, as with RSSEstimate.
-	RSSEstimated bool    `json:"rss_estimated,omitempty"`
-	KVBytes      int64   `json:"kv_bytes"` // the KV cache's allocation
-	LoadMs       float64 `json:"load_ms"`
+	RSSEstimated bool  `json:"rss_estimated,omitempty"`
+	KVBytes      int64 `json:"kv_bytes"` // the KV cache's allocation
+	// LoadMs is the load from a file already in the page cache: every
+	// model's file is read once before its load (app/compare warm).
+	LoadMs float64 `json:"load_ms"`
 	// TTFTMs is the time to the first token, prompt processing included.
 	TTFTMs    float64 `json:"ttft_ms"`
 	PromptTPS float64 `json:"prompt_tps"`
