@@ -130,12 +130,11 @@ func (p *modelPicker) onOpenFile() {
 
 // openFile loads a file the person chose and keeps it in the library, so
 // that the Models page and the model menu list it from now on (the
-// library lists itself again after, LibraryChanged).
+// library lists itself again after, LibraryChanged). A file the engine
+// refuses is said so once, and stays out of the library.
 func (p *modelPicker) openFile(path string) {
-	w := p.ui.w
-	svc := w.Models
-	w.Commands.Run(func() error { return svc.AddFile(path) }, w.ShowError)
-	w.LoadModel(path)
+	svc := p.ui.w.Models
+	p.ui.w.LoadModelThen(path, func() error { return svc.AddFile(path) })
 }
 
 // startDir is the folder of the last model opened, else the first of the

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/internal/uitest"
+	"github.com/churon/churon/models/library"
 	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/ui/core"
 )
@@ -82,8 +83,15 @@ func TestFailedOpenKeepsModel(t *testing.T) {
 		if err := os.WriteFile(path, bad.data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		h.u.w.LoadModel(path) // what "Open file…" does with the file chosen
+		h.u.picker.openFile(path) // what "Open GGUF file…" does with the file chosen
 		h.Wait("the refusal of "+bad.name, func() bool { return h.u.w.LoadingPath == "" && len(h.u.w.Notice.Objects) > 0 })
+		h.Settle()
+		if n := len(h.u.w.Notice.Objects); n != 1 {
+			t.Errorf("%d banners for %s; want one that says why", n, bad.name)
+		}
+		if lib, err := h.u.w.Models.List(t.Context()); err != nil || slices.ContainsFunc(lib, func(m library.Model) bool { return m.Path == path }) {
+			t.Errorf("%s, refused, joined the library (%v)", bad.name, err)
+		}
 		if m := h.u.w.Model; m == nil || m.Path != paths[0] {
 			t.Fatalf("after opening %s the loaded model is %+v; want %s kept", bad.name, m, paths[0])
 		}

@@ -115,11 +115,24 @@ func (w *Window) SetSetting(key, value string) {
 }
 
 // LoadModel asks the session to load path; progress arrives as events.
-func (w *Window) LoadModel(path string) {
+func (w *Window) LoadModel(path string) { w.LoadModelThen(path, nil) }
+
+// LoadModelThen is LoadModel, running then (on the command worker) once
+// the session has taken the file — when the engine's checks refused it
+// (incomplete, not a model, an architecture Churon lacks), then never runs.
+func (w *Window) LoadModelThen(path string, then func() error) {
 	w.LoadingPath, w.LoadProgress = path, 0
 	w.Refresh()
 	sess := w.Session
-	w.Commands.Run(func() error { return sess.LoadModel(path) }, func(err error) {
+	w.Commands.Run(func() error {
+		if err := sess.LoadModel(path); err != nil {
+			return err
+		}
+		if then != nil {
+			return then()
+		}
+		return nil
+	}, func(err error) {
 		if w.LoadingPath == path {
 			w.LoadingPath = ""
 			w.Refresh()
