@@ -32,7 +32,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	system := fs.String("system", "", "system prompt (chat template only)")
 	raw := fs.Bool("raw", false, "use the prompt as is, without the reference's chat template")
 	ref := fs.String("ref", "", "reference model `file` (one of -m; default: the most bits per weight)")
-	sf.register(fs, generateDefaults())
+	sf.register(fs, compareDefaults())
 	threads := fs.Int("t", 0, "CPU threads (0 = all)")
 	ctxLen := fs.Int("c", 0, "context length in tokens (0 = the prompt plus -n, and the built-in texts)")
 	kv := fs.String("kv", "f16", "KV cache type of every model: f16, f32 or q8_0")

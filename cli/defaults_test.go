@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	apicompare "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/paths"
 	"github.com/churon/churon/app/session"
@@ -54,7 +55,9 @@ func TestSamplingDefaultsAreTheWindows(t *testing.T) {
 			"min-p": g32(chat.MinP), "repeat-penalty": g32(chat.RepeatPenalty), "repeat-last-n": fmt.Sprint(chat.RepeatLastN), "seed": fmt.Sprint(chat.Seed)}},
 		{"generate", map[string]string{"n": fmt.Sprint(gen.MaxTokens), "temp": g64(gen.Temperature), "top-k": fmt.Sprint(gen.TopK), "top-p": g64(gen.TopP),
 			"min-p": g64(gen.MinP), "repeat-penalty": g64(gen.RepeatPenalty), "repeat-last-n": fmt.Sprint(gen.PenaltyWindow), "seed": "-1"}},
-		{"compare", map[string]string{"n": fmt.Sprint(gen.MaxTokens), "temp": g64(gen.Temperature), "top-p": g64(gen.TopP), "repeat-penalty": g64(gen.RepeatPenalty)}},
+		// The Compare page's fields.
+		{"compare", map[string]string{"n": fmt.Sprint(apicompare.PageMaxTokens), "temp": g64(apicompare.PageTemperature), "seed": fmt.Sprint(apicompare.PageSeed),
+			"top-p": g64(gen.TopP), "repeat-penalty": g64(gen.RepeatPenalty)}},
 	}
 	long := regexp.MustCompile(`\.\d{7,}`)
 	for _, c := range cases {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	apicompare "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/assets/demo"
@@ -179,6 +180,15 @@ func generateDefaults() samplingDefaults {
 	s := compare.DefaultSampling()
 	return samplingDefaults{n: s.MaxTokens, temp: float32(s.Temperature), topK: s.TopK, topP: float32(s.TopP), minP: float32(s.MinP),
 		repeat: float32(s.RepeatPenalty), presence: float32(s.PresencePenalty), freq: float32(s.FrequencyPenalty), window: s.PenaltyWindow, seed: -1}
+}
+
+// compareDefaults are generate's with the Compare page's own fields
+// (greedy, 128 tokens, seed 1: compare.Page*), so that a comparison run
+// in the terminal and one run in the window answer alike.
+func compareDefaults() samplingDefaults {
+	d := generateDefaults()
+	d.n, d.temp, d.seed = apicompare.PageMaxTokens, apicompare.PageTemperature, apicompare.PageSeed
+	return d
 }
 
 func (s *samplingFlags) register(fs *flag.FlagSet, d samplingDefaults) {

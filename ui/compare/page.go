@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/hub"
 	"github.com/churon/churon/ui/core"
@@ -67,13 +68,6 @@ type comparePage struct {
 
 // maxCompare is how many models one comparison takes at most.
 const maxCompare = 4
-
-// Defaults of the sampler fields: greedy, so that the models' answers
-// differ only where the models do.
-const (
-	compareMaxTokens = 128
-	compareSeed      = 1
-)
 
 // Screen is the Compare page's place in the window: the page, made when
 // first shown and made again, keeping the comparison it showed, when the
@@ -167,9 +161,10 @@ func newComparePage(sc *Screen) *comparePage {
 		sc.w.NoteText(s)
 		p.refreshRun()
 	}
-	p.maxTok = numberEntry(strconv.Itoa(compareMaxTokens))
-	p.temp = numberEntry("0")
-	p.seed = numberEntry(strconv.Itoa(compareSeed))
+	// The fields start where `churon compare` does (compare.Page*).
+	p.maxTok = numberEntry(strconv.Itoa(compare.PageMaxTokens))
+	p.temp = numberEntry(strconv.FormatFloat(compare.PageTemperature, 'g', -1, 64))
+	p.seed = numberEntry(strconv.Itoa(compare.PageSeed))
 	p.refSel = widget.NewSelect(nil, nil)
 	p.refSel.PlaceHolder = lang.X("compare.ref.auto", "Highest precision")
 	p.runBtn = widget.NewButtonWithIcon(lang.X("compare.run", "Run"), theme.MediaPlayIcon(), p.onRunStop)

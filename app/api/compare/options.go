@@ -45,3 +45,13 @@ type Options struct {
 // the whole text with a byte-level BPE vocabulary, a bounded share of it
 // with a byte-fallback one that spends a token per byte.
 const DefaultTextTokens = 512
+
+// The sampler fields a comparison starts from, the same on the Compare
+// page and for `churon compare`: greedy decoding, so that the models'
+// answers differ only where the models do; 128 tokens; seed 1, so that a
+// run again answers the same. The rest of the sampler is DefaultSampling.
+const (
+	PageMaxTokens   = 128
+	PageTemperature = 0.0
+	PageSeed        = 1
+)
