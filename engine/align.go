@@ -20,8 +20,10 @@ import (
 // returns cached's tokens up to there followed by prompt's from there.
 // The result spells exactly the prompt's text; special tokens (control,
 // user-defined, unknown) must stand at the same place in both, because
-// their text is not what they mean.
-func (m *Model) AlignPrompt(cached, prompt []int32) (ids []int32, reused int) {
+// their text is not what they mean. The cache's tokens can be more than
+// the prompt's for the same bytes: a result longer than maxLen is not
+// made, and the prompt is returned as it is.
+func (m *Model) AlignPrompt(cached, prompt []int32, maxLen int) (ids []int32, reused int) {
 	n := commonPrefix(cached, prompt)
 	if n == len(cached) || n == len(prompt) {
 		return prompt, n
@@ -29,7 +31,7 @@ func (m *Model) AlignPrompt(cached, prompt []int32) (ids []int32, reused int) {
 	a := spell(m.tok, cached[n:])
 	b := spell(m.tok, prompt[n:])
 	ka, kb := a.agree(b)
-	if ka == 0 {
+	if ka == 0 || len(prompt)+ka-kb > maxLen {
 		return prompt, n
 	}
 	ids = make([]int32, 0, n+ka+len(prompt)-n-kb)
@@ -51,13 +53,19 @@ func spell(tok *tokenizer.Tokenizer, ids []int32) spelling {
 	for i, id := range ids {
 		s.text = append(s.text, tok.Piece(id, true)...)
 		s.ends[i] = len(s.text)
-		switch tok.TokenType(id) {
-		case tokenizer.TokenNormal, tokenizer.TokenByte:
-		default:
-			s.special[i] = true
-		}
+		s.special[i] = isSpecial(tok, id)
 	}
 	return s
+}
+
+// isSpecial reports whether id means more than its text: a control,
+// user-defined or unknown token.
+func isSpecial(tok *tokenizer.Tokenizer, id int32) bool {
+	switch tok.TokenType(id) {
+	case tokenizer.TokenNormal, tokenizer.TokenByte:
+		return false
+	}
+	return true
 }
 
 // agree returns how many tokens of s and of t spell the same bytes and end
@@ -116,18 +124,25 @@ func commonPrefix(a, b []int32) int {
 // cached holds the last answer's prompt — its first prompt tokens, which
 // the caller knows to be the ones that answer was generated from (before
 // is their text: the rendered conversation up to the answer) — followed
-// by the tokens generated for it that the sequence holds; answer is the
+// by the generated tokens of the answer that the sequence holds (the
+// first generated of them are the answer's, the rest are ignored); answer is the
 // answer as shown (generated without RenderSpecial); full is the new
 // prompt's text, which starts with before+answer. FollowUp keeps as many
 // generated tokens as display as the start of answer, and tokenizes the
 // rest of full after them. It reports false when full does not continue
 // before+answer (an edited history, a dropped turn).
-func (m *Model) FollowUp(cached []int32, prompt int, before, answer, full string) ([]int32, bool) {
+func (m *Model) FollowUp(cached []int32, prompt, generated int, before, answer, full string) ([]int32, bool) {
 	if prompt > len(cached) || !strings.HasPrefix(full, before+answer) {
 		return nil, false
 	}
 	tok := m.tok
-	gen := cached[prompt:]
+	// The answer's own tokens: the cache may hold more (a later turn, since
+	// gone), and the answer's end of generation is the template's to say,
+	// once, after it.
+	gen := cached[prompt:min(len(cached), prompt+max(0, generated))]
+	for len(gen) > 0 && isSpecial(tok, gen[len(gen)-1]) {
+		gen = gen[:len(gen)-1]
+	}
 	dec := tok.NewDecoder(tokenizer.DecodeOptions{KeepLeadingSpace: true})
 	shown := make([]int, len(gen)+1) // bytes of answer shown after g tokens; -1: mid-character
 	var text []byte

@@ -65,7 +65,7 @@ func TestAlignPrompt(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ids, reused := m.AlignPrompt(c.cached, c.prompt)
+			ids, reused := m.AlignPrompt(c.cached, c.prompt, 1<<20)
 			if reused < c.wantReused {
 				t.Errorf("reused %d tokens; want at least %d", reused, c.wantReused)
 			}
@@ -87,7 +87,7 @@ func TestAlignPrompt(t *testing.T) {
 	if spelled(asText) != spelled(asToken) {
 		t.Fatalf("the two spell differently: %q, %q", spelled(asText), spelled(asToken))
 	}
-	ids, reused := m.AlignPrompt(asText, asToken)
+	ids, reused := m.AlignPrompt(asText, asToken, 1<<20)
 	if reused > len(first)+len(m.TokenizePrompt("ok", false, false)) {
 		t.Errorf("reused %d tokens: past a control token that the cache holds only as text", reused)
 	}
@@ -115,5 +115,46 @@ func TestEncodeContinue(t *testing.T) {
 		if got := spelled(tok.Encode("more</s>", c.opt)); got != c.want {
 			t.Errorf("%+v: spells %q, want %q", c.opt, got, c.want)
 		}
+	}
+}
+
+// TestFollowUpOnlyTheAnswer: where the cache runs on past the answer — a
+// later turn, since regenerated or edited away — only the answer's own
+// tokens are kept, and not its end-of-generation token, which the
+// template writes after the answer itself.
+func TestFollowUpOnlyTheAnswer(t *testing.T) {
+	m := synthModel(t, synth.Tiny("qwen2"))
+	tok := m.Tokenizer()
+	render := func(msgs ...chat.Message) (string, []int32) {
+		t.Helper()
+		ids, text, err := m.ChatTokens(t.Context(), msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text, ids
+	}
+	q := chat.Message{Role: "user", Content: "Where is Seoul?"}
+	answer := "In Korea."
+	before, prompt := render(q)
+	cont := func(s string) []int32 { return tok.Encode(s, tokenizer.EncodeOptions{Continue: true}) }
+	gen := append(cont(answer), tok.EOS())
+	later := cont("<|im_end|>\n<|im_start|>user\nSomething else")
+	cached := append(append(slices.Clone(prompt), gen...), later...)
+	full, canon := render(q, chat.Message{Role: "assistant", Content: answer}, chat.Message{Role: "user", Content: "And Busan?"})
+	ids, ok := m.FollowUp(cached, len(prompt), len(gen), before, answer, full)
+	if !ok {
+		t.Fatal("FollowUp refused a cache that holds the answer")
+	}
+	if got := len(ids) - len(prompt); got < len(gen)-1 {
+		t.Errorf("kept %d tokens after the prompt; the answer has %d", got, len(gen)-1)
+	}
+	if slices.Contains(ids, tok.EOS()) {
+		t.Errorf("the answer's end of generation is kept: %q", tok.Decode(ids, tokenizer.DecodeOptions{Special: true}))
+	}
+	spelled := func(x []int32) string {
+		return tok.Decode(x, tokenizer.DecodeOptions{Special: true, KeepLeadingSpace: true})
+	}
+	if spelled(ids) != spelled(canon) {
+		t.Errorf("the prompt spells\n%q\nwant\n%q", spelled(ids), spelled(canon))
 	}
 }

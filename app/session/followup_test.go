@@ -73,3 +73,29 @@ func lastAnswer(t *testing.T, f *fixture, conv int64) store.Message {
 	t.Fatal("no answer")
 	return store.Message{}
 }
+
+// TestFollowUpAfterTheHistoryChanged: the generated ids of the last answer
+// are kept only for a prompt that still starts as that answer's did. A
+// new system prompt is seen by the next answer, which is the engine's own
+// answer to the new history from scratch (with stories260K, whose answers
+// tokenize back to themselves).
+func TestFollowUpAfterTheHistoryChanged(t *testing.T) {
+	path := storiesPath(t)
+	f := newFixture(t, Options{})
+	f.load(path)
+	set := greedy(24)
+	set.SystemPrompt = "Stories about pirates."
+	conv := f.conv(set)
+	first := f.send(conv, "Once upon a time")
+	set.SystemPrompt = "Be brief."
+	if err := f.m.SetSettings(conv, set); err != nil {
+		t.Fatal(err)
+	}
+	second := f.send(conv, "Then what?")
+	if second.stats.Reused >= first.stats.PromptTokens/2 {
+		t.Errorf("after a new system prompt the follow-up reused %d tokens of a first prompt of %d: the old one is still seen", second.stats.Reused, first.stats.PromptTokens)
+	}
+	if want := reference(t, path, set, "Once upon a time", first.text, "Then what?"); second.text != want {
+		t.Errorf("answer %q; the engine's to the new history is %q", second.text, want)
+	}
+}

@@ -156,7 +156,9 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	if kept, ok := keepAnswer(j.ctx, model, set, hist, pr, seq.Tokens(), ctxLen); ok {
 		ids = kept
 	}
-	ids, reused := model.AlignPrompt(seq.Tokens(), ids)
+	// Aligned, a prompt may grow: never past what the overflow policy
+	// measured it against.
+	ids, reused := model.AlignPrompt(seq.Tokens(), ids, max(len(ids), ctxLen-answerRoom(set, ctxLen)))
 	if reused == len(ids) {
 		reused--
 	}
@@ -224,7 +226,7 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		ttft += prep
 	}
 	final.PromptTokens, final.PromptReused, final.GenTokens = len(ids), reused, len(result.Tokens)
-	final.Sampler = withFingerprint(final.Sampler, ids)
+	final.Sampler = withFingerprint(final.Sampler, ids, promptText(bg, model, set, hist, pr))
 	final.TTFT, final.PromptTPS, final.GenTPS = ttft, result.PromptTPS, result.GenTPS
 	save(reason)
 	// Until the final save the live text stood in for the saved one.

@@ -152,6 +152,16 @@ func chatMessages(set Settings, msgs []Message) []chat.Message {
 	return out
 }
 
+// promptText is the rendered text of the prompt pr was made from ("" if
+// it cannot be rendered).
+func promptText(ctx context.Context, model *engine.Model, set Settings, hist []Message, pr prompt) string {
+	text, err := model.RenderChat(ctx, chatMessages(set, visibleFrom(hist, pr.dropped)), true)
+	if err != nil {
+		return ""
+	}
+	return text
+}
+
 // keepAnswer is the prompt pr with the ids the model generated for the
 // conversation's last answer in place of its text tokenized again, when
 // the cache (cached) is still the one that answer left: a follow-up then
@@ -171,20 +181,23 @@ func keepAnswer(ctx context.Context, model *engine.Model, set Settings, hist []M
 		return nil, false
 	}
 	// The cache must still start with the very prompt the answer came
-	// from: another version of an earlier message, answered since, leaves
-	// the cache holding another history of the same length.
-	if fp, ok := promptFingerprint(a.Sampler); !ok || fp != fingerprint(cached[:a.PromptTokens]) {
+	// from — another version of an earlier message, answered since,
+	// leaves the cache holding another history of the same length — and
+	// that prompt must be this one's start: the same system prompt, the
+	// same turns left out.
+	fp, ok := promptFingerprint(a.Sampler)
+	if !ok || fp.Tokens != fingerprint(cached[:a.PromptTokens]) {
 		return nil, false
 	}
 	before, err := model.RenderChat(ctx, chatMessages(set, msgs[:n-2]), true)
-	if err != nil {
+	if err != nil || fp.Text != textFingerprint(before) {
 		return nil, false
 	}
 	full, err := model.RenderChat(ctx, chatMessages(set, msgs), true)
 	if err != nil {
 		return nil, false
 	}
-	ids, ok := model.FollowUp(cached, a.PromptTokens, before, a.Content, full)
+	ids, ok := model.FollowUp(cached, a.PromptTokens, a.GenTokens, before, a.Content, full)
 	// Generated ids can take more room than the text tokenized again: the
 	// overflow policy measured the latter, so the former must fit as well.
 	if !ok || len(ids) > len(pr.ids) && len(ids)+answerRoom(set, ctxLen) > ctxLen {
@@ -194,12 +207,19 @@ func keepAnswer(ctx context.Context, model *engine.Model, set Settings, hist []M
 }
 
 // fingerprintKey is where an answer's Sampler JSON, beside the settings it
-// was generated with, records which prompt tokens it was generated from:
-// a follow-up keeps the answer's generated ids only in a cache that still
-// starts with them (keepAnswer).
+// was generated with, records the prompt it was generated from: a
+// follow-up keeps the answer's generated ids only in a cache that still
+// starts with those tokens, for a conversation whose prompt still starts
+// with that text (keepAnswer).
 const fingerprintKey = "prompt_fingerprint"
 
-// fingerprint is a 64-bit FNV-1a hash of ids, in hex.
+// promptPrint identifies a prompt: 64-bit FNV-1a hashes, in hex, of its
+// tokens and of its rendered text.
+type promptPrint struct {
+	Tokens string `json:"tokens"`
+	Text   string `json:"text"`
+}
+
 func fingerprint(ids []int32) string {
 	h := fnv.New64a()
 	var b [4]byte
@@ -210,13 +230,20 @@ func fingerprint(ids []int32) string {
 	return strconv.FormatUint(h.Sum64(), 16)
 }
 
-// withFingerprint adds the fingerprint of the prompt ids to sampler JSON.
-func withFingerprint(sampler string, ids []int32) string {
+func textFingerprint(s string) string {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// withFingerprint adds the prompt's print — its tokens ids, its text — to
+// sampler JSON.
+func withFingerprint(sampler string, ids []int32, text string) string {
 	var m map[string]json.RawMessage
 	if json.Unmarshal([]byte(sampler), &m) != nil || m == nil {
 		return sampler
 	}
-	fp, _ := json.Marshal(fingerprint(ids))
+	fp, _ := json.Marshal(promptPrint{Tokens: fingerprint(ids), Text: textFingerprint(text)})
 	m[fingerprintKey] = fp
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -226,14 +253,14 @@ func withFingerprint(sampler string, ids []int32) string {
 }
 
 // promptFingerprint reads what withFingerprint wrote.
-func promptFingerprint(sampler string) (string, bool) {
+func promptFingerprint(sampler string) (promptPrint, bool) {
 	var v map[string]json.RawMessage
 	if json.Unmarshal([]byte(sampler), &v) != nil {
-		return "", false
+		return promptPrint{}, false
 	}
-	var fp string
-	if json.Unmarshal(v[fingerprintKey], &fp) != nil || fp == "" {
-		return "", false
+	var fp promptPrint
+	if json.Unmarshal(v[fingerprintKey], &fp) != nil || fp.Tokens == "" || fp.Text == "" {
+		return promptPrint{}, false
 	}
 	return fp, true
 }

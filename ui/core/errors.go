@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"io/fs"
 	"net"
 	"strings"
 
@@ -28,6 +29,7 @@ func Describe(err error) (headline, details string) {
 		incomplete *models.IncompleteError
 		variant    *models.NoVariantError
 		netErr     net.Error
+		pathErr    *fs.PathError
 	)
 	switch {
 	case errors.Is(err, session.ErrNoModel):
@@ -50,6 +52,16 @@ func Describe(err error) (headline, details string) {
 		return lang.X("models.incomplete", "{{.Name}} is missing parts on the hub.", map[string]any{"Name": incomplete.Name}), details
 	case errors.As(err, &variant) && len(variant.Have) == 0:
 		return lang.X("error.no_gguf", "{{.Repo}} has no GGUF files Churon can run.", map[string]any{"Repo": variant.Repo}), details
+	case errors.As(err, &pathErr) && errors.Is(err, fs.ErrNotExist):
+		return lang.X("error.file_missing", "{{.Name}} is not there any more: it was moved or deleted. Open it where it is now.",
+			map[string]any{"Name": ModelLabel(pathErr.Path)}), details
+	case errors.As(err, &pathErr) && errors.Is(err, fs.ErrPermission):
+		return lang.X("error.file_denied", "Churon is not allowed to use {{.Name}}. Check the permissions of the file and its folder.",
+			map[string]any{"Name": ModelLabel(pathErr.Path)}), details
+	case errors.As(err, &pathErr):
+		// A file's trouble, whatever its errno: never "offline" (a file
+		// error's errno also satisfies net.Error).
+		return err.Error(), ""
 	case errors.As(err, &netErr), errors.Is(err, download.ErrGaveUp):
 		// The hub is the only place Churon reaches over the network.
 		return lang.X("error.offline", "Can't reach Hugging Face — you seem to be offline. Check this computer's internet connection, then try again."), details
@@ -70,10 +82,10 @@ func loadHeadline(e *session.LoadError) string {
 	switch e.Kind {
 	case session.LoadIncomplete:
 		if e.Want > e.Have && e.Have > 0 {
-			return lang.X("error.load.incomplete", "This file is incomplete ({{.Have}} of {{.Want}}) — download it again.",
-				map[string]any{"Have": FormatBytes(e.Have), "Want": FormatBytes(e.Want)})
+			return lang.X("error.load.incomplete", "{{.Name}} is incomplete ({{.Have}} of {{.Want}}) — download it again.",
+				map[string]any{"Name": name, "Have": FormatBytes(e.Have), "Want": FormatBytes(e.Want)})
 		}
-		return lang.X("error.load.incomplete_unknown", "This file is incomplete — download it again.")
+		return lang.X("error.load.incomplete_unknown", "{{.Name}} is incomplete — download it again.", map[string]any{"Name": name})
 	case session.LoadNotModel:
 		return lang.X("error.load.not_model", "{{.Name}} is not a model: Churon opens GGUF model files.", map[string]any{"Name": name})
 	case session.LoadUnsupported:

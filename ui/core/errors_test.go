@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"strings"
@@ -35,6 +36,10 @@ func TestDescribe(t *testing.T) {
 		{"out of memory", &session.LoadError{Path: "/m/big.gguf", Kind: session.LoadOutOfMemory, Err: syscall.ENOMEM}, "not enough memory", "메모리"},
 		{"damaged download", fmt.Errorf("download: %w", download.ErrChecksum), "damaged", "손상"},
 		{"missing file", &models.MissingFileError{Repo: "a/b", File: "c.gguf"}, "a/b no longer has c.gguf", "c.gguf"},
+		// A file error's errno satisfies net.Error: it must not read as
+		// offline.
+		{"moved model", fmt.Errorf("session: load model: %w", &fs.PathError{Op: "open", Path: "/m/qwen-Q4_K_M.gguf", Err: syscall.ENOENT}), "moved or deleted", "옮겨졌거나"},
+		{"no permission", &fs.PathError{Op: "open", Path: "/m/x.gguf", Err: syscall.EACCES}, "not allowed", "권한"},
 	}
 	for _, lang := range []string{"en", "ko"} {
 		if _, err := locale.Set(lang); err != nil {
