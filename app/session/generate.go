@@ -71,6 +71,12 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		}
 	}
 	pr, perr := buildPrompt(j.ctx, model, set, hist, ctxLen)
+	if j.ctx.Err() != nil {
+		// Stopped before its answer began (Stop right after Send): there
+		// is nothing to store, not even an empty answer.
+		fail(0, nil)
+		return
+	}
 	if perr == nil && pr.notice != nil {
 		// Stored before the answer, so the chat reads: question, notice,
 		// answer. A new notice after an old one (a regenerated answer that
@@ -242,6 +248,13 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		From: from, Restore: restoreTook, Dropped: pr.dropped,
 	})
 	res.events = append(res.events, Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})
+	if reason == ReasonCancelled && final.Content == "" {
+		// Stopped before its first word: an empty answer is nothing to
+		// keep (a regenerated one leaves the version it replaced shown).
+		if err := m.st.DeleteMessage(bg, ans.ID); err == nil {
+			res.events = append(res.events, MessagesChanged{Conv: conv})
+		}
+	}
 	if reason != ReasonError {
 		res.seq = seq
 	}

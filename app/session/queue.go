@@ -44,6 +44,21 @@ func (m *Manager) stop(conv int64) {
 	}
 	cs.job = nil
 	m.emit(Done{Conv: conv, Reason: ReasonCancelled})
+	m.uncut(j)
+}
+
+// uncut ends what a regenerate that stored no answer hid: the chat reads
+// on past its parent again (Messages), and is told to read it again.
+func (m *Manager) uncut(j *job) {
+	m.liveMu.Lock()
+	cut := m.cuts[j.conv] == j
+	if cut {
+		delete(m.cuts, j.conv)
+	}
+	m.liveMu.Unlock()
+	if cut {
+		m.emit(MessagesChanged{Conv: j.conv})
+	}
 }
 
 func (m *Manager) cancelAll() {
@@ -60,6 +75,7 @@ func (m *Manager) failQueued(err error) {
 		j.cancel()
 		m.s.convs[j.conv].job = nil
 		m.emit(Done{Conv: j.conv, Reason: ReasonError, Err: err})
+		m.uncut(j)
 	}
 	m.s.queue = nil
 }
@@ -86,6 +102,7 @@ func (m *Manager) finished(r jobResult) {
 	for _, ev := range r.events {
 		m.emit(ev)
 	}
+	m.uncut(r.job) // a regenerate that ended before storing its answer
 	// Kept even when a model change waits: the change writes it to disk
 	// before the model closes.
 	if r.seq != nil && !cs.deleted {

@@ -355,7 +355,10 @@ func (d *Download) get(ctx context.Context, rng, ifRange string) (*http.Response
 	}
 	resp, err := d.opt.Client.Do(req)
 	if err != nil {
-		if cause := httpfile.Cause(err); unreachable(cause) {
+		// Fail fast only while the host has never answered this process:
+		// a name or a connection lost in mid-download (a Wi-Fi reconnect)
+		// is the network coming back, and is retried.
+		if cause := httpfile.Cause(err); unreachable(cause) && d.fetched.Load() == 0 {
 			return nil, &UnreachableError{Host: req.URL.Host, Err: cause}
 		}
 		return nil, fmt.Errorf("download: %s: %w", httpfile.Redact(d.req.URL), httpfile.Cause(err))

@@ -3,10 +3,12 @@ package download
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -118,5 +120,49 @@ func TestRetryReason(t *testing.T) {
 		if got := (Retry{Err: c.err}).Reason(); got != c.want {
 			t.Errorf("Reason(%v) = %q; want %q", c.err, got, c.want)
 		}
+	}
+}
+
+// TestLostMidDownloadIsRetried: a host that served part of the file and
+// then vanished (its port refusing) is retried, not failed at once — the
+// network that answered before can come back.
+func TestLostMidDownloadIsRetried(t *testing.T) {
+	data := make([]byte, 256<<10)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Range") == "bytes=0-0" { // the probe: answered whole
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes 0-0/%d", len(data)))
+			w.Header().Set("Content-Length", "1")
+			w.WriteHeader(http.StatusPartialContent)
+			w.Write(data[:1])
+			return
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(data[:len(data)/2])
+		w.(http.Flusher).Flush()
+		ln.Close() // no more connections: the next ones are refused
+		panic(http.ErrAbortHandler)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	opt := fastOpts()
+	opt.Connections = 1
+	var mu sync.Mutex
+	var retries []Retry
+	opt.OnRetry = func(r Retry) { mu.Lock(); retries = append(retries, r); mu.Unlock() }
+	dest := filepath.Join(t.TempDir(), "m.gguf")
+	err = waitDone(t, Start(context.Background(), Request{URL: "http://" + ln.Addr().String() + "/m.gguf", Dest: dest}, opt))
+	if err == nil || errors.Is(err, ErrUnreachable) {
+		t.Fatalf("err = %v; want the retries to give up, not a fail-fast", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(retries) == 0 {
+		t.Error("a connection lost mid-download was not retried")
 	}
 }

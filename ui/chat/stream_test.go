@@ -2,6 +2,7 @@ package chat
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -225,5 +226,26 @@ func TestSendDuringSettle(t *testing.T) {
 	}
 	if len(msgs) != 2 || msgs[1].FinishReason == string(session.ReasonCancelled) {
 		t.Fatalf("after Enter and Send: %d messages, the answer ended %q", len(msgs), msgs[len(msgs)-1].FinishReason)
+	}
+}
+
+// TestWaitCountGoesOnInAnotherWaitingChat: switched from one waiting
+// chat to another that waits too, the count of the one shown goes on (a
+// tick scheduled for the first must not end the second's).
+func TestWaitCountGoesOnInAnotherWaitingChat(t *testing.T) {
+	h := newHarness(t, uitest.Options{})
+	c := h.view()
+	var mu sync.Mutex
+	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	line := func() string { return uitest.Text(c.waiting) }
+	c.ShowNew(7)
+	c.OnQueued(session.Queued{Conv: 7, Position: 1})
+	c.ShowNew(8) // while 7's tick is on its way
+	c.OnQueued(session.Queued{Conv: 8, Position: 2})
+	for _, want := range []string{"waiting · 3 s", "waiting · 6 s"} {
+		advance(3 * time.Second)
+		h.Wait("the count of the chat shown to say "+want, func() bool { return strings.Contains(line(), want) })
 	}
 }

@@ -444,13 +444,13 @@ func (c *View) showWaiting() {
 		return
 	}
 	c.queuedTick = true
-	gen := c.gen
 	time.AfterFunc(time.Second, func() {
 		c.w.Do(func() {
 			c.queuedTick = false
-			if gen == c.gen {
-				c.showWaiting()
-			}
+			// For whichever chat is shown now, which may be another that
+			// waits too (its own tick was not scheduled while this one
+			// was); it stops once the chat shown no longer waits.
+			c.showWaiting()
 		})
 	})
 }
