@@ -56,7 +56,6 @@ func TestStopQueuedRegenerate(t *testing.T) {
 	}
 }
 
-
 // msgsShown is what the chat shows: the manager's view of the branch.
 func (f *fixture) msgsShown(conv int64) []Message {
 	f.t.Helper()
