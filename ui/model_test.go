@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,9 +11,11 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/internal/uitest"
+	"github.com/churon/churon/models/discover"
 	"github.com/churon/churon/models/library"
 	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/ui/core"
@@ -221,4 +224,23 @@ func TestReloadLastModel(t *testing.T) {
 			h.Wait("the last model to load at start", func() bool { return h.u.w.Model != nil && h.u.w.Model.Path == last })
 		})
 	}
+}
+
+// TestFoundModelJoinsLibrary: a model the welcome page found in another
+// app's folder, loaded from there, joins the library like a file opened
+// by hand; refused, it would not (TestFailedOpenKeepsModel).
+func TestFoundModelJoinsLibrary(t *testing.T) {
+	l, _ := uitest.LocalLibrary(t)
+	elsewhere := uitest.SynthModels(t, filepath.Join(t.TempDir(), "lmstudio"), "Q8_0")[0]
+	found := func(context.Context) ([]discover.Model, error) {
+		return []discover.Model{{Path: elsewhere, Real: elsewhere, Name: "tiny-llama-Q8_0", Source: discover.LMStudio, Size: 1}}, nil
+	}
+	h := newHarness(t, harnessOptions{models: &l, discover: found})
+	h.Wait("the found model on the welcome page", func() bool { return len(h.u.welcome.found.Objects) == 1 })
+	test.Tap(uitest.FindButton(t, h.u.welcome.found, "Load"))
+	h.Wait("the model to load", func() bool { return h.u.w.Model != nil && h.u.w.Model.Path == elsewhere })
+	h.Wait("the library to list it", func() bool {
+		lib, err := h.u.w.Models.List(t.Context())
+		return err == nil && slices.ContainsFunc(lib, func(m library.Model) bool { return m.Path == elsewhere })
+	})
 }

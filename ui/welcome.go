@@ -84,7 +84,7 @@ func (w *welcomeView) list(box *fyne.Container, title string, paths, skip []stri
 			continue
 		}
 		if st, err := statFile(p); err == nil {
-			rows = append(rows, w.row(core.ModelLabel(p), p, st, core.ShortDir(p)))
+			rows = append(rows, w.row(core.ModelLabel(p), p, st, core.ShortDir(p), w.ui.w.LoadModel))
 		}
 	}
 	if len(rows) == 0 {
@@ -124,7 +124,9 @@ func (w *welcomeView) show(found []discover.Model, err error) {
 	default:
 		w.status.SetText(lang.X("welcome.use", "Found {{.N}}. They are used where they are: nothing is copied.", map[string]any{"N": len(found)}))
 		for _, m := range found {
-			w.found.Add(w.row(m.Name, m.Path, fileInfo{size: m.Size}, sourceLabel(m)))
+			// Found elsewhere (LM Studio, the Hugging Face cache, Ollama):
+			// loaded, it joins the library, as a file opened by hand does.
+			w.found.Add(w.row(m.Name, m.Path, fileInfo{size: m.Size}, sourceLabel(m), w.ui.picker.openFile))
 		}
 	}
 	w.found.Refresh()
@@ -138,8 +140,8 @@ func sourceLabel(m discover.Model) string {
 	return s
 }
 
-// row is one model file with a button that loads it.
-func (w *welcomeView) row(name, path string, st fileInfo, source string) fyne.CanvasObject {
+// row is one model file with a button that loads it (with load).
+func (w *welcomeView) row(name, path string, st fileInfo, source string, load func(string)) fyne.CanvasObject {
 	title := widget.NewLabel(name)
 	title.TextStyle.Bold = true
 	title.Truncation = fyne.TextTruncateEllipsis
@@ -150,7 +152,7 @@ func (w *welcomeView) row(name, path string, st fileInfo, source string) fyne.Ca
 	sub := core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
 	sub.Truncation = fyne.TextTruncateEllipsis
 	core.SetMuted(sub, detail)
-	use := widget.NewButton(lang.X("welcome.load", "Load"), func() { w.ui.w.LoadModel(path) })
+	use := widget.NewButton(lang.X("welcome.load", "Load"), func() { load(path) })
 	return container.NewBorder(nil, nil, nil, container.NewCenter(use), container.NewVBox(title, sub))
 }
 
