@@ -166,6 +166,9 @@ func (p *modelPicker) reloadLast() {
 	if !w.ReloadLast() || w.Model != nil || w.LoadingPath != "" {
 		return
 	}
+	if v, _ := w.Setting(settingUnloaded); v == "true" {
+		return // the person unloaded it before quitting: start without one
+	}
 	recent := p.ui.recentModels()
 	if len(recent) == 0 {
 		return
@@ -178,11 +181,19 @@ func (p *modelPicker) reloadLast() {
 
 func (p *modelPicker) onUnload() {
 	sess := p.ui.w.Session
+	p.ui.w.SetSetting(settingUnloaded, "true")
 	p.ui.w.Commands.Run(sess.UnloadModel, p.ui.w.ShowError)
 }
 
+// settingUnloaded is "true" while the person has unloaded the model by
+// hand (and none was loaded since): the next start then loads none.
+const settingUnloaded = "ui.model_unloaded"
+
 // remember puts path first in the recent files.
 func (p *modelPicker) remember(path string) {
+	if v, _ := p.ui.w.Setting(settingUnloaded); v != "" {
+		p.ui.w.SetSetting(settingUnloaded, "")
+	}
 	recent := []string{path}
 	for _, r := range p.ui.recentModels() {
 		if r != path && len(recent) < MaxRecent {

@@ -186,15 +186,17 @@ func sameModel(t *testing.T, path, typ string) string {
 // window opens, unless the setting is off or the file is gone.
 func TestReloadLastModel(t *testing.T) {
 	cases := []struct {
-		name    string
-		setting string // "": not set
-		gone    bool
-		want    bool
+		name     string
+		setting  string // "": not set
+		gone     bool
+		unloaded bool // by hand, before quitting
+		want     bool
 	}{
-		{"on by default", "", false, true},
-		{"on", "true", false, true},
-		{"off", "false", false, false},
-		{"file gone", "", true, false},
+		{"on by default", "", false, false, true},
+		{"on", "true", false, false, true},
+		{"off", "false", false, false, false},
+		{"file gone", "", true, false, false},
+		{"unloaded before quitting", "", false, true, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -210,6 +212,11 @@ func TestReloadLastModel(t *testing.T) {
 				}
 				if c.setting != "" {
 					if err := b.M.SetSetting(core.SettingReloadLast, c.setting); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if c.unloaded {
+					if err := b.M.SetSetting(settingUnloaded, "true"); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -243,4 +250,20 @@ func TestFoundModelJoinsLibrary(t *testing.T) {
 		lib, err := h.u.w.Models.List(t.Context())
 		return err == nil && slices.ContainsFunc(lib, func(m library.Model) bool { return m.Path == elsewhere })
 	})
+}
+
+// TestUnloadIsRemembered: unloading the model by hand is remembered for
+// the next start (TestReloadLastModel's "unloaded before quitting"), and
+// loading one again forgets it.
+func TestUnloadIsRemembered(t *testing.T) {
+	h, paths := libraryHarness(t, "Q8_0")
+	h.Load(paths[0])
+	unloaded := func() string { v, _ := h.u.w.Setting(settingUnloaded); return v }
+	h.u.picker.onUnload()
+	h.Wait("the model to unload", func() bool { return h.u.w.Model == nil })
+	if unloaded() != "true" {
+		t.Errorf("after Unload the setting is %q", unloaded())
+	}
+	h.Load(paths[0])
+	h.Wait("the unload to be forgotten", func() bool { return unloaded() == "" })
 }
