@@ -27,6 +27,7 @@ func TestChatFollowUpsReuseAcrossProcesses(t *testing.T) {
 	for _, q := range []string{"And then?", "What happened next?", "더 말해 주세요."} {
 		next, _ := childChat(t, home, "-m", model, "--conversation", conv, "--message", q, "--json", "-n", "64", "--temp", "0", "-t", "1")
 		had := prev.PromptTokens + prev.GenTokens
+		t.Logf("after %q: reused %d of %d (%s)", q, next.PromptTokensReused, had, next.PromptCache)
 		if next.PromptTokensReused*100 < had*95 || next.PromptCache != "disk" {
 			t.Errorf("after %q: reused %d of the %d tokens the last turn left (prompt %d + answer %d, %s), cache %q; want ≥ 95%% from disk",
 				q, next.PromptTokensReused, had, prev.PromptTokens, prev.GenTokens, prev.FinishReason, next.PromptCache)

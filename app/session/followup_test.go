@@ -53,6 +53,7 @@ func TestFollowUpKeepsGeneratedIDs(t *testing.T) {
 				f.send(conv, q)
 				next := lastAnswer(t, f, conv)
 				had := prev.PromptTokens + prev.GenTokens
+				t.Logf("after %q: reused %d of %d", q, next.PromptReused, had)
 				if next.PromptReused*100 < had*95 {
 					t.Errorf("after %q: reused %d of the %d tokens the last turn left (prompt %d + answer %d, %s); want ≥ 95%%",
 						q, next.PromptReused, had, prev.PromptTokens, prev.GenTokens, prev.FinishReason)

@@ -42,6 +42,7 @@ func TestFollowUpAfterLongAnswer(t *testing.T) {
 	h.Wait("the follow-up", func() bool { return h.Idle() && len(h.view().views) == 4 && h.last().stats != nil })
 	st := h.last().stats
 	had := first.PromptTokens + first.GenTokens
+	t.Logf("the follow-up reused %d of the %d tokens the long answer left (%d processed)", st.Reused, had, st.Processed)
 	if st.Reused*100 < had*95 {
 		t.Errorf("the follow-up reused %d of the %d tokens the long answer left in the cache; want ≥ 95%%", st.Reused, had)
 	}
