@@ -232,7 +232,7 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		ttft += prep
 	}
 	final.PromptTokens, final.PromptReused, final.GenTokens = len(ids), reused, len(result.Tokens)
-	final.Sampler = withFingerprint(final.Sampler, ids, promptText(bg, model, set, hist, pr))
+	final.Sampler = withFingerprint(final.Sampler, ids, pr.text)
 	final.TTFT, final.PromptTPS, final.GenTPS = ttft, result.PromptTPS, result.GenTPS
 	save(reason)
 	// Until the final save the live text stood in for the saved one.

@@ -16,6 +16,7 @@ import (
 // prompt is an answer's prompt once the overflow policy has been applied.
 type prompt struct {
 	ids     []int32
+	text    string         // the rendered text ids tokenize
 	dropped int            // oldest messages left out
 	notice  *store.Message // to store before the answer: turns newly left out
 }
@@ -54,9 +55,9 @@ func buildPrompt(ctx context.Context, model *engine.Model, set Settings, hist []
 		}
 		visible = append(visible, h)
 	}
-	render := func(from int) ([]int32, error) {
-		ids, _, err := model.ChatTokens(ctx, chatMessages(set, visible[from:]))
-		return ids, err
+	render := func(from int) (prompt, error) {
+		ids, text, err := model.ChatTokens(ctx, chatMessages(set, visible[from:]))
+		return prompt{ids: ids, text: text, dropped: from}, err
 	}
 	tooLong := func(n int) error {
 		return fmt.Errorf("%w: %d prompt tokens, context %d", ErrTooLong, n, ctxLen)
@@ -70,23 +71,23 @@ func buildPrompt(ctx context.Context, model *engine.Model, set Settings, hist []
 			}
 		}
 	}
-	ids, err := render(from)
+	whole, err := render(from)
 	if err != nil {
 		return prompt{}, err
 	}
 	room := answerRoom(set, ctxLen)
 	if set.Overflow == OverflowStop {
-		if len(ids) >= ctxLen {
-			return prompt{}, tooLong(len(ids))
+		if len(whole.ids) >= ctxLen {
+			return prompt{}, tooLong(len(whole.ids))
 		}
-		return prompt{ids: ids}, nil
+		return whole, nil
 	}
-	if len(ids)+room <= ctxLen {
-		return prompt{ids: ids, dropped: from}, nil
+	if len(whole.ids)+room <= ctxLen {
+		return whole, nil
 	}
 	limit, target := ctxLen-room, (ctxLen-room)*3/4
 	best, fit, newest := -1, -1, -1
-	var bestIDs, fitIDs, newestIDs []int32
+	var bestPr, fitPr, newestPr prompt
 	for i := from + 1; i < len(visible); i++ {
 		if visible[i].Role != store.RoleUser {
 			continue
@@ -95,36 +96,38 @@ func buildPrompt(ctx context.Context, model *engine.Model, set Settings, hist []
 		if err != nil {
 			return prompt{}, err
 		}
-		newest, newestIDs = i, cand
-		if fit < 0 && len(cand) <= limit {
-			fit, fitIDs = i, cand
+		newest, newestPr = i, cand
+		if fit < 0 && len(cand.ids) <= limit {
+			fit, fitPr = i, cand
 		}
-		if len(cand) <= target {
-			best, bestIDs = i, cand
+		if len(cand.ids) <= target {
+			best, bestPr = i, cand
 			break
 		}
 	}
 	var chosen int
+	var pr prompt
 	switch {
 	case best >= 0:
-		chosen, ids = best, bestIDs
+		chosen, pr = best, bestPr
 	case fit >= 0: // keeps more than dropping down to the target would
-		chosen, ids = fit, fitIDs
-	case newest >= 0 && len(newestIDs) < ctxLen: // the newest turn alone, with less room
-		chosen, ids = newest, newestIDs
-	case newest < 0 && len(ids) < ctxLen: // nothing left to drop
-		return prompt{ids: ids, dropped: from}, nil
+		chosen, pr = fit, fitPr
+	case newest >= 0 && len(newestPr.ids) < ctxLen: // the newest turn alone, with less room
+		chosen, pr = newest, newestPr
+	case newest < 0 && len(whole.ids) < ctxLen: // nothing left to drop
+		return whole, nil
 	case newest >= 0:
-		return prompt{}, tooLong(len(newestIDs))
+		return prompt{}, tooLong(len(newestPr.ids))
 	default:
-		return prompt{}, tooLong(len(ids))
+		return prompt{}, tooLong(len(whole.ids))
 	}
 	meta, _ := json.Marshal(Notice{Kind: NoticeDropped, Dropped: chosen, FirstKept: visible[chosen].ID})
 	notice := &store.Message{
 		ConversationID: visible[0].ConversationID, Role: store.RoleNotice, Sampler: string(meta),
 		Content: fmt.Sprintf("Older messages are no longer seen by the model: the first %d messages of this chat do not fit in its context of %d tokens.", chosen, ctxLen),
 	}
-	return prompt{ids: ids, dropped: chosen, notice: notice}, nil
+	pr.notice = notice
+	return pr, nil
 }
 
 // visibleFrom is the prompt's messages: hist without notices, less the
@@ -150,16 +153,6 @@ func chatMessages(set Settings, msgs []Message) []chat.Message {
 		out = append(out, chat.Message{Role: string(h.Role), Content: h.Content})
 	}
 	return out
-}
-
-// promptText is the rendered text of the prompt pr was made from ("" if
-// it cannot be rendered).
-func promptText(ctx context.Context, model *engine.Model, set Settings, hist []Message, pr prompt) string {
-	text, err := model.RenderChat(ctx, chatMessages(set, visibleFrom(hist, pr.dropped)), true)
-	if err != nil {
-		return ""
-	}
-	return text
 }
 
 // keepAnswer is the prompt pr with the ids the model generated for the
@@ -193,11 +186,7 @@ func keepAnswer(ctx context.Context, model *engine.Model, set Settings, hist []M
 	if err != nil || fp.Text != textFingerprint(before) {
 		return nil, false
 	}
-	full, err := model.RenderChat(ctx, chatMessages(set, msgs), true)
-	if err != nil {
-		return nil, false
-	}
-	ids, ok := model.FollowUp(cached, a.PromptTokens, a.GenTokens, before, a.Content, full)
+	ids, ok := model.FollowUp(cached, a.PromptTokens, a.GenTokens, before, a.Content, pr.text)
 	// Generated ids can take more room than the text tokenized again: the
 	// overflow policy measured the latter, so the former must fit as well.
 	if !ok || len(ids) > len(pr.ids) && len(ids)+answerRoom(set, ctxLen) > ctxLen {
