@@ -269,17 +269,6 @@ func (s *Store) AllMessages(ctx context.Context, conv int64) ([]Message, error) 
 	return all, nil
 }
 
-// TruncateConversation deletes the messages after position keep (all of
-// them when keep is 0) and returns how many it deleted: regenerating and
-// editing an earlier message start from there.
-func (s *Store) TruncateConversation(ctx context.Context, conv int64, keep int) (int, error) {
-	n, err := execCount(ctx, s.db, `DELETE FROM messages WHERE conversation_id = ? AND position > ?`, conv, keep)
-	if err != nil {
-		return 0, fmt.Errorf("store: truncate conversation %d: %w", conv, err)
-	}
-	return int(n), nil
-}
-
 // DeleteMessage deletes one message. What followed it follows its parent
 // instead, so deleting a notice, or one message of a chain, leaves the
 // rest of the conversation as it was. Later messages keep their
