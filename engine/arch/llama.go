@@ -63,6 +63,8 @@ type transformer struct {
 	outNorm *weight // [embd]
 	output  *weight // [embd, vocab]; token_embd when tied
 	layers  []layer
+	// logitCap > 0 soft-caps the logits (Gemma's final_logit_softcapping).
+	logitCap float32
 }
 
 func (m *transformer) Config() *Config { return &m.cfg }
@@ -460,6 +462,9 @@ func (m *transformer) head(s *Scratch, dev backend.Device, x backend.Buf, outRow
 			return err
 		}
 		dev.MatMul(out, m.output.on, sel, k)
+		if m.logitCap > 0 {
+			dev.SoftCap(out, m.logitCap)
+		}
 		dev.Read(logits[j0*vocab:j1*vocab], out)
 		j0 = j1
 	}

@@ -88,6 +88,14 @@ type Device interface {
 	Attend(dst, q Buf, kv KV, pos []int32, a *Attention, in AttendInputs)
 	// SwiGLU computes dst = silu(gate) * up, elementwise.
 	SwiGLU(dst, gate, up Buf)
+	// GeGLU computes dst = gelu(gate) * up, elementwise, with GELU's tanh
+	// approximation as ggml's CPU computes it (Gemma's feed-forward).
+	GeGLU(dst, gate, up Buf)
+	// Scale multiplies every value of x by s.
+	Scale(x Buf, s float32)
+	// SoftCap caps every value v of x as c·tanh(v/c) (Gemma's final
+	// logits).
+	SoftCap(x Buf, c float32)
 	// Add computes dst += x, elementwise.
 	Add(dst, x Buf)
 

@@ -99,6 +99,24 @@ var presets = map[string]Spec{
 	// 8k tokens) and with a filler vocabulary.
 	"llama3.2-1b": {Arch: "llama", Embd: 2048, Layers: 16, Heads: 32, KVHeads: 8, FF: 8192, Vocab: 128256,
 		Context: 131072, Tied: true, RopeBase: 500000},
+	// Gemma 3 4B's text model (262208 tokens, heads of 256, a window of
+	// 1024 on five layers in six, global layers at base 1M scaled ×8).
+	"gemma3-4b": {Arch: "gemma3", Embd: 2560, Layers: 34, Heads: 8, KVHeads: 4, FF: 10240, Vocab: 262208,
+		Context: 131072, Tied: true, RopeBase: 1000000, RopeScaling: "linear", RopeFactor: 8,
+		Gemma3: Gemma3{HeadDim: 256, SlidingWindow: 1024, RopeBaseSWA: 10000}},
+	// Gemma 3 1B's.
+	"gemma3-1b": {Arch: "gemma3", Embd: 1152, Layers: 26, Heads: 4, KVHeads: 1, FF: 6912, Vocab: 262144,
+		Context: 32768, Tied: true, RopeBase: 1000000,
+		Gemma3: Gemma3{HeadDim: 256, SlidingWindow: 512, RopeBaseSWA: 10000}},
+	// Test shapes: every Gemma 3 feature at a size llama.cpp runs in
+	// milliseconds. The odd one has widths that are no power of two, a
+	// pattern of 3 and a window of 5, so a short prompt crosses it.
+	"gemma3-tiny": {Arch: "gemma3", Embd: 256, Layers: 6, Heads: 4, KVHeads: 2, FF: 512, Vocab: 512,
+		Context: 512, Tied: true, RopeBase: 1000000, RopeScaling: "linear", RopeFactor: 8,
+		Gemma3: Gemma3{HeadDim: 128, SlidingWindow: 8, RopeBaseSWA: 10000}},
+	"gemma3-odd": {Arch: "gemma3", Embd: 96, Layers: 4, Heads: 3, KVHeads: 1, FF: 160, Vocab: 389,
+		Context: 256, RopeBase: 100000,
+		Gemma3: Gemma3{HeadDim: 64, SlidingWindow: 5, SWAPattern: 3, RopeBaseSWA: 5000, LogitSoftCap: 30}},
 }
 
 // Presets lists the preset names, sorted.

@@ -53,6 +53,8 @@ type Spec struct {
 	// RopeScaling, when "linear" or "yarn", is written with RopeFactor.
 	RopeScaling string
 	RopeFactor  float32
+	// Gemma 3 (Arch "gemma3"): see gemma3.go.
+	Gemma3
 	// NoTemplate leaves out tokenizer.chat_template.
 	NoTemplate bool
 	// Name, when set, is general.name; else it is made from the shape,
@@ -99,7 +101,7 @@ func Build(s Spec) (*gguf.Writer, error) {
 		}
 	}
 	a := s.Arch
-	headDim := s.Embd / s.Heads
+	headDim := s.headDim()
 	typeName := s.Type.String()
 	if s.FileType != "" {
 		typeName = string(s.FileType)
@@ -129,6 +131,9 @@ func Build(s Spec) (*gguf.Writer, error) {
 	kv(a+".attention.layer_norm_rms_epsilon", float32(1e-5))
 	kv(a+".rope.freq_base", s.RopeBase)
 	kv(a+".rope.dimension_count", uint32(headDim))
+	if a == "gemma3" {
+		s.gemma3Metadata(kv)
+	}
 	if s.RopeScaling != "" {
 		kv(a+".rope.scaling.type", s.RopeScaling)
 		kv(a+".rope.scaling.factor", s.RopeFactor)
@@ -218,6 +223,13 @@ func (s Spec) plan() ([]Tensor, error) {
 		out = append(out, Tensor{Name: name, Type: quant.F32, Shape: shape, kind: kind})
 	}
 	a := s.Arch
+	if a == "gemma3" {
+		s.gemma3Tensors(add)
+		if err := s.types(out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	headDim := s.Embd / s.Heads
 	qDim, kvDim := s.Embd, s.KVHeads*headDim
 	add(kindMatrix, "token_embd.weight", s.Embd, s.Vocab)
@@ -262,14 +274,18 @@ func (s Spec) plan() ([]Tensor, error) {
 
 func (s Spec) check() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "phi3":
+	case "llama", "qwen2", "qwen3", "phi3", "gemma3":
 	default:
 		return fmt.Errorf("synth: architecture %q not supported", s.Arch)
 	}
 	if s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.KVHeads <= 0 || s.FF <= 0 || s.Context <= 0 {
 		return fmt.Errorf("synth: all sizes must be positive: %+v", s)
 	}
-	if s.Embd%s.Heads != 0 || s.Heads%s.KVHeads != 0 || (s.Embd/s.Heads)%2 != 0 {
+	if s.HeadDim > 0 {
+		if s.Arch != "gemma3" || s.HeadDim%2 != 0 || s.Heads%s.KVHeads != 0 {
+			return fmt.Errorf("synth: head size %d (%d heads, %d KV) is for even gemma3 heads only", s.HeadDim, s.Heads, s.KVHeads)
+		}
+	} else if s.Embd%s.Heads != 0 || s.Heads%s.KVHeads != 0 || (s.Embd/s.Heads)%2 != 0 {
 		return fmt.Errorf("synth: %d heads (%d KV) do not divide width %d into even head sizes", s.Heads, s.KVHeads, s.Embd)
 	}
 	if s.Vocab < 259 {

@@ -204,6 +204,15 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 // SwiGLU implements backend.Device.
 func (d *Device) SwiGLU(dst, gate, up backend.Buf) { d.b.SwiGLU(host(dst), host(gate), host(up)) }
 
+// GeGLU implements backend.Device.
+func (d *Device) GeGLU(dst, gate, up backend.Buf) { d.b.GeGLU(host(dst), host(gate), host(up)) }
+
+// Scale implements backend.Device.
+func (d *Device) Scale(x backend.Buf, s float32) { d.b.Scale(host(x), s) }
+
+// SoftCap implements backend.Device.
+func (d *Device) SoftCap(x backend.Buf, c float32) { d.b.SoftCap(host(x), c) }
+
 // Add implements backend.Device.
 func (d *Device) Add(dst, x backend.Buf) { d.b.Add(host(dst), host(x)) }
 

@@ -385,6 +385,24 @@ func (d *Device) SwiGLU(dst, gate, up backend.Buf) {
 	d.enqueue(func() { d.k.SwiGLU(hd, hg, hu) })
 }
 
+// GeGLU implements backend.Device.
+func (d *Device) GeGLU(dst, gate, up backend.Buf) {
+	hd, hg, hu := d.host(dst), d.host(gate), d.host(up)
+	d.enqueue(func() { d.k.GeGLU(hd, hg, hu) })
+}
+
+// Scale implements backend.Device.
+func (d *Device) Scale(x backend.Buf, s float32) {
+	hx := d.host(x)
+	d.enqueue(func() { d.k.Scale(hx, s) })
+}
+
+// SoftCap implements backend.Device.
+func (d *Device) SoftCap(x backend.Buf, c float32) {
+	hx := d.host(x)
+	d.enqueue(func() { d.k.SoftCap(hx, c) })
+}
+
 // Add implements backend.Device.
 func (d *Device) Add(dst, x backend.Buf) {
 	hd, hx := d.host(dst), d.host(x)

@@ -1,0 +1,77 @@
+package synth
+
+import "fmt"
+
+// Gemma3 holds what a gemma3 file has beyond the common shape: llama.cpp's
+// keys of the same names (src/models/gemma3.cpp).
+type Gemma3 struct {
+	// HeadDim is attention.key_length (and value_length); 0 means
+	// Embd/Heads. Gemma's heads are 256 wide whatever the width.
+	HeadDim int
+	// SlidingWindow is attention.sliding_window: local layers see that
+	// many positions. 0 writes no window (every layer global).
+	SlidingWindow int
+	// SWAPattern, when > 0, writes attention.sliding_window_pattern: every
+	// SWAPattern-th layer is global (llama.cpp assumes 6 without it).
+	SWAPattern int
+	// RopeBaseSWA, when > 0, writes rope.freq_base_swa, the local layers'
+	// RoPE base (llama.cpp assumes 10 000 without it).
+	RopeBaseSWA float32
+	// LogitSoftCap, when > 0, writes final_logit_softcapping.
+	LogitSoftCap float32
+}
+
+func (s Spec) headDim() int {
+	if s.HeadDim > 0 {
+		return s.HeadDim
+	}
+	return s.Embd / s.Heads
+}
+
+// gemma3Metadata writes the keys only gemma3 files have.
+func (s Spec) gemma3Metadata(kv func(string, any)) {
+	a := s.Arch
+	kv(a+".attention.key_length", uint32(s.headDim()))
+	kv(a+".attention.value_length", uint32(s.headDim()))
+	if s.SlidingWindow > 0 {
+		kv(a+".attention.sliding_window", uint32(s.SlidingWindow))
+	}
+	if s.SWAPattern > 0 {
+		kv(a+".attention.sliding_window_pattern", uint32(s.SWAPattern))
+	}
+	if s.RopeBaseSWA > 0 {
+		kv(a+".rope.freq_base_swa", s.RopeBaseSWA)
+	}
+	if s.LogitSoftCap > 0 {
+		kv(a+".final_logit_softcapping", s.LogitSoftCap)
+	}
+}
+
+// gemma3Tensors lists a gemma3 model's tensors in llama.cpp's order. Every
+// norm is near one (the file stores Gemma's 1 + w) so a pass that skipped
+// one would show.
+func (s Spec) gemma3Tensors(add func(kind int, name string, shape ...int)) {
+	hd := s.headDim()
+	qDim, kvDim := s.Heads*hd, s.KVHeads*hd
+	add(kindMatrix, "token_embd.weight", s.Embd, s.Vocab)
+	add(kindNearOne, "output_norm.weight", s.Embd)
+	if !s.Tied {
+		add(kindMatrix, "output.weight", s.Embd, s.Vocab)
+	}
+	for l := range s.Layers {
+		p := fmt.Sprintf("blk.%d.", l)
+		add(kindNearOne, p+"attn_norm.weight", s.Embd)
+		add(kindMatrix, p+"attn_q.weight", s.Embd, qDim)
+		add(kindMatrix, p+"attn_k.weight", s.Embd, kvDim)
+		add(kindMatrix, p+"attn_v.weight", s.Embd, kvDim)
+		add(kindNearOne, p+"attn_q_norm.weight", hd)
+		add(kindNearOne, p+"attn_k_norm.weight", hd)
+		add(kindMatrix, p+"attn_output.weight", qDim, s.Embd)
+		add(kindNearOne, p+"post_attention_norm.weight", s.Embd)
+		add(kindNearOne, p+"ffn_norm.weight", s.Embd)
+		add(kindMatrix, p+"ffn_gate.weight", s.Embd, s.FF)
+		add(kindMatrix, p+"ffn_up.weight", s.Embd, s.FF)
+		add(kindMatrix, p+"ffn_down.weight", s.FF, s.Embd)
+		add(kindNearOne, p+"post_ffw_norm.weight", s.Embd)
+	}
+}
