@@ -116,7 +116,7 @@ var presets = map[string]Spec{
 		Gemma3: Gemma3{HeadDim: 128, SlidingWindow: 8, RopeBaseSWA: 10000}},
 	"gemma3-odd": {Arch: "gemma3", Embd: 96, Layers: 4, Heads: 3, KVHeads: 1, FF: 160, Vocab: 389,
 		Context: 256, RopeBase: 100000,
-		Gemma3: Gemma3{HeadDim: 64, SlidingWindow: 5, SWAPattern: 3, RopeBaseSWA: 5000, LogitSoftCap: 30}},
+		Gemma3: Gemma3{HeadDim: 64, SlidingWindow: 5, SWAPattern: 3, RopeBaseSWA: 5000, LogitSoftCap: 0.5}},
 }
 
 // Presets lists the preset names, sorted.
