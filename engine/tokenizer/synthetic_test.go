@@ -237,13 +237,13 @@ func TestCleanSpaces(t *testing.T) {
 func TestPartitionStrip(t *testing.T) {
 	// Phi-3 rule (by general.name): special tokens swallow whitespace on
 	// their right, except <s>, <unk> and <|endoftext|>.
-	v := Vocab{Model: "llama", Name: "Phi3", Tokens: []string{"<unk>", "<s>", "</s>", "<|end|>", "▁", "x"},
+	v := Vocab{Model: "llama", Name: "Phi3", Tokens: []string{"<unk>", "<s>", "<sep>", "<|end|>", "▁", "x"},
 		Types: []TokenType{TokenUnknown, TokenControl, TokenUserDefined, TokenControl, TokenNormal, TokenNormal}}
 	tk, err := New(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := tk.Encode("x<|end|>  \n x</s> x<s> x", EncodeOptions{ParseSpecial: true})
+	got := tk.Encode("x<|end|>  \n x<sep> x<s> x", EncodeOptions{ParseSpecial: true})
 	want := []int32{4, 5, 3, 4, 5, 2, 4, 5, 1, 4, 4, 5}
 	if !slices.Equal(got, want) {
 		t.Errorf("Phi-3 strip: got %v, want %v", got, want)
@@ -253,7 +253,7 @@ func TestPartitionStrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = tk.Encode("x</s> x", EncodeOptions{})
+	got = tk.Encode("x<sep> x", EncodeOptions{})
 	want = []int32{4, 5, 2, 4, 4, 5}
 	if !slices.Equal(got, want) {
 		t.Errorf("no strip: got %v, want %v", got, want)

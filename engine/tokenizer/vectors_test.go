@@ -157,6 +157,22 @@ func readModel(t testing.TB, path string) string {
 	return m
 }
 
+// koreanV050 holds llama.cpp v0.5.0's ids for Korean string 23 where they
+// differ from korean.*.out, which an older llama.cpp recorded: v0.5.0
+// makes "</s>" an end-of-generation control token wherever a vocabulary
+// has it (for PaddleOCR), so Qwen3's plain "</s>" piece is parsed as a
+// special token and Phi-3's user-defined "</s>" is no longer cut out of
+// unparsed text. Taken from node-llama-cpp 3.22.1 (vocabOnly, tokenize).
+var koreanV050 = map[string][]int32{
+	"qwen3/parse=true": {27, 91, 7265, 3575, 4326, 91, 1784, 91, 2468, 8757, 842, 91, 29, 872, 27, 91, 408, 8757, 842, 91,
+		1339, 128732, 51588, 27, 91, 68, 354, 842, 91, 29, 366, 82, 30768, 64462, 60, 138520, 64928, 64462, 60, 128247,
+		366, 2468, 3575, 37274, 29, 2528},
+	"phi-3/parse=false": {529, 29989, 463, 29918, 974, 29918, 726, 29989, 5299, 29989, 2962, 29918, 6672, 29918, 333, 29989,
+		29958, 1792, 29966, 29989, 355, 29918, 6672, 29918, 333, 29989, 29958, 13, 13, 239, 170, 139, 31406, 29966, 29989,
+		29872, 327, 29918, 333, 29989, 29958, 529, 29879, 24566, 25580, 29962, 29871, 239, 170, 139, 31406, 518, 29914,
+		25580, 29962, 829, 29879, 29958, 529, 2962, 29918, 974, 29918, 685, 29958, 4299},
+}
+
 // TestKoreanVectors runs the Korean and mixed-script strings with and
 // without special-token parsing.
 func TestKoreanVectors(t *testing.T) {
@@ -178,6 +194,9 @@ func TestKoreanVectors(t *testing.T) {
 				}
 				tk := loadVocab(t, name)
 				strs, want := readVectors(t, inp, out)
+				if ids, ok := koreanV050[fmt.Sprintf("%s/parse=%v", name, parse)]; ok && len(want) > 23 {
+					want[23] = ids
+				}
 				checkVectors(t, tk, strs, want, EncodeOptions{ParseSpecial: parse})
 			})
 		}

@@ -178,11 +178,16 @@ var preTokenizers = map[string]preInfo{
 var (
 	eotTexts = []string{
 		"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
-		"<|end_of_text|>", "<EOT>", "_<EOT>", "<｜end▁of▁sentence｜>", "<end_of_utterance>",
+		"<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>", "<end_of_utterance>",
 	}
+	// llama.cpp v0.5.0's list. "</s>" is on it (PaddleOCR), which makes
+	// Gemma's HTML strikethrough tag a control token that ends generation
+	// and is not cut out of text typed by a person.
 	eogTexts = []string{
-		"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>",
-		"<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>",
+		"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+		"<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+		"<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+		"<｜end▁of▁sentence｜>", "[e~[",
 	}
 	fimPadTexts = []string{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>"}
 	fimRepTexts = []string{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"}
@@ -392,12 +397,21 @@ func (t *Tokenizer) detectSpecial() {
 	}
 	// Harmony-style vocabularies end a turn with <|return|> or <|call|>,
 	// and <|end|> only separates messages.
-	ret, okRet := t.ids["<|return|>"]
-	call, okCall := t.ids["<|call|>"]
-	end, okEnd := t.ids["<|end|>"]
-	if okRet && okCall && okEnd && t.eog[ret] && t.eog[call] && t.eog[end] {
+	// (Solar Open's the same with <|calls|> and <|flush|>.)
+	inEOG := func(text string) bool {
+		id, ok := t.ids[text]
+		return ok && t.eog[id]
+	}
+	hasCall := inEOG("<|call|>") || inEOG("<|calls|>")
+	if end, ok := t.ids["<|end|>"]; ok && t.eog[end] && hasCall && (inEOG("<|return|>") || inEOG("<|flush|>")) {
 		delete(t.eog, end)
 		t.attrs[end] = attrUserDefined
+	}
+	// Gemma 4 has a </s> that is plain text: llama.cpp takes it off the
+	// list again where <|tool_response> is on it.
+	if s, ok := t.ids["</s>"]; ok && t.eog[s] && inEOG("<|tool_response>") {
+		delete(t.eog, s)
+		t.attrs[s] = attrNormal
 	}
 }
 
