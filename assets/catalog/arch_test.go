@@ -1,0 +1,84 @@
+package catalog_test
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/churon/churon/assets/catalog"
+	"github.com/churon/churon/engine/arch"
+	"github.com/churon/churon/engine/gguf"
+	"github.com/churon/churon/engine/quant"
+	"github.com/churon/churon/models/synth"
+)
+
+// TestCatalogArchitecturesRun: the catalog offers only files whose
+// architecture the engine runs, so a person who downloads a verified entry
+// can chat with it.
+func TestCatalogArchitecturesRun(t *testing.T) {
+	c, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := arch.Names()
+	for _, m := range c.Models {
+		if !slices.Contains(names, m.Architecture) {
+			t.Errorf("%s: architecture %q is not one the engine runs (%v)", m.ID, m.Architecture, names)
+		}
+	}
+}
+
+// TestCatalogShapesLoad builds a file of each catalog entry's shape that
+// synth has a preset for (one layer, a small vocabulary and feed-forward:
+// what the loader checks is the attention shape and the metadata keys) and
+// checks the engine loads it with the shape the catalog states.
+func TestCatalogShapesLoad(t *testing.T) {
+	c, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	presets := map[string]string{"gemma-3-1b-it": "gemma3-1b", "gemma-3-4b-it": "gemma3-4b"}
+	for id, preset := range presets {
+		t.Run(id, func(t *testing.T) {
+			var m *catalog.Model
+			for i := range c.Models {
+				if c.Models[i].ID == id {
+					m = &c.Models[i]
+				}
+			}
+			if m == nil {
+				t.Fatalf("no catalog entry %s", id)
+			}
+			s, err := synth.Preset(preset, "F16", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.FileType, s.Type = "", quant.Q8_0
+			s.Layers, s.Vocab, s.FF = 1, 512, 256
+			path := filepath.Join(t.TempDir(), "m.gguf")
+			if err := synth.Write(path, s); err != nil {
+				t.Fatal(err)
+			}
+			f, err := gguf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if f.Architecture() != m.Architecture {
+				t.Fatalf("preset %s is %s, the catalog says %s", preset, f.Architecture(), m.Architecture)
+			}
+			model, err := arch.Build(f)
+			if err != nil {
+				t.Fatalf("the engine refuses %s's shape: %v", id, err)
+			}
+			cfg := model.Config()
+			if cfg.Embd != m.Embedding || cfg.Heads != m.Heads || cfg.KVHeads != m.KVHeads || cfg.HeadDim != m.HeadDim {
+				t.Errorf("loaded embd %d heads %d/%d head size %d; the catalog says %d, %d/%d, %d",
+					cfg.Embd, cfg.Heads, cfg.KVHeads, cfg.HeadDim, m.Embedding, m.Heads, m.KVHeads, m.HeadDim)
+			}
+			if full, _ := synth.Preset(preset, "F16", 1); full.Layers != m.Layers || full.Context != m.Context {
+				t.Errorf("preset has %d layers and context %d; the catalog says %d and %d", full.Layers, full.Context, m.Layers, m.Context)
+			}
+		})
+	}
+}
