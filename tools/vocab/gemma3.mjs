@@ -6,7 +6,11 @@
 // engine/tokenizer's Gemma 3 test compares against (issue 20).
 //
 //   node tools/vocab/gemma3.mjs --vocab OUT.gguf [--ids engine/tokenizer/testdata/gemma3.json]
-//                               [--strings FILE.inp ...]
+//                               [--strings FILE.inp ...] [--golden chat_template.gemma3.json]
+//
+// The committed ids were made with --strings $CHURON_TESTDATA/vocab/korean.inp
+// --golden $CHURON_TESTDATA/templates/chat_template.gemma3.json (the chat
+// template's golden renderings, a prompt as the app tokenizes it).
 //
 // Modules come from $LLAMACPP_BENCH_DIR/node_modules (node-llama-cpp 3.22.1,
 // tools/llamacpp-bench/bench.sh --install) and $GEMMA3_TOKENIZER_DIR/node_modules
@@ -41,7 +45,7 @@ process.env.NODE_LLAMA_CPP_SKIP_DOWNLOAD = "true";
 const NORMAL = 1, UNKNOWN = 2, CONTROL = 3, USER_DEFINED = 4, BYTE = 6;
 
 function parseArgs(argv) {
-    const o = { vocab: null, ids: null, strings: [] };
+    const o = { vocab: null, ids: null, strings: [], golden: [] };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const next = () => argv[++i];
@@ -49,6 +53,7 @@ function parseArgs(argv) {
             case "--vocab": o.vocab = next(); break;
             case "--ids": o.ids = next(); break;
             case "--strings": o.strings.push(next()); break;
+            case "--golden": o.golden.push(next()); break;
             default: throw new Error(`unknown argument ${a}`);
         }
     }
@@ -206,6 +211,11 @@ async function main() {
 
     const strings = [...OWN];
     for (const f of o.strings) strings.push(...readInp(f));
+    for (const f of o.golden) {
+        for (const c of JSON.parse(readFileSync(f, "utf8")).cases) {
+            if (typeof c.expected === "string" && !strings.includes(c.expected)) strings.push(c.expected);
+        }
+    }
     const { getLlama, LlamaLogLevel } = await importFrom(benchDir, "node-llama-cpp");
     const llama = await getLlama({ gpu: false, build: "never", usePrebuiltBinaries: true, skipDownload: true,
         progressLogs: false, logLevel: LlamaLogLevel.error });
@@ -229,7 +239,9 @@ async function main() {
         hugging_face_agrees: `${agree}/${cases.length}`,
         cases,
     };
-    writeFileSync(o.ids, JSON.stringify(doc, null, 1) + "\n");
+    // One case a line: reviewable diffs when the reference changes.
+    const head = JSON.stringify({ ...doc, cases: [] }).slice(0, -3);
+    writeFileSync(o.ids, head + "[\n" + cases.map((c) => JSON.stringify(c)).join(",\n") + "\n]}\n");
     console.error(`wrote ${o.ids}: ${cases.length} strings; Hugging Face's tokenizer agrees with llama.cpp (special parsed) on ${agree}`);
 }
 
