@@ -324,3 +324,67 @@ func TestGemma3RefusesUnknownTensors(t *testing.T) {
 		})
 	}
 }
+
+// TestGemma3Pattern reads which layers slide as llama.cpp's
+// load_swa_pattern: a per-layer bool array, a period (0: all local), six
+// by default, none without a window.
+func TestGemma3Pattern(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		window  int
+		pattern any // nil: no key
+		want    string
+	}{
+		{"default", 4, nil, "LLLLLGLL"},
+		{"period-3", 4, uint32(3), "LLGLLGLL"},
+		{"period-0", 4, uint32(0), "LLLLLLLL"},
+		{"array", 4, []bool{true, false, false, true, true, false, true, false}, "LGGLLGLG"},
+		{"no-window", 0, uint32(3), "GGGGGGGG"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := gguf.NewWriter()
+			if tc.pattern != nil {
+				if err := w.SetKV("gemma3.attention.sliding_window_pattern", tc.pattern); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := t.TempDir() + "/p.gguf"
+			if err := w.WriteFile(path); err != nil {
+				t.Fatal(err)
+			}
+			f, err := gguf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			local, err := gemma3Pattern(f, "gemma3", 8, tc.window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got strings.Builder
+			for _, l := range local {
+				got.WriteString(map[bool]string{true: "L", false: "G"}[l])
+			}
+			if got.String() != tc.want {
+				t.Errorf("layers %s, want %s", got.String(), tc.want)
+			}
+		})
+	}
+	// A bool array of the wrong length is refused.
+	w := gguf.NewWriter()
+	if err := w.SetKV("gemma3.attention.sliding_window_pattern", []bool{true, false}); err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/bad.gguf"
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := gemma3Pattern(f, "gemma3", 8, 4); err == nil {
+		t.Error("a pattern of 2 bools for 8 layers was accepted")
+	}
+}
