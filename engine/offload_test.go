@@ -36,6 +36,12 @@ func offloadFiles(t *testing.T) map[string]string {
 		}
 		files["synth-"+arch] = synthFile(t, arch+".gguf", s)
 	}
+	// gemma3: sliding windows, soft-capped logits, GeGLU, scaled inputs.
+	g3, err := synth.Preset("gemma3-odd", "F16", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["synth-gemma3"] = synthFile(t, "gemma3.gguf", g3)
 	return files
 }
 
