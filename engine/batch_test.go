@@ -20,7 +20,11 @@ func batchSpecs() map[string]synth.Spec {
 	k4 := synth.Tiny("llama")
 	k4.Embd, k4.FF, k4.Heads, k4.KVHeads = 256, 512, 8, 2
 	k4.FileType = "Q4_K_M"
-	return map[string]synth.Spec{"qwen2-Q8_0": q8, "llama-Q4_K_M": k4}
+	// gemma3 with a feed-forward wide enough that a batched step's GeGLU
+	// splits over threads, and a window the prompts cross.
+	g3, _ := synth.Preset("gemma3-odd", "F16", 1)
+	g3.FF = 6144
+	return map[string]synth.Spec{"qwen2-Q8_0": q8, "llama-Q4_K_M": k4, "gemma3-F16": g3}
 }
 
 func sameFloats(t *testing.T, what string, got, want []float32) {

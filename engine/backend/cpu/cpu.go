@@ -22,6 +22,7 @@ type Backend struct {
 	qa   quantTask
 	at   attnTask
 	ew   elemTask
+	gg   gegluTask
 	rope ropeCache
 	// per-worker scratch, indexed by the worker number a task gets
 	work []workerScratch

@@ -77,8 +77,9 @@ func (b *Backend) GeGLU(dst, gate, up []float32) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	t := &gegluTask{dst: dst[:n], gate: gate, up: up[:n]}
-	b.pool.parallel(t, (n+elemChunk-1)/elemChunk, 1)
+	b.gg = gegluTask{dst: dst[:n], gate: gate, up: up[:n]}
+	b.pool.parallel(&b.gg, (n+elemChunk-1)/elemChunk, 1)
+	b.gg = gegluTask{}
 }
 
 // Scale multiplies every value of x by s, as ggml_scale.
