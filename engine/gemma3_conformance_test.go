@@ -220,3 +220,74 @@ func recordGemma3(t *testing.T, c gemma3Case, path, sum, refPath string) {
 	}
 	t.Logf("recorded %s (%d bytes)", refPath, len(b))
 }
+
+// TestGemma3RealWidthLive runs llama.cpp itself (no committed reference:
+// 40 rows of 262,144 logits would be 100 MB) on a file of Gemma 3 1B's
+// real width — heads of 256, one KV head, the full vocabulary — cut to
+// three layers with a window of 16 and a global layer every third, and
+// compares every position. It takes minutes, so it runs only with
+// CHURON_LLAMACPP_LIVE=1 (and node with node-llama-cpp installed).
+// Measured: F16 weights 0.9999996 worst cosine over 40 rows.
+func TestGemma3RealWidthLive(t *testing.T) {
+	if os.Getenv("CHURON_LLAMACPP_LIVE") == "" {
+		t.Skip("SKIP: set CHURON_LLAMACPP_LIVE=1 to run llama.cpp (node, node-llama-cpp) on a Gemma 3 1B-wide file")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("SKIP: no node")
+	}
+	s, err := synth.Preset("gemma3-1b", "F16", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Layers, s.SlidingWindow, s.SWAPattern = 3, 16, 3
+	dir := t.TempDir()
+	path := filepath.Join(dir, "gemma3-1b-wide.gguf")
+	if err := synth.Write(path, s); err != nil {
+		t.Fatal(err)
+	}
+	ids := gemma3Prompt(s.Vocab)
+	for len(ids) < 40 {
+		ids = append(ids, ids[len(ids)-20]+7)
+	}
+	strs := make([]string, len(ids))
+	for i, id := range ids {
+		strs[i] = strconv.Itoa(int(id))
+	}
+	out := filepath.Join(dir, "ref.json")
+	cmd := exec.Command("node", filepath.Join("..", "tools", "llamacpp-bench", "logits.mjs"),
+		"-m", path, "--ids", strings.Join(strs, ","), "--kv", "f16", "--top", "2", "--out", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("logits.mjs: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref reference
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	m := loadModel(t, path)
+	seq, err := m.NewSequence(SequenceOptions{KVType: KVF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, err := seq.FeedAll(context.Background(), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Info().VocabSize
+	worst := 1.0
+	for r, want := range ref.Logits {
+		got := logits[r*v : (r+1)*v]
+		cos, _ := compareRows(got, want)
+		worst = math.Min(worst, cos)
+		if cos < 0.9999 {
+			t.Errorf("row %d: cosine %.7f < 0.9999", r, cos)
+		}
+		if gap := top2Gap(want); gap > 0.05 && argmax(got) != argmax(want) {
+			t.Errorf("row %d: argmax %d, llama.cpp %d (gap %.3f)", r, argmax(got), argmax(want), gap)
+		}
+	}
+	t.Logf("worst cosine %.7f over %d rows of %d logits", worst, len(ref.Logits), v)
+}
