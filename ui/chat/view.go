@@ -45,6 +45,13 @@ type View struct {
 	// scrolling back to the end, or jump, turns it on again.
 	follow bool
 	lastY  float32
+	// syncing: the column is being laid out (column.go); the scrolls it
+	// makes are its own, not the person's.
+	syncing bool
+	// pinned: the last layout put the end of the chat at the bottom of
+	// the view; seen is the view's size it was made for.
+	pinned bool
+	seen   fyne.Size
 	jump   *widget.Button
 	jumpAt *fyne.Container
 
@@ -82,7 +89,7 @@ func NewView(w *core.Window, shown func(conv int64)) *View {
 		waitedSince: map[int64]time.Time{}, now: time.Now}
 	c.waiting = core.NewMuted(theme.SizeNameText, fyne.TextWrapWord)
 	c.waiting.Hide()
-	c.box = container.New(&core.Readable{Max: readableWidth})
+	c.box = container.New(&lazyColumn{c: c})
 	c.scroll = container.NewVScroll(c.box)
 	title := widget.NewLabelWithStyle(lang.X("chat.empty.title", "New chat"), fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
 	title.SizeName = theme.SizeNameHeadingText
@@ -96,7 +103,7 @@ func NewView(w *core.Window, shown func(conv int64)) *View {
 	c.jump.Importance = widget.HighImportance
 	c.jumpAt = container.NewBorder(nil, container.NewPadded(container.NewHBox(layout.NewSpacer(), c.jump, layout.NewSpacer())), nil, nil)
 	c.jumpAt.Hide()
-	c.content = container.NewStack(c.scroll, c.empty, c.jumpAt)
+	c.content = container.NewStack(container.New(&viewport{c: c}, c.scroll), c.empty, c.jumpAt)
 	return c
 }
 
@@ -168,6 +175,7 @@ func (c *View) deferred(f func()) bool {
 }
 
 // showMessages lays a conversation's messages out, scrolled to the end.
+// Only those in and near sight get widgets (column.go).
 func (c *View) showMessages(msgs []session.Message) {
 	for _, m := range msgs {
 		if m.Role == "system" {
@@ -175,41 +183,29 @@ func (c *View) showMessages(msgs []session.Message) {
 		}
 		c.addView(m)
 	}
-	c.rebuild()
 	// A search hit is shown where it is (find.go); anything else from
 	// its end.
-	if c.reveal() {
-		c.lastY = c.scroll.Offset.Y
-	} else {
+	if !c.reveal() {
 		c.toEnd()
 	}
+	c.RefreshEmpty()
+	c.refreshActions()
 	c.shown(c.conv)
 }
 
-// toEnd scrolls to the end of the conversation. The scroller clamps
-// against the content's current size, which lags behind text just
-// rendered (it is laid out at the next frame): give the column its new
-// height first.
+// toEnd scrolls to the end of the conversation, its last messages built
+// and measured first, so the end is where they end.
 func (c *View) toEnd() {
-	// Wrapped text measures itself at the width it was laid out at: new
-	// blocks know theirs only once the column was laid out, so measure
-	// again until the height holds.
-	for range 3 {
-		min := c.box.MinSize()
-		want := fyne.NewSize(max(c.scroll.Size().Width, min.Width), min.Height)
-		if c.box.Size() == want {
-			break
-		}
-		c.box.Resize(want)
-	}
-	c.scroll.ScrollToBottom()
-	c.lastY = c.scroll.Offset.Y
+	c.sync(anchor{end: true})
 }
 
 // onScrolled follows the person's scrolling: up, away from the end, stops
 // following; back at the end follows again. The view's own scrolls to the
 // end land there, so they never turn following off.
 func (c *View) onScrolled(p fyne.Position) {
+	if c.syncing {
+		return
+	}
 	up := p.Y < c.lastY
 	c.lastY = p.Y
 	switch {
@@ -218,6 +214,8 @@ func (c *View) onScrolled(p fyne.Position) {
 	case up:
 		c.setFollow(false)
 	}
+	// The messages coming into sight get their widgets.
+	c.sync(c.here())
 }
 
 // setFollow turns following on or off; the jump button shows while it is
@@ -241,20 +239,17 @@ func (c *View) addView(m session.Message) *messageView {
 	v := newMessageView(c, m)
 	c.views = append(c.views, v)
 	c.byID[m.ID] = v
-	c.w.NoteText(m.Content)
 	return v
 }
 
-// rebuild lays the message objects out again after messages were added
-// or removed (not after a message's text changed).
+// rebuild lays the column out again after messages were added or
+// removed, keeping the end in sight when following.
 func (c *View) rebuild() {
-	objs := make([]fyne.CanvasObject, 0, len(c.views)+1)
-	for _, v := range c.views {
-		objs = append(objs, v.obj)
+	if c.follow {
+		c.toEnd()
+	} else {
+		c.relayout()
 	}
-	objs = append(objs, c.waiting)
-	c.box.Objects = objs
-	c.box.Refresh()
 	c.RefreshEmpty()
 	c.refreshActions()
 }
@@ -372,8 +367,13 @@ func (c *View) renderFrame() {
 				onRender()
 			}
 			v.renderNow()
-			if c.follow && c.byID[v.msg.ID] == v {
+			if c.byID[v.msg.ID] != v {
+				return
+			}
+			if c.follow {
 				c.toEnd()
+			} else {
+				c.relayout()
 			}
 		})
 	}
@@ -387,7 +387,9 @@ func (c *View) OnStats(st session.Stats) {
 	if v := c.byID[st.Msg]; v != nil && st.Conv == c.conv {
 		s := st
 		v.stats = &s
+		v.changed()
 		v.refreshFooter()
+		c.relayout()
 	}
 }
 
@@ -404,6 +406,8 @@ func (c *View) OnDone(d session.Done) {
 		v.renderNow()
 		if c.follow {
 			c.toEnd()
+		} else {
+			c.relayout()
 		}
 	}
 	c.refreshActions()
@@ -426,9 +430,7 @@ func (c *View) OnQueued(q session.Queued) {
 	}
 	c.showWaiting()
 	c.waiting.Show()
-	if c.follow {
-		c.toEnd()
-	}
+	c.rebuild()
 }
 
 // showWaiting writes what the answer waits for and how long it has, and
