@@ -258,6 +258,7 @@ func (c *View) sync(a anchor) {
 	}
 	objs = append(objs, c.waiting)
 	c.box.Objects = objs
+	defer c.maybeOlder(c.firstInSight(off, w))
 	total := c.total(w)
 	c.box.Resize(fyne.NewSize(max(size.Width, 0), max(total, size.Height)))
 	c.scroll.Offset = fyne.NewPos(0, off)
@@ -287,6 +288,19 @@ func (l *viewport) MinSize(objs []fyne.CanvasObject) fyne.Size {
 		m = m.Max(o.MinSize())
 	}
 	return m
+}
+
+// firstInSight is the first message seen with the view at off.
+func (c *View) firstInSight(off, w float32) int {
+	p := theme.Padding()
+	y := p
+	for i, v := range c.views {
+		y += c.height(v, w) + 2*p
+		if y > off {
+			return i
+		}
+	}
+	return len(c.views)
 }
 
 // built counts the messages that have widgets (for tests).

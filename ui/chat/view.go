@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/api/session"
+	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/ui/core"
 )
 
@@ -45,6 +46,12 @@ type View struct {
 	// scrolling back to the end, or jump, turns it on again.
 	follow bool
 	lastY  float32
+	// older: how many messages of the branch come before those read
+	// (pages.go), the first of which is first; olderAsked: they are
+	// being read.
+	older      int
+	first      int64
+	olderAsked bool
 	// syncing: the column is being laid out (column.go); the scrolls it
 	// makes are its own, not the person's.
 	syncing bool
@@ -127,9 +134,16 @@ func (c *View) Show(conv int64) {
 		return
 	}
 	c.loading = true
+	c.older, c.olderAsked = 0, false
 	c.rebuild()
+	// A long chat opens on its last page (or from a search hit on):
+	// older messages are read as they are scrolled to (loadOlder).
+	q := store.PageQuery{Limit: pageSize}
+	if f := c.find; f != nil && f.conv == conv {
+		q.From = f.msg
+	}
 	gen, sess := c.gen, c.w.Session
-	core.Then(c.w.Reads, func() ([]session.Message, error) { return sess.Messages(conv) }, func(msgs []session.Message, err error) {
+	core.Then(c.w.Reads, func() (store.MessagePage, error) { return sess.MessagePage(conv, q) }, func(page store.MessagePage, err error) {
 		if gen != c.gen {
 			return // another conversation was opened meanwhile
 		}
@@ -137,10 +151,11 @@ func (c *View) Show(conv int64) {
 		if err != nil {
 			c.w.ShowError(err)
 		}
-		// What arrived while reading is in msgs: start again from them.
+		// What arrived while reading is in the page: start again from it.
 		c.views = nil
 		c.byID = map[int64]*messageView{}
-		c.showMessages(msgs)
+		c.setOlder(page)
+		c.showMessages(page.Messages)
 		later := c.later
 		c.later = nil
 		for _, f := range later {
@@ -156,6 +171,7 @@ func (c *View) ShowNew(conv int64) {
 	c.gen++
 	c.later = nil
 	c.loading = false
+	c.older, c.olderAsked = 0, false
 	c.views = nil
 	c.byID = map[int64]*messageView{}
 	c.dirty = map[*messageView]bool{}
