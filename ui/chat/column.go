@@ -4,6 +4,7 @@ import (
 	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/theme"
 )
 
@@ -260,9 +261,19 @@ func (c *View) sync(a anchor) {
 	c.box.Objects = objs
 	defer c.maybeOlder(c.firstInSight(off, w))
 	total := c.total(w)
-	c.box.Resize(fyne.NewSize(max(size.Width, 0), max(total, size.Height)))
-	c.scroll.Offset = fyne.NewPos(0, off)
-	c.scroll.Refresh() // lays the column out too
+	// The column is laid out, and the scroll told of its new length and
+	// place, without a Refresh of either: a container's Refresh refreshes
+	// everything in it, and every RichText wraps its text again on
+	// Refresh — the whole screenful at each wheel step.
+	want := fyne.NewSize(max(size.Width, 0), max(total, size.Height))
+	if c.box.Size() != want {
+		c.box.Resize(want)
+	} else {
+		c.box.Layout.Layout(c.box.Objects, want)
+	}
+	canvas.Refresh(c.box)
+	c.scroll.Offset = fyne.NewPos(0, off+1) // so that the scroll to off is one
+	c.scroll.ScrollToOffset(fyne.NewPos(0, off))
 	c.lastY = c.scroll.Offset.Y
 	c.pinned = c.lastY >= total-viewH-1
 	c.seen = size
