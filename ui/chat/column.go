@@ -204,6 +204,7 @@ func (c *View) sync(a anchor) {
 	defer func() { c.syncing = false }()
 	size := c.viewSize()
 	w := c.colWidth(size.Width)
+	budget, later := c.aheadBudget, false
 	viewH := size.Height
 	p := theme.Padding()
 	var off float32
@@ -224,7 +225,17 @@ func (c *View) sync(a anchor) {
 		for _, v := range c.views {
 			h := c.height(v, w)
 			if y+h >= lo && y <= hi {
+				inSight := y+h >= off && y <= off+viewH
 				if !v.built() {
+					if !inSight && budget == 0 {
+						// Built between frames (buildAhead), not in this one.
+						later = true
+						y += h + 2*p
+						continue
+					}
+					if !inSight {
+						budget--
+					}
 					v.build()
 					fresh = true
 				}
@@ -277,6 +288,29 @@ func (c *View) sync(a anchor) {
 	c.lastY = c.scroll.Offset.Y
 	c.pinned = c.lastY >= total-viewH-1
 	c.seen = size
+	if later {
+		c.scheduleAhead()
+	}
+}
+
+// scheduleAhead builds the messages near sight but out of it after the
+// frame, one at a time, so that a wheel step finds them ready and no
+// frame builds more than what it brings into sight.
+func (c *View) scheduleAhead() {
+	if c.aheadQueued {
+		return
+	}
+	c.aheadQueued = true
+	gen := c.gen
+	c.w.Do(func() {
+		c.aheadQueued = false
+		if gen != c.gen || c.syncing {
+			return
+		}
+		c.aheadBudget = 1
+		defer func() { c.aheadBudget = 0 }()
+		c.relayout()
+	})
 }
 
 // viewport holds the scroll and tells the view when its size changes: a

@@ -59,8 +59,12 @@ type View struct {
 	// the view; seen is the view's size it was made for.
 	pinned bool
 	seen   fyne.Size
-	jump   *widget.Button
-	jumpAt *fyne.Container
+	// aheadBudget is how many messages out of sight a layout may build
+	// (scheduleAhead's); aheadQueued: one such layout is on its way.
+	aheadBudget int
+	aheadQueued bool
+	jump        *widget.Button
+	jumpAt      *fyne.Container
 
 	// frame: a render of the streaming answers is on its way to Fyne's
 	// goroutine; dirty are the answers that got text since the last one.
