@@ -45,6 +45,10 @@ func (l *lazyColumn) Layout(_ []fyne.CanvasObject, size fyne.Size) {
 		if v.built() {
 			if v.hw != w {
 				moved = true
+			} else if h := v.obj.MinSize().Height; h != v.h {
+				// It changed without saying so (a theme, a button's
+				// text): measured again, and the view kept in place.
+				v.h, moved = h, true
 			}
 			h := c.measure(v, w)
 			v.obj.Move(fyne.NewPos(x, y))
@@ -58,8 +62,8 @@ func (l *lazyColumn) Layout(_ []fyne.CanvasObject, size fyne.Size) {
 		c.waiting.Resize(fyne.NewSize(w, c.waiting.MinSize().Height))
 	}
 	if moved && !c.syncing {
-		// The width changed (the window was resized): which messages
-		// are in sight changed with it.
+		// The width changed (the window was resized), or a height:
+		// which messages are in sight changed with it.
 		c.w.Do(c.relayout)
 	}
 }
