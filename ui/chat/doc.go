@@ -3,6 +3,11 @@
 // Markdown body, footer and actions (message.go), and the message box
 // with Send and Stop under them (composer.go, input.go).
 //
+// A chat costs what is in sight, however long it is: its messages are
+// read a page at a time, the last page first (pages.go), and only those
+// in and near sight have widgets, each measured once and placed by the
+// heights of all (column.go).
+//
 // The shell (package ui) makes a View and a Composer on a core.Window and
 // hands them the session's events; sending and stopping are the shell's,
 // which the Composer is given.

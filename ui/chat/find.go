@@ -34,7 +34,7 @@ func (c *View) Find(conv, msg int64, query string) {
 // the window's tests read it.
 func (c *View) Highlighted() (msg int64, marked []string, top float32) {
 	for _, v := range c.views {
-		if v.marked != nil {
+		if v.marked != nil && v.built() {
 			return v.msg.ID, v.marked, v.obj.Position().Y
 		}
 	}
@@ -63,17 +63,29 @@ func (c *View) reveal() bool {
 	}
 	c.find = nil
 	v.mark(f.terms)
-	c.rebuild()
-	min := c.box.MinSize()
-	c.box.Resize(fyne.NewSize(max(c.scroll.Size().Width, min.Width), min.Height))
-	c.scroll.ScrollToOffset(fyne.NewPos(0, max(0, v.obj.Position().Y-theme.Padding()*4)))
+	for i, x := range c.views {
+		if x == v {
+			c.sync(anchor{i: i, d: theme.Padding() * 4})
+		}
+	}
 	return true
 }
 
 // mark puts a highlight behind the message and shows the terms in its
-// text in bold, in the primary colour.
+// text in bold, in the primary colour (once it is built, if it is not).
 func (v *messageView) mark(terms []string) {
+	v.terms = terms
 	v.marked = []string{}
+	if v.built() {
+		v.applyMark()
+	}
+}
+
+// applyMark marks the terms in the message's widgets.
+func (v *messageView) applyMark() {
+	terms := v.terms
+	v.marked = []string{}
+	v.changed()
 	bg := markdown.NewRect(theme.ColorNameSelection, "", theme.InputRadiusSize())
 	v.obj = container.NewStack(bg, v.obj)
 	if v.body == nil || len(terms) == 0 {

@@ -21,6 +21,11 @@ import (
 // messageView is one message: who wrote it, its text (Markdown for
 // answers, plain selectable text for the person's own), actions, and for
 // answers a footer with the model and its speed.
+//
+// Every message of the chat shown has one, but only those in and near
+// sight have widgets (build, release): a long chat costs what is seen.
+// Its height is measured once its widgets are laid out at the column's
+// width and kept, so that the column knows its length without them.
 type messageView struct {
 	c         *View
 	msg       session.Message
@@ -31,6 +36,13 @@ type messageView struct {
 
 	render core.Throttle // paces re-rendering while the answer streams
 
+	// h is the message's height at width hw (0: not measured there, or
+	// its text changed since); est and estW are its guess, kept for the
+	// width it was made at, until it is measured.
+	h, hw     float32
+	est, estW float32
+
+	// The widgets, nil until built (and again once released).
 	who     *widget.Label
 	md      *markdown.View
 	text    *widget.Label
@@ -44,15 +56,39 @@ type messageView struct {
 	prevVer, nextVer *widget.Button
 	verLabel         *widget.Label
 	// marked: the texts a search marked in the message (nil: not found
-	// by one).
+	// by one); terms are what it marks.
 	marked []string
+	terms  []string
 	body   *fyne.Container
 	editor *core.Entry
 	obj    fyne.CanvasObject
 }
 
 func newMessageView(c *View, m session.Message) *messageView {
-	v := &messageView{c: c, msg: m}
+	return &messageView{c: c, msg: m}
+}
+
+// built reports whether the message has its widgets.
+func (v *messageView) built() bool { return v.obj != nil }
+
+// kept reports whether the message must keep its widgets out of sight:
+// they hold what the person is doing (an edit) or what a search marked.
+func (v *messageView) kept() bool { return v.editor != nil || v.marked != nil }
+
+// release drops the message's widgets; its height stays measured.
+func (v *messageView) release() {
+	v.who, v.md, v.text, v.typing, v.footer = nil, nil, nil, nil, nil
+	v.copyBtn, v.editBtn, v.regen, v.prevVer, v.nextVer, v.verLabel = nil, nil, nil, nil, nil, nil
+	v.body, v.obj = nil, nil
+}
+
+// changed forgets the measured height: the text or footer changed.
+func (v *messageView) changed() { v.hw, v.estW = 0, 0 }
+
+// build makes the message's widgets, Markdown rendered, footer written.
+func (v *messageView) build() {
+	c, m := v.c, v.msg
+	c.w.NoteText(m.Content)
 	v.who = widget.NewLabel("")
 	v.who.TextStyle.Bold = true
 	v.who.SizeName = theme.SizeNameCaptionText
@@ -75,7 +111,8 @@ func newMessageView(c *View, m session.Message) *messageView {
 			vers = box
 		}
 		v.obj = container.NewBorder(nil, nil, widget.NewIcon(theme.InfoIcon()), vers, note)
-		return v
+		v.afterBuild()
+		return
 	}
 	v.addVersions(actions)
 	if m.Role == "user" {
@@ -103,11 +140,21 @@ func newMessageView(c *View, m session.Message) *messageView {
 		actions.Add(v.regen)
 		header := container.NewBorder(nil, nil, v.who, actions)
 		obj = container.NewBorder(header, v.footer, nil, nil, v.body)
+		v.obj = obj
 		v.refreshBody()
 		v.refreshFooter()
 	}
 	v.obj = obj
-	return v
+	v.afterBuild()
+}
+
+// afterBuild brings a message just built up to the chat's state: its
+// actions enabled or not, a search's marks.
+func (v *messageView) afterBuild() {
+	v.setBusy(v.c.w.Generating[v.c.conv])
+	if v.marked != nil {
+		v.applyMark()
+	}
 }
 
 // addVersions puts the version switcher first in the message's actions
@@ -155,6 +202,7 @@ func smallButton(icon fyne.Resource, f func()) *widget.Button {
 }
 
 func (v *messageView) renderNow() {
+	v.changed()
 	v.refreshBody()
 	v.refreshFooter()
 }
@@ -162,7 +210,7 @@ func (v *messageView) renderNow() {
 // refreshBody shows the message's current text. For a streaming answer
 // the markdown view rebuilds only its last blocks (see ui/markdown).
 func (v *messageView) refreshBody() {
-	if v.editor != nil || v.body == nil { // editing, or a notice
+	if v.editor != nil || v.body == nil { // editing, a notice, or not built
 		return
 	}
 	if v.text != nil {
@@ -182,7 +230,7 @@ func (v *messageView) refreshBody() {
 
 // refreshFooter writes the answer's model, size and speed.
 func (v *messageView) refreshFooter() {
-	if v.md == nil {
+	if v.md == nil || v.footer == nil {
 		return
 	}
 	var parts []string
@@ -270,13 +318,19 @@ func (v *messageView) onEdit() {
 	buttons := container.NewHBox(layout.NewSpacer(), cancel, send)
 	v.body.Objects = []fyne.CanvasObject{container.NewBorder(nil, buttons, nil, nil, e)}
 	v.body.Refresh()
+	v.changed()
+	v.c.relayout()
 	w.Win.Canvas().Focus(e)
 }
 
 func (v *messageView) onCancelEdit() {
 	v.editor = nil
-	v.body.Objects = []fyne.CanvasObject{v.text}
-	v.body.Refresh()
+	if v.body != nil {
+		v.body.Objects = []fyne.CanvasObject{v.text}
+		v.body.Refresh()
+	}
+	v.changed()
+	v.c.relayout()
 }
 
 func (v *messageView) onResend() {

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/api/session"
+	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/ui/core"
 )
 
@@ -45,8 +46,25 @@ type View struct {
 	// scrolling back to the end, or jump, turns it on again.
 	follow bool
 	lastY  float32
-	jump   *widget.Button
-	jumpAt *fyne.Container
+	// older: how many messages of the branch come before those read
+	// (pages.go), the first of which is first; olderAsked: they are
+	// being read.
+	older      int
+	first      int64
+	olderAsked bool
+	// syncing: the column is being laid out (column.go); the scrolls it
+	// makes are its own, not the person's.
+	syncing bool
+	// pinned: the last layout put the end of the chat at the bottom of
+	// the view; seen is the view's size it was made for.
+	pinned bool
+	seen   fyne.Size
+	// aheadBudget is how many messages out of sight a layout may build
+	// (scheduleAhead's); aheadQueued: one such layout is on its way.
+	aheadBudget int
+	aheadQueued bool
+	jump        *widget.Button
+	jumpAt      *fyne.Container
 
 	// frame: a render of the streaming answers is on its way to Fyne's
 	// goroutine; dirty are the answers that got text since the last one.
@@ -82,7 +100,7 @@ func NewView(w *core.Window, shown func(conv int64)) *View {
 		waitedSince: map[int64]time.Time{}, now: time.Now}
 	c.waiting = core.NewMuted(theme.SizeNameText, fyne.TextWrapWord)
 	c.waiting.Hide()
-	c.box = container.New(&core.Readable{Max: readableWidth})
+	c.box = container.New(&lazyColumn{c: c})
 	c.scroll = container.NewVScroll(c.box)
 	title := widget.NewLabelWithStyle(lang.X("chat.empty.title", "New chat"), fyne.TextAlignCenter, fyne.TextStyle{Bold: true})
 	title.SizeName = theme.SizeNameHeadingText
@@ -96,7 +114,7 @@ func NewView(w *core.Window, shown func(conv int64)) *View {
 	c.jump.Importance = widget.HighImportance
 	c.jumpAt = container.NewBorder(nil, container.NewPadded(container.NewHBox(layout.NewSpacer(), c.jump, layout.NewSpacer())), nil, nil)
 	c.jumpAt.Hide()
-	c.content = container.NewStack(c.scroll, c.empty, c.jumpAt)
+	c.content = container.NewStack(container.New(&viewport{c: c}, c.scroll), c.empty, c.jumpAt)
 	return c
 }
 
@@ -120,9 +138,16 @@ func (c *View) Show(conv int64) {
 		return
 	}
 	c.loading = true
+	c.older, c.olderAsked = 0, false
 	c.rebuild()
+	// A long chat opens on its last page (or from a search hit on):
+	// older messages are read as they are scrolled to (loadOlder).
+	q := store.PageQuery{Limit: pageSize}
+	if f := c.find; f != nil && f.conv == conv {
+		q.From = f.msg
+	}
 	gen, sess := c.gen, c.w.Session
-	core.Then(c.w.Reads, func() ([]session.Message, error) { return sess.Messages(conv) }, func(msgs []session.Message, err error) {
+	core.Then(c.w.Reads, func() (store.MessagePage, error) { return sess.MessagePage(conv, q) }, func(page store.MessagePage, err error) {
 		if gen != c.gen {
 			return // another conversation was opened meanwhile
 		}
@@ -130,10 +155,11 @@ func (c *View) Show(conv int64) {
 		if err != nil {
 			c.w.ShowError(err)
 		}
-		// What arrived while reading is in msgs: start again from them.
+		// What arrived while reading is in the page: start again from it.
 		c.views = nil
 		c.byID = map[int64]*messageView{}
-		c.showMessages(msgs)
+		c.setOlder(page)
+		c.showMessages(page.Messages)
 		later := c.later
 		c.later = nil
 		for _, f := range later {
@@ -149,6 +175,7 @@ func (c *View) ShowNew(conv int64) {
 	c.gen++
 	c.later = nil
 	c.loading = false
+	c.older, c.olderAsked = 0, false
 	c.views = nil
 	c.byID = map[int64]*messageView{}
 	c.dirty = map[*messageView]bool{}
@@ -168,6 +195,7 @@ func (c *View) deferred(f func()) bool {
 }
 
 // showMessages lays a conversation's messages out, scrolled to the end.
+// Only those in and near sight get widgets (column.go).
 func (c *View) showMessages(msgs []session.Message) {
 	for _, m := range msgs {
 		if m.Role == "system" {
@@ -175,41 +203,29 @@ func (c *View) showMessages(msgs []session.Message) {
 		}
 		c.addView(m)
 	}
-	c.rebuild()
 	// A search hit is shown where it is (find.go); anything else from
 	// its end.
-	if c.reveal() {
-		c.lastY = c.scroll.Offset.Y
-	} else {
+	if !c.reveal() {
 		c.toEnd()
 	}
+	c.RefreshEmpty()
+	c.refreshActions()
 	c.shown(c.conv)
 }
 
-// toEnd scrolls to the end of the conversation. The scroller clamps
-// against the content's current size, which lags behind text just
-// rendered (it is laid out at the next frame): give the column its new
-// height first.
+// toEnd scrolls to the end of the conversation, its last messages built
+// and measured first, so the end is where they end.
 func (c *View) toEnd() {
-	// Wrapped text measures itself at the width it was laid out at: new
-	// blocks know theirs only once the column was laid out, so measure
-	// again until the height holds.
-	for range 3 {
-		min := c.box.MinSize()
-		want := fyne.NewSize(max(c.scroll.Size().Width, min.Width), min.Height)
-		if c.box.Size() == want {
-			break
-		}
-		c.box.Resize(want)
-	}
-	c.scroll.ScrollToBottom()
-	c.lastY = c.scroll.Offset.Y
+	c.sync(anchor{end: true})
 }
 
 // onScrolled follows the person's scrolling: up, away from the end, stops
 // following; back at the end follows again. The view's own scrolls to the
 // end land there, so they never turn following off.
 func (c *View) onScrolled(p fyne.Position) {
+	if c.syncing {
+		return
+	}
 	up := p.Y < c.lastY
 	c.lastY = p.Y
 	switch {
@@ -218,6 +234,8 @@ func (c *View) onScrolled(p fyne.Position) {
 	case up:
 		c.setFollow(false)
 	}
+	// The messages coming into sight get their widgets.
+	c.sync(c.here())
 }
 
 // setFollow turns following on or off; the jump button shows while it is
@@ -241,20 +259,17 @@ func (c *View) addView(m session.Message) *messageView {
 	v := newMessageView(c, m)
 	c.views = append(c.views, v)
 	c.byID[m.ID] = v
-	c.w.NoteText(m.Content)
 	return v
 }
 
-// rebuild lays the message objects out again after messages were added
-// or removed (not after a message's text changed).
+// rebuild lays the column out again after messages were added or
+// removed, keeping the end in sight when following.
 func (c *View) rebuild() {
-	objs := make([]fyne.CanvasObject, 0, len(c.views)+1)
-	for _, v := range c.views {
-		objs = append(objs, v.obj)
+	if c.follow {
+		c.toEnd()
+	} else {
+		c.relayout()
 	}
-	objs = append(objs, c.waiting)
-	c.box.Objects = objs
-	c.box.Refresh()
 	c.RefreshEmpty()
 	c.refreshActions()
 }
@@ -372,8 +387,13 @@ func (c *View) renderFrame() {
 				onRender()
 			}
 			v.renderNow()
-			if c.follow && c.byID[v.msg.ID] == v {
+			if c.byID[v.msg.ID] != v {
+				return
+			}
+			if c.follow {
 				c.toEnd()
+			} else {
+				c.relayout()
 			}
 		})
 	}
@@ -387,7 +407,9 @@ func (c *View) OnStats(st session.Stats) {
 	if v := c.byID[st.Msg]; v != nil && st.Conv == c.conv {
 		s := st
 		v.stats = &s
+		v.changed()
 		v.refreshFooter()
+		c.relayout()
 	}
 }
 
@@ -404,6 +426,8 @@ func (c *View) OnDone(d session.Done) {
 		v.renderNow()
 		if c.follow {
 			c.toEnd()
+		} else {
+			c.relayout()
 		}
 	}
 	c.refreshActions()
@@ -426,9 +450,7 @@ func (c *View) OnQueued(q session.Queued) {
 	}
 	c.showWaiting()
 	c.waiting.Show()
-	if c.follow {
-		c.toEnd()
-	}
+	c.rebuild()
 }
 
 // showWaiting writes what the answer waits for and how long it has, and

@@ -107,8 +107,53 @@ func (r *renderer) heading(n *ast.Heading) []widget.RichTextSegment {
 func (r *renderer) inlines(n ast.Node, base widget.RichTextStyle) []widget.RichTextSegment {
 	var out []widget.RichTextSegment
 	r.appendInlines(&out, n, base)
+	return splitLong(out)
+}
+
+// wrapChunk is the longest text segment splitLong leaves whole.
+const wrapChunk = 240
+
+// splitLong cuts long text segments into pieces of about wrapChunk bytes.
+// Fyne wraps a segment by measuring the whole rest of it for every line it
+// makes, so a long paragraph costs about the square of its length to
+// wrap — hundreds of milliseconds for a long answer, at every streamed
+// frame; pieces bound what each measure shapes, and the pieces that no
+// longer change measure the same strings again, which Fyne keeps.
+//
+// Each piece after the first starts with a zero-width space and the
+// space it was cut at, so that the lines come out as they would whole: a
+// piece whose first word does not fit in the rest of a line leaves the
+// zero-width space there (it always fits) and breaks at the space after
+// it. (Starting at the space alone, a line with less room left than a
+// space's width makes Fyne 2.7 put one character on each line after.)
+func splitLong(segs []widget.RichTextSegment) []widget.RichTextSegment {
+	var out []widget.RichTextSegment
+	for _, s := range segs {
+		ts, ok := s.(*widget.TextSegment)
+		if !ok || len(ts.Text) <= wrapChunk {
+			out = append(out, s)
+			continue
+		}
+		text := ts.Text
+		piece := ts.Style
+		piece.Inline = true
+		lead := ""
+		// Every piece longer than a line (the last too: Fyne 2.7 adds
+		// a line to a piece that starts a line and fits in one).
+		for len(text) > 2*wrapChunk {
+			i := strings.LastIndexByte(text[:wrapChunk], ' ')
+			if i <= 0 {
+				break // one long word: left whole
+			}
+			out = append(out, &widget.TextSegment{Style: piece, Text: lead + text[:i]})
+			text, lead = text[i:], zeroWidthSpace
+		}
+		out = append(out, &widget.TextSegment{Style: ts.Style, Text: lead + text})
+	}
 	return out
 }
+
+const zeroWidthSpace = "\u200b"
 
 func (r *renderer) appendInlines(out *[]widget.RichTextSegment, n ast.Node, style widget.RichTextStyle) {
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 	"github.com/yuin/goldmark/ast"
@@ -94,7 +95,13 @@ func (v *View) SetText(src string) {
 	if changed || len(objs) != len(v.box.Objects) {
 		v.box.Objects = objs
 	}
-	v.box.Refresh()
+	// Lay the blocks out again, without refreshing them: the container's
+	// Refresh would refresh every block, and a RichText wraps all of its
+	// text again on Refresh — every paragraph of a long answer at every
+	// streamed frame. The block that grew refreshed itself (update); new
+	// blocks are wrapped when the layout first gives them their width.
+	v.box.Layout.Layout(v.box.Objects, v.box.Size())
+	canvas.Refresh(v.box)
 }
 
 // update changes obj to show n when obj is of a kind that can be updated

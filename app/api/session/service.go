@@ -44,6 +44,9 @@ type Service interface {
 	Trash() ([]Conversation, error)
 	Conversation(conv int64) (Conversation, error)
 	Messages(conv int64) ([]Message, error)
+	// MessagePage reads part of the branch shown, for a long chat that
+	// opens on its end and reads older messages as they are scrolled to.
+	MessagePage(conv int64, q store.PageQuery) (store.MessagePage, error)
 	Search(query string, limit int) ([]SearchHit, error)
 
 	// A conversation's settings, and those a new one starts with.

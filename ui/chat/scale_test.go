@@ -1,0 +1,301 @@
+package chat
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/internal/uitest"
+	"github.com/churon/churon/ui/markdown"
+)
+
+// The chat's cost at scale (issue #25): a long conversation opens, and
+// scrolls, building only the messages in and near sight.
+
+var (
+	englishWords = strings.Fields("the model answers a question about weather rivers bridges light memory small large quickly " +
+		"because every token counts while people read what was written before and after the long day of work ends")
+	koreanWords = strings.Fields("모델이 질문에 답합니다 날씨 강 다리 빛 기억 작은 큰 빠르게 왜냐하면 모든 토큰이 중요합니다 사람들은 앞뒤로 쓴 것을 읽습니다")
+)
+
+// syntheticChat is a conversation of n messages as people write them:
+// questions and answers of 20–300 words, English and Korean, some answers
+// with code or a table. It is the same for the same n.
+func syntheticChat(n int) store.ImportConversation {
+	r := rand.New(rand.NewPCG(uint64(n), 25))
+	words := func(k int, korean bool) string {
+		list := englishWords
+		if korean {
+			list = koreanWords
+		}
+		var b strings.Builder
+		for i := range k {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(list[r.IntN(len(list))])
+		}
+		return b.String()
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ic := store.ImportConversation{Conversation: store.Conversation{Title: fmt.Sprintf("long chat %d", n), Created: base}}
+	for i := range n {
+		korean := i%7 >= 5
+		m := store.Message{Role: store.RoleUser, Created: base.Add(time.Duration(i) * time.Second), FinishReason: "eos"}
+		if i%2 == 0 {
+			m.Content = words(20+r.IntN(40), korean) + "?"
+		} else {
+			m.Role = store.RoleAssistant
+			var paras []string
+			for range 1 + r.IntN(4) {
+				paras = append(paras, words(20+r.IntN(70), korean)+".")
+			}
+			switch i % 10 {
+			case 3:
+				paras = append(paras, "```go\nfunc add(a, b int) int {\n\treturn a + b\n}\n```")
+			case 7:
+				paras = append(paras, "| name | value |\n|---|---|\n| rivers | 3 |\n| bridges | 12 |")
+			case 9:
+				paras = append(paras, "- "+words(8, korean)+"\n- "+words(10, korean)+"\n- "+words(6, korean))
+			}
+			m.Content = strings.Join(paras, "\n\n")
+			m.Model = "synthetic.gguf"
+		}
+		ic.Messages = append(ic.Messages, m)
+	}
+	return ic
+}
+
+// importChat stores a synthetic chat of n messages through the real
+// import and returns its id.
+func importChat(t testing.TB, st *store.Store, n int) int64 {
+	t.Helper()
+	res, err := st.Import(context.Background(), []store.ImportConversation{syntheticChat(n)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Conversations[0].ID
+}
+
+// openChat shows conv as the sidebar does and waits until its messages
+// are laid out, as the first frame shows them.
+func (h *harness) openChat(conv int64) {
+	h.T.Helper()
+	c := h.view()
+	h.Core.Conv = conv
+	c.Show(conv)
+	h.Core.Refresh() // the window shows the chat, as opening it does
+	h.Wait("the chat to be shown", func() bool { return !c.loading && c.conv == conv })
+	uitest.Settle(h.W)
+}
+
+// builtWidgets counts the message widgets that exist in the chat's
+// column: the Markdown views of answers and the selectable labels of
+// questions.
+func builtWidgets(c *View) int {
+	n := 0
+	uitest.Walk(c.box, func(o fyne.CanvasObject) bool {
+		switch o := o.(type) {
+		case *markdown.View:
+			n++
+		case *widget.Label:
+			if o.Selectable {
+				n++
+			}
+		}
+		return true
+	})
+	return n
+}
+
+// TestLongChatBuildsOnlyWhatIsSeen: a chat of 2,000 messages opens at its
+// end with widgets for a screenful or so of them, not for all; scrolled
+// to its start and back, it still holds about a screenful.
+func TestLongChatBuildsOnlyWhatIsSeen(t *testing.T) {
+	const n = 2000
+	h := newHarness(t, uitest.Options{})
+	conv := importChat(t, h.St, n)
+	h.openChat(conv)
+	c := h.view()
+	if !c.atBottom() {
+		t.Errorf("the chat opened at %v of %v, not at its end", c.scroll.Offset.Y, c.box.MinSize().Height)
+	}
+	last := c.views[len(c.views)-1]
+	if last.obj == nil || !uitest.Shown(h.W, last.obj) {
+		t.Fatal("the last message is not shown")
+	}
+	// A screenful (760 pixels) holds a few messages; what is built near
+	// it is bounded by the view's margin, whatever the chat's length.
+	const most = 60
+	if got := builtWidgets(c); got > most {
+		t.Fatalf("%d of %d messages have widgets after opening, want at most %d", got, n, most)
+	}
+	objs := len(c.box.Objects)
+	if objs > most+1 {
+		t.Fatalf("the column holds %d objects", objs)
+	}
+	// To the start at once, as dragging the scroll bar does, again as
+	// older messages are read and put above, then a few wheel steps.
+	for i := 0; c.scroll.Offset.Y > 0 || c.older > 0; i++ {
+		if i == 100 {
+			t.Fatalf("after 100 drags to the top the view is at %v with %d messages before those read", c.scroll.Offset.Y, c.older)
+		}
+		c.scroll.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.NewDelta(0, c.box.MinSize().Height)})
+		h.Settle()
+	}
+	for range 5 {
+		c.scroll.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.NewDelta(0, 240)})
+	}
+	uitest.Settle(h.W)
+	if len(c.views) != n {
+		t.Fatalf("at the start %d of the %d messages were read", len(c.views), n)
+	}
+	if c.scroll.Offset.Y != 0 {
+		t.Fatalf("scrolled to the start, the view is at %v", c.scroll.Offset.Y)
+	}
+	if got := builtWidgets(c); got > most {
+		t.Fatalf("%d messages have widgets after scrolling to the start, want at most %d", got, most)
+	}
+	if first := c.views[0]; first.obj == nil || !uitest.Shown(h.W, first.obj) || first.msg.Content != syntheticChat(n).Messages[0].Content {
+		t.Fatal("at the start the first message is not shown")
+	}
+}
+
+// scrollThrough scrolls the chat a wheel step at a time to its start
+// (dir -1) or end (dir 1), laying the window out after each step as a
+// frame does; before is called as each frame begins, and frame told what
+// it cost.
+func scrollThrough(h *harness, c *View, dir float32, before func(), frame func(time.Duration)) {
+	h.T.Helper()
+	for i := 0; ; i++ {
+		if i > 100000 {
+			h.T.Fatal("scrolling never reached the end")
+		}
+		at := c.scroll.Offset.Y
+		before()
+		start := time.Now()
+		c.scroll.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.NewDelta(0, -dir*240)})
+		layoutChat(c)
+		if frame != nil {
+			frame(time.Since(start))
+		}
+		h.Settle() // older messages read meanwhile are put above
+		if c.scroll.Offset.Y == at && c.older == 0 {
+			return
+		}
+	}
+}
+
+// layoutChat lays the chat's column out as the driver does before a
+// frame: the scroll and what it holds, down to every widget shown.
+func layoutChat(c *View) {
+	var walk func(o fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		if !o.Visible() {
+			return
+		}
+		switch o := o.(type) {
+		case *fyne.Container:
+			if o.Layout != nil {
+				o.Layout.Layout(o.Objects, o.Size())
+			}
+			for _, x := range o.Objects {
+				walk(x)
+			}
+		case fyne.Widget:
+			r := test.WidgetRenderer(o)
+			r.Layout(o.Size())
+			for _, x := range r.Objects() {
+				walk(x)
+			}
+		}
+	}
+	walk(c.content)
+}
+
+// TestLongChatScale opens a chat of CHURON_CHAT_SCALE messages (set it
+// to run: 2000 is the issue's figure) in the headless window and scrolls
+// it from its end to its start and back; it logs the time to the first
+// frame, the slowest scroll frame and how much the resident memory grew.
+// A measurement, not a check: nothing here fails on time.
+//
+//	CHURON_CHAT_SCALE=2000 CGO_ENABLED=0 go test -tags ci -run LongChatScale -v ./ui/chat/
+func TestLongChatScale(t *testing.T) {
+	s := os.Getenv("CHURON_CHAT_SCALE")
+	if s == "" {
+		t.Skip("set CHURON_CHAT_SCALE=2000 to measure a long chat")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, uitest.Options{})
+	conv := importChat(t, h.St, n)
+	rss0 := residentMB()
+	start := time.Now()
+	h.openChat(conv)
+	open := time.Since(start)
+	rssOpen := residentMB() - rss0
+	c := h.view()
+	// Each frame's wall time, and the process's CPU time over it: on a
+	// shared machine the wall time also counts the waits for a core.
+	var walls, cpus []time.Duration
+	var cpu0 time.Duration
+	track := func(d time.Duration) {
+		walls = append(walls, d)
+		now := processCPU()
+		cpus = append(cpus, now-cpu0)
+	}
+	step := func(dir float32) {
+		scrollThrough(h, c, dir, func() { cpu0 = processCPU() }, track)
+	}
+	step(-1)
+	step(1)
+	rss := residentMB() - rss0
+	over := 0
+	for _, d := range walls {
+		if d > 50*time.Millisecond {
+			over++
+		}
+	}
+	t.Logf("%d messages: first frame after %v (resident memory +%.0f MB); scrolled end to start and back in %d frames: wall time median %v, 99th percentile %v, slowest %v, %d over 50 ms; CPU time median %v, 99th percentile %v, most %v; resident memory grew %.0f MB in all",
+		n, open.Round(time.Millisecond), rssOpen, len(walls),
+		quantile(walls, 0.5), quantile(walls, 0.99), quantile(walls, 1), over,
+		quantile(cpus, 0.5), quantile(cpus, 0.99), quantile(cpus, 1), rss)
+}
+
+// quantile is the q-quantile of ds, rounded for a log.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(int(q*float64(len(s))), len(s)-1)].Round(100 * time.Microsecond)
+}
+
+// residentMB is the process's resident memory (Linux; 0 elsewhere).
+func residentMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
