@@ -551,6 +551,87 @@ TEXT ·dotIQ4_NLVNNI(SB), NOSPLIT, $0-28
 	MOVSS X0, ret+24(FP)
 	RET
 
+// ---- MXFP4 ----------------------------------------------------------
+// As IQ4_NL, with MXFP4's codebook (E2M1 doubled, |k| ≤ 12) and 17-byte
+// blocks whose scale is one E8M0 byte, read through e8m0HalfTable (R12).
+
+DATA kvaluesmx<>+0(SB)/8, $0x0c08060403020100
+DATA kvaluesmx<>+8(SB)/8, $0xf4f8fafcfdfeff00
+DATA kvaluesmx<>+16(SB)/8, $0x0c08060403020100
+DATA kvaluesmx<>+24(SB)/8, $0xf4f8fafcfdfeff00
+GLOBL kvaluesmx<>(SB), RODATA|NOPTR, $32
+DATA kvaluesmx128<>+0(SB)/8, $0x8c88868483828180
+DATA kvaluesmx128<>+8(SB)/8, $0x74787a7c7d7e7f80
+DATA kvaluesmx128<>+16(SB)/8, $0x8c88868483828180
+DATA kvaluesmx128<>+24(SB)/8, $0x74787a7c7d7e7f80
+GLOBL kvaluesmx128<>(SB), RODATA|NOPTR, $32
+
+// MXSCALE sets y to the activation's half at xa times the weight's E8M0
+// half at ea (exact in float32). AX, DX are clobbered.
+#define MXSCALE(ea, xa, y, x) \
+	MOVBLZX      ea, AX;           \
+	MOVWLZX      xa, DX;           \
+	VMOVSS       (R12)(AX*4), x;   \
+	VMULSS       (BX)(DX*4), x, x; \
+	VBROADCASTSS x, y
+
+// AVX2: codebook values (Y11 = kvaluesmx) sign-extended.
+#define MXFP4A(wo, xo, acc, macc) \
+	Q40NIB(wo+1(SI), Y2);            \
+	VPSHUFB      Y2, Y11, Y2;        \
+	VPMOVSXBW    X2, Y3;             \
+	VEXTRACTI128 $1, Y2, X2;         \
+	VPMOVSXBW    X2, Y2;             \
+	VPMOVSXBW    xo+2(DI), Y4;       \
+	VPMADDWD     Y4, Y3, Y3;         \
+	VPMOVSXBW    xo+18(DI), Y4;      \
+	VPMADDWD     Y4, Y2, Y2;         \
+	VPADDD       Y2, Y3, Y3;         \
+	VCVTDQ2PS    Y3, Y3;             \
+	MXSCALE(wo(SI), xo(DI), Y5, X5); \
+	VFMADD231PS  Y5, Y3, acc
+
+// VNNI: Σ(k+128)·y − 128·Σy with Y11 = kvaluesmx128, Y10 = 0x80s.
+#define MXFP4V(wo, xo, acc, macc) \
+	Q40NIB(wo+1(SI), Y2);            \
+	VPSHUFB      Y2, Y11, Y2;        \
+	VMOVDQU      xo+2(DI), Y4;       \
+	VPXOR        Y3, Y3, Y3;         \
+	VPDPBUSD     Y4, Y2, Y3;         \
+	VPXOR        Y6, Y6, Y6;         \
+	VPDPBUSD     Y4, Y10, Y6;        \
+	VPSUBD       Y6, Y3, Y3;         \
+	VCVTDQ2PS    Y3, Y3;             \
+	MXSCALE(wo(SI), xo(DI), Y5, X5); \
+	VFMADD231PS  Y5, Y3, acc
+
+// func dotMXFP4AVX2(w, x *byte, nb int) float32
+TEXT ·dotMXFP4AVX2(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	Q40SETUP
+	MOVQ ·e8m0HalfTable(SB), R12
+	VMOVDQU kvaluesmx<>(SB), Y11
+	ONEROW(MXFP4A, 17, 34, mxfp4a_loop, mxfp4a_tail, mxfp4a_done)
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotMXFP4VNNI(w, x *byte, nb int) float32
+TEXT ·dotMXFP4VNNI(SB), NOSPLIT, $0-28
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ nb+16(FP), CX
+	Q40SETUP
+	MOVQ ·e8m0HalfTable(SB), R12
+	VMOVDQU kvaluesmx128<>(SB), Y11
+	BCAST32(0x80808080, X10, Y10)
+	ONEROW(MXFP4V, 17, 34, mxfp4v_loop, mxfp4v_tail, mxfp4v_done)
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
 // ---- float types ----------------------------------------------------
 // Four independent accumulators hide the FMA latency. Products of two
 // halves (or two bfloat16s) are exact in float32, so only the sums round.

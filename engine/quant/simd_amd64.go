@@ -97,6 +97,11 @@ func vecDotFast(w Type, wRow, act []byte, n int) (float32, bool) {
 			return dotIQ4_NLVNNI(wp, ap, n/32), true
 		}
 		return dotIQ4_NLAVX2(wp, ap, n/32), true
+	case MXFP4:
+		if useAVX512 {
+			return dotMXFP4VNNI(wp, ap, n/32), true
+		}
+		return dotMXFP4AVX2(wp, ap, n/32), true
 	case Q4_K:
 		return dotQ4_KAVX2(wp, ap, n/QK_K), true
 	case Q2_K:
@@ -514,6 +519,12 @@ func dotIQ4_NLAVX2(w, x *byte, nb int) float32
 
 //go:noescape
 func dotIQ4_NLVNNI(w, x *byte, nb int) float32
+
+//go:noescape
+func dotMXFP4AVX2(w, x *byte, nb int) float32
+
+//go:noescape
+func dotMXFP4VNNI(w, x *byte, nb int) float32
 
 //go:noescape
 func dotQ4_KAVX2(w, x *byte, nb int) float32
