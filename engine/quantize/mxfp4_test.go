@@ -21,7 +21,7 @@ func TestPlanMXFP4MoE(t *testing.T) {
 		{"blk.0.ffn_up_exps.weight", []uint64{64, 96, 4}, quant.F32},
 		{"blk.0.ffn_up_exps.bias", []uint64{96, 4}, quant.F32},
 		{"blk.0.ffn_down_exps.weight", []uint64{96, 64, 4}, quant.F32},
-		{"blk.0.ffn_gate_exps.weight", []uint64{72, 64, 4}, quant.F32}, // 72: not whole blocks
+		{"blk.0.ffn_gate_exps.weight", []uint64{72, 64, 4}, quant.F32},  // 72: not whole blocks
 		{"blk.0.ffn_down_exps1.weight", []uint64{96, 64, 1}, quant.F32}, // one expert: not 3-D to ggml
 	}
 	want := []quant.Type{quant.Q8_0, quant.Q8_0, quant.Q8_0, quant.F32, quant.F32, quant.F32,
