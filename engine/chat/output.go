@@ -118,6 +118,21 @@ func NewOutputParser(f OutputFormat, prompt string) *OutputParser {
 	return p
 }
 
+// Thinking reports whether the text fed so far ends inside reasoning: a
+// think block, or a Harmony analysis message (its header included).
+func (p *OutputParser) Thinking() bool {
+	switch p.format {
+	case OutputThink:
+		return p.thinking
+	case OutputHarmony:
+		if p.inHeader {
+			return strings.Contains(p.header, hChannel+"analysis")
+		}
+		return p.channel == "analysis" && p.recipient == ""
+	}
+	return false
+}
+
 // Feed takes the next generated text and returns the parts it completes.
 func (p *OutputParser) Feed(text string) []Part {
 	if p.format == OutputPlain {
