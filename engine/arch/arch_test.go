@@ -86,6 +86,17 @@ func TestForwardMatchesNaive(t *testing.T) {
 		{"qwen2", func() synth.Spec { return synth.Tiny("qwen2") }},
 		{"qwen3", func() synth.Spec { return synth.Tiny("qwen3") }},
 		{"phi3", func() synth.Spec { return synth.Tiny("phi3") }},
+		{"qwen3moe", func() synth.Spec { return synth.Tiny("qwen3moe") }},
+		{"qwen3moe-odd", func() synth.Spec {
+			s := synth.Tiny("qwen3moe")
+			s.Embd, s.Heads, s.KVHeads, s.HeadDim, s.Experts, s.ExpertsUsed, s.ExpertFF, s.Layers = 96, 3, 1, 34, 7, 3, 160, 3
+			return s
+		}},
+		{"llama-moe", func() synth.Spec {
+			s := synth.Tiny("llama")
+			s.Experts, s.ExpertsUsed, s.ExpertFF = 4, 2, 96
+			return s
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := writeModel(t, tc.spec())

@@ -16,11 +16,14 @@ type variant struct {
 	qkNorm   bool // Qwen3: RMSNorm over each head of q and k before RoPE
 	fusedQKV bool // Phi-3: one attn_qkv matrix
 	fusedFFN bool // Phi-3: ffn_up holds gate and up, in that order
+	// moe, when set, is the mixture of experts that replaces the
+	// feed-forward of a file with experts (expert_count > 0).
+	moe *MoESpec
 }
 
 func init() {
 	Register("llama", func(f *gguf.File) (Model, error) {
-		return buildTransformer(f, "llama", variant{rope: backend.RopeNormal})
+		return buildTransformer(f, "llama", variant{rope: backend.RopeNormal, moe: &mixtral})
 	})
 	Register("qwen2", func(f *gguf.File) (Model, error) {
 		return buildTransformer(f, "qwen2", variant{rope: backend.RopeNeoX, qkvBias: true})
@@ -50,6 +53,7 @@ type layer struct {
 	gate     *weight // [embd, ff]
 	up       *weight // [embd, ff] or [embd, 2*ff] (fused variant)
 	down     *weight // [ff, embd]
+	moe      *moe    // instead of gate, up and down (moe.go)
 }
 
 // transformer is the Llama family: pre-norm blocks of grouped-query
@@ -85,10 +89,13 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	c.Heads = l.uint("attention.head_count", -1)
 	c.FF = l.uint("feed_forward_length", -1)
 	c.Context = l.uint("context_length", 2048)
+	if v.moe != nil {
+		readMoEConfig(l, &c)
+	}
 	if l.err != nil {
 		return nil, l.err
 	}
-	if c.Embd == 0 || c.Layers == 0 || c.Heads == 0 || c.FF == 0 {
+	if c.Embd == 0 || c.Layers == 0 || c.Heads == 0 || (c.FF == 0 && c.Experts == 0) {
 		return nil, fmt.Errorf("metadata: zero width, layers, heads or feed-forward length")
 	}
 	c.KVHeads = l.uint("attention.head_count_kv", c.Heads)
@@ -149,13 +156,17 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 		}
 		ly.o = l.matrix(p+"attn_output.weight", false, qDim, embd)
 		ly.ffnNorm = l.vector(p+"ffn_norm.weight", false, embd)
-		if v.fusedFFN {
+		if c.Experts > 0 {
+			ly.moe = readMoE(l, p, &m.cfg, *v.moe)
+		} else if v.fusedFFN {
 			ly.up = l.matrix(p+"ffn_up.weight", false, embd, 2*c.FF)
 		} else {
 			ly.gate = l.matrix(p+"ffn_gate.weight", false, embd, c.FF)
 			ly.up = l.matrix(p+"ffn_up.weight", false, embd, c.FF)
 		}
-		ly.down = l.matrix(p+"ffn_down.weight", false, c.FF, embd)
+		if ly.moe == nil {
+			ly.down = l.matrix(p+"ffn_down.weight", false, c.FF, embd)
+		}
 		if l.err != nil {
 			return nil, l.err
 		}
@@ -334,6 +345,9 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 	n := len(bt.Tokens)
 	pos := bt.Pos
 	embd, qDim, kvDim, ff := c.Embd, c.Heads*c.HeadDim, c.KVDim(), c.FF
+	if ly.moe != nil {
+		ff = 0 // the experts size their own buffers
+	}
 	ds := s.on(dev)
 	var b [numBufs]backend.Buf
 	for _, r := range [...]struct{ role, n int }{
@@ -388,6 +402,9 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 	dev.Add(x, xn)
 
 	dev.RMSNorm(xn, x, ly.ffnNorm.on, c.RMSEps)
+	if ly.moe != nil {
+		return ly.moe.forward(s, dev, ds, xn, x, n)
+	}
 	gate, up, ffn := b[bufGate], b[bufUp], b[bufFFN]
 	if ly.gate == nil {
 		gu, err := ds.get(bufGateUp, n*2*ff)

@@ -153,6 +153,17 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 				x[i] += o[i]
 			}
 			xn = rmsnorm(x, get(pre+"ffn_norm.weight"))
+			if router := get(pre + "ffn_gate_inp.weight"); router != nil {
+				d := naiveMoE(naiveExperts{
+					router: router, gate: get(pre + "ffn_gate_exps.weight"), up: get(pre + "ffn_up_exps.weight"),
+					down: get(pre + "ffn_down_exps.weight"), n: c.Experts, k: c.ExpertsUsed, ff: c.ExpertFF,
+					spec: MoESpec{Gating: GateSoftmax, NormWeights: true},
+				}, xn)
+				for i := range x {
+					x[i] += d[i]
+				}
+				continue
+			}
 			var gate, up []float64
 			if g := get(pre + "ffn_gate.weight"); g != nil {
 				gate, up = matvec(g, xn, c.FF), matvec(get(pre+"ffn_up.weight"), xn, c.FF)
