@@ -54,6 +54,7 @@ type layer struct {
 	up       *weight // [embd, ff] or [embd, 2*ff] (fused variant)
 	down     *weight // [ff, embd]
 	moe      *moe    // instead of gate, up and down (moe.go)
+	extras           // optional biases and scales (optional.go)
 }
 
 // transformer is the Llama family: pre-norm blocks of grouped-query
@@ -66,6 +67,7 @@ type transformer struct {
 	embd    *weight // [embd, vocab]
 	outNorm *weight // [embd]
 	output  *weight // [embd, vocab]; token_embd when tied
+	outB    *weight // [vocab]: output.bias (Qwen2 files may have one)
 	layers  []layer
 }
 
@@ -132,6 +134,7 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 		m.cfg.TiedEmbd = true
 		m.output = l.matrix("token_embd.weight", false, embd, m.cfg.Vocab)
 	}
+	m.outB = l.vector("output.bias", true, m.cfg.Vocab)
 	m.layers = make([]layer, c.Layers)
 	for i := range m.layers {
 		l.at(i)
@@ -167,6 +170,11 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 		if ly.moe == nil {
 			ly.down = l.matrix(p+"ffn_down.weight", false, c.FF, embd)
 		}
+		upRows := c.FF
+		if v.fusedFFN {
+			upRows = 2 * c.FF
+		}
+		readExtras(l, p, ly, embd, qDim+2*kvDim, upRows, c.FF)
 		if l.err != nil {
 			return nil, l.err
 		}
@@ -369,6 +377,7 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 			return err
 		}
 		dev.MatMul(qkv, ly.qkv.on, xn, n)
+		post(dev, qkv, ly.qkvS, ly.qkvB)
 		dev.CopyRows(q, qDim, qkv, w, n, qDim)
 		dev.CopyRows(k, kvDim, qkv.Slice(qDim, qkv.Len()), w, n, kvDim)
 		dev.CopyRows(v, kvDim, qkv.Slice(qDim+kvDim, qkv.Len()), w, n, kvDim)
@@ -376,6 +385,9 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 		s.mdst = append(s.mdst[:0], q, k, v)
 		s.mw = append(s.mw[:0], ly.q.on, ly.k.on, ly.v.on)
 		dev.MatMulMulti(s.mdst, s.mw, xn, n)
+		post(dev, q, ly.qS, nil)
+		post(dev, k, ly.kS, nil)
+		post(dev, v, ly.vS, nil)
 	}
 	if ly.qb != nil {
 		dev.AddBias(q, ly.qb.on)
@@ -399,6 +411,7 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 		dev.Attend(attn.Slice(g.Start*qDim, g.End*qDim), q.Slice(g.Start*qDim, g.End*qDim), kv, gp, &m.att, backend.AttendInputs{})
 	}
 	dev.MatMul(xn, ly.o.on, attn, n)
+	post(dev, xn, ly.oS, ly.ob)
 	dev.Add(x, xn)
 
 	dev.RMSNorm(xn, x, ly.ffnNorm.on, c.RMSEps)
@@ -412,15 +425,19 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 			return err
 		}
 		dev.MatMul(gu, ly.up.on, xn, n)
+		post(dev, gu, ly.upS, ly.upB)
 		dev.CopyRows(gate, ff, gu, 2*ff, n, ff)
 		dev.CopyRows(up, ff, gu.Slice(ff, gu.Len()), 2*ff, n, ff)
 	} else {
 		s.mdst = append(s.mdst[:0], gate, up)
 		s.mw = append(s.mw[:0], ly.gate.on, ly.up.on)
 		dev.MatMulMulti(s.mdst, s.mw, xn, n)
+		post(dev, up, ly.upS, ly.upB)
+		post(dev, gate, ly.gateS, ly.gateB)
 	}
 	dev.SwiGLU(ffn, gate, up)
 	dev.MatMul(xn, ly.down.on, ffn, n)
+	post(dev, xn, ly.downS, ly.downB)
 	dev.Add(x, xn)
 	return nil
 }
@@ -477,6 +494,7 @@ func (m *transformer) head(s *Scratch, dev backend.Device, x backend.Buf, outRow
 			return err
 		}
 		dev.MatMul(out, m.output.on, sel, k)
+		post(dev, out, 0, m.outB)
 		dev.Read(logits[j0*vocab:j1*vocab], out)
 		j0 = j1
 	}

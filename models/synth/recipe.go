@@ -109,6 +109,12 @@ var presets = map[string]Spec{
 	// are not multiples of 256, so K-quant files fall back per tensor).
 	"qwen3moe-test": {Arch: "qwen3moe", Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FF: 512,
 		Experts: 8, ExpertsUsed: 2, ExpertFF: 256, Vocab: 320, Context: 4096, RopeBase: 1000000},
+	// A Llama with every optional bias and scale llama.cpp applies, and
+	// a Mixtral-shaped one (a llama file with experts).
+	"llama-extras-test": {Arch: "llama", Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, Vocab: 320,
+		Context: 4096, RopeBase: 10000, Biases: true, Scales: true},
+	"llama-moe-test": {Arch: "llama", Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, Vocab: 320,
+		Context: 4096, RopeBase: 10000, Experts: 4, ExpertsUsed: 2, ExpertFF: 128},
 	"qwen3moe-odd": {Arch: "qwen3moe", Embd: 96, Layers: 3, Heads: 3, KVHeads: 1, HeadDim: 32, FF: 288,
 		Experts: 7, ExpertsUsed: 3, ExpertFF: 160, Vocab: 333, Context: 4096, RopeBase: 1000000},
 }

@@ -54,6 +54,12 @@ type Spec struct {
 	// general.file_type.
 	FileType FileType
 	Tied     bool // omit output.weight: the output shares token_embd
+	// Biases adds the optional biases llama.cpp applies when a file has
+	// them: q, k, v and attention output, and the dense feed-forward's.
+	Biases bool
+	// Scales adds a per-tensor ".scale" factor to every projection (the
+	// optional scales llama.cpp multiplies products by).
+	Scales bool
 	Std      float64
 	Seed     uint64
 	RopeBase float32
@@ -264,7 +270,7 @@ func (s Spec) plan() ([]Tensor, error) {
 			add(kindMatrix, p+"attn_k.weight", s.Embd, kvDim)
 			add(kindMatrix, p+"attn_v.weight", s.Embd, kvDim)
 		}
-		if a == "qwen2" {
+		if a == "qwen2" || s.Biases {
 			add(kindNoise, p+"attn_q.bias", qDim)
 			add(kindNoise, p+"attn_k.bias", kvDim)
 			add(kindNoise, p+"attn_v.bias", kvDim)
@@ -274,6 +280,14 @@ func (s Spec) plan() ([]Tensor, error) {
 			add(kindNearOne, p+"attn_k_norm.weight", headDim)
 		}
 		add(kindMatrix, p+"attn_output.weight", qDim, s.Embd)
+		if s.Biases {
+			add(kindNoise, p+"attn_output.bias", s.Embd)
+		}
+		if s.Scales {
+			for _, n := range []string{"attn_q", "attn_k", "attn_v", "attn_output"} {
+				add(kindNearOne, p+n+".scale", 1)
+			}
+		}
 		add(kindOnes, p+"ffn_norm.weight", s.Embd)
 		if s.Experts > 0 {
 			add(kindMatrix, p+"ffn_gate_inp.weight", s.Embd, s.Experts)
@@ -289,6 +303,16 @@ func (s Spec) plan() ([]Tensor, error) {
 			add(kindMatrix, p+"ffn_up.weight", s.Embd, s.FF)
 		}
 		add(kindMatrix, p+"ffn_down.weight", s.FF, s.Embd)
+		if s.Biases {
+			add(kindNoise, p+"ffn_gate.bias", s.FF)
+			add(kindNoise, p+"ffn_up.bias", s.FF)
+			add(kindNoise, p+"ffn_down.bias", s.Embd)
+		}
+		if s.Scales {
+			for _, n := range []string{"ffn_gate", "ffn_up", "ffn_down"} {
+				add(kindNearOne, p+n+".scale", 1)
+			}
+		}
 	}
 	if err := s.types(out); err != nil {
 		return nil, err
@@ -304,6 +328,9 @@ func (s Spec) check() error {
 	}
 	if s.Arch == "qwen3moe" && s.Experts == 0 {
 		return fmt.Errorf("synth: qwen3moe needs experts")
+	}
+	if (s.Biases || s.Scales) && (s.Arch == "phi3" || s.Experts > 0) {
+		return fmt.Errorf("synth: biases and scales are written for split projections and dense feed-forwards only")
 	}
 	if s.Experts > 0 {
 		if s.Arch != "qwen3moe" && s.Arch != "llama" {
