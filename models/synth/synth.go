@@ -59,7 +59,7 @@ type Spec struct {
 	Biases bool
 	// Scales adds a per-tensor ".scale" factor to every projection (the
 	// optional scales llama.cpp multiplies products by).
-	Scales bool
+	Scales   bool
 	Std      float64
 	Seed     uint64
 	RopeBase float32
