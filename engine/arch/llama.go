@@ -16,11 +16,14 @@ type variant struct {
 	qkNorm   bool // Qwen3: RMSNorm over each head of q and k before RoPE
 	fusedQKV bool // Phi-3: one attn_qkv matrix
 	fusedFFN bool // Phi-3: ffn_up holds gate and up, in that order
+	// moe, when set, is the mixture of experts that replaces the
+	// feed-forward of a file with experts (expert_count > 0).
+	moe *MoESpec
 }
 
 func init() {
 	Register("llama", func(f *gguf.File) (Model, error) {
-		return buildTransformer(f, "llama", variant{rope: backend.RopeNormal})
+		return buildTransformer(f, "llama", variant{rope: backend.RopeNormal, moe: &mixtral})
 	})
 	Register("qwen2", func(f *gguf.File) (Model, error) {
 		return buildTransformer(f, "qwen2", variant{rope: backend.RopeNeoX, qkvBias: true})
@@ -50,6 +53,8 @@ type layer struct {
 	gate     *weight // [embd, ff]
 	up       *weight // [embd, ff] or [embd, 2*ff] (fused variant)
 	down     *weight // [ff, embd]
+	moe      *moe    // instead of gate, up and down (moe.go)
+	extras           // optional biases and scales (optional.go)
 }
 
 // transformer is the Llama family: pre-norm blocks of grouped-query
@@ -62,6 +67,7 @@ type transformer struct {
 	embd    *weight // [embd, vocab]
 	outNorm *weight // [embd]
 	output  *weight // [embd, vocab]; token_embd when tied
+	outB    *weight // [vocab]: output.bias (Qwen2 files may have one)
 	layers  []layer
 }
 
@@ -85,10 +91,13 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	c.Heads = l.uint("attention.head_count", -1)
 	c.FF = l.uint("feed_forward_length", -1)
 	c.Context = l.uint("context_length", 2048)
+	if v.moe != nil {
+		readMoEConfig(l, &c)
+	}
 	if l.err != nil {
 		return nil, l.err
 	}
-	if c.Embd == 0 || c.Layers == 0 || c.Heads == 0 || c.FF == 0 {
+	if c.Embd == 0 || c.Layers == 0 || c.Heads == 0 || (c.FF == 0 && c.Experts == 0) {
 		return nil, fmt.Errorf("metadata: zero width, layers, heads or feed-forward length")
 	}
 	c.KVHeads = l.uint("attention.head_count_kv", c.Heads)
@@ -125,6 +134,7 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 		m.cfg.TiedEmbd = true
 		m.output = l.matrix("token_embd.weight", false, embd, m.cfg.Vocab)
 	}
+	m.outB = l.vector("output.bias", true, m.cfg.Vocab)
 	m.layers = make([]layer, c.Layers)
 	for i := range m.layers {
 		l.at(i)
@@ -149,13 +159,22 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 		}
 		ly.o = l.matrix(p+"attn_output.weight", false, qDim, embd)
 		ly.ffnNorm = l.vector(p+"ffn_norm.weight", false, embd)
-		if v.fusedFFN {
+		if c.Experts > 0 {
+			ly.moe = readMoE(l, p, &m.cfg, *v.moe)
+		} else if v.fusedFFN {
 			ly.up = l.matrix(p+"ffn_up.weight", false, embd, 2*c.FF)
 		} else {
 			ly.gate = l.matrix(p+"ffn_gate.weight", false, embd, c.FF)
 			ly.up = l.matrix(p+"ffn_up.weight", false, embd, c.FF)
 		}
-		ly.down = l.matrix(p+"ffn_down.weight", false, c.FF, embd)
+		if ly.moe == nil {
+			ly.down = l.matrix(p+"ffn_down.weight", false, c.FF, embd)
+		}
+		upRows := c.FF
+		if v.fusedFFN {
+			upRows = 2 * c.FF
+		}
+		readExtras(l, p, ly, embd, qDim+2*kvDim, upRows, c.FF)
 		if l.err != nil {
 			return nil, l.err
 		}
@@ -334,6 +353,9 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 	n := len(bt.Tokens)
 	pos := bt.Pos
 	embd, qDim, kvDim, ff := c.Embd, c.Heads*c.HeadDim, c.KVDim(), c.FF
+	if ly.moe != nil {
+		ff = 0 // the experts size their own buffers
+	}
 	ds := s.on(dev)
 	var b [numBufs]backend.Buf
 	for _, r := range [...]struct{ role, n int }{
@@ -355,6 +377,7 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 			return err
 		}
 		dev.MatMul(qkv, ly.qkv.on, xn, n)
+		post(dev, qkv, ly.qkvS, ly.qkvB)
 		dev.CopyRows(q, qDim, qkv, w, n, qDim)
 		dev.CopyRows(k, kvDim, qkv.Slice(qDim, qkv.Len()), w, n, kvDim)
 		dev.CopyRows(v, kvDim, qkv.Slice(qDim+kvDim, qkv.Len()), w, n, kvDim)
@@ -362,6 +385,9 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 		s.mdst = append(s.mdst[:0], q, k, v)
 		s.mw = append(s.mw[:0], ly.q.on, ly.k.on, ly.v.on)
 		dev.MatMulMulti(s.mdst, s.mw, xn, n)
+		post(dev, q, ly.qS, nil)
+		post(dev, k, ly.kS, nil)
+		post(dev, v, ly.vS, nil)
 	}
 	if ly.qb != nil {
 		dev.AddBias(q, ly.qb.on)
@@ -385,9 +411,13 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 		dev.Attend(attn.Slice(g.Start*qDim, g.End*qDim), q.Slice(g.Start*qDim, g.End*qDim), kv, gp, &m.att, backend.AttendInputs{})
 	}
 	dev.MatMul(xn, ly.o.on, attn, n)
+	post(dev, xn, ly.oS, ly.ob)
 	dev.Add(x, xn)
 
 	dev.RMSNorm(xn, x, ly.ffnNorm.on, c.RMSEps)
+	if ly.moe != nil {
+		return ly.moe.forward(s, dev, ds, xn, x, n)
+	}
 	gate, up, ffn := b[bufGate], b[bufUp], b[bufFFN]
 	if ly.gate == nil {
 		gu, err := ds.get(bufGateUp, n*2*ff)
@@ -395,15 +425,19 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 			return err
 		}
 		dev.MatMul(gu, ly.up.on, xn, n)
+		post(dev, gu, ly.upS, ly.upB)
 		dev.CopyRows(gate, ff, gu, 2*ff, n, ff)
 		dev.CopyRows(up, ff, gu.Slice(ff, gu.Len()), 2*ff, n, ff)
 	} else {
 		s.mdst = append(s.mdst[:0], gate, up)
 		s.mw = append(s.mw[:0], ly.gate.on, ly.up.on)
 		dev.MatMulMulti(s.mdst, s.mw, xn, n)
+		post(dev, up, ly.upS, ly.upB)
+		post(dev, gate, ly.gateS, ly.gateB)
 	}
 	dev.SwiGLU(ffn, gate, up)
 	dev.MatMul(xn, ly.down.on, ffn, n)
+	post(dev, xn, ly.downS, ly.downB)
 	dev.Add(x, xn)
 	return nil
 }
@@ -460,6 +494,7 @@ func (m *transformer) head(s *Scratch, dev backend.Device, x backend.Buf, outRow
 			return err
 		}
 		dev.MatMul(out, m.output.on, sel, k)
+		post(dev, out, 0, m.outB)
 		dev.Read(logits[j0*vocab:j1*vocab], out)
 		j0 = j1
 	}

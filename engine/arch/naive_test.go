@@ -81,6 +81,20 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 			}
 		}
 	}
+	// affine applies a product's optional ".scale" and ".bias" tensors.
+	affine := func(y []float64, name string) []float64 {
+		if sc := get(name + ".scale"); sc != nil {
+			for i := range y {
+				y[i] *= sc[0]
+			}
+		}
+		if b := get(name + ".bias"); b != nil {
+			for i := range y {
+				y[i] += b[i]
+			}
+		}
+		return y
+	}
 	embd := get("token_embd.weight")
 	output := get("output.weight")
 	if output == nil {
@@ -100,16 +114,9 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 				all := matvec(qkv, xn, nh*hd+2*nkv*hd)
 				q, k, v = all[:nh*hd], all[nh*hd:nh*hd+nkv*hd], all[nh*hd+nkv*hd:]
 			} else {
-				q = matvec(get(pre+"attn_q.weight"), xn, nh*hd)
-				k = matvec(get(pre+"attn_k.weight"), xn, nkv*hd)
-				v = matvec(get(pre+"attn_v.weight"), xn, nkv*hd)
-			}
-			for name, vec := range map[string][]float64{"attn_q.bias": q, "attn_k.bias": k, "attn_v.bias": v} {
-				if b := get(pre + name); b != nil {
-					for i := range vec {
-						vec[i] += b[i]
-					}
-				}
+				q = affine(matvec(get(pre+"attn_q.weight"), xn, nh*hd), pre+"attn_q")
+				k = affine(matvec(get(pre+"attn_k.weight"), xn, nkv*hd), pre+"attn_k")
+				v = affine(matvec(get(pre+"attn_v.weight"), xn, nkv*hd), pre+"attn_v")
 			}
 			if qn := get(pre + "attn_q_norm.weight"); qn != nil {
 				kn := get(pre + "attn_k_norm.weight")
@@ -148,14 +155,26 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 					}
 				}
 			}
-			o := matvec(get(pre+"attn_output.weight"), att, E)
+			o := affine(matvec(get(pre+"attn_output.weight"), att, E), pre+"attn_output")
 			for i := range x {
 				x[i] += o[i]
 			}
 			xn = rmsnorm(x, get(pre+"ffn_norm.weight"))
+			if router := get(pre + "ffn_gate_inp.weight"); router != nil {
+				d := naiveMoE(naiveExperts{
+					router: router, gate: get(pre + "ffn_gate_exps.weight"), up: get(pre + "ffn_up_exps.weight"),
+					down: get(pre + "ffn_down_exps.weight"), n: c.Experts, k: c.ExpertsUsed, ff: c.ExpertFF,
+					spec: MoESpec{Gating: GateSoftmax, NormWeights: true},
+				}, xn)
+				for i := range x {
+					x[i] += d[i]
+				}
+				continue
+			}
 			var gate, up []float64
 			if g := get(pre + "ffn_gate.weight"); g != nil {
-				gate, up = matvec(g, xn, c.FF), matvec(get(pre+"ffn_up.weight"), xn, c.FF)
+				gate = affine(matvec(g, xn, c.FF), pre+"ffn_gate")
+				up = affine(matvec(get(pre+"ffn_up.weight"), xn, c.FF), pre+"ffn_up")
 			} else {
 				gu := matvec(get(pre+"ffn_up.weight"), xn, 2*c.FF)
 				gate, up = gu[:c.FF], gu[c.FF:]
@@ -164,12 +183,12 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 			for i := range h {
 				h[i] = gate[i] / (1 + math.Exp(-gate[i])) * up[i]
 			}
-			d := matvec(get(pre+"ffn_down.weight"), h, E)
+			d := affine(matvec(get(pre+"ffn_down.weight"), h, E), pre+"ffn_down")
 			for i := range x {
 				x[i] += d[i]
 			}
 		}
-		logits = append(logits, matvec(output, rmsnorm(x, get("output_norm.weight")), c.Vocab)...)
+		logits = append(logits, affine(matvec(output, rmsnorm(x, get("output_norm.weight")), c.Vocab), "output")...)
 	}
 	return logits
 }

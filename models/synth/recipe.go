@@ -73,7 +73,7 @@ func (s Spec) types(ts []Tensor) error {
 		}
 		qs[i] = quantize.Tensor{Name: t.Name, Shape: shape, Type: quant.F32}
 	}
-	m := quantize.Model{Arch: s.Arch, Layers: s.Layers, Heads: s.Heads, KVHeads: s.KVHeads}
+	m := quantize.Model{Arch: s.Arch, Layers: s.Layers, Heads: s.Heads, KVHeads: s.KVHeads, Experts: s.Experts}
 	choices, err := quantize.Plan(ft, m, qs, false)
 	if err != nil {
 		return fmt.Errorf("synth: %w", err)
@@ -99,6 +99,24 @@ var presets = map[string]Spec{
 	// 8k tokens) and with a filler vocabulary.
 	"llama3.2-1b": {Arch: "llama", Embd: 2048, Layers: 16, Heads: 32, KVHeads: 8, FF: 8192, Vocab: 128256,
 		Context: 131072, Tied: true, RopeBase: 500000},
+	// Qwen3-30B-A3B (2507): 128 experts of width 768, 8 per token; heads
+	// of 128 on a width of 2048. At Q4_K_M its 48 layers take 17 GiB:
+	// benchmarks on a small machine pass --layers.
+	"qwen3-30b-a3b": {Arch: "qwen3moe", Embd: 2048, Layers: 48, Heads: 32, KVHeads: 4, HeadDim: 128, FF: 6144,
+		Experts: 128, ExpertsUsed: 8, ExpertFF: 768, Vocab: 151936, Context: 262144, RopeBase: 10000000},
+	// Small mixtures of experts for conformance tests: one in whole
+	// K-quant blocks, one of odd sizes (3 heads, 7 experts, widths that
+	// are not multiples of 256, so K-quant files fall back per tensor).
+	"qwen3moe-test": {Arch: "qwen3moe", Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FF: 512,
+		Experts: 8, ExpertsUsed: 2, ExpertFF: 256, Vocab: 320, Context: 4096, RopeBase: 1000000},
+	// A Llama with every optional bias and scale llama.cpp applies, and
+	// a Mixtral-shaped one (a llama file with experts).
+	"llama-extras-test": {Arch: "llama", Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, Vocab: 320,
+		Context: 4096, RopeBase: 10000, Biases: true, Scales: true},
+	"llama-moe-test": {Arch: "llama", Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, Vocab: 320,
+		Context: 4096, RopeBase: 10000, Experts: 4, ExpertsUsed: 2, ExpertFF: 128},
+	"qwen3moe-odd": {Arch: "qwen3moe", Embd: 96, Layers: 3, Heads: 3, KVHeads: 1, HeadDim: 32, FF: 288,
+		Experts: 7, ExpertsUsed: 3, ExpertFF: 160, Vocab: 333, Context: 4096, RopeBase: 1000000},
 }
 
 // Presets lists the preset names, sorted.
