@@ -19,6 +19,10 @@ type variant struct {
 	// moe, when set, is the mixture of experts that replaces the
 	// feed-forward of a file with experts (expert_count > 0).
 	moe *MoESpec
+	// gpt-oss (gptoss.go): attention sinks, banded attention on the even
+	// layers, the feed-forward norm named post_attention_norm.
+	sinks, swa bool
+	ffnNorm    string // "" = ffn_norm.weight
 }
 
 func init() {
@@ -54,6 +58,7 @@ type layer struct {
 	up       *weight // [embd, ff] or [embd, 2*ff] (fused variant)
 	down     *weight // [ff, embd]
 	moe      *moe    // instead of gate, up and down (moe.go)
+	sinks    *weight // [heads]: attention sinks (gpt-oss)
 	extras           // optional biases and scales (optional.go)
 }
 
@@ -64,6 +69,9 @@ type transformer struct {
 	cfg     Config
 	v       variant
 	att     backend.Attention
+	// attSWA is the attention of the banded layers (swa[layer]).
+	attSWA backend.Attention
+	swa    []bool
 	embd    *weight // [embd, vocab]
 	outNorm *weight // [embd]
 	output  *weight // [embd, vocab]; token_embd when tied
@@ -89,7 +97,11 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	c.Embd = l.uint("embedding_length", -1)
 	c.Layers = l.uint("block_count", -1)
 	c.Heads = l.uint("attention.head_count", -1)
-	c.FF = l.uint("feed_forward_length", -1)
+	ffReq := -1
+	if v.moe != nil && v.swa {
+		ffReq = 0 // gpt-oss: the experts' width is what counts
+	}
+	c.FF = l.uint("feed_forward_length", ffReq)
 	c.Context = l.uint("context_length", 2048)
 	if v.moe != nil {
 		readMoEConfig(l, &c)
@@ -116,7 +128,12 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	embd, qDim, kvDim := c.Embd, c.Heads*c.HeadDim, c.KVDim()
 	m := &transformer{cfg: c, v: v}
 	m.att = backend.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-		Scale: float32(1 / math.Sqrt(float64(c.HeadDim)))}
+		Scale: float32(1 / math.Sqrt(float64(c.HeadDim))), Sinks: v.sinks}
+	if v.swa {
+		if err := readSWA(l, m); err != nil {
+			return nil, err
+		}
+	}
 	tok, ok := f.Tensor("token_embd.weight")
 	if !ok {
 		return nil, fmt.Errorf("tensor token_embd.weight: missing")
@@ -158,7 +175,14 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 			ly.kNorm = l.vector(p+"attn_k_norm.weight", false, c.HeadDim)
 		}
 		ly.o = l.matrix(p+"attn_output.weight", false, qDim, embd)
-		ly.ffnNorm = l.vector(p+"ffn_norm.weight", false, embd)
+		ffnNorm := "ffn_norm.weight"
+		if v.ffnNorm != "" {
+			ffnNorm = v.ffnNorm
+		}
+		ly.ffnNorm = l.vector(p+ffnNorm, false, embd)
+		if v.sinks {
+			ly.sinks = l.sinkVector(p+"attn_sinks.weight", c.Heads)
+		}
 		if c.Experts > 0 {
 			ly.moe = readMoE(l, p, &m.cfg, *v.moe)
 		} else if v.fusedFFN {
@@ -404,11 +428,18 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 	}
 	dev.RoPE(q, pos, c.Heads, c.HeadDim, &c.Rope)
 	dev.RoPE(k, pos, c.KVHeads, c.HeadDim, &c.Rope)
+	att, in := &m.att, backend.AttendInputs{}
+	if m.swa != nil && m.swa[li] {
+		att = &m.attSWA
+	}
+	if ly.sinks != nil {
+		in.Sinks = ly.sinks.on
+	}
 	for _, g := range bt.Groups {
 		kv := g.Cache.KV(li)
 		gp := pos[g.Start:g.End]
 		dev.StoreKV(kv, gp, k.Slice(g.Start*kvDim, g.End*kvDim), v.Slice(g.Start*kvDim, g.End*kvDim))
-		dev.Attend(attn.Slice(g.Start*qDim, g.End*qDim), q.Slice(g.Start*qDim, g.End*qDim), kv, gp, &m.att, backend.AttendInputs{})
+		dev.Attend(attn.Slice(g.Start*qDim, g.End*qDim), q.Slice(g.Start*qDim, g.End*qDim), kv, gp, att, in)
 	}
 	dev.MatMul(xn, ly.o.on, attn, n)
 	post(dev, xn, ly.oS, ly.ob)

@@ -117,6 +117,20 @@ var presets = map[string]Spec{
 		Context: 4096, RopeBase: 10000, Experts: 4, ExpertsUsed: 2, ExpertFF: 128},
 	"qwen3moe-odd": {Arch: "qwen3moe", Embd: 96, Layers: 3, Heads: 3, KVHeads: 1, HeadDim: 32, FF: 288,
 		Experts: 7, ExpertsUsed: 3, ExpertFF: 160, Vocab: 333, Context: 4096, RopeBase: 1000000},
+	// gpt-oss-20b: 24 layers alternating banded (128 positions) and full
+	// attention with sinks, 32 experts of width 2880, 4 per token, YaRN ×32
+	// over 4096 trained positions. Its MXFP4 experts (MXFP4_MOE) take 12
+	// GiB: benchmarks on a small machine pass --layers.
+	"gpt-oss-20b": {Arch: "gpt-oss", Embd: 2880, Layers: 24, Heads: 64, KVHeads: 8, HeadDim: 64, FF: 2880,
+		Experts: 32, ExpertsUsed: 4, ExpertFF: 2880, SlidingWindow: 128, Vocab: 201088, Context: 4096,
+		RopeBase: 150000, RopeScaling: "yarn", RopeFactor: 32},
+	// Small gpt-oss shapes for conformance tests: windows shorter than
+	// the test prompts; one of odd sizes (5 heads, 7 experts) with YaRN.
+	"gpt-oss-test": {Arch: "gpt-oss", Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FF: 256,
+		Experts: 8, ExpertsUsed: 2, ExpertFF: 256, SlidingWindow: 16, Vocab: 320, Context: 4096, RopeBase: 150000},
+	"gpt-oss-odd": {Arch: "gpt-oss", Embd: 160, Layers: 3, Heads: 5, KVHeads: 1, HeadDim: 32, FF: 96,
+		Experts: 7, ExpertsUsed: 3, ExpertFF: 96, SlidingWindow: 5, Vocab: 333, Context: 4096, RopeBase: 150000,
+		RopeScaling: "yarn", RopeFactor: 4},
 }
 
 // Presets lists the preset names, sorted.

@@ -26,7 +26,7 @@ import (
 
 // Spec describes a model to generate.
 type Spec struct {
-	Arch    string // llama, qwen2, qwen3, phi3 or qwen3moe
+	Arch    string // llama, qwen2, qwen3, phi3, qwen3moe or gpt-oss
 	Embd    int
 	Layers  int
 	Heads   int
@@ -39,6 +39,9 @@ type Spec struct {
 	// experts, ExpertsUsed of them per token, each ExpertFF wide
 	// (qwen3moe; llama then is Mixtral-shaped).
 	Experts, ExpertsUsed, ExpertFF int
+	// SlidingWindow is gpt-oss's attention.sliding_window: every other
+	// layer (the even ones) sees that many positions.
+	SlidingWindow int
 	Vocab                          int // at least 259 (specials + byte tokens); extra entries are filler pieces
 	Context                        int
 	// Type of the weight matrices; norms stay F32. Rows must be whole
@@ -84,6 +87,10 @@ func Tiny(arch string) Spec {
 	if arch == "qwen3moe" {
 		// heads wider than Embd/Heads, as Qwen3-30B-A3B's are
 		s.HeadDim, s.Experts, s.ExpertsUsed, s.ExpertFF = 32, 8, 3, 64
+	}
+	if arch == "gpt-oss" {
+		// a window shorter than a test's prompt, so the banded layers show
+		s.HeadDim, s.Experts, s.ExpertsUsed, s.ExpertFF, s.SlidingWindow = 32, 8, 3, 64, 8
 	}
 	return s
 }
@@ -164,6 +171,9 @@ func Build(s Spec) (*gguf.Writer, error) {
 		kv(a+".expert_used_count", uint32(s.ExpertsUsed))
 		kv(a+".expert_feed_forward_length", uint32(s.ExpertFF))
 	}
+	if s.SlidingWindow > 0 {
+		kv(a+".attention.sliding_window", uint32(s.SlidingWindow))
+	}
 	if s.RopeScaling != "" {
 		kv(a+".rope.scaling.type", s.RopeScaling)
 		kv(a+".rope.scaling.factor", s.RopeFactor)
@@ -201,6 +211,12 @@ func Build(s Spec) (*gguf.Writer, error) {
 			err = g.vector(t.Name, t.Shape[0], false, func(float64) float32 { return 1 })
 		case kindNoise:
 			err = g.vector(t.Name, t.Shape[0], true, func(z float64) float32 { return float32(z * s.Std) })
+		case kindNoise2D:
+			err = g.matrix(t.Name, quant.F32, t.Shape, s.Std)
+		case kindSink:
+			// Sinks of a few units, as trained ones are: against scores
+			// of random weights they take a real share of the softmax.
+			err = g.vector(t.Name, t.Shape[0], true, func(z float64) float32 { return float32(z) })
 		case kindNearOne:
 			// Norm weights near 1, not exactly 1, so a forward pass that
 			// skipped them would be caught.
@@ -226,6 +242,8 @@ const (
 	kindOnes           // norm weights of 1
 	kindNoise          // normal(0, Std) biases
 	kindNearOne        // norm weights 1 + normal(0, 0.2)
+	kindNoise2D        // normal(0, Std) biases of one row per expert
+	kindSink           // normal(0, 1) attention sinks
 )
 
 // Bytes is the size of the tensor's data.
@@ -270,7 +288,7 @@ func (s Spec) plan() ([]Tensor, error) {
 			add(kindMatrix, p+"attn_k.weight", s.Embd, kvDim)
 			add(kindMatrix, p+"attn_v.weight", s.Embd, kvDim)
 		}
-		if a == "qwen2" || s.Biases {
+		if a == "qwen2" || a == "gpt-oss" || s.Biases {
 			add(kindNoise, p+"attn_q.bias", qDim)
 			add(kindNoise, p+"attn_k.bias", kvDim)
 			add(kindNoise, p+"attn_v.bias", kvDim)
@@ -280,8 +298,23 @@ func (s Spec) plan() ([]Tensor, error) {
 			add(kindNearOne, p+"attn_k_norm.weight", headDim)
 		}
 		add(kindMatrix, p+"attn_output.weight", qDim, s.Embd)
-		if s.Biases {
+		if s.Biases || a == "gpt-oss" {
 			add(kindNoise, p+"attn_output.bias", s.Embd)
+		}
+		if a == "gpt-oss" {
+			// gpt-oss: sinks, the post-attention norm as the experts'
+			// norm, biases on the router and on every expert.
+			add(kindSink, p+"attn_sinks.weight", s.Heads)
+			add(kindNearOne, p+"post_attention_norm.weight", s.Embd)
+			add(kindMatrix, p+"ffn_gate_inp.weight", s.Embd, s.Experts)
+			add(kindNoise, p+"ffn_gate_inp.bias", s.Experts)
+			add(kindMatrix, p+"ffn_gate_exps.weight", s.Embd, s.ExpertFF, s.Experts)
+			add(kindMatrix, p+"ffn_up_exps.weight", s.Embd, s.ExpertFF, s.Experts)
+			add(kindMatrix, p+"ffn_down_exps.weight", s.ExpertFF, s.Embd, s.Experts)
+			add(kindNoise2D, p+"ffn_gate_exps.bias", s.ExpertFF, s.Experts)
+			add(kindNoise2D, p+"ffn_up_exps.bias", s.ExpertFF, s.Experts)
+			add(kindNoise2D, p+"ffn_down_exps.bias", s.Embd, s.Experts)
+			continue
 		}
 		if s.Scales {
 			for _, n := range []string{"attn_q", "attn_k", "attn_v", "attn_output"} {
@@ -322,18 +355,21 @@ func (s Spec) plan() ([]Tensor, error) {
 
 func (s Spec) check() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "phi3", "qwen3moe":
+	case "llama", "qwen2", "qwen3", "phi3", "qwen3moe", "gpt-oss":
 	default:
 		return fmt.Errorf("synth: architecture %q not supported", s.Arch)
 	}
-	if s.Arch == "qwen3moe" && s.Experts == 0 {
-		return fmt.Errorf("synth: qwen3moe needs experts")
+	if (s.Arch == "qwen3moe" || s.Arch == "gpt-oss") && s.Experts == 0 {
+		return fmt.Errorf("synth: %s needs experts", s.Arch)
+	}
+	if s.Arch == "gpt-oss" && s.SlidingWindow <= 0 {
+		return fmt.Errorf("synth: gpt-oss needs a sliding window")
 	}
 	if (s.Biases || s.Scales) && (s.Arch == "phi3" || s.Experts > 0) {
 		return fmt.Errorf("synth: biases and scales are written for split projections and dense feed-forwards only")
 	}
 	if s.Experts > 0 {
-		if s.Arch != "qwen3moe" && s.Arch != "llama" {
+		if s.Arch != "qwen3moe" && s.Arch != "llama" && s.Arch != "gpt-oss" {
 			return fmt.Errorf("synth: %s has no mixture of experts", s.Arch)
 		}
 		if s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts || s.ExpertFF <= 0 {
