@@ -96,7 +96,7 @@ func TestForwardMatchesNaive(t *testing.T) {
 		{"llama-biases-scales", func() synth.Spec { s := synth.Tiny("llama"); s.Biases, s.Scales = true, true; return s }},
 		{"llama-moe", func() synth.Spec {
 			s := synth.Tiny("llama")
-			s.Experts, s.ExpertsUsed, s.ExpertFF = 4, 2, 96
+			s.Experts, s.ExpertsUsed, s.ExpertFF = 4, 2, s.FF
 			return s
 		}},
 	} {

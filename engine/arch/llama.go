@@ -104,7 +104,7 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	c.FF = l.uint("feed_forward_length", ffReq)
 	c.Context = l.uint("context_length", 2048)
 	if v.moe != nil {
-		readMoEConfig(l, &c)
+		readMoEConfig(l, &c, v.moe)
 	}
 	if l.err != nil {
 		return nil, l.err
@@ -456,19 +456,19 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 			return err
 		}
 		dev.MatMul(gu, ly.up.on, xn, n)
-		post(dev, gu, ly.upS, ly.upB)
+		postFFN(dev, gu, ly.upS, ly.upB)
 		dev.CopyRows(gate, ff, gu, 2*ff, n, ff)
 		dev.CopyRows(up, ff, gu.Slice(ff, gu.Len()), 2*ff, n, ff)
 	} else {
 		s.mdst = append(s.mdst[:0], gate, up)
 		s.mw = append(s.mw[:0], ly.gate.on, ly.up.on)
 		dev.MatMulMulti(s.mdst, s.mw, xn, n)
-		post(dev, up, ly.upS, ly.upB)
-		post(dev, gate, ly.gateS, ly.gateB)
+		postFFN(dev, up, ly.upS, ly.upB)
+		postFFN(dev, gate, ly.gateS, ly.gateB)
 	}
 	dev.SwiGLU(ffn, gate, up)
 	dev.MatMul(xn, ly.down.on, ffn, n)
-	post(dev, xn, ly.downS, ly.downB)
+	postFFN(dev, xn, ly.downS, ly.downB)
 	dev.Add(x, xn)
 	return nil
 }

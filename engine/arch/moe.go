@@ -68,6 +68,9 @@ type MoESpec struct {
 	// WeightScale multiplies the weights after that (0 or 1: not at all).
 	WeightScale float32
 	Act         Activation
+	// DenseWidth: the experts are feed_forward_length wide, whatever
+	// expert_feed_forward_length says (llama files with experts).
+	DenseWidth bool
 }
 
 // moe is one layer's mixture-of-experts feed-forward. Optional parts are
@@ -112,7 +115,7 @@ const (
 )
 
 // readMoEConfig reads the expert counts of the file into c.
-func readMoEConfig(l *loader, c *Config) {
+func readMoEConfig(l *loader, c *Config, spec *MoESpec) {
 	c.Experts = l.uint("expert_count", 0)
 	c.ExpertsUsed = l.uint("expert_used_count", 0)
 	c.ExpertFF = l.uint("expert_feed_forward_length", 0)
@@ -121,6 +124,9 @@ func readMoEConfig(l *loader, c *Config) {
 	}
 	if c.ExpertsUsed == 0 || c.ExpertsUsed > c.Experts {
 		l.fail("metadata %s.expert_used_count: %d of %d experts", l.arch, c.ExpertsUsed, c.Experts)
+	}
+	if spec.DenseWidth {
+		c.ExpertFF = c.FF
 	}
 	if c.ExpertFF == 0 {
 		// llama.cpp's rule when the file does not say.

@@ -3,6 +3,7 @@ package arch
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/churon/churon/engine/gguf"
@@ -81,14 +82,23 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 			}
 		}
 	}
-	// affine applies a product's optional ".scale" and ".bias" tensors.
+	// affine applies a product's optional ".scale" and ".bias" tensors:
+	// llama.cpp scales the attention's products before their bias, the
+	// feed-forward's after.
 	affine := func(y []float64, name string) []float64 {
-		if sc := get(name + ".scale"); sc != nil {
+		sc, b := get(name+".scale"), get(name+".bias")
+		biasFirst := strings.Contains(name, "ffn_")
+		if b != nil && biasFirst {
+			for i := range y {
+				y[i] += b[i]
+			}
+		}
+		if sc != nil {
 			for i := range y {
 				y[i] *= sc[0]
 			}
 		}
-		if b := get(name + ".bias"); b != nil {
+		if b != nil && !biasFirst {
 			for i := range y {
 				y[i] += b[i]
 			}

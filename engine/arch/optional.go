@@ -7,7 +7,9 @@ import "github.com/churon/churon/engine/backend"
 // usual layout: biases on the attention output and the feed-forward
 // (some Llama conversions carry them), a bias on a fused q/k/v
 // projection, and per-tensor scales (a product is multiplied by its
-// weight's "<name>.scale" value, then its bias added). A file's tensor
+// weight's "<name>.scale" value and its bias added, in llama.cpp's
+// order: scale first on the attention, bias first on the feed-forward
+// (build_lora_mm against build_ffn). A file's tensor
 // that nothing reads is refused by loader.finish, so reading them here
 // is what lets such files load, and applying them is what keeps them
 // right.
@@ -50,12 +52,23 @@ func readExtras(l *loader, p string, ly *layer, embd, qkvRows, upRows, ff int) {
 }
 
 // post applies a product's optional scale, then its optional bias, as
-// llama.cpp's build_lora_mm and build_ffn do.
+// llama.cpp's build_lora_mm does for the attention's projections.
 func post(dev backend.Device, dst backend.Buf, scale float32, bias *weight) {
 	if scale != 0 {
 		dev.Scale(dst, scale)
 	}
 	if bias != nil {
 		dev.AddBias(dst, bias.on)
+	}
+}
+
+// postFFN applies a feed-forward product's optional bias, then its
+// optional scale, as llama.cpp's build_ffn does.
+func postFFN(dev backend.Device, dst backend.Buf, scale float32, bias *weight) {
+	if bias != nil {
+		dev.AddBias(dst, bias.on)
+	}
+	if scale != 0 {
+		dev.Scale(dst, scale)
 	}
 }

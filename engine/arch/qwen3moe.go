@@ -16,7 +16,7 @@ var qwen3moe = MoESpec{Gating: GateSoftmax, NormWeights: true}
 
 // mixtral is the mixture of experts of a llama file with experts
 // (Mixtral), as llama.cpp runs it: the same routing as Qwen3-MoE.
-var mixtral = MoESpec{Gating: GateSoftmax, NormWeights: true}
+var mixtral = MoESpec{Gating: GateSoftmax, NormWeights: true, DenseWidth: true}
 
 func init() {
 	Register("qwen3moe", func(f *gguf.File) (Model, error) {

@@ -114,7 +114,7 @@ var presets = map[string]Spec{
 	"llama-extras-test": {Arch: "llama", Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, Vocab: 320,
 		Context: 4096, RopeBase: 10000, Biases: true, Scales: true},
 	"llama-moe-test": {Arch: "llama", Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, Vocab: 320,
-		Context: 4096, RopeBase: 10000, Experts: 4, ExpertsUsed: 2, ExpertFF: 128},
+		Context: 4096, RopeBase: 10000, Experts: 4, ExpertsUsed: 2, ExpertFF: 256},
 	"qwen3moe-odd": {Arch: "qwen3moe", Embd: 96, Layers: 3, Heads: 3, KVHeads: 1, HeadDim: 32, FF: 288,
 		Experts: 7, ExpertsUsed: 3, ExpertFF: 160, Vocab: 333, Context: 4096, RopeBase: 1000000},
 	// gpt-oss-20b: 24 layers alternating banded (128 positions) and full

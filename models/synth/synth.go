@@ -372,6 +372,9 @@ func (s Spec) check() error {
 		if s.Arch != "qwen3moe" && s.Arch != "llama" && s.Arch != "gpt-oss" {
 			return fmt.Errorf("synth: %s has no mixture of experts", s.Arch)
 		}
+		if s.Arch == "llama" && s.ExpertFF != s.FF {
+			return fmt.Errorf("synth: a llama file's experts are feed_forward_length (%d) wide, not %d", s.FF, s.ExpertFF)
+		}
 		if s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts || s.ExpertFF <= 0 {
 			return fmt.Errorf("synth: %d of %d experts of width %d", s.ExpertsUsed, s.Experts, s.ExpertFF)
 		}
