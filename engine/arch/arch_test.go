@@ -93,6 +93,12 @@ func TestForwardMatchesNaive(t *testing.T) {
 			s.Embd, s.Heads, s.KVHeads, s.HeadDim, s.Experts, s.ExpertsUsed, s.ExpertFF, s.Layers = 96, 3, 1, 34, 7, 3, 160, 3
 			return s
 		}},
+		{"gpt-oss", func() synth.Spec { return synth.Tiny("gpt-oss") }},
+		{"gpt-oss-odd", func() synth.Spec {
+			s := synth.Tiny("gpt-oss")
+			s.Embd, s.Heads, s.KVHeads, s.Experts, s.ExpertsUsed, s.ExpertFF, s.Layers, s.SlidingWindow = 96, 5, 1, 7, 3, 96, 3, 3
+			return s
+		}},
 		{"llama-biases-scales", func() synth.Spec { s := synth.Tiny("llama"); s.Biases, s.Scales = true, true; return s }},
 		{"llama-moe", func() synth.Spec {
 			s := synth.Tiny("llama")

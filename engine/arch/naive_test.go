@@ -142,11 +142,21 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 			keys[l] = append(keys[l], k)
 			vals[l] = append(vals[l], v)
 			att := make([]float64, nh*hd)
+			// gpt-oss: the even layers see the last window positions, and
+			// every head's sink logit joins its softmax's denominator.
+			first := 0
+			if w, ok := f.Uint(c.Arch + ".attention.sliding_window"); ok && l%2 == 0 {
+				first = max(0, p-int(w)+1)
+			}
+			sinks := get(pre + "attn_sinks.weight")
 			for h := range nh {
 				g := h / (nh / nkv)
 				sc := make([]float64, p+1)
 				mx := math.Inf(-1)
-				for s := 0; s <= p; s++ {
+				if sinks != nil {
+					mx = sinks[h]
+				}
+				for s := first; s <= p; s++ {
 					var d float64
 					for j := range hd {
 						d += q[h*hd+j] * keys[l][s][g*hd+j]
@@ -155,11 +165,14 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 					mx = math.Max(mx, sc[s])
 				}
 				var sum float64
-				for s := range sc {
+				if sinks != nil {
+					sum = math.Exp(sinks[h] - mx)
+				}
+				for s := first; s <= p; s++ {
 					sc[s] = math.Exp(sc[s] - mx)
 					sum += sc[s]
 				}
-				for s := range sc {
+				for s := first; s <= p; s++ {
 					for j := range hd {
 						att[h*hd+j] += sc[s] / sum * vals[l][s][g*hd+j]
 					}
@@ -169,12 +182,24 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 			for i := range x {
 				x[i] += o[i]
 			}
-			xn = rmsnorm(x, get(pre+"ffn_norm.weight"))
+			ffnNorm := get(pre + "ffn_norm.weight")
+			if ffnNorm == nil {
+				ffnNorm = get(pre + "post_attention_norm.weight") // gpt-oss
+			}
+			xn = rmsnorm(x, ffnNorm)
 			if router := get(pre + "ffn_gate_inp.weight"); router != nil {
+				spec := MoESpec{Gating: GateSoftmax, NormWeights: true}
+				if c.Arch == "gpt-oss" {
+					// top k of the raw logits, a softmax over those, the
+					// clamped SwiGLU
+					spec = MoESpec{Gating: GateSoftmaxSelected, Act: Activation{Kind: ActSwiGLUClamped, Alpha: 1.702, Limit: 7}}
+				}
 				d := naiveMoE(naiveExperts{
 					router: router, gate: get(pre + "ffn_gate_exps.weight"), up: get(pre + "ffn_up_exps.weight"),
 					down: get(pre + "ffn_down_exps.weight"), n: c.Experts, k: c.ExpertsUsed, ff: c.ExpertFF,
-					spec: MoESpec{Gating: GateSoftmax, NormWeights: true},
+					routerB: get(pre + "ffn_gate_inp.bias"), gateB: get(pre + "ffn_gate_exps.bias"),
+					upB: get(pre + "ffn_up_exps.bias"), downB: get(pre + "ffn_down_exps.bias"),
+					spec: spec,
 				}, xn)
 				for i := range x {
 					x[i] += d[i]

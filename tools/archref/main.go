@@ -53,6 +53,9 @@ func cases() []Case {
 	add("qwen3moe-odd", "F16", "Q8_0", "Q4_K_M", "Q4_0")
 	add("llama-moe-test", "F16", "Q4_K_M")
 	add("llama-extras-test", "F16", "Q8_0")
+	// gpt-oss: windows of 16 and 5 positions, shorter than the prompt.
+	add("gpt-oss-test", "F16", "Q8_0", "MXFP4_MOE")
+	add("gpt-oss-odd", "F16", "Q8_0", "MXFP4_MOE")
 	return out
 }
 
