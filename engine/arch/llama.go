@@ -66,12 +66,12 @@ type layer struct {
 // attention with RoPE and a SwiGLU feed-forward.
 type transformer struct {
 	resident
-	cfg     Config
-	v       variant
-	att     backend.Attention
+	cfg Config
+	v   variant
+	att backend.Attention
 	// attSWA is the attention of the banded layers (swa[layer]).
-	attSWA backend.Attention
-	swa    []bool
+	attSWA  backend.Attention
+	swa     []bool
 	embd    *weight // [embd, vocab]
 	outNorm *weight // [embd]
 	output  *weight // [embd, vocab]; token_embd when tied

@@ -42,8 +42,8 @@ type Spec struct {
 	// SlidingWindow is gpt-oss's attention.sliding_window: every other
 	// layer (the even ones) sees that many positions.
 	SlidingWindow int
-	Vocab                          int // at least 259 (specials + byte tokens); extra entries are filler pieces
-	Context                        int
+	Vocab         int // at least 259 (specials + byte tokens); extra entries are filler pieces
+	Context       int
 	// Type of the weight matrices; norms stay F32. Rows must be whole
 	// blocks of the type. Ignored when FileType is set.
 	Type quant.Type
