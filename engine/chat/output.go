@@ -267,7 +267,13 @@ func (p *OutputParser) scanHarmony(s string, out []Part) []Part {
 		if p.inHeader {
 			i := strings.Index(s, hMessage)
 			if i < 0 {
-				// A header may also be cut short by a new <|start|>.
+				if p.messages == 0 && !harmonyHeaderStart(p.header+s) {
+					// Not Harmony at all (a model that ignores its
+					// format): the text is the answer, shown as it comes.
+					s = p.header + s
+					p.header, p.inHeader, p.channel, p.messages = "", false, "final", 1
+					continue
+				}
 				p.header += s
 				return out
 			}
@@ -418,4 +424,17 @@ func SplitOutput(f OutputFormat, prompt, text string) (content, reasoning string
 		}
 	}
 	return b.String(), r.String(), calls
+}
+
+// harmonyHeaderStart reports whether h can begin the header of a
+// generation after "<|start|>assistant": a marker, a recipient, or the
+// role again.
+func harmonyHeaderStart(h string) bool {
+	h = strings.TrimLeft(h, " ")
+	for _, w := range []string{"<|", "to=", "assistant"} {
+		if strings.HasPrefix(h, w) || strings.HasPrefix(w, h) {
+			return true
+		}
+	}
+	return false
 }

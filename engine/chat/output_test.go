@@ -38,6 +38,7 @@ func TestOutputParser(t *testing.T) {
 			"<|channel|>commentary<|message|>Let me check.<|end|><|start|>assistant<|channel|>final<|message|>Checked.",
 			"Let me check.\n\nChecked.", "", nil},
 		{"harmony-less text from a Harmony model", OutputHarmony, "", "Just text, 그냥.", "Just text, 그냥.", "", nil},
+		{"harmony-less text with markers later", OutputHarmony, "", "Hello <|end|> there", "Hello ", "", nil},
 		{"think block", OutputThink, "<|im_start|>assistant\n",
 			"<think>\nThe user wants a joke.\n\nKeep it short.\n</think>\n\nWhy did the <b>chicken</b> cross?",
 			"Why did the <b>chicken</b> cross?", "The user wants a joke.\n\nKeep it short.", nil},
@@ -101,5 +102,22 @@ func TestOutputFormatOf(t *testing.T) {
 		if got := OutputFormatOf(tmpl); got != want {
 			t.Errorf("%q: %v, want %v", src, got, want)
 		}
+	}
+}
+
+// TestHarmonyPlainStreams: text that is no Harmony header streams as the
+// answer at once rather than waiting for a header that never ends.
+func TestHarmonyPlainStreams(t *testing.T) {
+	p := NewOutputParser(OutputHarmony, "<|start|>assistant")
+	if got := p.Feed("assist"); got != nil {
+		t.Fatalf("a header's start came out: %+v", got)
+	}
+	p = NewOutputParser(OutputHarmony, "<|start|>assistant")
+	got := p.Feed("Hello")
+	if len(got) != 1 || got[0].Kind != PartContent || got[0].Text != "Hello" {
+		t.Fatalf("plain text held back: %+v", got)
+	}
+	if got := p.Feed(" world"); len(got) != 1 || got[0].Text != " world" {
+		t.Fatalf("next text: %+v", got)
 	}
 }
