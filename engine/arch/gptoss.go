@@ -30,7 +30,7 @@ func init() {
 			return nil, fmt.Errorf("metadata gpt-oss.expert_count: missing or zero (a mixture of experts needs experts)")
 		}
 		return buildTransformer(f, "gpt-oss", variant{rope: backend.RopeNeoX, qkvBias: true, moe: &gptoss,
-			sinks: true, swa: true, ffnNorm: "post_attention_norm.weight"})
+			sinks: true, swa: true, ffnNorm: "post_attention_norm.weight", expertsOnly: true})
 	})
 }
 

@@ -23,6 +23,9 @@ type variant struct {
 	// layers, the feed-forward norm named post_attention_norm.
 	sinks, swa bool
 	ffnNorm    string // "" = ffn_norm.weight
+	// expertsOnly: every layer is a mixture of experts, so the file need
+	// not state a dense feed_forward_length.
+	expertsOnly bool
 }
 
 func init() {
@@ -98,8 +101,8 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	c.Layers = l.uint("block_count", -1)
 	c.Heads = l.uint("attention.head_count", -1)
 	ffReq := -1
-	if v.moe != nil && v.swa {
-		ffReq = 0 // gpt-oss: the experts' width is what counts
+	if v.expertsOnly {
+		ffReq = 0
 	}
 	c.FF = l.uint("feed_forward_length", ffReq)
 	c.Context = l.uint("context_length", 2048)
