@@ -168,3 +168,62 @@ func TestThinkingOff(t *testing.T) {
 		t.Fatalf("settings %+v, %v", s, err)
 	}
 }
+
+// TestHarmonyModelAnswers: a gpt-oss model (its Harmony template) whose
+// output follows no Harmony format — a random model's — still answers,
+// all of it content, generated with control tokens rendered for the
+// parser; and its prompt is Harmony's.
+func TestHarmonyModelAnswers(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "engine", "chat", "testdata", "gpt-oss.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := synth.Build(synth.Tiny("gpt-oss"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.SetKV("tokenizer.chat_template", string(src)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "gpt-oss.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, Options{})
+	f.load(path)
+	set := greedy(12)
+	conv := f.conv(set)
+	got := f.send(conv, "Hello")
+
+	ctx := context.Background()
+	model, err := engine.Load(ctx, path, engine.LoadOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	ids, prompt, err := model.ChatTokens(ctx, []chat.Message{{Role: "user", Content: "Hello"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(prompt, "<|start|>user<|message|>Hello<|end|><|start|>assistant") {
+		t.Fatalf("not a Harmony prompt: %q", prompt)
+	}
+	seq, err := model.NewSequence(engine.SequenceOptions{Context: set.Context})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := seq.Generate(ctx, ids, engine.GenerateOptions{MaxTokens: set.MaxTokens, Sampling: Params(set, uint64(set.Seed)), RenderSpecial: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text == "" {
+		t.Fatal("the model wrote nothing")
+	}
+	if got.text != res.Text || got.reasoning != "" {
+		t.Fatalf("content %q, reasoning %q; want content %q", got.text, got.reasoning, res.Text)
+	}
+	msgs := f.messages(conv)
+	if a := msgs[len(msgs)-1]; a.Content != res.Text || a.Reasoning != "" {
+		t.Fatalf("stored %q / %q", a.Content, a.Reasoning)
+	}
+}
