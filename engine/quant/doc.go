@@ -109,7 +109,7 @@
 //	avx2    AVX2 + FMA (+ F16C): every VecDot type (MXFP4 as IQ4_NL,
 //	        with its codebook and an E8M0 scale table)
 //	avx512  AVX-512 F/BW/VL + VNNI: 512-bit VPDPBUSD kernels for Q4_0,
-//	        Q5_0 and Q8_0, 256-bit VPDPBUSD for Q4_1, Q5_1, IQ4_NL, MXFP4,
+//	        Q5_0 and Q8_0, 256-bit VPDPBUSD for Q4_1, Q5_1, IQ4_NL,
 //	        512-bit F16, BF16 and F32; the K-quants run their avx2 kernels
 //
 // On arm64 (dot_arm64.s, Go side in simd_arm64.go; Apple silicon's CPU
@@ -160,7 +160,7 @@
 //	VecDotTile  several weight rows × several activation rows (prefill)
 //
 // VecDotMulti and VecDotTile decode each weight block once for four
-// activation rows (amd64: Q4_0, Q8_0, Q4_K, Q6_K, F16, and Q5_0 on
+// activation rows (amd64: Q4_0, Q8_0, Q4_K, Q6_K, MXFP4, F16, and Q5_0 on
 // avx512; arm64: Q4_0, Q5_0, Q8_0); on avx512, VecDotRows and VecDotTile
 // also lay each activation row out once per call for Q4_0, Q5_0 and Q8_0
 // — quants in register order, four blocks per register, the scales as

@@ -554,17 +554,14 @@ TEXT ·dotIQ4_NLVNNI(SB), NOSPLIT, $0-28
 // ---- MXFP4 ----------------------------------------------------------
 // As IQ4_NL, with MXFP4's codebook (E2M1 doubled, |k| ≤ 12) and 17-byte
 // blocks whose scale is one E8M0 byte, read through e8m0HalfTable (R12).
+// One kernel for both levels: a VPDPBUSD form measured no faster, and
+// one form keeps the four-row kernel bit-identical to it at both.
 
 DATA kvaluesmx<>+0(SB)/8, $0x0c08060403020100
 DATA kvaluesmx<>+8(SB)/8, $0xf4f8fafcfdfeff00
 DATA kvaluesmx<>+16(SB)/8, $0x0c08060403020100
 DATA kvaluesmx<>+24(SB)/8, $0xf4f8fafcfdfeff00
 GLOBL kvaluesmx<>(SB), RODATA|NOPTR, $32
-DATA kvaluesmx128<>+0(SB)/8, $0x8c88868483828180
-DATA kvaluesmx128<>+8(SB)/8, $0x74787a7c7d7e7f80
-DATA kvaluesmx128<>+16(SB)/8, $0x8c88868483828180
-DATA kvaluesmx128<>+24(SB)/8, $0x74787a7c7d7e7f80
-GLOBL kvaluesmx128<>(SB), RODATA|NOPTR, $32
 
 // MXSCALE sets y to the activation's half at xa times the weight's E8M0
 // half at ea (exact in float32). AX, DX are clobbered.
@@ -591,20 +588,6 @@ GLOBL kvaluesmx128<>(SB), RODATA|NOPTR, $32
 	MXSCALE(wo(SI), xo(DI), Y5, X5); \
 	VFMADD231PS  Y5, Y3, acc
 
-// VNNI: Σ(k+128)·y − 128·Σy with Y11 = kvaluesmx128, Y10 = 0x80s.
-#define MXFP4V(wo, xo, acc, macc) \
-	Q40NIB(wo+1(SI), Y2);            \
-	VPSHUFB      Y2, Y11, Y2;        \
-	VMOVDQU      xo+2(DI), Y4;       \
-	VPXOR        Y3, Y3, Y3;         \
-	VPDPBUSD     Y4, Y2, Y3;         \
-	VPXOR        Y6, Y6, Y6;         \
-	VPDPBUSD     Y4, Y10, Y6;        \
-	VPSUBD       Y6, Y3, Y3;         \
-	VCVTDQ2PS    Y3, Y3;             \
-	MXSCALE(wo(SI), xo(DI), Y5, X5); \
-	VFMADD231PS  Y5, Y3, acc
-
 // func dotMXFP4AVX2(w, x *byte, nb int) float32
 TEXT ·dotMXFP4AVX2(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
@@ -618,18 +601,42 @@ TEXT ·dotMXFP4AVX2(SB), NOSPLIT, $0-28
 	MOVSS X0, ret+24(FP)
 	RET
 
-// func dotMXFP4VNNI(w, x *byte, nb int) float32
-TEXT ·dotMXFP4VNNI(SB), NOSPLIT, $0-28
+// MXFP4X4A adds weight block wo to the four activation rows' accumulators
+// as Q80X4A does, the block's 32 codebook values sign-extended to int16
+// in Y8 (elements 0-15) and Y12 (16-31) and its E8M0 half in X9; Y13 =
+// shr4hi, Y14 = kvaluesmx, Y15 = 0x0f bytes. Lane for lane it sums as
+// MXFP4A does, so the four results are bit-identical to dotMXFP4AVX2's.
+#define MXFP4X4A(wo, xo, a0, a1, a2, a3) \
+	VBROADCASTI128 wo+1(SI), Y8;   \
+	VPSRLVQ        Y13, Y8, Y8;    \
+	VPAND          Y15, Y8, Y8;    \
+	VPSHUFB        Y8, Y14, Y8;    \
+	VEXTRACTI128   $1, Y8, X12;    \
+	VPMOVSXBW      X12, Y12;       \
+	VPMOVSXBW      X8, Y8;         \
+	MOVBLZX        wo(SI), AX;     \
+	VMOVSS         (R12)(AX*4), X9; \
+	Q80X4ACTA(xo+2(DI), xo+18(DI), xo(DI), a0);                         \
+	Q80X4ACTA(xo+2(DI)(R8*1), xo+18(DI)(R8*1), xo(DI)(R8*1), a1);       \
+	Q80X4ACTA(xo+2(DI)(R8*2), xo+18(DI)(R8*2), xo(DI)(R8*2), a2);       \
+	Q80X4ACTA(xo+2(DI)(R9*1), xo+18(DI)(R9*1), xo(DI)(R9*1), a3)
+
+// func dotMXFP4x4AVX2(w, x *byte, stride, nb int, out *float32)
+TEXT ·dotMXFP4x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), DI
-	MOVQ nb+16(FP), CX
-	Q40SETUP
+	MOVQ stride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	LEAQ (R8)(R8*2), R9
+	MOVQ ·fp16Table(SB), BX
 	MOVQ ·e8m0HalfTable(SB), R12
-	VMOVDQU kvaluesmx128<>(SB), Y11
-	BCAST32(0x80808080, X10, Y10)
-	ONEROW(MXFP4V, 17, 34, mxfp4v_loop, mxfp4v_tail, mxfp4v_done)
+	VMOVDQU shr4hi<>(SB), Y13
+	VMOVDQU kvaluesmx<>(SB), Y14
+	BCAST32(0x0f0f0f0f, X15, Y15)
+	FOURROWS(MXFP4X4A, 17, 34, mxfp4x4a_loop, mxfp4x4a_tail, mxfp4x4a_done)
+	MOVQ out+32(FP), AX
+	STORE4
 	VZEROUPPER
-	MOVSS X0, ret+24(FP)
 	RET
 
 // ---- float types ----------------------------------------------------
