@@ -86,7 +86,9 @@ func rawAnswer(t *testing.T, path string, set Settings, msgs []chat.Message) (pr
 func TestReasoningApart(t *testing.T) {
 	path := thinkPath(t)
 	f := newFixture(t, Options{})
-	f.load(path)
+	if info := f.load(path); info.Thinks != "think" || !info.ThinkingSwitch {
+		t.Errorf("model info: thinks %q, switch %v", info.Thinks, info.ThinkingSwitch)
+	}
 	set := greedy(12)
 	conv := f.conv(set)
 
@@ -190,7 +192,9 @@ func TestHarmonyModelAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, Options{})
-	f.load(path)
+	if info := f.load(path); info.Thinks != "harmony" || info.ThinkingSwitch {
+		t.Errorf("model info: thinks %q, switch %v", info.Thinks, info.ThinkingSwitch)
+	}
 	set := greedy(12)
 	conv := f.conv(set)
 	got := f.send(conv, "Hello")
