@@ -20,8 +20,8 @@ type ModelInfo struct {
 	// switch for it is worth showing.
 	Thinks         string
 	ThinkingSwitch bool
-	FileBytes     int64
-	WeightBytes   int64
+	FileBytes      int64
+	WeightBytes    int64
 	// Backend says what runs where ("CPU avx2 (8 threads)", or each
 	// device with its share of the model); Threads are the CPU's.
 	Backend string
