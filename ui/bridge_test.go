@@ -176,8 +176,9 @@ func TestBridgeKeepsReasoningApart(t *testing.T) {
 	b := &bridge{}
 	b.merge(session.Token{Msg: 7, Offset: 0, Text: "think ", Reasoning: true})
 	b.merge(session.Token{Msg: 7, Offset: 6, Text: "more", Reasoning: true})
-	b.merge(session.Token{Msg: 7, Offset: 0, Text: "Answer"})
-	b.merge(session.Token{Msg: 7, Offset: 6, Text: " here"})
+	// Content whose offset happens to continue the reasoning's.
+	b.merge(session.Token{Msg: 7, Offset: 10, Text: "Answer"})
+	b.merge(session.Token{Msg: 7, Offset: 16, Text: " here"})
 	if len(b.pending) != 2 {
 		t.Fatalf("%d pending tokens, want the two streams: %+v", len(b.pending), b.pending)
 	}
