@@ -36,6 +36,11 @@ func offloadFiles(t *testing.T) map[string]string {
 		}
 		files["synth-"+arch] = synthFile(t, arch+".gguf", s)
 	}
+	// gpt-oss: MXFP4 experts, attention sinks and banded layers on the
+	// device too.
+	oss := synth.Tiny("gpt-oss")
+	oss.FileType = "MXFP4_MOE"
+	files["synth-gpt-oss"] = synthFile(t, "gpt-oss.gguf", oss)
 	return files
 }
 
