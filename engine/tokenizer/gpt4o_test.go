@@ -9,7 +9,7 @@ import (
 
 // TestGPTOSSVectors compares gpt-oss's tokenizer (the gpt-4o/o200k
 // pre-tokenizer) with llama.cpp's on texts in English, Korean, code,
-// emoji, digits and whitespace runs, and on Harmony's special tokens.
+// emoji, digits, whitespace runs and 60 generated mixes of case runs, marks and separators, and on Harmony's special tokens.
 // The reference is testdata/gpt-oss.tokens.json, recorded by
 // tools/llamacpp-bench/tokenize.mjs from llama.cpp v0.5.0.
 func TestGPTOSSVectors(t *testing.T) {

@@ -47,6 +47,26 @@ const texts = [
     "",
 ];
 
+// And 60 mixes drawn with a fixed generator from pieces the expression
+// treats differently: case runs, accented capitals, Hangul, marks,
+// digits, apostrophes, slashes, line breaks and other whitespace.
+{
+    const pieces = ["a", "Z", "Hello", "WORLD", "camelCase", "ÉCOLE", "école", "한글", "漢字", "😀", "e\u0301",
+        "'s", "'LL", "'re", "'", "0", "12", "3456", " ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u3000", "/", "//",
+        ";", "...", "<|", "|>", "-", "_x", "İ", "ǅ", "ß", "Ω", "ǈ"];
+    let state = 20261202;
+    const next = (n) => {
+        state = (state * 1103515245 + 12345) % 2147483648;
+        return state % n;
+    };
+    for (let i = 0; i < 60; i++) {
+        let t = "";
+        const k = 1 + next(12);
+        for (let j = 0; j < k; j++) t += pieces[next(pieces.length)];
+        texts.push(t);
+    }
+}
+
 // Texts tokenized with special tokens parsed (the Harmony markers).
 const special = [
     "<|start|>user<|message|>안녕?<|end|><|start|>assistant",
