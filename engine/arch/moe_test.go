@@ -192,9 +192,11 @@ func TestMoEMatchesNaive(t *testing.T) {
 		{name: "shared-gated", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 64, n: 8, k: 2, ff: 32, typ: quant.F32,
 			shared: true, sharedGate: true, tol: 1e-4},
 		{name: "shared-ungated", spec: MoESpec{Gating: GateSoftmax}, embd: 64, n: 8, k: 2, ff: 32, typ: quant.F32, shared: true, tol: 1e-4},
-		// quantized experts: Q8_0 slices that start off any alignment (an
-		// expert is 96×34 bytes), Q4_K ones; activations are rounded to
-		// 8 bits, as llama.cpp does
+		// F16 experts of odd sizes: slices start at any byte offset (an
+		// expert's gate is 21×38×2 bytes)
+		{name: "f16-odd", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 38, n: 5, k: 2, ff: 21, typ: quant.F16, biases: true, tol: 2e-3},
+		// quantized experts, Q8_0 and Q4_K; activations are rounded to 8
+		// bits, as llama.cpp does
 		{name: "q8_0", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 96, n: 7, k: 3, ff: 32, typ: quant.Q8_0, tol: 3e-2},
 		{name: "q4_k", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 256, n: 5, k: 2, ff: 256, typ: quant.Q4_K, tol: 3e-2},
 	}
