@@ -95,9 +95,9 @@ type moe struct {
 	shInp                *weight // ffn_gate_inp_shexp.weight [embd]
 	shFF                 int
 
-	// per-expert slices of the 3-D weights on the device they were made
-	// on, made at the first pass after a placement
-	on     backend.Device
+	// per-expert slices of the 3-D weights, made at the first pass after
+	// a placement; of is the resident down weight they were made with
+	of     backend.Weight
 	slices [numExpertTensors][]backend.Weight
 }
 
@@ -211,9 +211,9 @@ func (l *loader) expertRows(name string, cols, n int) *weight {
 }
 
 // placeSlices makes the per-expert slices of the layer's 3-D weights on
-// dev, where Place put them.
+// dev, where Place put them, unless the ones made last still view them.
 func (m *moe) placeSlices(dev backend.Device) error {
-	if m.on == dev {
+	if m.of != nil && m.of == m.down.on {
 		return nil
 	}
 	for i, w := range [numExpertTensors]*weight{m.gate, m.up, m.down, m.gateUp, m.gateB, m.upB, m.downB, m.gateUpB} {
@@ -230,7 +230,7 @@ func (m *moe) placeSlices(dev backend.Device) error {
 		}
 		m.slices[i] = s
 	}
-	m.on = dev
+	m.of = m.down.on
 	return nil
 }
 
