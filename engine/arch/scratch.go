@@ -15,6 +15,7 @@ type Scratch struct {
 	moe  moeHost   // a mixture-of-experts layer's routing, on the host
 	mdst []backend.Buf
 	mw   []backend.Weight
+	mx   []backend.Buf
 }
 
 // Buffers a pass uses on each device, by role.
