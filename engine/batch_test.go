@@ -20,7 +20,9 @@ func batchSpecs() map[string]synth.Spec {
 	k4 := synth.Tiny("llama")
 	k4.Embd, k4.FF, k4.Heads, k4.KVHeads = 256, 512, 8, 2
 	k4.FileType = "Q4_K_M"
-	return map[string]synth.Spec{"qwen2-Q8_0": q8, "llama-Q4_K_M": k4}
+	moe := synth.Tiny("qwen3moe")
+	moe.Type = quant.Q8_0
+	return map[string]synth.Spec{"qwen2-Q8_0": q8, "llama-Q4_K_M": k4, "qwen3moe-Q8_0": moe}
 }
 
 func sameFloats(t *testing.T, what string, got, want []float32) {
