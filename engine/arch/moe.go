@@ -94,6 +94,8 @@ type moe struct {
 	shGate, shUp, shDown *weight
 	shInp                *weight // ffn_gate_inp_shexp.weight [embd]
 	shFF                 int
+	// the shared expert's per-tensor scales (0: none): gate, up, down
+	shS [3]float32
 
 	// per-expert slices of the 3-D weights, made at the first pass after
 	// a placement; of is the resident down weight they were made with
@@ -166,6 +168,11 @@ func readMoE(l *loader, p string, c *Config, spec MoESpec) *moe {
 		m.shUp = l.matrix(p+"ffn_up_shexp.weight", false, embd, m.shFF)
 		m.shDown = l.matrix(p+"ffn_down_shexp.weight", false, m.shFF, embd)
 		m.shInp = l.matrix(p+"ffn_gate_inp_shexp.weight", true, embd, 1)
+		for i, n := range []string{"ffn_gate_shexp", "ffn_up_shexp", "ffn_down_shexp"} {
+			if v := l.hostVector(p+n+".scale", true, 1); v != nil {
+				m.shS[i] = v[0]
+			}
+		}
 	}
 	return m
 }
@@ -314,9 +321,12 @@ func (m *moe) forward(s *Scratch, dev backend.Device, ds *devScratch, xn, x back
 		s.mdst = append(s.mdst[:0], g, u)
 		s.mw = append(s.mw[:0], m.shGate.on, m.shUp.on)
 		dev.MatMulMulti(s.mdst, s.mw, xn, n)
+		postFFN(dev, u, m.shS[1], nil)
+		postFFN(dev, g, m.shS[0], nil)
 		dev.SwiGLU(a, g, u)
 		y := out.Slice(0, n*embd)
 		dev.MatMul(y, m.shDown.on, a, n)
+		postFFN(dev, y, m.shS[2], nil)
 		var gates []float32
 		if m.shInp != nil {
 			gates = h.shw[:n]

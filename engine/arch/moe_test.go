@@ -126,6 +126,12 @@ func (tc moeCase) build(t *testing.T, r *rand.Rand) (*moe, naiveExperts) {
 		if tc.sharedGate {
 			m.shInp, ne.shInp = tensor("sh_inp", quant.F32, values(D, 0.3), D, 1)
 		}
+		if tc.scales {
+			for i := range m.shS {
+				m.shS[i] = 0.5 + float32(i)
+				ne.shS[i] = float64(m.shS[i])
+			}
+		}
 	}
 	return m, ne
 }
@@ -188,7 +194,8 @@ func TestMoEMatchesNaive(t *testing.T) {
 			typ: quant.F32, selBias: true, tol: 1e-4},
 		{name: "fused-biases", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 64, n: 5, k: 2, ff: 24, typ: quant.F32,
 			fused: true, biases: true, tol: 1e-4},
-		{name: "scales", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 32, n: 4, k: 2, ff: 16, typ: quant.F32, scales: true, tol: 1e-4},
+		{name: "scales", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 32, n: 4, k: 2, ff: 16, typ: quant.F32, scales: true,
+			shared: true, sharedGate: true, tol: 1e-4},
 		{name: "shared-gated", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 64, n: 8, k: 2, ff: 32, typ: quant.F32,
 			shared: true, sharedGate: true, tol: 1e-4},
 		{name: "shared-ungated", spec: MoESpec{Gating: GateSoftmax}, embd: 64, n: 8, k: 2, ff: 32, typ: quant.F32, shared: true, tol: 1e-4},
