@@ -94,10 +94,12 @@ type moe struct {
 	shGate, shUp, shDown *weight
 	shInp                *weight // ffn_gate_inp_shexp.weight [embd]
 	shFF                 int
+	// the shared expert's per-tensor scales (0: none): gate, up, down
+	shS [3]float32
 
-	// per-expert slices of the 3-D weights on the device they were made
-	// on, made at the first pass after a placement
-	on     backend.Device
+	// per-expert slices of the 3-D weights, made at the first pass after
+	// a placement; of is the resident down weight they were made with
+	of     backend.Weight
 	slices [numExpertTensors][]backend.Weight
 }
 
@@ -166,6 +168,11 @@ func readMoE(l *loader, p string, c *Config, spec MoESpec) *moe {
 		m.shUp = l.matrix(p+"ffn_up_shexp.weight", false, embd, m.shFF)
 		m.shDown = l.matrix(p+"ffn_down_shexp.weight", false, m.shFF, embd)
 		m.shInp = l.matrix(p+"ffn_gate_inp_shexp.weight", true, embd, 1)
+		for i, n := range []string{"ffn_gate_shexp", "ffn_up_shexp", "ffn_down_shexp"} {
+			if v := l.hostVector(p+n+".scale", true, 1); v != nil {
+				m.shS[i] = v[0]
+			}
+		}
 	}
 	return m
 }
@@ -211,9 +218,9 @@ func (l *loader) expertRows(name string, cols, n int) *weight {
 }
 
 // placeSlices makes the per-expert slices of the layer's 3-D weights on
-// dev, where Place put them.
+// dev, where Place put them, unless the ones made last still view them.
 func (m *moe) placeSlices(dev backend.Device) error {
-	if m.on == dev {
+	if m.of != nil && m.of == m.down.on {
 		return nil
 	}
 	for i, w := range [numExpertTensors]*weight{m.gate, m.up, m.down, m.gateUp, m.gateB, m.upB, m.downB, m.gateUpB} {
@@ -230,25 +237,26 @@ func (m *moe) placeSlices(dev backend.Device) error {
 		}
 		m.slices[i] = s
 	}
-	m.on = dev
+	m.of = m.down.on
 	return nil
 }
 
 // moeHost is the routing of one pass's tokens, on the host.
 type moeHost struct {
-	logits []float32 // n×experts, then n shared-expert gate logits
-	probs  []float32 // one token's
-	sel    []int32   // n×used: chosen experts, best first
-	w      []float32 // n×used: their weights
-	count  []int     // tokens per expert
-	start  []int     // where each expert's tokens start in rows
-	rows   []int32   // tokens grouped by expert, in token order
-	rw     []float32 // their weights
-	ident  []int32   // 0 … n-1
-	shw    []float32 // shared expert's gates
-	zero   []float32
-	fill   []int
-	taken  []bool
+	logits  []float32 // n×experts, then n shared-expert gate logits
+	probs   []float32 // one token's
+	sel     []int32   // n×used: chosen experts, best first
+	w       []float32 // n×used: their weights
+	count   []int     // tokens per expert
+	start   []int     // where each expert's tokens start in rows
+	rows    []int32   // tokens grouped by expert, in token order
+	rw      []float32 // their weights
+	ident   []int32   // 0 … n-1
+	shw     []float32 // shared expert's gates
+	zero    []float32
+	fill    []int
+	taken   []bool
+	experts []int // a decode step's, by index
 }
 
 // forward adds the experts' output for the n normalised rows xn to the
@@ -282,13 +290,15 @@ func (m *moe) forward(s *Scratch, dev backend.Device, ds *devScratch, xn, x back
 
 	// Every buffer at its largest first: one grown between experts would
 	// be freed under the queued products of the ones before.
-	wide, fused := n*max(ff, m.shFF), 0
+	// (A decode step holds all its experts' rows at once.)
+	rows := max(n, m.used)
+	wide, fused := max(n*m.shFF, rows*ff), 0
 	if m.gateUp != nil {
-		fused = n * 2 * ff
+		fused = rows * 2 * ff
 	}
 	var b [7]backend.Buf
 	for i, r := range [...]struct{ role, n int }{
-		{bufMoEIn, n * embd}, {bufMoEOut, n * embd}, {bufMoESum, n * embd},
+		{bufMoEIn, n * embd}, {bufMoEOut, rows * embd}, {bufMoESum, n * embd},
 		{bufGate, wide}, {bufUp, wide}, {bufFFN, wide}, {bufGateUp, fused},
 	} {
 		if b[i], err = ds.get(r.role, r.n); err != nil {
@@ -300,8 +310,40 @@ func (m *moe) forward(s *Scratch, dev backend.Device, ds *devScratch, xn, x back
 	clear(h.zero)
 	dev.Write(sum, h.zero)
 
+	if n == 1 {
+		m.decode(s, dev, xn, sum, out, gbuf, ubuf, act, gubuf)
+	} else {
+		m.grouped(s, dev, n, xn, in, sum, out, gbuf, ubuf, act, gubuf)
+	}
+
+	if m.shUp != nil {
+		g, u, a := gbuf.Slice(0, n*m.shFF), ubuf.Slice(0, n*m.shFF), act.Slice(0, n*m.shFF)
+		s.mdst = append(s.mdst[:0], g, u)
+		s.mw = append(s.mw[:0], m.shGate.on, m.shUp.on)
+		dev.MatMulMulti(s.mdst, s.mw, xn, n)
+		postFFN(dev, u, m.shS[1], nil)
+		postFFN(dev, g, m.shS[0], nil)
+		dev.SwiGLU(a, g, u)
+		y := out.Slice(0, n*embd)
+		dev.MatMul(y, m.shDown.on, a, n)
+		postFFN(dev, y, m.shS[2], nil)
+		var gates []float32
+		if m.shInp != nil {
+			gates = h.shw[:n]
+		}
+		dev.ScatterAddRows(sum, y, embd, h.ident[:n], gates)
+	}
+	dev.Add(x, sum)
+	return nil
+}
+
+// grouped is forward's expert loop for a batch: each chosen expert runs
+// once over the rows routed to it.
+func (m *moe) grouped(s *Scratch, dev backend.Device, n int, xn, in, sum, out, gbuf, ubuf, act, gubuf backend.Buf) {
+	h := &s.moe
+	ff, embd := m.ff, m.embd
 	sl := &m.slices
-	for e := range E {
+	for e := range m.experts {
 		c := h.count[e]
 		if c == 0 {
 			continue
@@ -351,22 +393,80 @@ func (m *moe) forward(s *Scratch, dev backend.Device, ds *devScratch, xn, x back
 		dev.ScatterAddRows(sum, y, embd, rows, h.rw[h.start[e]:h.start[e]+c])
 	}
 
-	if m.shUp != nil {
-		g, u, a := gbuf.Slice(0, n*m.shFF), ubuf.Slice(0, n*m.shFF), act.Slice(0, n*m.shFF)
-		s.mdst = append(s.mdst[:0], g, u)
-		s.mw = append(s.mw[:0], m.shGate.on, m.shUp.on)
-		dev.MatMulMulti(s.mdst, s.mw, xn, n)
-		dev.SwiGLU(a, g, u)
-		y := out.Slice(0, n*embd)
-		dev.MatMul(y, m.shDown.on, a, n)
-		var gates []float32
-		if m.shInp != nil {
-			gates = h.shw[:n]
+}
+
+// decode is forward's expert loop for one token: its experts' gate and
+// up products in one call, their down products in another, so a step
+// runs three parallel loops per layer instead of two per expert. The
+// experts go in index order, as in the loop, so a token's sum is the
+// same bits however it is batched.
+func (m *moe) decode(s *Scratch, dev backend.Device, xn, sum, out, gbuf, ubuf, act, gubuf backend.Buf) {
+	h := &s.moe
+	k, ff, embd := m.used, m.ff, m.embd
+	sl := &m.slices
+	// h.rows[:k] are all row 0, h.rw[:k] the weights, by expert index
+	experts := h.experts[:0]
+	for e := range m.experts {
+		if h.count[e] > 0 {
+			experts = append(experts, e)
 		}
-		dev.ScatterAddRows(sum, y, embd, h.ident[:n], gates)
 	}
-	dev.Add(x, sum)
-	return nil
+	h.experts = experts
+	g, u, a := gbuf.Slice(0, k*ff), ubuf.Slice(0, k*ff), act.Slice(0, k*ff)
+	s.mdst, s.mw = s.mdst[:0], s.mw[:0]
+	if m.gateUp != nil {
+		for j, e := range experts {
+			s.mdst = append(s.mdst, gubuf.Slice(j*2*ff, (j+1)*2*ff))
+			s.mw = append(s.mw, sl[exGateUp][e])
+		}
+		dev.MatMulMulti(s.mdst, s.mw, xn, 1)
+		if sl[exGateUpB] != nil {
+			for j, e := range experts {
+				dev.AddBias(s.mdst[j], sl[exGateUpB][e])
+			}
+		}
+		gu := gubuf.Slice(0, k*2*ff)
+		dev.CopyRows(g, ff, gu, 2*ff, k, ff)
+		dev.CopyRows(u, ff, gu.Slice(ff, gu.Len()), 2*ff, k, ff)
+	} else {
+		for j, e := range experts {
+			s.mdst = append(s.mdst, g.Slice(j*ff, (j+1)*ff), u.Slice(j*ff, (j+1)*ff))
+			s.mw = append(s.mw, sl[exGate][e], sl[exUp][e])
+		}
+		dev.MatMulMulti(s.mdst, s.mw, xn, 1)
+		for j, e := range experts {
+			gj, uj := s.mdst[2*j], s.mdst[2*j+1]
+			if m.upS != nil {
+				dev.Scale(uj, m.upS[e])
+			}
+			if sl[exUpB] != nil {
+				dev.AddBias(uj, sl[exUpB][e])
+			}
+			if m.gateS != nil {
+				dev.Scale(gj, m.gateS[e])
+			}
+			if sl[exGateB] != nil {
+				dev.AddBias(gj, sl[exGateB][e])
+			}
+		}
+	}
+	m.spec.Act.apply(dev, a, g, u)
+	s.mdst, s.mw, s.mx = s.mdst[:0], s.mw[:0], s.mx[:0]
+	for j, e := range experts {
+		s.mdst = append(s.mdst, out.Slice(j*embd, (j+1)*embd))
+		s.mw = append(s.mw, sl[exDown][e])
+		s.mx = append(s.mx, a.Slice(j*ff, (j+1)*ff))
+	}
+	dev.MatMulEach(s.mdst, s.mw, s.mx, 1)
+	for j, e := range experts {
+		if m.downS != nil {
+			dev.Scale(s.mdst[j], m.downS[e])
+		}
+		if sl[exDownB] != nil {
+			dev.AddBias(s.mdst[j], sl[exDownB][e])
+		}
+	}
+	dev.ScatterAddRows(sum, out.Slice(0, k*embd), embd, h.rows[:k], h.rw[:k])
 }
 
 // route chooses each token's experts and their weights from the router

@@ -10,14 +10,15 @@ import (
 type naiveExperts struct {
 	spec               MoESpec
 	n, k, ff           int
-	router, routerB    []float64 // [n×embd], [n]
-	selB               []float64 // [n]
-	gate, up, down     []float64 // [n×ff×embd], [n×ff×embd], [n×embd×ff]
-	gateUp             []float64 // [n×2ff×embd]
-	gateB, upB, downB  []float64 // [n×ff], [n×ff], [n×embd]
-	gateS, upS, downS  []float64 // [n]
-	shGate, shUp, shDn []float64 // shared expert
-	shInp              []float64 // [embd]
+	router, routerB    []float64  // [n×embd], [n]
+	selB               []float64  // [n]
+	gate, up, down     []float64  // [n×ff×embd], [n×ff×embd], [n×embd×ff]
+	gateUp             []float64  // [n×2ff×embd]
+	gateB, upB, downB  []float64  // [n×ff], [n×ff], [n×embd]
+	gateS, upS, downS  []float64  // [n]
+	shGate, shUp, shDn []float64  // shared expert
+	shInp              []float64  // [embd]
+	shS                [3]float64 // shared gate, up, down scales (0: none)
 	shFF               int
 }
 
@@ -139,8 +140,14 @@ func naiveMoE(m naiveExperts, x []float64) []float64 {
 			gw = 1 / (1 + math.Exp(-dot(m.shInp, 0)))
 		}
 		h := make([]float64, m.shFF)
+		sc := func(i int) float64 {
+			if m.shS[i] == 0 {
+				return 1
+			}
+			return m.shS[i]
+		}
 		for r := range h {
-			g, u := dot(m.shGate, r*embd), dot(m.shUp, r*embd)
+			g, u := dot(m.shGate, r*embd)*sc(0), dot(m.shUp, r*embd)*sc(1)
 			h[r] = g / (1 + math.Exp(-g)) * u
 		}
 		for i := range embd {
@@ -148,7 +155,7 @@ func naiveMoE(m naiveExperts, x []float64) []float64 {
 			for r := range h {
 				y += m.shDn[i*m.shFF+r] * h[r]
 			}
-			out[i] += gw * y
+			out[i] += gw * y * sc(2)
 		}
 	}
 	return out

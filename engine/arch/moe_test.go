@@ -126,6 +126,12 @@ func (tc moeCase) build(t *testing.T, r *rand.Rand) (*moe, naiveExperts) {
 		if tc.sharedGate {
 			m.shInp, ne.shInp = tensor("sh_inp", quant.F32, values(D, 0.3), D, 1)
 		}
+		if tc.scales {
+			for i := range m.shS {
+				m.shS[i] = 0.5 + float32(i)
+				ne.shS[i] = float64(m.shS[i])
+			}
+		}
 	}
 	return m, ne
 }
@@ -188,13 +194,16 @@ func TestMoEMatchesNaive(t *testing.T) {
 			typ: quant.F32, selBias: true, tol: 1e-4},
 		{name: "fused-biases", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 64, n: 5, k: 2, ff: 24, typ: quant.F32,
 			fused: true, biases: true, tol: 1e-4},
-		{name: "scales", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 32, n: 4, k: 2, ff: 16, typ: quant.F32, scales: true, tol: 1e-4},
+		{name: "scales", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 32, n: 4, k: 2, ff: 16, typ: quant.F32, scales: true,
+			shared: true, sharedGate: true, tol: 1e-4},
 		{name: "shared-gated", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 64, n: 8, k: 2, ff: 32, typ: quant.F32,
 			shared: true, sharedGate: true, tol: 1e-4},
 		{name: "shared-ungated", spec: MoESpec{Gating: GateSoftmax}, embd: 64, n: 8, k: 2, ff: 32, typ: quant.F32, shared: true, tol: 1e-4},
-		// quantized experts: Q8_0 slices that start off any alignment (an
-		// expert is 96×34 bytes), Q4_K ones; activations are rounded to
-		// 8 bits, as llama.cpp does
+		// F16 experts of odd sizes: slices start at any byte offset (an
+		// expert's gate is 21×38×2 bytes)
+		{name: "f16-odd", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 38, n: 5, k: 2, ff: 21, typ: quant.F16, biases: true, tol: 2e-3},
+		// quantized experts, Q8_0 and Q4_K; activations are rounded to 8
+		// bits, as llama.cpp does
 		{name: "q8_0", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 96, n: 7, k: 3, ff: 32, typ: quant.Q8_0, tol: 3e-2},
 		{name: "q4_k", spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 256, n: 5, k: 2, ff: 256, typ: quant.Q4_K, tol: 3e-2},
 	}

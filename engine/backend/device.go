@@ -100,6 +100,11 @@ type Device interface {
 	// one-row weight is). Callers keep the slices they use: making one
 	// may cost (a bias row is widened).
 	WeightSlice(w Weight, i int) (Weight, error)
+	// MatMulEach computes dst[j] = w[j] · x[j] for weights of one input
+	// width, each with its own n-row input (a decode step's experts'
+	// down products). Each dst[j] equals what MatMul would write; a
+	// device may run it as a loop.
+	MatMulEach(dst []Buf, w []Weight, x []Buf, n int)
 	// GatherRows copies row rows[j] of src to row j of dst (rows of cols
 	// values).
 	GatherRows(dst, src Buf, cols int, rows []int32)

@@ -81,6 +81,19 @@ func SwiGLUClamped(dst, gate, up []float32, alpha, limit float32) {
 	}
 }
 
+// MatMulEach implements backend.Device.
+func (d *Device) MatMulEach(dst []backend.Buf, w []backend.Weight, x []backend.Buf, n int) {
+	d.mdst, d.mw, d.mx = d.mdst[:0], d.mw[:0], d.mx[:0]
+	for i := range dst {
+		d.mdst = append(d.mdst, host(dst[i]))
+		d.mw = append(d.mw, weight(w[i]).t)
+		d.mx = append(d.mx, host(x[i]))
+	}
+	d.b.MatMulEach(d.mdst, d.mw, d.mx, n)
+	clear(d.mdst)
+	clear(d.mx)
+}
+
 // GatherRows implements backend.Device.
 func (d *Device) GatherRows(dst, src backend.Buf, cols int, rows []int32) {
 	GatherRows(host(dst), host(src), cols, rows)

@@ -26,6 +26,17 @@ func (d *Device) WeightSlice(w backend.Weight, i int) (backend.Weight, error) {
 	return &weight{dev: d, w: sub}, nil
 }
 
+// MatMulEach implements backend.Device.
+func (d *Device) MatMulEach(dst []backend.Buf, w []backend.Weight, x []backend.Buf, n int) {
+	hd := make([][]float32, len(dst))
+	ts := make([]*backend.Tensor, len(w))
+	hx := make([][]float32, len(x))
+	for i := range dst {
+		hd[i], ts[i], hx[i] = d.host(dst[i]), d.weight(w[i]).Tensor(), d.host(x[i])
+	}
+	d.enqueue(func() { d.k.MatMulEach(hd, ts, hx, n) })
+}
+
 // GatherRows implements backend.Device.
 func (d *Device) GatherRows(dst, src backend.Buf, cols int, rows []int32) {
 	hd, hs, r := d.host(dst), d.host(src), slices.Clone(rows)
