@@ -308,6 +308,13 @@ func (c *chatter) turn(text string, w io.Writer) (result, error) {
 				r.answer = e.Message.ID
 			}
 		case session.Token:
+			if e.Reasoning {
+				// Thinking goes to stderr, apart from the answer.
+				if e.Conv == conv {
+					io.WriteString(c.stderr, e.Text)
+				}
+				continue
+			}
 			if w != nil && e.Conv == conv {
 				if _, err := io.WriteString(w, e.Text); err != nil {
 					c.m.Stop(conv)

@@ -156,6 +156,9 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "name:          %s\n", in.Name)
 	fmt.Fprintf(stdout, "architecture:  %s (%d layers, width %d, %d heads / %d KV heads)\n", in.Architecture, in.Layers, in.Embedding, in.Heads, in.KVHeads)
 	fmt.Fprintf(stdout, "parameters:    %s\n", humanCount(in.Parameters))
+	if in.Experts > 0 {
+		fmt.Fprintf(stdout, "experts:       %d per layer, %d per token\n", in.Experts, in.ExpertsUsed)
+	}
 	fmt.Fprintf(stdout, "weights:       %s (%s)\n", in.FileType, in.QuantMixString())
 	fmt.Fprintf(stdout, "context:       %d tokens (trained)\n", in.ContextLength)
 	fmt.Fprintf(stdout, "vocabulary:    %d tokens\n", in.VocabSize)

@@ -24,7 +24,13 @@ func batchSpecs() map[string]synth.Spec {
 	// splits over threads, and a window the prompts cross.
 	g3, _ := synth.Preset("gemma3-odd", "F16", 1)
 	g3.FF = 6144
-	return map[string]synth.Spec{"qwen2-Q8_0": q8, "llama-Q4_K_M": k4, "gemma3-F16": g3}
+	moe := synth.Tiny("qwen3moe")
+	moe.Type = quant.Q8_0
+	// gpt-oss: MXFP4 experts, sinks, a window shorter than the prompts
+	oss := synth.Tiny("gpt-oss")
+	oss.FileType = "MXFP4_MOE"
+	return map[string]synth.Spec{"qwen2-Q8_0": q8, "llama-Q4_K_M": k4, "gemma3-F16": g3,
+		"qwen3moe-Q8_0": moe, "gpt-oss-MXFP4_MOE": oss}
 }
 
 func sameFloats(t *testing.T, what string, got, want []float32) {
@@ -264,11 +270,15 @@ func TestDecodeAllocations(t *testing.T) {
 }
 
 // TestStepBytes: a step reads every weight but the embedding table,
-// unless the output shares it.
+// unless the output shares it, and of a mixture of experts only its
+// experts' share of the expert tensors.
 func TestStepBytes(t *testing.T) {
-	for _, tied := range []bool{false, true} {
-		s := synth.Tiny("llama")
-		s.Tied = tied
+	for _, tc := range []struct {
+		arch string
+		tied bool
+	}{{"llama", false}, {"llama", true}, {"qwen3moe", false}} {
+		s := synth.Tiny(tc.arch)
+		s.Tied = tc.tied
 		m := synthModel(t, s)
 		ts, err := s.Tensors()
 		if err != nil {
@@ -276,12 +286,16 @@ func TestStepBytes(t *testing.T) {
 		}
 		var want int64
 		for _, x := range ts {
-			if x.Name != "token_embd.weight" || tied {
+			switch {
+			case x.Name == "token_embd.weight" && !tc.tied:
+			case len(x.Shape) == 3: // experts: [cols, rows, experts]
+				want += x.Bytes() / int64(s.Experts) * int64(s.ExpertsUsed)
+			default:
 				want += x.Bytes()
 			}
 		}
 		if got := m.StepBytes(); got != want {
-			t.Errorf("tied %v: StepBytes %d, want %d", tied, got, want)
+			t.Errorf("%s tied %v: StepBytes %d, want %d", tc.arch, tc.tied, got, want)
 		}
 	}
 }

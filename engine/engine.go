@@ -113,10 +113,13 @@ type Info struct {
 	Embedding     int
 	Heads         int
 	KVHeads       int
-	VocabSize     int
-	HasTemplate   bool // the file carries tokenizer.chat_template
-	FileBytes     int64
-	WeightBytes   int64
+	// Experts per layer of a mixture of experts (0 for a dense model),
+	// and how many each token runs through.
+	Experts, ExpertsUsed int
+	VocabSize            int
+	HasTemplate          bool // the file carries tokenizer.chat_template
+	FileBytes            int64
+	WeightBytes          int64
 	// Backend says what runs where: the CPU's name alone ("CPU avx2 (8
 	// threads)"), or each device with its share of the model.
 	Backend string
@@ -301,6 +304,7 @@ func (m *Model) describe() {
 	in.Architecture = cfg.Arch
 	in.ContextLength = cfg.Context
 	in.Layers, in.Embedding, in.Heads, in.KVHeads, in.VocabSize = cfg.Layers, cfg.Embd, cfg.Heads, cfg.KVHeads, cfg.Vocab
+	in.Experts, in.ExpertsUsed = cfg.Experts, cfg.ExpertsUsed
 	in.QuantMix = map[string]int{}
 	for _, t := range f.Tensors {
 		in.Parameters += int64(t.Elements())

@@ -17,7 +17,8 @@ import (
 
 // offloadFiles are the models the offload tests run: stories260K, every
 // file of the quant zoo, and synthetic models of the other variants
-// (biases, q/k norms, fused projections, tied output).
+// (biases, q/k norms, fused projections, tied output), a mixture of
+// experts, and a Llama with every optional bias and scale.
 func offloadFiles(t *testing.T) map[string]string {
 	t.Helper()
 	dir := testdata.Dir(t)
@@ -29,7 +30,7 @@ func offloadFiles(t *testing.T) map[string]string {
 	for _, p := range zoo {
 		files[strings.TrimSuffix(filepath.Base(p), ".gguf")] = p
 	}
-	for _, arch := range []string{"qwen2", "qwen3", "phi3"} {
+	for _, arch := range []string{"qwen2", "qwen3", "phi3", "qwen3moe"} {
 		s := synth.Tiny(arch)
 		if arch == "qwen2" {
 			s.Tied = true
@@ -42,6 +43,15 @@ func offloadFiles(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	files["synth-gemma3"] = synthFile(t, "gemma3.gguf", g3)
+	// every optional bias and scale of a Llama block
+	extras := synth.Tiny("llama")
+	extras.Biases, extras.Scales = true, true
+	files["synth-llama-extras"] = synthFile(t, "llama-extras.gguf", extras)
+	// gpt-oss: MXFP4 experts, attention sinks and banded layers on the
+	// device too.
+	oss := synth.Tiny("gpt-oss")
+	oss.FileType = "MXFP4_MOE"
+	files["synth-gpt-oss"] = synthFile(t, "gpt-oss.gguf", oss)
 	return files
 }
 

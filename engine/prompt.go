@@ -11,8 +11,14 @@ import (
 // RenderChat formats messages with the model's chat template (or the
 // fallback) and returns the prompt text.
 func (m *Model) RenderChat(ctx context.Context, msgs []chat.Message, addGenerationPrompt bool) (string, error) {
+	return m.RenderChatWith(ctx, msgs, addGenerationPrompt, nil)
+}
+
+// RenderChatWith is RenderChat with further template variables (see
+// chat.Options.Extra), e.g. "enable_thinking": false for Qwen3.
+func (m *Model) RenderChatWith(ctx context.Context, msgs []chat.Message, addGenerationPrompt bool, extra map[string]any) (string, error) {
 	tok := m.tok
-	opt := chat.Options{AddGenerationPrompt: addGenerationPrompt}
+	opt := chat.Options{AddGenerationPrompt: addGenerationPrompt, Extra: extra}
 	if id := tok.BOS(); id >= 0 {
 		opt.BOS = tok.Token(id)
 	}
@@ -42,7 +48,12 @@ func (m *Model) TokenizePrompt(text string, addBOS, parseSpecial bool) []int32 {
 
 // ChatTokens renders messages and tokenizes the result for generation.
 func (m *Model) ChatTokens(ctx context.Context, msgs []chat.Message) ([]int32, string, error) {
-	text, err := m.RenderChat(ctx, msgs, true)
+	return m.ChatTokensWith(ctx, msgs, nil)
+}
+
+// ChatTokensWith is ChatTokens with further template variables.
+func (m *Model) ChatTokensWith(ctx context.Context, msgs []chat.Message, extra map[string]any) ([]int32, string, error) {
+	text, err := m.RenderChatWith(ctx, msgs, true, extra)
 	if err != nil {
 		return nil, "", err
 	}

@@ -54,12 +54,13 @@ func (b *bridge) run() {
 }
 
 // merge adds t to the pending text. Two tokens merge when the second
-// continues the first (same answer, next offset); otherwise t is kept
+// continues the first (same answer, same stream — its reasoning or its
+// content — next offset); otherwise t is kept
 // apart, so no text is ever lost or reordered.
 func (b *bridge) merge(t session.Token) {
 	for i := range b.pending {
 		p := &b.pending[i]
-		if p.Msg == t.Msg && p.Offset+len(p.Text) == t.Offset {
+		if p.Msg == t.Msg && p.Reasoning == t.Reasoning && p.Offset+len(p.Text) == t.Offset {
 			p.Text += t.Text
 			p.Tokens, p.Elapsed = t.Tokens, t.Elapsed
 			return

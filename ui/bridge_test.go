@@ -169,3 +169,20 @@ func TestBridgeWaitsForTheWindow(t *testing.T) {
 	close(events)
 	<-done
 }
+
+// TestBridgeKeepsReasoningApart: an answer's reasoning and its content
+// are two streams with their own offsets; merging never joins them.
+func TestBridgeKeepsReasoningApart(t *testing.T) {
+	b := &bridge{}
+	b.merge(session.Token{Msg: 7, Offset: 0, Text: "think ", Reasoning: true})
+	b.merge(session.Token{Msg: 7, Offset: 6, Text: "more", Reasoning: true})
+	// Content whose offset happens to continue the reasoning's.
+	b.merge(session.Token{Msg: 7, Offset: 10, Text: "Answer"})
+	b.merge(session.Token{Msg: 7, Offset: 16, Text: " here"})
+	if len(b.pending) != 2 {
+		t.Fatalf("%d pending tokens, want the two streams: %+v", len(b.pending), b.pending)
+	}
+	if r, c := b.pending[0], b.pending[1]; !r.Reasoning || r.Text != "think more" || c.Reasoning || c.Text != "Answer here" {
+		t.Fatalf("pending %+v", b.pending)
+	}
+}

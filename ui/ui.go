@@ -258,7 +258,11 @@ func newCompareButton(u *UI) *widget.Button {
 func (u *UI) apply(ev session.Event) {
 	switch ev := ev.(type) {
 	case session.Token:
-		u.chat.OnToken(ev)
+		// The chat view shows the answer; its reasoning (offsets into
+		// Message.Reasoning) waits for the view's folded thinking section.
+		if !ev.Reasoning {
+			u.chat.OnToken(ev)
+		}
 		u.status.onToken(ev)
 	case session.Stats:
 		u.chat.OnStats(ev)

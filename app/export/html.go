@@ -282,6 +282,9 @@ func WriteHTML(w io.Writer, chat Chat, opt Options) error {
 			fmt.Fprintf(bw, "<span class=\"version\">%s</span>", html.EscapeString(v))
 		}
 		bw.WriteString("</div>\n")
+		if m.Reasoning != "" {
+			writeHTMLThinking(bw, m)
+		}
 		if m.Role == store.RoleAssistant {
 			body, err := renderMarkdown(m.Content)
 			if err != nil {

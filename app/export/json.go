@@ -89,6 +89,11 @@ type Message struct {
 	PromptTPS    float64         `json:"prompt_tps,omitempty"`
 	GenTPS       float64         `json:"gen_tps,omitempty"`
 	FinishReason string          `json:"finish_reason,omitempty"`
+	// Reasoning is an answer's thinking, apart from its content, with
+	// the tokens and milliseconds it took.
+	Reasoning       string  `json:"reasoning,omitempty"`
+	ReasoningTokens int     `json:"reasoning_tokens,omitempty"`
+	ReasoningMs     float64 `json:"reasoning_ms,omitempty"`
 }
 
 // NewDocument converts chats to the JSON document.
@@ -115,7 +120,8 @@ func messageOut(m store.Message, other bool) Message {
 	jm := Message{ID: m.ID, Role: string(m.Role), Content: m.Content, Created: utc(m.Created), Updated: utc(m.Updated),
 		Model: m.Model, Quant: m.Quant, PromptTokens: m.PromptTokens, PromptReused: m.PromptReused, GenTokens: m.GenTokens,
 		TTFTMs: float64(m.TTFT) / float64(time.Millisecond), PromptTPS: m.PromptTPS, GenTPS: m.GenTPS,
-		FinishReason: m.FinishReason}
+		FinishReason: m.FinishReason,
+		Reasoning:    m.Reasoning, ReasoningTokens: m.ReasoningTokens, ReasoningMs: reasoningMs(m.ReasoningTime)}
 	if other {
 		jm.Parent = m.ParentID
 	}
@@ -249,7 +255,8 @@ func decode(data []byte) (*Document, error) {
 			if _, err := settingsIn(m.Settings, m.SettingsText); err != nil {
 				return nil, fmt.Errorf("%w: conversation %d (%q), message %d: %v", ErrMalformed, i+1, c.Title, j+1, err)
 			}
-			if m.GenTokens < 0 || m.PromptTokens < 0 || m.PromptReused < 0 || m.PromptReused > m.PromptTokens || m.TTFTMs < 0 {
+			if m.GenTokens < 0 || m.PromptTokens < 0 || m.PromptReused < 0 || m.PromptReused > m.PromptTokens || m.TTFTMs < 0 ||
+				m.ReasoningTokens < 0 || m.ReasoningMs < 0 {
 				return nil, fmt.Errorf("%w: conversation %d (%q), message %d: negative token count or time, or more prompt tokens reused than the prompt had", ErrMalformed, i+1, c.Title, j+1)
 			}
 		}
@@ -350,7 +357,9 @@ func (d *Document) Chats() ([]store.ImportConversation, error) {
 			msg := store.Message{ID: m.ID, Role: store.Role(m.Role), Content: m.Content,
 				Created: m.Created, Updated: m.Updated, Model: m.Model, Quant: m.Quant, Sampler: sm,
 				PromptTokens: m.PromptTokens, PromptReused: m.PromptReused, GenTokens: m.GenTokens, TTFT: time.Duration(math.Round(m.TTFTMs * float64(time.Millisecond))),
-				PromptTPS: m.PromptTPS, GenTPS: m.GenTPS, FinishReason: m.FinishReason}
+				PromptTPS: m.PromptTPS, GenTPS: m.GenTPS, FinishReason: m.FinishReason,
+				Reasoning: m.Reasoning, ReasoningTokens: m.ReasoningTokens,
+				ReasoningTime: time.Duration(math.Round(m.ReasoningMs * float64(time.Millisecond)))}
 			if j < len(c.Messages) {
 				ic.Messages = append(ic.Messages, msg)
 			} else {

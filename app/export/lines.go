@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+
+	"github.com/churon/churon/app/store"
 )
 
 // lineStyle is how a line-oriented format marks the parts of a chat.
@@ -17,8 +19,9 @@ type lineStyle struct {
 	// Format strings: item takes a header item's label and value,
 	// heading a message's heading, footer an answer's metadata line.
 	item, heading, footer string
-	system                string                      // what precedes the system prompt
-	body                  func(*bufio.Writer, string) // writes a message's own text
+	system                string                             // what precedes the system prompt
+	body                  func(*bufio.Writer, string)        // writes a message's own text
+	thinking              func(*bufio.Writer, store.Message) // writes an answer's reasoning, marked
 }
 
 // writeLines writes one chat in style st.
@@ -35,6 +38,9 @@ func writeLines(w io.Writer, chat Chat, opt Options, st lineStyle) error {
 	}
 	for _, m := range chat.Messages {
 		fmt.Fprintf(bw, st.heading, st.escape(messageHeading(m, opt)))
+		if m.Reasoning != "" && st.thinking != nil {
+			st.thinking(bw, m)
+		}
 		st.body(bw, m.Content)
 		if f := footerOf(m); !opt.NoMetadata && !f.empty() {
 			fmt.Fprintf(bw, st.footer, st.escape(f.String()))

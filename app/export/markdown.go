@@ -30,6 +30,8 @@ var markdownStyle = lineStyle{
 	heading: "\n---\n\n## %s\n\n",
 	footer:  "\n*%s*\n",
 	body:    writeBody,
+
+	thinking: writeMarkdownThinking,
 }
 
 // messageHeading is "You · 2026-01-02 15:04 +09:00", with the model for

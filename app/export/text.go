@@ -23,6 +23,8 @@ var textStyle = lineStyle{
 	heading: "\n-- %s --\n",
 	footer:  "[%s]\n",
 	body:    writeText,
+
+	thinking: writeTextThinking,
 }
 
 // writeText writes s as it is, ending with a newline.

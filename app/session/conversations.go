@@ -323,9 +323,10 @@ func (m *Manager) Messages(conv int64) ([]Message, error) {
 	// two is longer is the newer (both are prefixes of the final answer).
 	m.liveMu.Lock()
 	snap := make(map[int64]string, len(m.live))
+	snapReas := make(map[int64]string, len(m.live))
 	for id, la := range m.live {
 		if la.conv == conv {
-			snap[id] = string(la.text)
+			snap[id], snapReas[id] = string(la.text), string(la.reasoning)
 		}
 	}
 	cut := m.cuts[conv]
@@ -347,6 +348,9 @@ func (m *Manager) Messages(conv int64) ([]Message, error) {
 	for i := range msgs {
 		if t, ok := snap[msgs[i].ID]; ok && len(t) > len(msgs[i].Content) {
 			msgs[i].Content = t
+		}
+		if r, ok := snapReas[msgs[i].ID]; ok && len(r) > len(msgs[i].Reasoning) {
+			msgs[i].Reasoning = r
 		}
 	}
 	return msgs, nil

@@ -13,13 +13,16 @@ import (
 
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
+	"github.com/churon/churon/engine/chat"
 )
 
-// liveAnswer is an answer's text as it streams; liveMu guards it.
+// liveAnswer is an answer's text as it streams, its reasoning apart;
+// liveMu guards it.
 type liveAnswer struct {
 	conv      int64
 	text      []byte
-	committed int // length of text at the last save
+	reasoning []byte
+	committed int // length of text and reasoning at the last save
 }
 
 // generate runs one answer on its own goroutine. It owns seq (the
@@ -184,26 +187,29 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	// the conversation, rendering it and restoring or allocating the cache.
 	prep := time.Since(start)
 
+	// The generated text is split into the answer and its reasoning as
+	// it streams (chat.OutputParser); Harmony's markers are control
+	// tokens, rendered so that the parser sees them.
+	format := chat.OutputFormatOf(model.Template())
+	out := answerParts{m: m, conv: conv, msg: ans.ID, parser: chat.NewOutputParser(format, pr.text)}
 	generated := 0
 	result, err := seq.Generate(j.ctx, ids[reused:], engine.GenerateOptions{
 		MaxTokens: set.MaxTokens, Sampling: Params(set, seed), Stop: set.Stop,
+		RenderSpecial: format == chat.OutputHarmony,
 	}, func(t engine.Token) error {
 		if t.ID >= 0 {
 			generated++
 		}
-		if t.Text != "" {
-			m.liveMu.Lock()
-			la := m.live[ans.ID]
-			off := len(la.text)
-			la.text = append(la.text, t.Text...)
-			m.liveMu.Unlock()
-			m.emit(Token{Conv: conv, Msg: ans.ID, Offset: off, Text: t.Text, Tokens: generated, Elapsed: t.Elapsed})
+		reasoning := out.add(out.parser.Feed(t.Text), generated, t.Elapsed)
+		if t.ID >= 0 && (reasoning || out.parser.Thinking()) {
+			out.reasTokens, out.reasTime = out.reasTokens+1, t.Elapsed
 		}
 		if m.opt.tokenHook != nil {
 			m.opt.tokenHook(conv, generated)
 		}
 		return nil
 	})
+	out.add(out.parser.Flush(), generated, result.TTFT+result.GenTime)
 	stopSaving() // before the feed below: the saver reads the sequence
 
 	// An answer cut at its cap ends with a token sampled but not fed: feed
@@ -226,7 +232,9 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	}
 	m.liveMu.Lock()
 	final.Content = string(m.live[ans.ID].text)
+	final.Reasoning = string(m.live[ans.ID].reasoning)
 	m.liveMu.Unlock()
+	final.ReasoningTokens, final.ReasoningTime = out.reasTokens, out.reasTime
 	ttft := result.TTFT
 	if ttft > 0 {
 		ttft += prep
@@ -246,9 +254,10 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		Conv: conv, Msg: ans.ID, PromptTokens: len(ids), Reused: reused, Processed: len(ids) - reused,
 		GenTokens: len(result.Tokens), TTFT: ttft, PromptTPS: result.PromptTPS, GenTPS: result.GenTPS, Seed: seed,
 		From: from, Restore: restoreTook, Dropped: pr.dropped,
+		ReasoningTokens: out.reasTokens, ReasoningTime: out.reasTime,
 	})
 	res.events = append(res.events, Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})
-	if reason == ReasonCancelled && final.Content == "" {
+	if reason == ReasonCancelled && final.Content == "" && final.Reasoning == "" {
 		// Stopped before its first word: an empty answer is nothing to
 		// keep (a regenerated one leaves the version it replaced shown).
 		if err := m.st.DeleteMessage(bg, ans.ID); err == nil {
@@ -303,17 +312,18 @@ func (m *Manager) saveEvery(conv, msg int64) (stop func()) {
 			}
 			m.liveMu.Lock()
 			la := m.live[msg]
-			text, changed := string(la.text), len(la.text) != la.committed
+			text, reasoning := string(la.text), string(la.reasoning)
+			changed := len(text)+len(reasoning) != la.committed
 			m.liveMu.Unlock()
 			if !changed {
 				continue
 			}
-			if err := m.st.UpdateMessage(context.Background(), msg, text); err != nil {
+			if err := m.st.UpdateAnswer(context.Background(), msg, text, reasoning); err != nil {
 				m.emit(Error{Conv: conv, Op: "save answer", Err: err})
 				continue
 			}
 			m.liveMu.Lock()
-			la.committed = len(text)
+			la.committed = len(text) + len(reasoning)
 			m.liveMu.Unlock()
 		}
 	}()

@@ -168,13 +168,14 @@ func isDone(conv int64) func(Event) bool {
 
 // turn is what the events of one answer add up to.
 type turn struct {
-	msg   int64
-	start int // offset of the first token seen
-	text  string
-	stats Stats
-	done  Done
-	queue []Queued
-	added []Message
+	msg       int64
+	start     int // offset of the first token seen
+	text      string
+	reasoning string // Token events marked Reasoning, from offset 0
+	stats     Stats
+	done      Done
+	queue     []Queued
+	added     []Message
 }
 
 func collect(t *testing.T, evs []Event, conv int64) turn {
@@ -186,7 +187,15 @@ func collect(t *testing.T, evs []Event, conv int64) turn {
 			if e.Conv != conv {
 				continue
 			}
-			if tr.msg == 0 {
+			if e.Reasoning {
+				if e.Offset != len(tr.reasoning) {
+					t.Fatalf("reasoning token at offset %d after %d bytes", e.Offset, len(tr.reasoning))
+				}
+				tr.reasoning += e.Text
+				tr.msg = e.Msg
+				continue
+			}
+			if tr.msg == 0 || tr.text == "" && tr.start == 0 {
 				tr.start = e.Offset // the caller may have read earlier tokens itself
 			}
 			if e.Offset != tr.start+len(tr.text) {

@@ -28,7 +28,7 @@ func (m *Manager) startLoad(path, restore string) {
 			OnFallback: func(reason error) {
 				m.emit(DeviceFallback{Path: path, Err: reason})
 				if mod != nil {
-					m.emit(ModelLoaded{Info: modelInfo(mod.Info())})
+					m.emit(ModelLoaded{Info: modelInfo(mod.Info(), mod.Template())})
 				}
 			},
 		})
@@ -55,7 +55,7 @@ func (m *Manager) loaded(r loadResult) {
 		m.emit(ModelUnloaded{Path: r.job.path})
 	default:
 		s.model = r.model
-		m.emit(ModelLoaded{Info: modelInfo(r.model.Info())})
+		m.emit(ModelLoaded{Info: modelInfo(r.model.Info(), r.model.Template())})
 	}
 }
 
@@ -135,7 +135,7 @@ func (m *Manager) Status() (Status, error) {
 	var st Status
 	err := m.call(func() error {
 		if m.s.model != nil {
-			in := modelInfo(m.s.model.Info())
+			in := modelInfo(m.s.model.Info(), m.s.model.Template())
 			st.Model = &in
 		}
 		if m.s.loading != nil {

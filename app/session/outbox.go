@@ -10,7 +10,8 @@ import (
 // ever blocking the sender and without dropping anything (internal/outbox).
 //
 // Back-pressure policy: while the consumer lags, a Token that follows a
-// not-yet-delivered Token of the same answer is merged into it (texts
+// not-yet-delivered Token of the same answer and stream (its reasoning or
+// its content) is merged into it (texts
 // concatenated), so a stalled UI costs memory proportional to the answer's
 // text, not to its token count, and receives one large Token when it
 // catches up. Other events are few (one per command or per answer) and
@@ -41,7 +42,7 @@ func newOutbox() *outbox {
 		Merge: func(last, next Event) bool {
 			p, ok := last.(*pendingToken)
 			t, isTok := next.(Token)
-			if !ok || !isTok || p.Msg != t.Msg || p.Offset+p.text.Len() != t.Offset {
+			if !ok || !isTok || p.Msg != t.Msg || p.Reasoning != t.Reasoning || p.Offset+p.text.Len() != t.Offset {
 				return false
 			}
 			p.text.WriteString(t.Text)

@@ -103,3 +103,34 @@ func TestOutboxDoesNotBlock(t *testing.T) {
 		t.Fatalf("%d events delivered, want 10000", n)
 	}
 }
+
+// TestOutboxKeepsReasoningApart: an answer's reasoning and its content
+// are two streams; a content token whose offset happens to continue the
+// reasoning's is not merged into it.
+func TestOutboxKeepsReasoningApart(t *testing.T) {
+	o := newOutbox()
+	o.push(Queued{Conv: 1, Position: 1}) // held while nobody reads
+	o.push(Token{Conv: 1, Msg: 10, Offset: 0, Text: "thinking", Reasoning: true})
+	o.push(Token{Conv: 1, Msg: 10, Offset: 8, Text: " more", Reasoning: true})
+	o.push(Token{Conv: 1, Msg: 10, Offset: 13, Text: "Answer"})
+	o.push(Token{Conv: 1, Msg: 10, Offset: 19, Text: "!"})
+	o.close()
+	var reas, cont strings.Builder
+	for ev := range o.out {
+		tok, ok := ev.(Token)
+		if !ok {
+			continue
+		}
+		b := &cont
+		if tok.Reasoning {
+			b = &reas
+		}
+		if tok.Offset != map[bool]int{true: 0, false: 13}[tok.Reasoning]+b.Len() {
+			t.Fatalf("token %+v out of place", tok)
+		}
+		b.WriteString(tok.Text)
+	}
+	if reas.String() != "thinking more" || cont.String() != "Answer!" {
+		t.Fatalf("reasoning %q, content %q", reas.String(), cont.String())
+	}
+}

@@ -56,7 +56,7 @@ func buildPrompt(ctx context.Context, model *engine.Model, set Settings, hist []
 		visible = append(visible, h)
 	}
 	render := func(from int) (prompt, error) {
-		ids, text, err := model.ChatTokens(ctx, chatMessages(set, visible[from:]))
+		ids, text, err := model.ChatTokensWith(ctx, chatMessages(set, visible[from:]), templateVars(set))
 		return prompt{ids: ids, text: text, dropped: from}, err
 	}
 	tooLong := func(n int) error {
@@ -150,9 +150,23 @@ func chatMessages(set Settings, msgs []Message) []chat.Message {
 		out = append(out, chat.Message{Role: "system", Content: set.SystemPrompt})
 	}
 	for _, h := range msgs {
-		out = append(out, chat.Message{Role: string(h.Role), Content: h.Content})
+		// Reasoning goes to the template under both names templates read
+		// it by; the template decides whether an earlier turn's thinking
+		// is part of the prompt (Qwen3's and Harmony's leave it out).
+		out = append(out, chat.Message{Role: string(h.Role), Content: h.Content,
+			ReasoningContent: h.Reasoning, Thinking: h.Reasoning})
 	}
 	return out
+}
+
+// templateVars are the chat's switches a template reads: Qwen3's
+// enable_thinking when the chat turned thinking off (left unset
+// otherwise, so that each template keeps its own default).
+func templateVars(set Settings) map[string]any {
+	if set.ThinkingOff {
+		return map[string]any{"enable_thinking": false}
+	}
+	return nil
 }
 
 // keepAnswer is the prompt pr with the ids the model generated for the
@@ -182,7 +196,7 @@ func keepAnswer(ctx context.Context, model *engine.Model, set Settings, hist []M
 	if !ok || fp.Tokens != fingerprint(cached[:a.PromptTokens]) {
 		return nil, false
 	}
-	before, err := model.RenderChat(ctx, chatMessages(set, msgs[:n-2]), true)
+	before, err := model.RenderChatWith(ctx, chatMessages(set, msgs[:n-2]), true, templateVars(set))
 	if err != nil || fp.Text != textFingerprint(before) {
 		return nil, false
 	}

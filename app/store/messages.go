@@ -71,21 +71,31 @@ type Message struct {
 	// Selected orders versions by when each was last chosen or written:
 	// at a fork the conversation goes on with the one chosen last.
 	Selected int64
+
+	// Reasoning is an answer's thinking, apart from its Content (a
+	// <think> block, gpt-oss's analysis channel); ReasoningTokens of the
+	// GenTokens went to it, over ReasoningTime.
+	Reasoning       string
+	ReasoningTokens int
+	ReasoningTime   time.Duration
 }
 
 const msgColumns = `id, conversation_id, position, role, content, created, updated, model, quant, sampler,
-	prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason, prompt_reused, parent_id, selected`
+	prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason, prompt_reused, parent_id, selected,
+	reasoning, reasoning_tokens, reasoning_ms`
 
 func scanMessage(r scanner) (Message, error) {
 	var (
 		m                Message
 		created, updated int64
-		ttftMs           float64
+		ttftMs, reasMs   float64
 		parent           sql.NullInt64
 	)
 	err := r.Scan(&m.ID, &m.ConversationID, &m.Position, &m.Role, &m.Content, &created, &updated, &m.Model, &m.Quant, &m.Sampler,
-		&m.PromptTokens, &m.GenTokens, &ttftMs, &m.PromptTPS, &m.GenTPS, &m.FinishReason, &m.PromptReused, &parent, &m.Selected)
+		&m.PromptTokens, &m.GenTokens, &ttftMs, &m.PromptTPS, &m.GenTPS, &m.FinishReason, &m.PromptReused, &parent, &m.Selected,
+		&m.Reasoning, &m.ReasoningTokens, &reasMs)
 	m.ParentID = parent.Int64
+	m.ReasoningTime = time.Duration(math.Round(reasMs * float64(time.Millisecond)))
 	m.Created, m.Updated = fromMillis(created), fromMillis(updated)
 	// Rounded, not truncated: a duration written as ttftMs(d) reads back
 	// as d exactly, so export → import → export is stable.
@@ -192,10 +202,12 @@ func insertMessage(ctx context.Context, x execer, m Message, conv int64, pos int
 	}
 	return insert(ctx, x,
 		`INSERT INTO messages (conversation_id, position, role, content, created, updated, model, quant, sampler,
-			prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason, prompt_reused, parent_id, selected)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			prompt_tokens, gen_tokens, ttft_ms, prompt_tps, gen_tps, finish_reason, prompt_reused, parent_id, selected,
+			reasoning, reasoning_tokens, reasoning_ms)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		conv, pos, m.Role, m.Content, created, updated, m.Model, m.Quant, m.Sampler,
-		m.PromptTokens, m.GenTokens, ttftMs(m.TTFT), m.PromptTPS, m.GenTPS, m.FinishReason, m.PromptReused, parent, selected)
+		m.PromptTokens, m.GenTokens, ttftMs(m.TTFT), m.PromptTPS, m.GenTPS, m.FinishReason, m.PromptReused, parent, selected,
+		m.Reasoning, m.ReasoningTokens, ttftMs(m.ReasoningTime))
 }
 
 // AppendAssistant starts a streamed answer: an assistant message at the
@@ -217,7 +229,14 @@ func (s *Store) UpdateMessage(ctx context.Context, id int64, content string) err
 		`UPDATE messages SET content = ?, updated = ? WHERE id = ?`, content, now(), id)
 }
 
-// FinishMessage writes a finished answer: content, model, quant, sampler,
+// UpdateAnswer replaces a streaming answer's content and reasoning so
+// far, in one durable commit.
+func (s *Store) UpdateAnswer(ctx context.Context, id int64, content, reasoning string) error {
+	return s.exec1(ctx, fmt.Sprintf("update answer %d", id),
+		`UPDATE messages SET content = ?, reasoning = ?, updated = ? WHERE id = ?`, content, reasoning, now(), id)
+}
+
+// FinishMessage writes a finished answer: content, reasoning, model, quant, sampler,
 // token counts (prompt reuse included), timings and finish reason of m (looked up by m.ID), and
 // marks the conversation as updated.
 func (s *Store) FinishMessage(ctx context.Context, m Message) error {
@@ -226,10 +245,10 @@ func (s *Store) FinishMessage(ctx context.Context, m Message) error {
 		n, err := execCount(ctx, tx,
 			`UPDATE messages SET content = ?, updated = ?, model = ?, quant = ?, sampler = ?,
 				prompt_tokens = ?, gen_tokens = ?, ttft_ms = ?, prompt_tps = ?, gen_tps = ?, finish_reason = ?,
-				prompt_reused = ?
+				prompt_reused = ?, reasoning = ?, reasoning_tokens = ?, reasoning_ms = ?
 			 WHERE id = ?`,
 			m.Content, t, m.Model, m.Quant, m.Sampler, m.PromptTokens, m.GenTokens, ttftMs(m.TTFT),
-			m.PromptTPS, m.GenTPS, m.FinishReason, m.PromptReused, m.ID)
+			m.PromptTPS, m.GenTPS, m.FinishReason, m.PromptReused, m.Reasoning, m.ReasoningTokens, ttftMs(m.ReasoningTime), m.ID)
 		if err != nil {
 			return err
 		}

@@ -124,6 +124,15 @@ var migrations = []migration{
 			ORDER BY p.position DESC LIMIT 1)`,
 		`CREATE INDEX messages_by_parent ON messages (conversation_id, parent_id)`,
 	)},
+	// An answer's reasoning (a <think> block, gpt-oss's analysis channel)
+	// kept apart from its content, with what it took: the chat shows it
+	// folded above the answer, and the next prompt leaves it out where the
+	// template says so.
+	{7, "answer reasoning", execAll(
+		`ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE messages ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE messages ADD COLUMN reasoning_ms REAL NOT NULL DEFAULT 0`,
+	)},
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -131,6 +131,9 @@ type Config struct {
 	RMSEps   float32
 	Rope     backend.Rope
 	TiedEmbd bool // output projection shares token_embd
+	// Mixture of experts (0 for a dense model): experts per layer, how
+	// many each token uses, and an expert's feed-forward width.
+	Experts, ExpertsUsed, ExpertFF int
 }
 
 // KVDim is the width of one position's keys (and values) in the cache.

@@ -1,6 +1,7 @@
 package arch
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"path/filepath"
@@ -86,6 +87,24 @@ func TestForwardMatchesNaive(t *testing.T) {
 		{"qwen2", func() synth.Spec { return synth.Tiny("qwen2") }},
 		{"qwen3", func() synth.Spec { return synth.Tiny("qwen3") }},
 		{"phi3", func() synth.Spec { return synth.Tiny("phi3") }},
+		{"qwen3moe", func() synth.Spec { return synth.Tiny("qwen3moe") }},
+		{"qwen3moe-odd", func() synth.Spec {
+			s := synth.Tiny("qwen3moe")
+			s.Embd, s.Heads, s.KVHeads, s.HeadDim, s.Experts, s.ExpertsUsed, s.ExpertFF, s.Layers = 96, 3, 1, 34, 7, 3, 160, 3
+			return s
+		}},
+		{"gpt-oss", func() synth.Spec { return synth.Tiny("gpt-oss") }},
+		{"gpt-oss-odd", func() synth.Spec {
+			s := synth.Tiny("gpt-oss")
+			s.Embd, s.Heads, s.KVHeads, s.Experts, s.ExpertsUsed, s.ExpertFF, s.Layers, s.SlidingWindow = 96, 5, 1, 7, 3, 96, 3, 3
+			return s
+		}},
+		{"llama-biases-scales", func() synth.Spec { s := synth.Tiny("llama"); s.Biases, s.Scales = true, true; return s }},
+		{"llama-moe", func() synth.Spec {
+			s := synth.Tiny("llama")
+			s.Experts, s.ExpertsUsed, s.ExpertFF = 4, 2, s.FF
+			return s
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := writeModel(t, tc.spec())
@@ -196,6 +215,11 @@ func TestBuildErrors(t *testing.T) {
 		}{
 			{"llama", "blk.0.attn_gate.weight", true},
 			{"qwen2", "blk.1.ffn_gate_inp.weight", true},
+			// llama.cpp reads output.scale only beside an NVFP4 output
+			{"llama", "output.scale", true},
+			// a shared expert's gate without the rest of it
+			{"qwen3moe", "blk.0.ffn_gate_shexp.weight", true},
+			{"qwen3moe", "blk.1.ffn_gate.weight", true},
 			// Phi-3's long RoPE factors are known, for contexts it does not
 			// run at.
 			{"phi3", "rope_factors_long.weight", false},
@@ -230,4 +254,52 @@ func TestBuildErrors(t *testing.T) {
 			t.Fatalf("err = %v, want one naming the missing tensor", err)
 		}
 	})
+}
+
+// TestOptionalTensorsApplied checks that optional tensors llama.cpp
+// applies change the answer here too: an output bias (Qwen2 files may
+// carry one) and, through the float64 oracle, every bias and scale of a
+// Llama block.
+func TestOptionalTensorsApplied(t *testing.T) {
+	w, err := synth.Build(synth.Tiny("qwen2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const vocab = 320
+	bias := make([]byte, 4*vocab)
+	for i := range vocab {
+		// a large bias on a few ids: the argmax moves if it is applied
+		v := float32(0)
+		if i%37 == 5 {
+			v = 9
+		}
+		binary.LittleEndian.PutUint32(bias[4*i:], math.Float32bits(v))
+	}
+	if err := w.AddTensor("output.bias", quant.F32, []uint64{vocab}, bias); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := Build(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := []int32{1, 300, 17, 42}
+	want := naiveForward(t, f, m.Config(), tokens)
+	got := runForward(t, m, tokens)
+	for i := range got {
+		if d := math.Abs(float64(got[i]) - want[i]); d > 1e-4 {
+			t.Fatalf("logit %d: %v, oracle %v", i, got[i], want[i])
+		}
+	}
+	if got[5] < 5 {
+		t.Fatalf("logit 5 is %v: the output bias of 9 was not applied", got[5])
+	}
 }

@@ -16,11 +16,21 @@ type variant struct {
 	qkNorm   bool // Qwen3: RMSNorm over each head of q and k before RoPE
 	fusedQKV bool // Phi-3: one attn_qkv matrix
 	fusedFFN bool // Phi-3: ffn_up holds gate and up, in that order
+	// moe, when set, is the mixture of experts that replaces the
+	// feed-forward of a file with experts (expert_count > 0).
+	moe *MoESpec
+	// gpt-oss (gptoss.go): attention sinks, banded attention on the even
+	// layers, the feed-forward norm named post_attention_norm.
+	sinks, swa bool
+	ffnNorm    string // "" = ffn_norm.weight
+	// expertsOnly: every layer is a mixture of experts, so the file need
+	// not state a dense feed_forward_length.
+	expertsOnly bool
 }
 
 func init() {
 	Register("llama", func(f *gguf.File) (Model, error) {
-		return buildTransformer(f, "llama", variant{rope: backend.RopeNormal})
+		return buildTransformer(f, "llama", variant{rope: backend.RopeNormal, moe: &mixtral})
 	})
 	Register("qwen2", func(f *gguf.File) (Model, error) {
 		return buildTransformer(f, "qwen2", variant{rope: backend.RopeNeoX, qkvBias: true})
@@ -50,18 +60,25 @@ type layer struct {
 	gate     *weight // [embd, ff]
 	up       *weight // [embd, ff] or [embd, 2*ff] (fused variant)
 	down     *weight // [ff, embd]
+	moe      *moe    // instead of gate, up and down (moe.go)
+	sinks    *weight // [heads]: attention sinks (gpt-oss)
+	extras           // optional biases and scales (optional.go)
 }
 
 // transformer is the Llama family: pre-norm blocks of grouped-query
 // attention with RoPE and a SwiGLU feed-forward.
 type transformer struct {
 	resident
-	cfg     Config
-	v       variant
-	att     backend.Attention
+	cfg Config
+	v   variant
+	att backend.Attention
+	// attSWA is the attention of the banded layers (swa[layer]).
+	attSWA  backend.Attention
+	swa     []bool
 	embd    *weight // [embd, vocab]
 	outNorm *weight // [embd]
 	output  *weight // [embd, vocab]; token_embd when tied
+	outB    *weight // [vocab]: output.bias (Qwen2 files may have one)
 	layers  []layer
 	// logitCap > 0 soft-caps the logits (Gemma's final_logit_softcapping).
 	logitCap float32
@@ -85,12 +102,19 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	c.Embd = l.uint("embedding_length", -1)
 	c.Layers = l.uint("block_count", -1)
 	c.Heads = l.uint("attention.head_count", -1)
-	c.FF = l.uint("feed_forward_length", -1)
+	ffReq := -1
+	if v.expertsOnly {
+		ffReq = 0
+	}
+	c.FF = l.uint("feed_forward_length", ffReq)
 	c.Context = l.uint("context_length", 2048)
+	if v.moe != nil {
+		readMoEConfig(l, &c, v.moe)
+	}
 	if l.err != nil {
 		return nil, l.err
 	}
-	if c.Embd == 0 || c.Layers == 0 || c.Heads == 0 || c.FF == 0 {
+	if c.Embd == 0 || c.Layers == 0 || c.Heads == 0 || (c.FF == 0 && c.Experts == 0) {
 		return nil, fmt.Errorf("metadata: zero width, layers, heads or feed-forward length")
 	}
 	c.KVHeads = l.uint("attention.head_count_kv", c.Heads)
@@ -109,7 +133,12 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	embd, qDim, kvDim := c.Embd, c.Heads*c.HeadDim, c.KVDim()
 	m := &transformer{cfg: c, v: v}
 	m.att = backend.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-		Scale: float32(1 / math.Sqrt(float64(c.HeadDim)))}
+		Scale: float32(1 / math.Sqrt(float64(c.HeadDim))), Sinks: v.sinks}
+	if v.swa {
+		if err := readSWA(l, m); err != nil {
+			return nil, err
+		}
+	}
 	tok, ok := f.Tensor("token_embd.weight")
 	if !ok {
 		return nil, fmt.Errorf("tensor token_embd.weight: missing")
@@ -127,6 +156,7 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 		m.cfg.TiedEmbd = true
 		m.output = l.matrix("token_embd.weight", false, embd, m.cfg.Vocab)
 	}
+	m.outB = l.vector("output.bias", true, m.cfg.Vocab)
 	m.layers = make([]layer, c.Layers)
 	for i := range m.layers {
 		l.at(i)
@@ -150,14 +180,30 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 			ly.kNorm = l.vector(p+"attn_k_norm.weight", false, c.HeadDim)
 		}
 		ly.o = l.matrix(p+"attn_output.weight", false, qDim, embd)
-		ly.ffnNorm = l.vector(p+"ffn_norm.weight", false, embd)
-		if v.fusedFFN {
+		ffnNorm := "ffn_norm.weight"
+		if v.ffnNorm != "" {
+			ffnNorm = v.ffnNorm
+		}
+		ly.ffnNorm = l.vector(p+ffnNorm, false, embd)
+		if v.sinks {
+			ly.sinks = l.sinkVector(p+"attn_sinks.weight", c.Heads)
+		}
+		if c.Experts > 0 {
+			ly.moe = readMoE(l, p, &m.cfg, *v.moe)
+		} else if v.fusedFFN {
 			ly.up = l.matrix(p+"ffn_up.weight", false, embd, 2*c.FF)
 		} else {
 			ly.gate = l.matrix(p+"ffn_gate.weight", false, embd, c.FF)
 			ly.up = l.matrix(p+"ffn_up.weight", false, embd, c.FF)
 		}
-		ly.down = l.matrix(p+"ffn_down.weight", false, c.FF, embd)
+		if ly.moe == nil {
+			ly.down = l.matrix(p+"ffn_down.weight", false, c.FF, embd)
+		}
+		upRows := c.FF
+		if v.fusedFFN {
+			upRows = 2 * c.FF
+		}
+		readExtras(l, p, ly, embd, qDim+2*kvDim, upRows, c.FF)
 		if l.err != nil {
 			return nil, l.err
 		}
@@ -336,6 +382,9 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 	n := len(bt.Tokens)
 	pos := bt.Pos
 	embd, qDim, kvDim, ff := c.Embd, c.Heads*c.HeadDim, c.KVDim(), c.FF
+	if ly.moe != nil {
+		ff = 0 // the experts size their own buffers
+	}
 	ds := s.on(dev)
 	var b [numBufs]backend.Buf
 	for _, r := range [...]struct{ role, n int }{
@@ -357,6 +406,7 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 			return err
 		}
 		dev.MatMul(qkv, ly.qkv.on, xn, n)
+		post(dev, qkv, ly.qkvS, ly.qkvB)
 		dev.CopyRows(q, qDim, qkv, w, n, qDim)
 		dev.CopyRows(k, kvDim, qkv.Slice(qDim, qkv.Len()), w, n, kvDim)
 		dev.CopyRows(v, kvDim, qkv.Slice(qDim+kvDim, qkv.Len()), w, n, kvDim)
@@ -364,6 +414,9 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 		s.mdst = append(s.mdst[:0], q, k, v)
 		s.mw = append(s.mw[:0], ly.q.on, ly.k.on, ly.v.on)
 		dev.MatMulMulti(s.mdst, s.mw, xn, n)
+		post(dev, q, ly.qS, nil)
+		post(dev, k, ly.kS, nil)
+		post(dev, v, ly.vS, nil)
 	}
 	if ly.qb != nil {
 		dev.AddBias(q, ly.qb.on)
@@ -380,16 +433,27 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 	}
 	dev.RoPE(q, pos, c.Heads, c.HeadDim, &c.Rope)
 	dev.RoPE(k, pos, c.KVHeads, c.HeadDim, &c.Rope)
+	att, in := &m.att, backend.AttendInputs{}
+	if m.swa != nil && m.swa[li] {
+		att = &m.attSWA
+	}
+	if ly.sinks != nil {
+		in.Sinks = ly.sinks.on
+	}
 	for _, g := range bt.Groups {
 		kv := g.Cache.KV(li)
 		gp := pos[g.Start:g.End]
 		dev.StoreKV(kv, gp, k.Slice(g.Start*kvDim, g.End*kvDim), v.Slice(g.Start*kvDim, g.End*kvDim))
-		dev.Attend(attn.Slice(g.Start*qDim, g.End*qDim), q.Slice(g.Start*qDim, g.End*qDim), kv, gp, &m.att, backend.AttendInputs{})
+		dev.Attend(attn.Slice(g.Start*qDim, g.End*qDim), q.Slice(g.Start*qDim, g.End*qDim), kv, gp, att, in)
 	}
 	dev.MatMul(xn, ly.o.on, attn, n)
+	post(dev, xn, ly.oS, ly.ob)
 	dev.Add(x, xn)
 
 	dev.RMSNorm(xn, x, ly.ffnNorm.on, c.RMSEps)
+	if ly.moe != nil {
+		return ly.moe.forward(s, dev, ds, xn, x, n)
+	}
 	gate, up, ffn := b[bufGate], b[bufUp], b[bufFFN]
 	if ly.gate == nil {
 		gu, err := ds.get(bufGateUp, n*2*ff)
@@ -397,15 +461,19 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 			return err
 		}
 		dev.MatMul(gu, ly.up.on, xn, n)
+		postFFN(dev, gu, ly.upS, ly.upB)
 		dev.CopyRows(gate, ff, gu, 2*ff, n, ff)
 		dev.CopyRows(up, ff, gu.Slice(ff, gu.Len()), 2*ff, n, ff)
 	} else {
 		s.mdst = append(s.mdst[:0], gate, up)
 		s.mw = append(s.mw[:0], ly.gate.on, ly.up.on)
 		dev.MatMulMulti(s.mdst, s.mw, xn, n)
+		postFFN(dev, up, ly.upS, ly.upB)
+		postFFN(dev, gate, ly.gateS, ly.gateB)
 	}
 	dev.SwiGLU(ffn, gate, up)
 	dev.MatMul(xn, ly.down.on, ffn, n)
+	postFFN(dev, xn, ly.downS, ly.downB)
 	dev.Add(x, xn)
 	return nil
 }
@@ -462,6 +530,7 @@ func (m *transformer) head(s *Scratch, dev backend.Device, x backend.Buf, outRow
 			return err
 		}
 		dev.MatMul(out, m.output.on, sel, k)
+		post(dev, out, 0, m.outB)
 		if m.logitCap > 0 {
 			dev.SoftCap(out, m.logitCap)
 		}

@@ -3,6 +3,7 @@ package arch
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/churon/churon/engine/gguf"
@@ -81,6 +82,29 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 			}
 		}
 	}
+	// affine applies a product's optional ".scale" and ".bias" tensors:
+	// llama.cpp scales the attention's products before their bias, the
+	// feed-forward's after.
+	affine := func(y []float64, name string) []float64 {
+		sc, b := get(name+".scale"), get(name+".bias")
+		biasFirst := strings.Contains(name, "ffn_")
+		if b != nil && biasFirst {
+			for i := range y {
+				y[i] += b[i]
+			}
+		}
+		if sc != nil {
+			for i := range y {
+				y[i] *= sc[0]
+			}
+		}
+		if b != nil && !biasFirst {
+			for i := range y {
+				y[i] += b[i]
+			}
+		}
+		return y
+	}
 	embd := get("token_embd.weight")
 	output := get("output.weight")
 	if output == nil {
@@ -100,16 +124,9 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 				all := matvec(qkv, xn, nh*hd+2*nkv*hd)
 				q, k, v = all[:nh*hd], all[nh*hd:nh*hd+nkv*hd], all[nh*hd+nkv*hd:]
 			} else {
-				q = matvec(get(pre+"attn_q.weight"), xn, nh*hd)
-				k = matvec(get(pre+"attn_k.weight"), xn, nkv*hd)
-				v = matvec(get(pre+"attn_v.weight"), xn, nkv*hd)
-			}
-			for name, vec := range map[string][]float64{"attn_q.bias": q, "attn_k.bias": k, "attn_v.bias": v} {
-				if b := get(pre + name); b != nil {
-					for i := range vec {
-						vec[i] += b[i]
-					}
-				}
+				q = affine(matvec(get(pre+"attn_q.weight"), xn, nh*hd), pre+"attn_q")
+				k = affine(matvec(get(pre+"attn_k.weight"), xn, nkv*hd), pre+"attn_k")
+				v = affine(matvec(get(pre+"attn_v.weight"), xn, nkv*hd), pre+"attn_v")
 			}
 			if qn := get(pre + "attn_q_norm.weight"); qn != nil {
 				kn := get(pre + "attn_k_norm.weight")
@@ -125,11 +142,21 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 			keys[l] = append(keys[l], k)
 			vals[l] = append(vals[l], v)
 			att := make([]float64, nh*hd)
+			// gpt-oss: the even layers see the last window positions, and
+			// every head's sink logit joins its softmax's denominator.
+			first := 0
+			if w, ok := f.Uint(c.Arch + ".attention.sliding_window"); ok && l%2 == 0 {
+				first = max(0, p-int(w)+1)
+			}
+			sinks := get(pre + "attn_sinks.weight")
 			for h := range nh {
 				g := h / (nh / nkv)
 				sc := make([]float64, p+1)
 				mx := math.Inf(-1)
-				for s := 0; s <= p; s++ {
+				if sinks != nil {
+					mx = sinks[h]
+				}
+				for s := first; s <= p; s++ {
 					var d float64
 					for j := range hd {
 						d += q[h*hd+j] * keys[l][s][g*hd+j]
@@ -138,24 +165,51 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 					mx = math.Max(mx, sc[s])
 				}
 				var sum float64
-				for s := range sc {
+				if sinks != nil {
+					sum = math.Exp(sinks[h] - mx)
+				}
+				for s := first; s <= p; s++ {
 					sc[s] = math.Exp(sc[s] - mx)
 					sum += sc[s]
 				}
-				for s := range sc {
+				for s := first; s <= p; s++ {
 					for j := range hd {
 						att[h*hd+j] += sc[s] / sum * vals[l][s][g*hd+j]
 					}
 				}
 			}
-			o := matvec(get(pre+"attn_output.weight"), att, E)
+			o := affine(matvec(get(pre+"attn_output.weight"), att, E), pre+"attn_output")
 			for i := range x {
 				x[i] += o[i]
 			}
-			xn = rmsnorm(x, get(pre+"ffn_norm.weight"))
+			ffnNorm := get(pre + "ffn_norm.weight")
+			if ffnNorm == nil {
+				ffnNorm = get(pre + "post_attention_norm.weight") // gpt-oss
+			}
+			xn = rmsnorm(x, ffnNorm)
+			if router := get(pre + "ffn_gate_inp.weight"); router != nil {
+				spec := MoESpec{Gating: GateSoftmax, NormWeights: true}
+				if c.Arch == "gpt-oss" {
+					// top k of the raw logits, a softmax over those, the
+					// clamped SwiGLU
+					spec = MoESpec{Gating: GateSoftmaxSelected, Act: Activation{Kind: ActSwiGLUClamped, Alpha: 1.702, Limit: 7}}
+				}
+				d := naiveMoE(naiveExperts{
+					router: router, gate: get(pre + "ffn_gate_exps.weight"), up: get(pre + "ffn_up_exps.weight"),
+					down: get(pre + "ffn_down_exps.weight"), n: c.Experts, k: c.ExpertsUsed, ff: c.ExpertFF,
+					routerB: get(pre + "ffn_gate_inp.bias"), gateB: get(pre + "ffn_gate_exps.bias"),
+					upB: get(pre + "ffn_up_exps.bias"), downB: get(pre + "ffn_down_exps.bias"),
+					spec: spec,
+				}, xn)
+				for i := range x {
+					x[i] += d[i]
+				}
+				continue
+			}
 			var gate, up []float64
 			if g := get(pre + "ffn_gate.weight"); g != nil {
-				gate, up = matvec(g, xn, c.FF), matvec(get(pre+"ffn_up.weight"), xn, c.FF)
+				gate = affine(matvec(g, xn, c.FF), pre+"ffn_gate")
+				up = affine(matvec(get(pre+"ffn_up.weight"), xn, c.FF), pre+"ffn_up")
 			} else {
 				gu := matvec(get(pre+"ffn_up.weight"), xn, 2*c.FF)
 				gate, up = gu[:c.FF], gu[c.FF:]
@@ -164,12 +218,12 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 			for i := range h {
 				h[i] = gate[i] / (1 + math.Exp(-gate[i])) * up[i]
 			}
-			d := matvec(get(pre+"ffn_down.weight"), h, E)
+			d := affine(matvec(get(pre+"ffn_down.weight"), h, E), pre+"ffn_down")
 			for i := range x {
 				x[i] += d[i]
 			}
 		}
-		logits = append(logits, matvec(output, rmsnorm(x, get("output_norm.weight")), c.Vocab)...)
+		logits = append(logits, affine(matvec(output, rmsnorm(x, get("output_norm.weight")), c.Vocab), "output")...)
 	}
 	return logits
 }

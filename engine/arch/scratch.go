@@ -12,8 +12,10 @@ import (
 type Scratch struct {
 	devs []*devScratch
 	host []float32 // the residual stream on its way between devices
+	moe  moeHost   // a mixture-of-experts layer's routing, on the host
 	mdst []backend.Buf
 	mw   []backend.Weight
+	mx   []backend.Buf
 }
 
 // Buffers a pass uses on each device, by role.
@@ -31,6 +33,10 @@ const (
 	bufFFN           // n×ff
 	bufSel           // the rows whose logits are wanted: rows×embd
 	bufLogits        // their logits, a chunk at a time
+	bufRouter        // mixture of experts: router logits, n×experts (+n shared-expert gates)
+	bufMoEIn         // the rows routed to one expert: rows×embd
+	bufMoEOut        // one expert's output rows: rows×embd
+	bufMoESum        // the layer's weighted sum of experts: n×embd
 	numBufs
 )
 
@@ -127,8 +133,14 @@ func grow(s []float32, n int) []float32 {
 func ScratchBytes(c *Config, rows int) int64 {
 	qDim, kvDim := c.Heads*c.HeadDim, c.KVDim()
 	perRow := 2*c.Embd + 2*qDim + 2*kvDim + 3*c.FF + (qDim + 2*kvDim) + 2*c.FF + c.Embd
+	n := int64(perRow) * int64(rows)
+	if c.Experts > 0 {
+		// the router's logits, and the experts' buffers, which a decode
+		// step sizes for all its experts' rows at once (moe.forward)
+		n += int64(c.Experts+1+3*c.Embd+5*c.ExpertFF) * int64(max(rows, c.ExpertsUsed))
+	}
 	// Buffers are allocated with a quarter to spare (devScratch.get).
-	return 4 * int64(perRow) * int64(rows) * 5 / 4
+	return 4 * n * 5 / 4
 }
 
 // OutputBytes bounds the buffers of the output head: the logits of one

@@ -99,6 +99,31 @@ type Device interface {
 	// Add computes dst += x, elementwise.
 	Add(dst, x Buf)
 
+	// Mixture-of-experts operations: a layer's experts are one 3-D
+	// weight, each expert multiplies only the rows routed to it.
+
+	// WeightSlice is the i-th slice of w along its last dimension, sharing
+	// w's memory: one expert's matrix of a 3-D expert tensor, or one
+	// expert's bias row of a 2-D one (kept as float32 values, as a
+	// one-row weight is). Callers keep the slices they use: making one
+	// may cost (a bias row is widened).
+	WeightSlice(w Weight, i int) (Weight, error)
+	// MatMulEach computes dst[j] = w[j] · x[j] for weights of one input
+	// width, each with its own n-row input (a decode step's experts'
+	// down products). Each dst[j] equals what MatMul would write; a
+	// device may run it as a loop.
+	MatMulEach(dst []Buf, w []Weight, x []Buf, n int)
+	// GatherRows copies row rows[j] of src to row j of dst (rows of cols
+	// values).
+	GatherRows(dst, src Buf, cols int, rows []int32)
+	// ScatterAddRows adds scale[j]·(row j of src) to row rows[j] of dst,
+	// in order (rows of cols values); a nil scale adds the rows as they
+	// are.
+	ScatterAddRows(dst, src Buf, cols int, rows []int32, scale []float32)
+	// SwiGLUClamped is gpt-oss's SwiGLU: with g = min(gate, limit) and
+	// u = clamp(up, −limit, limit), dst = g·σ(alpha·g)·(u+1).
+	SwiGLUClamped(dst, gate, up Buf, alpha, limit float32)
+
 	// Sync waits for every queued operation and returns the first error
 	// among them.
 	Sync() error

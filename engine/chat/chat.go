@@ -23,6 +23,10 @@ type Message struct {
 	// ReasoningContent is an assistant's thinking kept apart from its
 	// answer ("reasoning_content"; Qwen3 and DeepSeek-R1 templates read it).
 	ReasoningContent string
+	// Thinking is the same for gpt-oss's Harmony template, which reads an
+	// assistant's analysis channel from "thinking" (and renders it only
+	// before a pending tool call: Harmony drops earlier analysis).
+	Thinking string
 	// Name names the speaker or, in a tool result, the tool ("name").
 	Name string
 	// ToolCallID ties a tool result to the call it answers ("tool_call_id").

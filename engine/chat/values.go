@@ -33,6 +33,9 @@ func messagesValue(msgs []Message) (jinja.Value, error) {
 		if m.ReasoningContent != "" {
 			md.Set("reasoning_content", jinja.NewString(m.ReasoningContent))
 		}
+		if m.Thinking != "" {
+			md.Set("thinking", jinja.NewString(m.Thinking))
+		}
 		if m.Name != "" {
 			md.Set("name", jinja.NewString(m.Name))
 		}

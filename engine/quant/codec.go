@@ -25,6 +25,7 @@ var quantizers = [...]func(src []float32, dst []byte){
 	Q8_K:   blocks(Q8_K, quantQ8_K),
 	IQ4_NL: blocks(IQ4_NL, quantIQ4_NL),
 	IQ4_XS: blocks(IQ4_XS, quantIQ4_XS),
+	MXFP4:  blocks(MXFP4, quantMXFP4),
 }
 
 // blocks runs a block format's one-block quantizer over every block of

@@ -63,6 +63,8 @@ func Dequantize(t Type, src []byte, dst []float32) error {
 		forBlocks(src, dst, 18, 32, dequantIQ4_NL)
 	case IQ4_XS:
 		forBlocks(src, dst, 136, QK_K, dequantIQ4_XS)
+	case MXFP4:
+		forBlocks(src, dst, 17, 32, dequantMXFP4)
 	default:
 		return fmt.Errorf("quant: dequantize %v: %w", t, ErrUnsupported)
 	}

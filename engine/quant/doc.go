@@ -57,6 +57,14 @@
 //	        8 groups of 32, 6-bit scales (stored +32: low nibbles in
 //	        scales_l, top two bits in scales_h); x = (d·(ls−32))·kvalues[q]
 //
+// MXFP4 (gpt-oss's experts) shares one power-of-two scale among 32 E2M1
+// floats, stored doubled as integers:
+//
+//	MXFP4   32 elements, 17 bytes   e uint8 (E8M0) | qs[16]
+//	        x[j] = 2^(e−128)·k[qs[j]&15], x[j+16] = 2^(e−128)·k[qs[j]>>4],
+//	        k = {0, 1, 2, 3, 4, 6, 8, 12, 0, −1, −2, −3, −4, −6, −8, −12};
+//	        2^(e−128) is ggml's E8M0 "half" (subnormal for e < 2)
+//
 // # Exactness
 //
 // These match ggml (llama.cpp at the commit the shared test data was made
@@ -70,6 +78,9 @@
 //     quantize_iq4_xs without an importance matrix, which is what
 //     llama-quantize runs). All 16 weight tensors of every quantzoo model
 //     are reproduced exactly from the F32 source.
+//   - MXFP4 against ggml's own dequantize_row_mxfp4 on every scale byte
+//     and quantize_row_mxfp4_ref on 400 blocks (testdata/mxfp4_ggml.json,
+//     written by tools/mxfp4ref/gen.sh from llama.cpp v0.5.0's source).
 //
 // The bit-exact code rounds every float32 product before adding it
 // (float32(x*y) + z), because Go may otherwise fuse multiply-adds on arm64
@@ -95,7 +106,8 @@
 // the CPU features golang.org/x/sys/cpu reports (SIMDLevel says which).
 // On amd64 (dot_amd64.s, Go side in simd_amd64.go):
 //
-//	avx2    AVX2 + FMA (+ F16C): every VecDot type
+//	avx2    AVX2 + FMA (+ F16C): every VecDot type (MXFP4 as IQ4_NL,
+//	        with its codebook and an E8M0 scale table)
 //	avx512  AVX-512 F/BW/VL + VNNI: 512-bit VPDPBUSD kernels for Q4_0,
 //	        Q5_0 and Q8_0, 256-bit VPDPBUSD for Q4_1, Q5_1, IQ4_NL,
 //	        512-bit F16, BF16 and F32; the K-quants run their avx2 kernels
@@ -103,7 +115,8 @@
 // On arm64 (dot_arm64.s, Go side in simd_arm64.go; Apple silicon's CPU
 // path):
 //
-//	neon     Advanced SIMD, which every arm64 CPU has: every VecDot type;
+//	neon     Advanced SIMD, which every arm64 CPU has: every VecDot type
+//	         but MXFP4 (generic code for now);
 //	         int8 products are formed in int16 lanes (SMULL/SMLAL) only as
 //	         many to a lane as cannot overflow, then widened (SADDLP/SADALP)
 //	dotprod  FEAT_DotProd (Apple M1 and later, Cortex-A76/Neoverse N1 and
@@ -147,7 +160,7 @@
 //	VecDotTile  several weight rows × several activation rows (prefill)
 //
 // VecDotMulti and VecDotTile decode each weight block once for four
-// activation rows (amd64: Q4_0, Q8_0, Q4_K, Q6_K, F16, and Q5_0 on
+// activation rows (amd64: Q4_0, Q8_0, Q4_K, Q6_K, MXFP4, F16, and Q5_0 on
 // avx512; arm64: Q4_0, Q5_0, Q8_0); on avx512, VecDotRows and VecDotTile
 // also lay each activation row out once per call for Q4_0, Q5_0 and Q8_0
 // — quants in register order, four blocks per register, the scales as

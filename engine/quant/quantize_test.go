@@ -10,7 +10,7 @@ import (
 
 // quantTypes are the types Quantize supports.
 var quantTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q8_K,
-	Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS}
+	Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4}
 
 // maxRelRMS bounds RMS(dequant(quant(x)) − x) / RMS(x) for normal data;
 // each is about 1.3× what the format achieves.
@@ -19,7 +19,7 @@ var maxRelRMS = map[Type]float64{
 	Q8_0: 0.0072, Q8_1: 0.0072, Q8_K: 0.0095,
 	Q6_K: 0.023, Q5_0: 0.055, Q5_1: 0.05, Q5_K: 0.048,
 	Q4_0: 0.115, Q4_1: 0.1, Q4_K: 0.095, IQ4_NL: 0.1, IQ4_XS: 0.1,
-	Q3_K: 0.195, Q2_K: 0.39,
+	Q3_K: 0.195, Q2_K: 0.39, MXFP4: 0.15,
 }
 
 func normalData(r *rand.Rand, n int, scale float64) []float32 {

@@ -97,6 +97,8 @@ func vecDotFast(w Type, wRow, act []byte, n int) (float32, bool) {
 			return dotIQ4_NLVNNI(wp, ap, n/32), true
 		}
 		return dotIQ4_NLAVX2(wp, ap, n/32), true
+	case MXFP4:
+		return dotMXFP4AVX2(wp, ap, n/32), true
 	case Q4_K:
 		return dotQ4_KAVX2(wp, ap, n/QK_K), true
 	case Q2_K:
@@ -205,6 +207,8 @@ func dotX4(w Type, wp, xp *byte, stride, nb int, out *float32) bool {
 		dotQ4_Kx4AVX2(wp, xp, stride, nb, out)
 	case w == Q6_K:
 		dotQ6_Kx4AVX2(wp, xp, stride, nb, out)
+	case w == MXFP4:
+		dotMXFP4x4AVX2(wp, xp, stride, nb, out)
 	default:
 		return false
 	}
@@ -514,6 +518,12 @@ func dotIQ4_NLAVX2(w, x *byte, nb int) float32
 
 //go:noescape
 func dotIQ4_NLVNNI(w, x *byte, nb int) float32
+
+//go:noescape
+func dotMXFP4AVX2(w, x *byte, nb int) float32
+
+//go:noescape
+func dotMXFP4x4AVX2(w, x *byte, stride, nb int, out *float32)
 
 //go:noescape
 func dotQ4_KAVX2(w, x *byte, nb int) float32

@@ -133,6 +133,14 @@ func TestSIMDMatchesGeneric(t *testing.T) {
 	})
 }
 
+// kernelless lists, per level, the types that run the generic code on
+// purpose: MXFP4 has no NEON kernel yet (gpt-oss's experts, written for
+// amd64 first; arm64 has no test machine here but qemu).
+var kernelless = map[string]map[Type]bool{
+	"neon":    {MXFP4: true},
+	"dotprod": {MXFP4: true},
+}
+
 // TestSIMDCoversEveryType checks that every level above "go" runs a
 // kernel for every VecDot type, so that the comparisons here cannot pass
 // by running the generic code twice.
@@ -143,6 +151,9 @@ func TestSIMDCoversEveryType(t *testing.T) {
 			wsize, _ := typ.RowSize(n)
 			asize, _ := VecDotType(typ).RowSize(n)
 			_, ok := vecDotFast(typ, make([]byte, wsize), make([]byte, asize), n)
+			if !ok && kernelless[level][typ] {
+				continue
+			}
 			if ok != (level != "go") {
 				t.Errorf("%v at level %s: SIMD kernel %v, want %v", typ, level, ok, level != "go")
 			}
@@ -205,6 +216,12 @@ func exactRow(r *rand.Rand, t Type, n int, pat func(*rand.Rand, int) byte, zero 
 		switch t {
 		case Q4_0, Q5_0, Q8_0, IQ4_NL, IQ4_XS:
 			half(o)
+		case MXFP4:
+			// E8M0 has no zero: 0 is its smallest scale, 2^-128.
+			b[o] = byte(127 + r.IntN(3))
+			if zero {
+				b[o] = 0
+			}
 		case Q4_1, Q5_1, Q8_1, Q4_K, Q5_K:
 			half(o)
 			half(o + 2)

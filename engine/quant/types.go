@@ -42,6 +42,7 @@ const (
 	BF16    Type = 30
 	TQ1_0   Type = 34
 	TQ2_0   Type = 35
+	MXFP4   Type = 39
 )
 
 // QK_K is the super-block size of the K-quants and the IQ formats.
@@ -87,11 +88,12 @@ var table = map[Type]traits{
 	BF16:    {"BF16", 1, 2},
 	TQ1_0:   {"TQ1_0", QK_K, 54},
 	TQ2_0:   {"TQ2_0", QK_K, 66},
+	MXFP4:   {"MXFP4", 32, 17},
 }
 
 // byType is table as an array indexed by type: RowSize runs once per dot
 // product, where a map lookup would cost as much as a short row.
-var byType = func() (a [TQ2_0 + 1]traits) {
+var byType = func() (a [MXFP4 + 1]traits) {
 	for t, tr := range table {
 		a[t] = tr
 	}

@@ -20,7 +20,7 @@ func VecDotType(w Type) Type {
 	switch w {
 	case F32, F16, BF16:
 		return w
-	case Q4_0, Q5_0, Q8_0, IQ4_NL:
+	case Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4:
 		return Q8_0
 	case Q4_1, Q5_1:
 		return Q8_1
@@ -33,7 +33,7 @@ func VecDotType(w Type) Type {
 // VecDotSupported reports whether VecDot handles weights of type w.
 func VecDotSupported(w Type) bool {
 	switch w {
-	case F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL,
+	case F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4,
 		Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS:
 		return true
 	}
@@ -99,6 +99,8 @@ func vecDotGeneric(w Type, wRow, act []byte, n int) float32 {
 		return dotQ8_0(wRow, act, n/32)
 	case IQ4_NL:
 		return dotIQ4_NL(wRow, act, n/32)
+	case MXFP4:
+		return dotMXFP4(wRow, act, n/32)
 	case Q2_K:
 		return dotQ2_K(wRow, act, n/QK_K)
 	case Q3_K:

@@ -8,7 +8,7 @@ import (
 )
 
 // vecDotTypes are the weight types VecDot supports.
-var vecDotTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL,
+var vecDotTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4,
 	Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS}
 
 func mustQuantize(t testing.TB, typ Type, x []float32) []byte {
@@ -213,7 +213,7 @@ func TestVecDotBadInput(t *testing.T) {
 func TestVecDotTypes(t *testing.T) {
 	want := map[Type]Type{
 		F32: F32, F16: F16, BF16: BF16,
-		Q4_0: Q8_0, Q5_0: Q8_0, Q8_0: Q8_0, IQ4_NL: Q8_0,
+		Q4_0: Q8_0, Q5_0: Q8_0, Q8_0: Q8_0, IQ4_NL: Q8_0, MXFP4: Q8_0,
 		Q4_1: Q8_1, Q5_1: Q8_1,
 		Q2_K: Q8_K, Q3_K: Q8_K, Q4_K: Q8_K, Q5_K: Q8_K, Q6_K: Q8_K, IQ4_XS: Q8_K,
 	}

@@ -41,6 +41,7 @@ var fileTypes = []FileType{
 	{"Q3_K_M", 12, quant.Q3_K},
 	{"Q3_K_S", 11, quant.Q3_K},
 	{"Q2_K", 10, quant.Q2_K},
+	{"MXFP4_MOE", 38, quant.MXFP4},
 }
 
 // aliases are llama-quantize's short names for the _M recipes.
@@ -180,7 +181,9 @@ func Plan(ft FileType, m Model, ts []Tensor, pure bool) ([]Choice, error) {
 			continue
 		}
 		typ, wanted := ft.Base, ft.Base
-		if !pure && ft.quantized() {
+		if !pure && ft.Name == "MXFP4_MOE" {
+			typ, wanted = p.pickMXFP4MoE(t.Name, t.Shape)
+		} else if !pure && ft.quantized() {
 			var err error
 			if typ, wanted, err = p.pick(t.Name, t.Shape[0]); err != nil {
 				return nil, fmt.Errorf("quantize: tensor %q: %w", t.Name, err)
@@ -444,4 +447,20 @@ func (p *planner) layer(counter int, name string) (int, int, error) {
 		return 0, 0, fmt.Errorf("expert tensor's layer (%d from its name) is outside [0, %d)", i, n)
 	}
 	return i, n, nil
+}
+
+// pickMXFP4MoE is llama.cpp's MXFP4_MOE recipe (v0.5.0), gpt-oss's
+// layout: expert tensors (3-D, more than one expert) in MXFP4, every
+// other matrix, the output included, in Q8_0; rows that are not whole
+// 32-element blocks fall back to F16.
+func (p *planner) pickMXFP4MoE(name string, shape []uint64) (typ, wanted quant.Type) {
+	t := quant.Q8_0
+	isOutput := name == "output.weight" || (!p.hasOutput && name == "token_embd.weight")
+	if !isOutput && len(shape) > 2 && shape[2] > 1 {
+		t = quant.MXFP4
+	}
+	if shape[0]%uint64(t.BlockSize()) != 0 {
+		return quant.F16, t
+	}
+	return t, t
 }

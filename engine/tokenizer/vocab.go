@@ -169,6 +169,11 @@ var preTokenizers = map[string]preInfo{
 	"exaone":     {split: splitStarcoder, cleanSpaces: true},
 	"minerva-7b": {split: splitStarcoder, cleanSpaces: true},
 
+	"gpt-4o":  {split: splitGPT4o},
+	"llama4":  {split: splitGPT4o},
+	"kanana2": {split: splitGPT4o},
+	"talkie":  {split: splitGPT4o},
+
 	"deepseek-llm":   {split: splitDeepseekLLM},
 	"deepseek-coder": {split: splitDeepseekCoder},
 }

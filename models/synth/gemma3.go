@@ -3,14 +3,10 @@ package synth
 import "fmt"
 
 // Gemma3 holds what a gemma3 file has beyond the common shape: llama.cpp's
-// keys of the same names (src/models/gemma3.cpp).
+// keys of the same names (src/models/gemma3.cpp). Its head width
+// (Gemma's heads are 256 wide whatever the width) and window are Spec's
+// HeadDim and SlidingWindow.
 type Gemma3 struct {
-	// HeadDim is attention.key_length (and value_length); 0 means
-	// Embd/Heads. Gemma's heads are 256 wide whatever the width.
-	HeadDim int
-	// SlidingWindow is attention.sliding_window: local layers see that
-	// many positions. 0 writes no window (every layer global).
-	SlidingWindow int
 	// SWAPattern, when > 0, writes attention.sliding_window_pattern: every
 	// SWAPattern-th layer is global (llama.cpp assumes 6 without it).
 	SWAPattern int
@@ -21,21 +17,9 @@ type Gemma3 struct {
 	LogitSoftCap float32
 }
 
-func (s Spec) headDim() int {
-	if s.HeadDim > 0 {
-		return s.HeadDim
-	}
-	return s.Embd / s.Heads
-}
-
 // gemma3Metadata writes the keys only gemma3 files have.
 func (s Spec) gemma3Metadata(kv func(string, any)) {
 	a := s.Arch
-	kv(a+".attention.key_length", uint32(s.headDim()))
-	kv(a+".attention.value_length", uint32(s.headDim()))
-	if s.SlidingWindow > 0 {
-		kv(a+".attention.sliding_window", uint32(s.SlidingWindow))
-	}
 	if s.SWAPattern > 0 {
 		kv(a+".attention.sliding_window_pattern", uint32(s.SWAPattern))
 	}

@@ -26,14 +26,25 @@ import (
 
 // Spec describes a model to generate.
 type Spec struct {
-	Arch    string // llama, qwen2, qwen3 or phi3
+	Arch    string // llama, qwen2, qwen3, phi3, qwen3moe or gpt-oss
 	Embd    int
 	Layers  int
 	Heads   int
 	KVHeads int
 	FF      int
-	Vocab   int // at least 259 (specials + byte tokens); extra entries are filler pieces
-	Context int
+	// HeadDim, when set, is the width of a head (attention.key_length),
+	// which then need not be Embd/Heads (Qwen3-30B-A3B: 32×128 on 2048).
+	HeadDim int
+	// Experts > 0 makes every feed-forward a mixture of that many
+	// experts, ExpertsUsed of them per token, each ExpertFF wide
+	// (qwen3moe; llama then is Mixtral-shaped).
+	Experts, ExpertsUsed, ExpertFF int
+	// SlidingWindow is attention.sliding_window: gpt-oss's even layers,
+	// and gemma3's local ones (see Gemma3.SWAPattern), see that many
+	// positions. 0 writes no window.
+	SlidingWindow int
+	Vocab         int // at least 259 (specials + byte tokens); extra entries are filler pieces
+	Context       int
 	// Type of the weight matrices; norms stay F32. Rows must be whole
 	// blocks of the type. Ignored when FileType is set.
 	Type quant.Type
@@ -47,6 +58,12 @@ type Spec struct {
 	// general.file_type.
 	FileType FileType
 	Tied     bool // omit output.weight: the output shares token_embd
+	// Biases adds the optional biases llama.cpp applies when a file has
+	// them: q, k, v and attention output, and the dense feed-forward's.
+	Biases bool
+	// Scales adds a per-tensor ".scale" factor to every projection (the
+	// optional scales llama.cpp multiplies products by).
+	Scales   bool
 	Std      float64
 	Seed     uint64
 	RopeBase float32
@@ -68,8 +85,25 @@ type Spec struct {
 // Tiny returns a small spec of the given architecture, fast enough for
 // unit tests.
 func Tiny(arch string) Spec {
-	return Spec{Arch: arch, Embd: 64, Layers: 2, Heads: 4, KVHeads: 2, FF: 128, Vocab: 320,
+	s := Spec{Arch: arch, Embd: 64, Layers: 2, Heads: 4, KVHeads: 2, FF: 128, Vocab: 320,
 		Context: 256, Type: quant.F32, Std: 0.08, Seed: 1, RopeBase: 10000}
+	if arch == "qwen3moe" {
+		// heads wider than Embd/Heads, as Qwen3-30B-A3B's are
+		s.HeadDim, s.Experts, s.ExpertsUsed, s.ExpertFF = 32, 8, 3, 64
+	}
+	if arch == "gpt-oss" {
+		// a window shorter than a test's prompt, so the banded layers show
+		s.HeadDim, s.Experts, s.ExpertsUsed, s.ExpertFF, s.SlidingWindow = 32, 8, 3, 64, 8
+	}
+	return s
+}
+
+// headDim is the width of a head.
+func (s Spec) headDim() int {
+	if s.HeadDim > 0 {
+		return s.HeadDim
+	}
+	return s.Embd / s.Heads
 }
 
 // ChatML is the template written into generated models.
@@ -131,6 +165,19 @@ func Build(s Spec) (*gguf.Writer, error) {
 	kv(a+".attention.layer_norm_rms_epsilon", float32(1e-5))
 	kv(a+".rope.freq_base", s.RopeBase)
 	kv(a+".rope.dimension_count", uint32(headDim))
+	// gemma3 always writes its head width, as llama.cpp's converter does.
+	if s.HeadDim > 0 || a == "gemma3" {
+		kv(a+".attention.key_length", uint32(headDim))
+		kv(a+".attention.value_length", uint32(headDim))
+	}
+	if s.Experts > 0 {
+		kv(a+".expert_count", uint32(s.Experts))
+		kv(a+".expert_used_count", uint32(s.ExpertsUsed))
+		kv(a+".expert_feed_forward_length", uint32(s.ExpertFF))
+	}
+	if s.SlidingWindow > 0 {
+		kv(a+".attention.sliding_window", uint32(s.SlidingWindow))
+	}
 	if a == "gemma3" {
 		s.gemma3Metadata(kv)
 	}
@@ -166,11 +213,17 @@ func Build(s Spec) (*gguf.Writer, error) {
 	for _, t := range ts {
 		switch t.kind {
 		case kindMatrix:
-			err = g.matrix(t.Name, t.Type, t.Shape[0], t.Shape[1], s.Std)
+			err = g.matrix(t.Name, t.Type, t.Shape, s.Std)
 		case kindOnes:
 			err = g.vector(t.Name, t.Shape[0], false, func(float64) float32 { return 1 })
 		case kindNoise:
 			err = g.vector(t.Name, t.Shape[0], true, func(z float64) float32 { return float32(z * s.Std) })
+		case kindNoise2D:
+			err = g.matrix(t.Name, quant.F32, t.Shape, s.Std)
+		case kindSink:
+			// Sinks of a few units, as trained ones are: against scores
+			// of random weights they take a real share of the softmax.
+			err = g.vector(t.Name, t.Shape[0], true, func(z float64) float32 { return float32(z) })
 		case kindNearOne:
 			// Norm weights near 1, not exactly 1, so a forward pass that
 			// skipped them would be caught.
@@ -196,6 +249,8 @@ const (
 	kindOnes           // norm weights of 1
 	kindNoise          // normal(0, Std) biases
 	kindNearOne        // norm weights 1 + normal(0, 0.2)
+	kindNoise2D        // normal(0, Std) biases of one row per expert
+	kindSink           // normal(0, 1) attention sinks
 )
 
 // Bytes is the size of the tensor's data.
@@ -230,8 +285,8 @@ func (s Spec) plan() ([]Tensor, error) {
 		}
 		return out, nil
 	}
-	headDim := s.Embd / s.Heads
-	qDim, kvDim := s.Embd, s.KVHeads*headDim
+	headDim := s.headDim()
+	qDim, kvDim := s.Heads*headDim, s.KVHeads*headDim
 	add(kindMatrix, "token_embd.weight", s.Embd, s.Vocab)
 	add(kindOnes, "output_norm.weight", s.Embd)
 	if !s.Tied {
@@ -247,17 +302,47 @@ func (s Spec) plan() ([]Tensor, error) {
 			add(kindMatrix, p+"attn_k.weight", s.Embd, kvDim)
 			add(kindMatrix, p+"attn_v.weight", s.Embd, kvDim)
 		}
-		if a == "qwen2" {
+		if a == "qwen2" || a == "gpt-oss" || s.Biases {
 			add(kindNoise, p+"attn_q.bias", qDim)
 			add(kindNoise, p+"attn_k.bias", kvDim)
 			add(kindNoise, p+"attn_v.bias", kvDim)
 		}
-		if a == "qwen3" {
+		if a == "qwen3" || a == "qwen3moe" {
 			add(kindNearOne, p+"attn_q_norm.weight", headDim)
 			add(kindNearOne, p+"attn_k_norm.weight", headDim)
 		}
 		add(kindMatrix, p+"attn_output.weight", qDim, s.Embd)
+		if s.Biases || a == "gpt-oss" {
+			add(kindNoise, p+"attn_output.bias", s.Embd)
+		}
+		if a == "gpt-oss" {
+			// gpt-oss: sinks, the post-attention norm as the experts'
+			// norm, biases on the router and on every expert.
+			add(kindSink, p+"attn_sinks.weight", s.Heads)
+			add(kindNearOne, p+"post_attention_norm.weight", s.Embd)
+			add(kindMatrix, p+"ffn_gate_inp.weight", s.Embd, s.Experts)
+			add(kindNoise, p+"ffn_gate_inp.bias", s.Experts)
+			add(kindMatrix, p+"ffn_gate_exps.weight", s.Embd, s.ExpertFF, s.Experts)
+			add(kindMatrix, p+"ffn_up_exps.weight", s.Embd, s.ExpertFF, s.Experts)
+			add(kindMatrix, p+"ffn_down_exps.weight", s.ExpertFF, s.Embd, s.Experts)
+			add(kindNoise2D, p+"ffn_gate_exps.bias", s.ExpertFF, s.Experts)
+			add(kindNoise2D, p+"ffn_up_exps.bias", s.ExpertFF, s.Experts)
+			add(kindNoise2D, p+"ffn_down_exps.bias", s.Embd, s.Experts)
+			continue
+		}
+		if s.Scales {
+			for _, n := range []string{"attn_q", "attn_k", "attn_v", "attn_output"} {
+				add(kindNearOne, p+n+".scale", 1)
+			}
+		}
 		add(kindOnes, p+"ffn_norm.weight", s.Embd)
+		if s.Experts > 0 {
+			add(kindMatrix, p+"ffn_gate_inp.weight", s.Embd, s.Experts)
+			add(kindMatrix, p+"ffn_gate_exps.weight", s.Embd, s.ExpertFF, s.Experts)
+			add(kindMatrix, p+"ffn_up_exps.weight", s.Embd, s.ExpertFF, s.Experts)
+			add(kindMatrix, p+"ffn_down_exps.weight", s.ExpertFF, s.Embd, s.Experts)
+			continue
+		}
 		if a == "phi3" {
 			add(kindMatrix, p+"ffn_up.weight", s.Embd, 2*s.FF)
 		} else {
@@ -265,6 +350,16 @@ func (s Spec) plan() ([]Tensor, error) {
 			add(kindMatrix, p+"ffn_up.weight", s.Embd, s.FF)
 		}
 		add(kindMatrix, p+"ffn_down.weight", s.FF, s.Embd)
+		if s.Biases {
+			add(kindNoise, p+"ffn_gate.bias", s.FF)
+			add(kindNoise, p+"ffn_up.bias", s.FF)
+			add(kindNoise, p+"ffn_down.bias", s.Embd)
+		}
+		if s.Scales {
+			for _, n := range []string{"ffn_gate", "ffn_up", "ffn_down"} {
+				add(kindNearOne, p+n+".scale", 1)
+			}
+		}
 	}
 	if err := s.types(out); err != nil {
 		return nil, err
@@ -274,18 +369,34 @@ func (s Spec) plan() ([]Tensor, error) {
 
 func (s Spec) check() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "phi3", "gemma3":
+	case "llama", "qwen2", "qwen3", "phi3", "qwen3moe", "gpt-oss", "gemma3":
 	default:
 		return fmt.Errorf("synth: architecture %q not supported", s.Arch)
+	}
+	if (s.Arch == "qwen3moe" || s.Arch == "gpt-oss") && s.Experts == 0 {
+		return fmt.Errorf("synth: %s needs experts", s.Arch)
+	}
+	if s.Arch == "gpt-oss" && s.SlidingWindow <= 0 {
+		return fmt.Errorf("synth: gpt-oss needs a sliding window")
+	}
+	if (s.Biases || s.Scales) && (s.Arch == "phi3" || s.Experts > 0) {
+		return fmt.Errorf("synth: biases and scales are written for split projections and dense feed-forwards only")
+	}
+	if s.Experts > 0 {
+		if s.Arch != "qwen3moe" && s.Arch != "llama" && s.Arch != "gpt-oss" {
+			return fmt.Errorf("synth: %s has no mixture of experts", s.Arch)
+		}
+		if s.Arch == "llama" && s.ExpertFF != s.FF {
+			return fmt.Errorf("synth: a llama file's experts are feed_forward_length (%d) wide, not %d", s.FF, s.ExpertFF)
+		}
+		if s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts || s.ExpertFF <= 0 {
+			return fmt.Errorf("synth: %d of %d experts of width %d", s.ExpertsUsed, s.Experts, s.ExpertFF)
+		}
 	}
 	if s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.KVHeads <= 0 || s.FF <= 0 || s.Context <= 0 {
 		return fmt.Errorf("synth: all sizes must be positive: %+v", s)
 	}
-	if s.HeadDim > 0 {
-		if s.Arch != "gemma3" || s.HeadDim%2 != 0 || s.Heads%s.KVHeads != 0 {
-			return fmt.Errorf("synth: head size %d (%d heads, %d KV) is for even gemma3 heads only", s.HeadDim, s.Heads, s.KVHeads)
-		}
-	} else if s.Embd%s.Heads != 0 || s.Heads%s.KVHeads != 0 || (s.Embd/s.Heads)%2 != 0 {
+	if (s.HeadDim == 0 && s.Embd%s.Heads != 0) || s.Heads%s.KVHeads != 0 || s.headDim()%2 != 0 {
 		return fmt.Errorf("synth: %d heads (%d KV) do not divide width %d into even head sizes", s.Heads, s.KVHeads, s.Embd)
 	}
 	if s.Vocab < 259 {
@@ -353,10 +464,15 @@ type gen struct {
 	workers int
 }
 
-// matrix draws rows×cols values, quantizes each row to typ and adds the
+// matrix draws the values of a tensor of shape (row length first; a 3-D
+// one is a stack of matrices), quantizes each row to typ and adds the
 // tensor. Rows are split among workers, each positioned at its first
 // row's place in the stream.
-func (g *gen) matrix(name string, typ quant.Type, cols, rows int, std float64) error {
+func (g *gen) matrix(name string, typ quant.Type, shape []int, std float64) error {
+	cols, rows := shape[0], 1
+	for _, d := range shape[1:] {
+		rows *= d
+	}
 	size, ok := typ.RowSize(cols)
 	if !ok {
 		return fmt.Errorf("tensor %s: %d columns are not whole %v blocks", name, cols, typ)
@@ -397,7 +513,11 @@ func (g *gen) matrix(name string, typ quant.Type, cols, rows int, std float64) e
 	if ferr != nil {
 		return ferr
 	}
-	return g.w.AddTensor(name, typ, []uint64{uint64(cols), uint64(rows)}, data)
+	dims := make([]uint64, len(shape))
+	for i, d := range shape {
+		dims[i] = uint64(d)
+	}
+	return g.w.AddTensor(name, typ, dims, data)
 }
 
 // vector adds an F32 vector; when draws is set, f gets one normal draw

@@ -30,10 +30,17 @@ type Event interface{ event() }
 // Messages, say) can tell what is new: answer = answer[:Offset] + Text.
 // When the consumer is slow, consecutive Token events of an answer are
 // merged into one, so Text may hold many tokens.
+//
+// Reasoning marks text of the answer's reasoning (a <think> block,
+// gpt-oss's analysis channel), which Message.Reasoning holds apart from
+// Content: Offset is then into the reasoning, whose events come in order
+// with the content's (reasoning first, as the model thinks before it
+// answers). Markers such as <think> never reach Text.
 type Token struct {
 	Conv, Msg int64
 	Offset    int
 	Text      string
+	Reasoning bool
 	Tokens    int           // answer tokens generated so far
 	Elapsed   time.Duration // since the answer's generation started
 }
@@ -58,6 +65,11 @@ type Stats struct {
 	// Dropped is how many of the conversation's oldest messages were left
 	// out of the prompt because the conversation outgrew the context.
 	Dropped int
+	// ReasoningTokens of GenTokens were the answer's reasoning, generated
+	// over ReasoningTime (from the start of generation to its last
+	// reasoning token).
+	ReasoningTokens int
+	ReasoningTime   time.Duration
 }
 
 // Reason says why an answer ended.

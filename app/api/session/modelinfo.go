@@ -12,8 +12,16 @@ type ModelInfo struct {
 	ContextLength int            // trained context length
 	Layers        int
 	HasTemplate   bool // the file carries a chat template
-	FileBytes     int64
-	WeightBytes   int64
+	// Thinks says the model reasons before it answers in a way Churon
+	// keeps apart (Token.Reasoning, Message.Reasoning): "think" for
+	// <think> blocks (Qwen3, DeepSeek-R1), "harmony" for gpt-oss's
+	// analysis channel, "" for none. ThinkingSwitch says its template
+	// honours Settings.ThinkingOff (Qwen3's enable_thinking): a chat's
+	// switch for it is worth showing.
+	Thinks         string
+	ThinkingSwitch bool
+	FileBytes      int64
+	WeightBytes    int64
 	// Backend says what runs where ("CPU avx2 (8 threads)", or each
 	// device with its share of the model); Threads are the CPU's.
 	Backend string

@@ -28,6 +28,10 @@ type Settings struct {
 	// Overflow is what happens when the conversation outgrows the
 	// context: OverflowDrop (the default, also for "") or OverflowStop.
 	Overflow Overflow `json:"overflow,omitempty"`
+	// ThinkingOff asks a model that thinks before it answers (Qwen3's
+	// template's enable_thinking) to answer at once; templates without
+	// the switch ignore it.
+	ThinkingOff bool `json:"thinking_off,omitempty"`
 }
 
 // Overflow is a conversation's policy for a history longer than its

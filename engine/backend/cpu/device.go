@@ -20,6 +20,7 @@ type Device struct {
 	// decode step allocates nothing.
 	mdst [][]float32
 	mw   []*backend.Tensor
+	mx   [][]float32 // MatMulEach's inputs
 }
 
 // NewDevice returns the CPU device with threads worker threads

@@ -14,7 +14,9 @@ import (
 // tokens there are.
 const (
 	l2Budget = 512 << 10
-	maxMulti = 4 // weights one MatMulMulti call may take
+	// maxMulti is the weights one parallel loop may take: a decode
+	// step's gate and up products of eight experts run in one.
+	maxMulti = 16
 	// jobsPerThread: more, smaller jobs even out the finish of a loop when
 	// one core runs slower; fewer save per-job overhead.
 	jobsPerThread = 8
@@ -37,9 +39,11 @@ type matmulTask struct {
 	n    int
 	outs [maxMulti]mmOut
 	segs []mmSeg
-	// quantized input, one buffer per distinct activation type, and its
-	// tile layout where a weight of that type runs through a tile kernel
+	// quantized input, one buffer per distinct activation type and input
+	// (MatMulEach), and its tile layout where a weight of that type runs
+	// through a tile kernel
 	actType [maxMulti]quant.Type
+	actX    [maxMulti][]float32
 	act     [maxMulti][]byte
 	packed  [maxMulti]quant.PackedActs
 	pack    [maxMulti]bool
@@ -50,8 +54,9 @@ type matmulTask struct {
 type mmOut struct {
 	w          *backend.Tensor
 	dst        []float32
-	act        []byte // the input in VecDotType(w.Type)
-	arow, wrow int    // bytes per activation row and per weight row
+	x          []float32 // its own input (MatMulEach), or nil for the shared one
+	act        []byte    // the input in VecDotType(w.Type)
+	arow, wrow int       // bytes per activation row and per weight row
 	// the input laid out for w's tile kernel, or nil
 	packed *quant.PackedActs
 }
@@ -88,7 +93,30 @@ func (b *Backend) MatMulMulti(dst [][]float32, w []*backend.Tensor, x []float32,
 	}
 }
 
-// matmul runs b.mm.outs[:k] over x. The caller holds b.mu.
+// MatMulEach computes dst[j] = w[j] · x[j] for weights of one input
+// width, each with its own n-row input: the down products of a decode
+// step's experts, in one parallel loop. Each dst[j] equals what MatMul
+// would write.
+func (b *Backend) MatMulEach(dst [][]float32, w []*backend.Tensor, x [][]float32, n int) {
+	if len(dst) != len(w) || len(x) != len(w) || len(w) == 0 {
+		panic(fmt.Sprintf("cpu: MatMulEach: %d outputs and %d inputs for %d weights", len(dst), len(x), len(w)))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for start := 0; start < len(w); start += maxMulti {
+		k := min(maxMulti, len(w)-start)
+		for j := range k {
+			b.mm.outs[j] = mmOut{w: w[start+j], dst: dst[start+j], x: x[start+j]}
+		}
+		b.matmul(x[start], n, k)
+	}
+}
+
+// sameInput reports whether two inputs are the same rows.
+func sameInput(a, b []float32) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
+
+// matmul runs b.mm.outs[:k] over x, or over each out's own input where
+// it has one. The caller holds b.mu.
 func (b *Backend) matmul(x []float32, n, k int) {
 	t := &b.mm
 	t.n = n
@@ -100,6 +128,10 @@ func (b *Backend) matmul(x []float32, n, k int) {
 	for j := range k {
 		o := &t.outs[j]
 		w := o.w
+		xj := o.x
+		if xj == nil {
+			xj = x
+		}
 		if w.Cols() != cols {
 			panic(fmt.Sprintf("cpu: matmul %s: %d columns, %s has %d", w.Name, w.Cols(), t.outs[0].w.Name, cols))
 		}
@@ -109,13 +141,13 @@ func (b *Backend) matmul(x []float32, n, k int) {
 		if !ok || !ok2 || !quant.VecDotSupported(w.Type) {
 			panic(fmt.Sprintf("cpu: matmul %s: rows of %d are not whole %v blocks", w.Name, cols, w.Type))
 		}
-		if len(x) < n*cols || len(o.dst) < n*w.Rows() || len(w.Data) < wrow*w.Rows() {
+		if len(xj) < n*cols || len(o.dst) < n*w.Rows() || len(w.Data) < wrow*w.Rows() {
 			panic(fmt.Sprintf("cpu: matmul %s: buffers too small for %d rows", w.Name, n))
 		}
 		o.arow, o.wrow = arow, wrow
 		a := -1
 		for i := range t.nact {
-			if t.actType[i] == at {
+			if t.actType[i] == at && sameInput(t.actX[i], xj) {
 				a = i
 			}
 		}
@@ -123,6 +155,7 @@ func (b *Backend) matmul(x []float32, n, k int) {
 			a = t.nact
 			t.nact++
 			t.actType[a] = at
+			t.actX[a] = xj
 			t.act[a] = growB(t.act[a], n*arow)
 			t.pack[a] = false
 		}
@@ -140,7 +173,7 @@ func (b *Backend) matmul(x []float32, n, k int) {
 	if len(t.scratch) < b.threads {
 		t.scratch = make([]quant.PackedScratch, b.threads)
 	}
-	b.quantizeInput(x, n, cols)
+	b.quantizeInput(n, cols)
 
 	// Segments of weight rows: several per worker for balance, and for a
 	// multi-token input no larger than the L2 budget.
@@ -173,6 +206,7 @@ func (b *Backend) matmul(x []float32, n, k int) {
 	for j := range k {
 		t.outs[j] = mmOut{}
 	}
+	clear(t.actX[:t.nact])
 }
 
 func (t *matmulTask) run(worker, lo, hi int) {
@@ -203,25 +237,24 @@ func (t *matmulTask) segment(worker int, sg mmSeg) {
 	quant.VecDotTile(w.Type, wdata, o.wrow, sg.hi-sg.lo, o.act, o.arow, n, cols, o.dst[sg.lo:], rows)
 }
 
-// quantTask rounds input rows to the activation types of a matmul.
+// quantTask rounds input rows to the activation types of a matmul
+// (each with its input, b.mm.actX).
 type quantTask struct {
 	b    *Backend
-	x    []float32
 	cols int
 	mu   sync.Mutex
 	err  error
 }
 
-func (b *Backend) quantizeInput(x []float32, n, cols int) {
+func (b *Backend) quantizeInput(n, cols int) {
 	t := &b.qa
-	t.x, t.cols, t.err = x, cols, nil
+	t.cols, t.err = cols, nil
 	jobs := n * b.mm.nact
 	if n == 1 || jobs < 2*b.threads {
 		t.run(0, 0, jobs)
 	} else {
 		b.pool.parallel(t, jobs, max(1, jobs/(4*b.threads)))
 	}
-	t.x = nil
 	if t.err != nil {
 		panic(fmt.Sprintf("cpu: matmul: rounding activations: %v", t.err))
 	}
@@ -234,7 +267,7 @@ func (t *quantTask) run(_, lo, hi int) {
 		at := m.actType[a]
 		arow, _ := at.RowSize(t.cols)
 		row := m.act[a][i*arow : (i+1)*arow]
-		if err := quant.QuantizeActivations(at, t.x[i*t.cols:(i+1)*t.cols], row); err != nil {
+		if err := quant.QuantizeActivations(at, m.actX[a][i*t.cols:(i+1)*t.cols], row); err != nil {
 			// The shapes were checked, so this cannot happen; if it does,
 			// quantizeInput reports it loudly.
 			t.mu.Lock()

@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// Records llama.cpp's tokenization of a fixed set of texts with one
+// vocabulary, as the reference engine/tokenizer's tests read:
+//
+//   node tools/llamacpp-bench/tokenize.mjs VOCAB.gguf OUT.json
+//
+// e.g. VOCAB = $CHURON_TESTDATA/vocab/ggml-vocab-gpt-oss.gguf and OUT =
+// engine/tokenizer/testdata/gpt-oss.tokens.json. It loads the vocabulary
+// only (loadModel vocabOnly) in node-llama-cpp 3.22.1's prebuilt llama.cpp
+// v0.5.0, installed as bench.sh installs it; it never downloads or builds.
+
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import { writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { basename, join } from "node:path";
+
+process.env.NODE_LLAMA_CPP_SKIP_DOWNLOAD = "true";
+
+// Texts: English, Korean, code, emoji, digits, whitespace runs, case runs
+// (the o200k expression splits on them), contractions, other scripts.
+const texts = [
+    "Hello world",
+    " Hello World! How's it going? I'd say we'll see, they're fine, you've won, I'm here.",
+    "HELLO WORLD, HelloWorld, helloWORLD, camelCaseIdentifier, XMLHttpRequest, iPhone",
+    "SHOUTING'S LOUD'LL DON'T",
+    "안녕하세요, 세계! 오늘 날씨가 정말 좋네요. 한국어 토큰화 테스트입니다.",
+    "대한민국의 수도는 서울입니다 (Seoul). 가격은 12,345원이에요.",
+    "func main() {\n\tfmt.Println(\"hi\")\n\tfor i := 0; i < 10; i++ {\n\t\tx += i*2 // sum\n\t}\n}\n",
+    "def f(x):\n    return {'a': [1, 2, 3], \"b\": x ** 2}\n\n\nclass A(B):\n    pass\n",
+    "https://example.com/path/to/file.html?q=1&r=two#frag and C:\\Users\\me\\file.txt",
+    "<html><body class=\"x\">&amp; &lt;tag&gt;</body></html>\r\n",
+    "Emoji: 😀😃😄 👍🏽 👨‍👩‍👧‍👦 🇰🇷 ❤️ ✨🚀",
+    "Numbers: 1 12 123 1234 12345 1234567890 3.14159 -42 1e10 ０１２３ ١٢٣ ⅫⅣ",
+    "Whitespace:  two   three    four\t\ttabs\n\nnewlines\n\n\n   \n  mixed \r\n\r\n end   ",
+    "   leading spaces and trailing   ",
+    "\n\n\n",
+    "nbsp\u00a0here\u3000ideographic\u2003em space \u200bzero width",
+    "Ünïcödé: ÉCOLE école Straße ĲSSELMEER İstanbul ǅemal Ǆ ǈ",
+    "Combining: e\u0301 a\u0308 n\u0303 Cafe\u0301 ESPAN\u0303A",
+    "中文测试：你好，世界！日本語のテキスト、カタカナ。",
+    "Русский текст, Ελληνικά, العربية, עברית, हिन्दी, ไทย",
+    "don't can't won't it's we're they've I'll she'd 'quoted' ''double''",
+    "a/b/c //comment /// \n/path/ ...!!!??? ---___=== ~~~ ```code```",
+    "<|start|>assistant<|channel|>analysis<|message|>plain text, not special",
+    "x",
+    "",
+];
+
+// And 60 mixes drawn with a fixed generator from pieces the expression
+// treats differently: case runs, accented capitals, Hangul, marks,
+// digits, apostrophes, slashes, line breaks and other whitespace.
+{
+    const pieces = ["a", "Z", "Hello", "WORLD", "camelCase", "ÉCOLE", "école", "한글", "漢字", "😀", "e\u0301",
+        "'s", "'LL", "'re", "'", "0", "12", "3456", " ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u3000", "/", "//",
+        ";", "...", "<|", "|>", "-", "_x", "İ", "ǅ", "ß", "Ω", "ǈ"];
+    let state = 20261202;
+    const next = (n) => {
+        state = (state * 1103515245 + 12345) % 2147483648;
+        return state % n;
+    };
+    for (let i = 0; i < 60; i++) {
+        let t = "";
+        const k = 1 + next(12);
+        for (let j = 0; j < k; j++) t += pieces[next(pieces.length)];
+        texts.push(t);
+    }
+}
+
+// Texts tokenized with special tokens parsed (the Harmony markers).
+const special = [
+    "<|start|>user<|message|>안녕?<|end|><|start|>assistant",
+    "<|start|>assistant<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>Answer.<|return|>",
+    "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\":\"Seoul\"}<|call|>",
+];
+
+const [vocab, out] = process.argv.slice(2);
+if (!vocab || !out) {
+    console.error("usage: tokenize.mjs VOCAB.gguf OUT.json");
+    process.exit(2);
+}
+const dir = process.env.LLAMACPP_BENCH_DIR ||
+    join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "churon", "llamacpp-bench");
+const entry = createRequire(import.meta.url).resolve("node-llama-cpp", { paths: [dir] });
+const { getLlama, LlamaLogLevel } = await import(pathToFileURL(entry).href);
+const llama = await getLlama({ gpu: false, build: "never", skipDownload: true, logLevel: LlamaLogLevel.error });
+const model = await llama.loadModel({ modelPath: vocab, vocabOnly: true });
+const cases = [];
+for (const text of texts) cases.push({ text, special: false, ids: Array.from(model.tokenize(text, false)) });
+for (const text of special) cases.push({ text, special: true, ids: Array.from(model.tokenize(text, true)) });
+// One case a line: small diffs when a text is added.
+writeFileSync(out, `{"vocab": ${JSON.stringify(basename(vocab))},\n` +
+    `"reference": "llama.cpp v0.5.0 (node-llama-cpp 3.22.1), model.tokenize(text, special)",\n` +
+    `"cases": [\n${cases.map((c) => JSON.stringify(c)).join(",\n")}\n]}\n`);
+console.log(`wrote ${cases.length} cases to ${out}`);
+await model.dispose();
+await llama.dispose();
