@@ -289,9 +289,9 @@ func (m *moe) forward(s *Scratch, dev backend.Device, ds *devScratch, xn, x back
 	}
 	m.route(h, n)
 
-	// Every buffer at its largest first: one grown between experts would
-	// be freed under the queued products of the ones before.
-	// (All the experts' rows at once: n·used.)
+	// Every buffer sized for all the experts' rows (n·used) at once: one
+	// grown within the layer would be freed under the queued products
+	// that use it.
 	rows := n * m.used
 	wide, fused := max(n*m.shFF, rows*ff), 0
 	if m.gateUp != nil {
@@ -334,7 +334,7 @@ func (m *moe) forward(s *Scratch, dev backend.Device, ds *devScratch, xn, x back
 	return nil
 }
 
-// experts runs the chosen experts, each once over the tokens routed to
+// runExperts runs the chosen experts, each once over the tokens routed to
 // it, and adds their weighted outputs to sum. Every expert's rows lie
 // one after the other in the buffers, in expert order (h.rows' order),
 // so each step is one device call for all experts — a few parallel
