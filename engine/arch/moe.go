@@ -256,7 +256,8 @@ type moeHost struct {
 	zero    []float32
 	fill    []int
 	taken   []bool
-	experts []int // a decode step's, by index
+	experts []int // the chosen experts, by index
+	n, nn   []int // rows of each, and of each product
 }
 
 // forward adds the experts' output for the n normalised rows xn to the
@@ -288,17 +289,17 @@ func (m *moe) forward(s *Scratch, dev backend.Device, ds *devScratch, xn, x back
 	}
 	m.route(h, n)
 
-	// Every buffer at its largest first: one grown between experts would
-	// be freed under the queued products of the ones before.
-	// (A decode step holds all its experts' rows at once.)
-	rows := max(n, m.used)
+	// Every buffer sized for all the experts' rows (n·used) at once: one
+	// grown within the layer would be freed under the queued products
+	// that use it.
+	rows := n * m.used
 	wide, fused := max(n*m.shFF, rows*ff), 0
 	if m.gateUp != nil {
 		fused = rows * 2 * ff
 	}
 	var b [7]backend.Buf
 	for i, r := range [...]struct{ role, n int }{
-		{bufMoEIn, n * embd}, {bufMoEOut, rows * embd}, {bufMoESum, n * embd},
+		{bufMoEIn, rows * embd}, {bufMoEOut, max(rows, n) * embd}, {bufMoESum, n * embd},
 		{bufGate, wide}, {bufUp, wide}, {bufFFN, wide}, {bufGateUp, fused},
 	} {
 		if b[i], err = ds.get(r.role, r.n); err != nil {
@@ -310,11 +311,7 @@ func (m *moe) forward(s *Scratch, dev backend.Device, ds *devScratch, xn, x back
 	clear(h.zero)
 	dev.Write(sum, h.zero)
 
-	if n == 1 {
-		m.decode(s, dev, xn, sum, out, gbuf, ubuf, act, gubuf)
-	} else {
-		m.grouped(s, dev, n, xn, in, sum, out, gbuf, ubuf, act, gubuf)
-	}
+	m.runExperts(s, dev, n, xn, in, sum, out, gbuf, ubuf, act, gubuf)
 
 	if m.shUp != nil {
 		g, u, a := gbuf.Slice(0, n*m.shFF), ubuf.Slice(0, n*m.shFF), act.Slice(0, n*m.shFF)
@@ -337,136 +334,98 @@ func (m *moe) forward(s *Scratch, dev backend.Device, ds *devScratch, xn, x back
 	return nil
 }
 
-// grouped is forward's expert loop for a batch: each chosen expert runs
-// once over the rows routed to it.
-func (m *moe) grouped(s *Scratch, dev backend.Device, n int, xn, in, sum, out, gbuf, ubuf, act, gubuf backend.Buf) {
+// runExperts runs the chosen experts, each once over the tokens routed to
+// it, and adds their weighted outputs to sum. Every expert's rows lie
+// one after the other in the buffers, in expert order (h.rows' order),
+// so each step is one device call for all experts — a few parallel
+// loops a layer, not a few per expert — and each token's outputs are
+// added in expert order, the same bits however the token is batched.
+func (m *moe) runExperts(s *Scratch, dev backend.Device, n int, xn, in, sum, out, gbuf, ubuf, act, gubuf backend.Buf) {
 	h := &s.moe
 	ff, embd := m.ff, m.embd
 	sl := &m.slices
-	for e := range m.experts {
-		c := h.count[e]
-		if c == 0 {
-			continue
-		}
-		rows := h.rows[h.start[e] : h.start[e]+c]
-		src := xn
-		if c < n {
-			// (all n tokens in order need no copy)
-			src = in.Slice(0, c*embd)
-			dev.GatherRows(src, xn, embd, rows)
-		}
-		g, u, a := gbuf.Slice(0, c*ff), ubuf.Slice(0, c*ff), act.Slice(0, c*ff)
-		if m.gateUp != nil {
-			gu := gubuf.Slice(0, c*2*ff)
-			dev.MatMul(gu, sl[exGateUp][e], src, c)
-			if sl[exGateUpB] != nil {
-				dev.AddBias(gu, sl[exGateUpB][e])
-			}
-			dev.CopyRows(g, ff, gu, 2*ff, c, ff)
-			dev.CopyRows(u, ff, gu.Slice(ff, gu.Len()), 2*ff, c, ff)
-		} else {
-			s.mdst = append(s.mdst[:0], g, u)
-			s.mw = append(s.mw[:0], sl[exGate][e], sl[exUp][e])
-			dev.MatMulMulti(s.mdst, s.mw, src, c)
-			if m.upS != nil {
-				dev.Scale(u, m.upS[e])
-			}
-			if sl[exUpB] != nil {
-				dev.AddBias(u, sl[exUpB][e])
-			}
-			if m.gateS != nil {
-				dev.Scale(g, m.gateS[e])
-			}
-			if sl[exGateB] != nil {
-				dev.AddBias(g, sl[exGateB][e])
-			}
-		}
-		m.spec.Act.apply(dev, a, g, u)
-		y := out.Slice(0, c*embd)
-		dev.MatMul(y, sl[exDown][e], a, c)
-		if m.downS != nil {
-			dev.Scale(y, m.downS[e])
-		}
-		if sl[exDownB] != nil {
-			dev.AddBias(y, sl[exDownB][e])
-		}
-		dev.ScatterAddRows(sum, y, embd, rows, h.rw[h.start[e]:h.start[e]+c])
-	}
-
-}
-
-// decode is forward's expert loop for one token: its experts' gate and
-// up products in one call, their down products in another, so a step
-// runs three parallel loops per layer instead of two per expert. The
-// experts go in index order, as in the loop, so a token's sum is the
-// same bits however it is batched.
-func (m *moe) decode(s *Scratch, dev backend.Device, xn, sum, out, gbuf, ubuf, act, gubuf backend.Buf) {
-	h := &s.moe
-	k, ff, embd := m.used, m.ff, m.embd
-	sl := &m.slices
-	// h.rows[:k] are all row 0, h.rw[:k] the weights, by expert index
-	experts := h.experts[:0]
+	h.experts = h.experts[:0]
 	for e := range m.experts {
 		if h.count[e] > 0 {
-			experts = append(experts, e)
+			h.experts = append(h.experts, e)
 		}
 	}
-	h.experts = experts
-	g, u, a := gbuf.Slice(0, k*ff), ubuf.Slice(0, k*ff), act.Slice(0, k*ff)
-	s.mdst, s.mw = s.mdst[:0], s.mw[:0]
-	if m.gateUp != nil {
-		for j, e := range experts {
-			s.mdst = append(s.mdst, gubuf.Slice(j*2*ff, (j+1)*2*ff))
-			s.mw = append(s.mw, sl[exGateUp][e])
+	total := n * m.used // rows over all experts
+	h.n = h.n[:0]
+	s.mx = s.mx[:0]
+	for _, e := range h.experts {
+		c, at := h.count[e], h.start[e]
+		src := xn
+		if c < n {
+			// (all n tokens, in order, need no copy)
+			src = in.Slice(at*embd, (at+c)*embd)
+			dev.GatherRows(src, xn, embd, h.rows[at:at+c])
 		}
-		dev.MatMulMulti(s.mdst, s.mw, xn, 1)
+		s.mx = append(s.mx, src)
+		h.n = append(h.n, c)
+	}
+	g, u, a := gbuf.Slice(0, total*ff), ubuf.Slice(0, total*ff), act.Slice(0, total*ff)
+	s.mdst, s.mw, s.min, h.nn = s.mdst[:0], s.mw[:0], s.min[:0], h.nn[:0]
+	if m.gateUp != nil {
+		for i, e := range h.experts {
+			at, c := h.start[e], h.count[e]
+			s.mdst = append(s.mdst, gubuf.Slice(at*2*ff, (at+c)*2*ff))
+			s.mw = append(s.mw, sl[exGateUp][e])
+			s.min = append(s.min, s.mx[i])
+			h.nn = append(h.nn, c)
+		}
+		dev.MatMulEach(s.mdst, s.mw, s.min, h.nn)
 		if sl[exGateUpB] != nil {
-			for j, e := range experts {
-				dev.AddBias(s.mdst[j], sl[exGateUpB][e])
+			for i, e := range h.experts {
+				dev.AddBias(s.mdst[i], sl[exGateUpB][e])
 			}
 		}
-		gu := gubuf.Slice(0, k*2*ff)
-		dev.CopyRows(g, ff, gu, 2*ff, k, ff)
-		dev.CopyRows(u, ff, gu.Slice(ff, gu.Len()), 2*ff, k, ff)
+		gu := gubuf.Slice(0, total*2*ff)
+		dev.CopyRows(g, ff, gu, 2*ff, total, ff)
+		dev.CopyRows(u, ff, gu.Slice(ff, gu.Len()), 2*ff, total, ff)
 	} else {
-		for j, e := range experts {
-			s.mdst = append(s.mdst, g.Slice(j*ff, (j+1)*ff), u.Slice(j*ff, (j+1)*ff))
+		for i, e := range h.experts {
+			at, c := h.start[e], h.count[e]
+			s.mdst = append(s.mdst, g.Slice(at*ff, (at+c)*ff), u.Slice(at*ff, (at+c)*ff))
 			s.mw = append(s.mw, sl[exGate][e], sl[exUp][e])
+			s.min = append(s.min, s.mx[i], s.mx[i])
+			h.nn = append(h.nn, c, c)
 		}
-		dev.MatMulMulti(s.mdst, s.mw, xn, 1)
-		for j, e := range experts {
-			gj, uj := s.mdst[2*j], s.mdst[2*j+1]
+		dev.MatMulEach(s.mdst, s.mw, s.min, h.nn)
+		for i, e := range h.experts {
+			gi, ui := s.mdst[2*i], s.mdst[2*i+1]
 			if m.upS != nil {
-				dev.Scale(uj, m.upS[e])
+				dev.Scale(ui, m.upS[e])
 			}
 			if sl[exUpB] != nil {
-				dev.AddBias(uj, sl[exUpB][e])
+				dev.AddBias(ui, sl[exUpB][e])
 			}
 			if m.gateS != nil {
-				dev.Scale(gj, m.gateS[e])
+				dev.Scale(gi, m.gateS[e])
 			}
 			if sl[exGateB] != nil {
-				dev.AddBias(gj, sl[exGateB][e])
+				dev.AddBias(gi, sl[exGateB][e])
 			}
 		}
 	}
 	m.spec.Act.apply(dev, a, g, u)
-	s.mdst, s.mw, s.mx = s.mdst[:0], s.mw[:0], s.mx[:0]
-	for j, e := range experts {
-		s.mdst = append(s.mdst, out.Slice(j*embd, (j+1)*embd))
+	s.mdst, s.mw, s.min = s.mdst[:0], s.mw[:0], s.min[:0]
+	for _, e := range h.experts {
+		at, c := h.start[e], h.count[e]
+		s.mdst = append(s.mdst, out.Slice(at*embd, (at+c)*embd))
 		s.mw = append(s.mw, sl[exDown][e])
-		s.mx = append(s.mx, a.Slice(j*ff, (j+1)*ff))
+		s.min = append(s.min, a.Slice(at*ff, (at+c)*ff))
 	}
-	dev.MatMulEach(s.mdst, s.mw, s.mx, 1)
-	for j, e := range experts {
+	dev.MatMulEach(s.mdst, s.mw, s.min, h.n)
+	for i, e := range h.experts {
 		if m.downS != nil {
-			dev.Scale(s.mdst[j], m.downS[e])
+			dev.Scale(s.mdst[i], m.downS[e])
 		}
 		if sl[exDownB] != nil {
-			dev.AddBias(s.mdst[j], sl[exDownB][e])
+			dev.AddBias(s.mdst[i], sl[exDownB][e])
 		}
 	}
-	dev.ScatterAddRows(sum, out.Slice(0, k*embd), embd, h.rows[:k], h.rw[:k])
+	dev.ScatterAddRows(sum, out.Slice(0, total*embd), embd, h.rows[:total], h.rw[:total])
 }
 
 // route chooses each token's experts and their weights from the router

@@ -261,3 +261,49 @@ func TestMoEMatchesNaive(t *testing.T) {
 		})
 	}
 }
+
+// TestMoEReadsOnlyChosenExperts: the experts no token chose may hold
+// anything — NaNs here — without changing a bit of the output, so their
+// weights are not part of any product (the point of a mixture of
+// experts: a token reads its experts' weights only).
+func TestMoEReadsOnlyChosenExperts(t *testing.T) {
+	tc := moeCase{spec: MoESpec{Gating: GateSoftmax, NormWeights: true}, embd: 64, n: 16, k: 2, ff: 32, typ: quant.F32}
+	r := rand.New(rand.NewPCG(3, 4))
+	m, _ := tc.build(t, r)
+	const n = 3
+	xs := make([]float32, n*tc.embd)
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64())
+	}
+	dev := cpu.NewDevice(2)
+	defer dev.Close()
+	m.placeOn(t, dev)
+	var s Scratch
+	want := m.run(t, dev, &s, xs, n)
+	chosen := map[int32]bool{}
+	for _, e := range s.moe.sel[:n*tc.k] {
+		chosen[e] = true
+	}
+	if len(chosen) >= tc.n {
+		t.Fatal("every expert was chosen: nothing to poison")
+	}
+	nan := math.Float32bits(float32(math.NaN()))
+	for _, w := range []*weight{m.gate, m.up, m.down} {
+		per := len(w.t.Data) / tc.n
+		for e := range tc.n {
+			if chosen[int32(e)] {
+				continue
+			}
+			d := w.t.Data[e*per : (e+1)*per]
+			for i := 0; i+4 <= len(d); i += 4 {
+				d[i], d[i+1], d[i+2], d[i+3] = byte(nan), byte(nan>>8), byte(nan>>16), byte(nan>>24)
+			}
+		}
+	}
+	got := m.run(t, dev, &s, xs, n)
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("value %d: %v with the unchosen experts poisoned, %v before", i, got[i], want[i])
+		}
+	}
+}

@@ -16,6 +16,7 @@ type Scratch struct {
 	mdst []backend.Buf
 	mw   []backend.Weight
 	mx   []backend.Buf
+	min  []backend.Buf
 }
 
 // Buffers a pass uses on each device, by role.
@@ -135,9 +136,10 @@ func ScratchBytes(c *Config, rows int) int64 {
 	perRow := 2*c.Embd + 2*qDim + 2*kvDim + 3*c.FF + (qDim + 2*kvDim) + 2*c.FF + c.Embd
 	n := int64(perRow) * int64(rows)
 	if c.Experts > 0 {
-		// the router's logits, and the experts' buffers, which a decode
-		// step sizes for all its experts' rows at once (moe.forward)
-		n += int64(c.Experts+1+3*c.Embd+5*c.ExpertFF) * int64(max(rows, c.ExpertsUsed))
+		// the router's logits, and the experts' buffers, which hold all
+		// the experts' rows at once (moe.forward)
+		n += int64(c.Experts+1+c.Embd) * int64(rows)
+		n += int64(2*c.Embd+5*c.ExpertFF) * int64(rows*c.ExpertsUsed)
 	}
 	// Buffers are allocated with a quarter to spare (devScratch.get).
 	return 4 * n * 5 / 4

@@ -109,10 +109,11 @@ type Device interface {
 	// may cost (a bias row is widened).
 	WeightSlice(w Weight, i int) (Weight, error)
 	// MatMulEach computes dst[j] = w[j] · x[j] for weights of one input
-	// width, each with its own n-row input (a decode step's experts'
-	// down products). Each dst[j] equals what MatMul would write; a
-	// device may run it as a loop.
-	MatMulEach(dst []Buf, w []Weight, x []Buf, n int)
+	// width, each with its own input of n[j] rows (a mixture of experts'
+	// experts, each over its tokens). Products given the same input (the
+	// same view) may share its rounding. Each dst[j] equals what MatMul
+	// would write; a device may run it as a loop.
+	MatMulEach(dst []Buf, w []Weight, x []Buf, n []int)
 	// GatherRows copies row rows[j] of src to row j of dst (rows of cols
 	// values).
 	GatherRows(dst, src Buf, cols int, rows []int32)

@@ -44,6 +44,7 @@ type matmulTask struct {
 	// through a tile kernel
 	actType [maxMulti]quant.Type
 	actX    [maxMulti][]float32
+	actN    [maxMulti]int // its rows
 	act     [maxMulti][]byte
 	packed  [maxMulti]quant.PackedActs
 	pack    [maxMulti]bool
@@ -55,6 +56,7 @@ type mmOut struct {
 	w          *backend.Tensor
 	dst        []float32
 	x          []float32 // its own input (MatMulEach), or nil for the shared one
+	n          int       // its input's rows
 	act        []byte    // the input in VecDotType(w.Type)
 	arow, wrow int       // bytes per activation row and per weight row
 	// the input laid out for w's tile kernel, or nil
@@ -94,29 +96,35 @@ func (b *Backend) MatMulMulti(dst [][]float32, w []*backend.Tensor, x []float32,
 }
 
 // MatMulEach computes dst[j] = w[j] · x[j] for weights of one input
-// width, each with its own n-row input: the down products of a decode
-// step's experts, in one parallel loop. Each dst[j] equals what MatMul
+// width, each with its own input of n[j] rows: the products of a
+// mixture of experts' experts, each over the tokens routed to it, in
+// few parallel loops. Products given the same input (the same slice
+// start and rows) share its rounding. Each dst[j] equals what MatMul
 // would write.
-func (b *Backend) MatMulEach(dst [][]float32, w []*backend.Tensor, x [][]float32, n int) {
-	if len(dst) != len(w) || len(x) != len(w) || len(w) == 0 {
-		panic(fmt.Sprintf("cpu: MatMulEach: %d outputs and %d inputs for %d weights", len(dst), len(x), len(w)))
+func (b *Backend) MatMulEach(dst [][]float32, w []*backend.Tensor, x [][]float32, n []int) {
+	if len(dst) != len(w) || len(x) != len(w) || len(n) != len(w) || len(w) == 0 {
+		panic(fmt.Sprintf("cpu: MatMulEach: %d outputs, %d inputs and %d row counts for %d weights", len(dst), len(x), len(n), len(w)))
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for start := 0; start < len(w); start += maxMulti {
 		k := min(maxMulti, len(w)-start)
+		most := 0
 		for j := range k {
-			b.mm.outs[j] = mmOut{w: w[start+j], dst: dst[start+j], x: x[start+j]}
+			b.mm.outs[j] = mmOut{w: w[start+j], dst: dst[start+j], x: x[start+j], n: n[start+j]}
+			most = max(most, n[start+j])
 		}
-		b.matmul(x[start], n, k)
+		b.matmul(nil, most, k)
 	}
 }
 
 // sameInput reports whether two inputs are the same rows.
-func sameInput(a, b []float32) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
+func sameInput(a []float32, an int, b []float32, bn int) bool {
+	return an == bn && len(a) > 0 && len(b) > 0 && &a[0] == &b[0]
+}
 
-// matmul runs b.mm.outs[:k] over x, or over each out's own input where
-// it has one. The caller holds b.mu.
+// matmul runs b.mm.outs[:k] over x (n rows), or over each out's own
+// input where it has one (its n rows, at most n). The caller holds b.mu.
 func (b *Backend) matmul(x []float32, n, k int) {
 	t := &b.mm
 	t.n = n
@@ -128,10 +136,11 @@ func (b *Backend) matmul(x []float32, n, k int) {
 	for j := range k {
 		o := &t.outs[j]
 		w := o.w
-		xj := o.x
+		xj, nj := o.x, o.n
 		if xj == nil {
-			xj = x
+			xj, nj = x, n
 		}
+		o.n = nj
 		if w.Cols() != cols {
 			panic(fmt.Sprintf("cpu: matmul %s: %d columns, %s has %d", w.Name, w.Cols(), t.outs[0].w.Name, cols))
 		}
@@ -141,13 +150,13 @@ func (b *Backend) matmul(x []float32, n, k int) {
 		if !ok || !ok2 || !quant.VecDotSupported(w.Type) {
 			panic(fmt.Sprintf("cpu: matmul %s: rows of %d are not whole %v blocks", w.Name, cols, w.Type))
 		}
-		if len(xj) < n*cols || len(o.dst) < n*w.Rows() || len(w.Data) < wrow*w.Rows() {
-			panic(fmt.Sprintf("cpu: matmul %s: buffers too small for %d rows", w.Name, n))
+		if nj <= 0 || len(xj) < nj*cols || len(o.dst) < nj*w.Rows() || len(w.Data) < wrow*w.Rows() {
+			panic(fmt.Sprintf("cpu: matmul %s: buffers too small for %d rows", w.Name, nj))
 		}
 		o.arow, o.wrow = arow, wrow
 		a := -1
 		for i := range t.nact {
-			if t.actType[i] == at && sameInput(t.actX[i], xj) {
+			if t.actType[i] == at && sameInput(t.actX[i], t.actN[i], xj, nj) {
 				a = i
 			}
 		}
@@ -155,15 +164,15 @@ func (b *Backend) matmul(x []float32, n, k int) {
 			a = t.nact
 			t.nact++
 			t.actType[a] = at
-			t.actX[a] = xj
-			t.act[a] = growB(t.act[a], n*arow)
+			t.actX[a], t.actN[a] = xj, nj
+			t.act[a] = growB(t.act[a], nj*arow)
 			t.pack[a] = false
 		}
-		o.act = t.act[a][:n*arow]
+		o.act = t.act[a][:nj*arow]
 		o.packed = nil
-		if n >= packedMinRows && quant.PackedKernel(w.Type) {
+		if nj >= packedMinRows && quant.PackedKernel(w.Type) {
 			if !t.pack[a] {
-				t.pack[a] = t.packed[a].Reset(at, n, cols)
+				t.pack[a] = t.packed[a].Reset(at, nj, cols)
 			}
 			if t.pack[a] {
 				o.packed = &t.packed[a]
@@ -173,7 +182,7 @@ func (b *Backend) matmul(x []float32, n, k int) {
 	if len(t.scratch) < b.threads {
 		t.scratch = make([]quant.PackedScratch, b.threads)
 	}
-	b.quantizeInput(n, cols)
+	b.quantizeInput(cols)
 
 	// Segments of weight rows: several per worker for balance, and for a
 	// multi-token input no larger than the L2 budget.
@@ -191,7 +200,7 @@ func (b *Backend) matmul(x []float32, n, k int) {
 		o := &t.outs[j]
 		rows := o.w.Rows()
 		s := seg
-		if n > 1 {
+		if o.n > 1 {
 			s = max(8, min(s, l2Budget/o.wrow))
 		}
 		if o.packed != nil {
@@ -218,7 +227,7 @@ func (t *matmulTask) run(worker, lo, hi int) {
 func (t *matmulTask) segment(worker int, sg mmSeg) {
 	o := &t.outs[sg.out]
 	w := o.w
-	cols, rows, n := w.Cols(), w.Rows(), t.n
+	cols, rows, n := w.Cols(), w.Rows(), o.n
 	wdata := w.Data[sg.lo*o.wrow : sg.hi*o.wrow]
 	if o.packed != nil {
 		quant.VecDotPacked(w.Type, wdata, o.wrow, sg.hi-sg.lo, o.packed, o.dst[sg.lo:], rows, &t.scratch[worker])
@@ -246,11 +255,14 @@ type quantTask struct {
 	err  error
 }
 
-func (b *Backend) quantizeInput(n, cols int) {
+func (b *Backend) quantizeInput(cols int) {
 	t := &b.qa
 	t.cols, t.err = cols, nil
-	jobs := n * b.mm.nact
-	if n == 1 || jobs < 2*b.threads {
+	jobs := 0
+	for a := range b.mm.nact {
+		jobs += b.mm.actN[a]
+	}
+	if b.mm.n == 1 || jobs < 2*b.threads {
 		t.run(0, 0, jobs)
 	} else {
 		b.pool.parallel(t, jobs, max(1, jobs/(4*b.threads)))
@@ -263,7 +275,12 @@ func (b *Backend) quantizeInput(n, cols int) {
 func (t *quantTask) run(_, lo, hi int) {
 	m := &t.b.mm
 	for j := lo; j < hi; j++ {
-		a, i := j%m.nact, j/m.nact
+		// row i of input a, the inputs' rows one after the other
+		a, i := 0, j
+		for i >= m.actN[a] {
+			i -= m.actN[a]
+			a++
+		}
 		at := m.actType[a]
 		arow, _ := at.RowSize(t.cols)
 		row := m.act[a][i*arow : (i+1)*arow]

@@ -82,7 +82,7 @@ func SwiGLUClamped(dst, gate, up []float32, alpha, limit float32) {
 }
 
 // MatMulEach implements backend.Device.
-func (d *Device) MatMulEach(dst []backend.Buf, w []backend.Weight, x []backend.Buf, n int) {
+func (d *Device) MatMulEach(dst []backend.Buf, w []backend.Weight, x []backend.Buf, n []int) {
 	d.mdst, d.mw, d.mx = d.mdst[:0], d.mw[:0], d.mx[:0]
 	for i := range dst {
 		d.mdst = append(d.mdst, host(dst[i]))

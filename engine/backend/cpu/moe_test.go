@@ -116,42 +116,49 @@ func equal(a, b []float32) bool {
 	return true
 }
 
-// TestMatMulEach: each product with its own input equals MatMul's, bit
-// for bit, for any number of weights (more than one loop's worth too)
-// and of mixed types.
+// TestMatMulEach: each product with its own input (of its own rows)
+// equals MatMul's, bit for bit, for any number of weights (more than one
+// loop's worth too), of mixed types, with some inputs shared.
 func TestMatMulEach(t *testing.T) {
 	const cols, rows = 64, 24
 	b := New(2)
 	defer b.Close()
 	types := []quant.Type{quant.Q8_0, quant.F16, quant.Q4_0, quant.F32}
-	for _, n := range []int{1, 3, 17} {
+	for _, most := range []int{1, 3, 20} {
 		var ws []*backend.Tensor
 		var xs, got [][]float32
+		var ns []int
 		for j := range 19 {
-			typ, c := types[j%len(types)], cols
-			vals := make([]float32, c*rows)
+			typ := types[j%len(types)]
+			vals := make([]float32, cols*rows)
 			for i := range vals {
 				vals[i] = float32(math.Sin(float64(i*(j+1)) * 0.37))
 			}
-			rb, _ := typ.RowSize(c)
+			rb, _ := typ.RowSize(cols)
 			data := make([]byte, rb*rows)
 			if err := quant.Quantize(typ, vals, data); err != nil {
 				t.Fatal(err)
 			}
-			ws = append(ws, &backend.Tensor{Name: "w", Type: typ, Ne: [4]int{c, rows, 1, 1}, Data: data})
-			x := make([]float32, n*c)
-			for i := range x {
-				x[i] = float32(math.Cos(float64(i+7*j)) * 2)
+			ws = append(ws, &backend.Tensor{Name: "w", Type: typ, Ne: [4]int{cols, rows, 1, 1}, Data: data})
+			n := 1 + (j*7)%most
+			if j%3 == 2 {
+				// the previous weight's input again, as gate and up share one
+				xs, ns = append(xs, xs[j-1]), append(ns, ns[j-1])
+			} else {
+				x := make([]float32, n*cols)
+				for i := range x {
+					x[i] = float32(math.Cos(float64(i+7*j)) * 2)
+				}
+				xs, ns = append(xs, x), append(ns, n)
 			}
-			xs = append(xs, x)
-			got = append(got, make([]float32, n*rows))
+			got = append(got, make([]float32, ns[j]*rows))
 		}
-		b.MatMulEach(got, ws, xs, n)
+		b.MatMulEach(got, ws, xs, ns)
 		for j, w := range ws {
-			want := make([]float32, n*rows)
-			b.MatMul(want, w, xs[j], n)
+			want := make([]float32, ns[j]*rows)
+			b.MatMul(want, w, xs[j], ns[j])
 			if !equal(got[j], want) {
-				t.Fatalf("n=%d weight %d (%v): MatMulEach differs from MatMul", n, j, w.Type)
+				t.Fatalf("up to %d rows, weight %d (%v, %d rows): MatMulEach differs from MatMul", most, j, w.Type, ns[j])
 			}
 		}
 	}

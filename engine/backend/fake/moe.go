@@ -27,14 +27,15 @@ func (d *Device) WeightSlice(w backend.Weight, i int) (backend.Weight, error) {
 }
 
 // MatMulEach implements backend.Device.
-func (d *Device) MatMulEach(dst []backend.Buf, w []backend.Weight, x []backend.Buf, n int) {
+func (d *Device) MatMulEach(dst []backend.Buf, w []backend.Weight, x []backend.Buf, n []int) {
 	hd := make([][]float32, len(dst))
 	ts := make([]*backend.Tensor, len(w))
 	hx := make([][]float32, len(x))
 	for i := range dst {
 		hd[i], ts[i], hx[i] = d.host(dst[i]), d.weight(w[i]).Tensor(), d.host(x[i])
 	}
-	d.enqueue(func() { d.k.MatMulEach(hd, ts, hx, n) })
+	nc := slices.Clone(n)
+	d.enqueue(func() { d.k.MatMulEach(hd, ts, hx, nc) })
 }
 
 // GatherRows implements backend.Device.
