@@ -5,9 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,25 +21,33 @@ import (
 // archCase is one entry of testdata/archref/manifest.json, written by
 // tools/archref with llama.cpp's logits beside it.
 type archCase struct {
-	Name   string  `json:"name"`
-	Shape  string  `json:"shape"`
-	Type   string  `json:"type"`
-	Seed   uint64  `json:"seed"`
-	IDs    []int32 `json:"ids"`
-	KV     string  `json:"kv"`
-	SHA256 string  `json:"sha256"`
+	Name        string  `json:"name"`
+	Shape       string  `json:"shape"`
+	Type        string  `json:"type"`
+	Seed        uint64  `json:"seed"`
+	IDs         []int32 `json:"ids"`
+	KV          string  `json:"kv"`
+	SHA256      string  `json:"sha256"`
+	ExpertFlips int     `json:"expert_flips"`
+	Live        bool    `json:"live"`
+	Layers      int     `json:"layers"`
+	Window      int     `json:"window"`
+	SWAPattern  int     `json:"swa_pattern"`
 }
 
-// TestArchReferences compares every position's logits of the synthetic
-// models of the newer architectures (qwen3moe in two shapes, one of odd
-// sizes; a llama file with experts; a llama file with every optional
-// bias and scale) with llama.cpp v0.5.0's, recorded by tools/archref:
-// cosine ≥ 0.9999 for F16 and Q8_0 weights, ≥ 0.999 for 4-bit types (one
-// row of a quantized model may show a flipped expert choice), and
-// llama.cpp's argmax wherever its top two are more than 0.05 apart. The
+// TestArchReferences is the one check of the architectures against
+// llama.cpp v0.5.0: every position's logits of the synthetic models
+// tools/archref recorded (qwen3moe in two shapes, one of odd sizes; a
+// llama file with experts; a llama file with every optional bias and
+// scale; gpt-oss; gemma3 in two shapes and both KV cache types). The
 // models are generated here from the same synth presets; a model whose
 // bytes differ from the recorded one means synth changed and the
 // references must be recorded again.
+//
+// The live cases (Gemma 3 1B's real width) run only with
+// CHURON_LLAMACPP_LIVE=1 and node-llama-cpp installed: the test then has
+// tools/archref record them into a temporary directory, model and
+// logits, and compares those. It takes minutes.
 func TestArchReferences(t *testing.T) {
 	dir := filepath.Join("testdata", "archref")
 	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
@@ -50,28 +62,19 @@ func TestArchReferences(t *testing.T) {
 		t.Fatal("no cases in the manifest")
 	}
 	tmp := t.TempDir()
+	liveDir := ""
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			ref := readReference(t, filepath.Join(dir, c.Name+".json"))
-			ft, err := synth.ParseFileType(c.Type)
-			if err != nil {
+			refDir, path := dir, filepath.Join(tmp, c.Name+".gguf")
+			if c.Live {
+				if liveDir == "" {
+					liveDir = recordLive(t, filepath.Join(tmp, "live"))
+				}
+				refDir, path = liveDir, filepath.Join(liveDir, c.Name+".gguf")
+			} else if err := writeArchModel(c, path); err != nil {
 				t.Fatal(err)
 			}
-			s, err := synth.Preset(c.Shape, ft, c.Seed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(tmp, c.Name+".gguf")
-			if err := synth.Write(path, s); err != nil {
-				t.Fatal(err)
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != c.SHA256 {
-				t.Fatalf("synth made another model than the one llama.cpp ran (sha256 %x, recorded %s): record again with go run ./tools/archref", sum, c.SHA256)
-			}
+			ref := readReference(t, filepath.Join(refDir, c.Name+".json"))
 			m := loadModel(t, path)
 			seq, err := m.NewSequence(SequenceOptions{KVType: kvType(t, ref.KVCacheType)})
 			if err != nil {
@@ -81,42 +84,101 @@ func TestArchReferences(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			minCos := 0.999
-			switch strings.ToUpper(c.Type) {
-			case "F32", "F16", "BF16", "Q8_0":
-				minCos = 0.9999
+			if len(ref.Logits) != len(c.IDs) || !slices.Equal(ref.PromptIDs, c.IDs) {
+				t.Fatalf("reference has %d rows for ids %v, the manifest %v", len(ref.Logits), ref.PromptIDs, c.IDs)
 			}
-			vocab := m.Info().VocabSize
-			if len(ref.Logits) != len(ref.PromptIDs) {
-				t.Fatalf("reference has %d rows for %d ids", len(ref.Logits), len(ref.PromptIDs))
-			}
-			// A quantized model may route one token to another expert than
-			// llama.cpp does: where two experts' probabilities are within
-			// 1e-5 (seen once, qwen3moe-test Q4_0 row 17, layer 0), one step
-			// of 8-bit activation rounding decides. One such row per case
-			// may fall to 0.99; it is logged.
-			flips := 0
-			if minCos < 0.9999 || c.Type == "Q8_0" {
-				flips = 1
-			}
-			worst := 1.0
-			for r, want := range ref.Logits {
-				got := logits[r*vocab : (r+1)*vocab]
-				cos, _ := compareRows(got, want)
-				worst = math.Min(worst, cos)
-				if cos < minCos && cos >= 0.99 && flips > 0 {
-					flips--
-					t.Logf("row %d: cosine %.6f < %.4f, taken as a routing near-tie", r, cos, minCos)
-				} else if cos < minCos {
-					t.Errorf("row %d: cosine %.6f < %.4f", r, cos, minCos)
-				}
-				if gap := topGap(ref.PromptTop[r]); gap > 0.05 {
-					if a := argmax(got); a != argmax(want) {
-						t.Errorf("row %d: argmax %d, llama.cpp %d (gap %.3f)", r, a, argmax(want), gap)
-					}
-				}
-			}
+			worst := compareReference(t, ref, logits, m.Info().VocabSize, minCosine(c.Type), c.ExpertFlips)
 			t.Logf("%s: worst cosine %.7f over %d rows", c.Name, worst, len(ref.Logits))
 		})
 	}
+}
+
+// minCosine is the bar every row's cosine must reach: F16 and Q8_0
+// weights round the way llama.cpp's do, 4-bit types and MXFP4 leave
+// more to the order of the sums.
+func minCosine(fileType string) float64 {
+	switch strings.ToUpper(fileType) {
+	case "F32", "F16", "BF16", "Q8_0":
+		return 0.9999
+	}
+	return 0.999
+}
+
+// compareReference checks every row of logits (rows of vocab) against
+// llama.cpp's: cosine ≥ minCos, and llama.cpp's argmax wherever its top
+// two are more than 0.05 apart (random weights leave many near ties).
+// flips rows may fall as low as 0.99: a quantized model may route one
+// token to another expert than llama.cpp does where two experts'
+// probabilities are within 1e-5 (seen in qwen3moe-test Q4_0 row 17,
+// layer 0), one step of 8-bit activation rounding deciding; each is
+// logged. It returns the worst cosine.
+func compareReference(t *testing.T, ref reference, logits []float32, vocab int, minCos float64, flips int) float64 {
+	t.Helper()
+	worst := 1.0
+	for r, want := range ref.Logits {
+		got := logits[r*vocab : (r+1)*vocab]
+		cos, _ := compareRows(got, want)
+		worst = math.Min(worst, cos)
+		if cos < minCos && cos >= 0.99 && flips > 0 {
+			flips--
+			t.Logf("row %d: cosine %.6f < %.4f, taken as a routing near-tie", r, cos, minCos)
+		} else if cos < minCos {
+			t.Errorf("row %d: cosine %.6f < %.4f", r, cos, minCos)
+		}
+		if gap := topGap(ref.PromptTop[r]); gap > 0.05 {
+			if a := argmax(got); a != argmax(want) {
+				t.Errorf("row %d: argmax %d, llama.cpp %d (gap %.3f)", r, a, argmax(want), gap)
+			}
+		}
+	}
+	return worst
+}
+
+// writeArchModel writes the case's model and checks it is the one
+// llama.cpp ran.
+func writeArchModel(c archCase, path string) error {
+	if c.Layers+c.Window+c.SWAPattern > 0 {
+		return errors.New("a cut preset is only run from the model tools/archref wrote (a live case)")
+	}
+	ft, err := synth.ParseFileType(c.Type)
+	if err != nil {
+		return err
+	}
+	s, err := synth.Preset(c.Shape, ft, c.Seed)
+	if err == nil {
+		err = synth.Write(path, s)
+	}
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != c.SHA256 {
+		return fmt.Errorf("synth made another model than the one llama.cpp ran (sha256 %x, recorded %s): record again with go run ./tools/archref", sum, c.SHA256)
+	}
+	return nil
+}
+
+// recordLive has tools/archref record the live cases, models kept, into
+// out, or skips.
+func recordLive(t *testing.T, out string) string {
+	t.Helper()
+	if os.Getenv("CHURON_LLAMACPP_LIVE") == "" {
+		t.Skip("SKIP: set CHURON_LLAMACPP_LIVE=1 to run llama.cpp (node, node-llama-cpp) on the live cases")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("SKIP: no node")
+	}
+	out, err := filepath.Abs(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "run", "./tools/archref", "-live", "-keep", "-out", out)
+	cmd.Dir = ".."
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tools/archref -live: %v\n%s", err, b)
+	}
+	return out
 }

@@ -1,12 +1,19 @@
-// Command archref records llama.cpp's logits for the synthetic models of
-// the architectures Churon adds: each case's model is generated with
-// models/synth (the same bytes on every machine), run through llama.cpp
-// v0.5.0 by tools/llamacpp-bench/logits.mjs at every position of a fixed
-// prompt, and the logits are written beside a manifest that the engine's
-// TestArchReferences reads. The tests regenerate the models themselves,
-// so only the references are committed.
+// Command archref is the one way Churon checks an architecture against
+// llama.cpp: it records llama.cpp v0.5.0's logits for synthetic models
+// (models/synth presets, the same bytes on every machine) at every
+// position of a fixed prompt, through tools/llamacpp-bench/logits.mjs, and
+// writes them beside a manifest that the engine's TestArchReferences
+// reads and compares. The test regenerates the models itself, so only
+// the references are committed.
 //
-//	go run ./tools/archref [-out engine/testdata/archref] [-only qwen3moe]
+//	go run ./tools/archref [-out engine/testdata/archref] [-only gemma3]
+//	go run ./tools/archref -live -keep -out /tmp/live
+//
+// A live case is too large to commit (Gemma 3 1B's full vocabulary at
+// every position): a plain run lists it in the manifest without recording
+// it, -live records only the live cases and -keep leaves each model beside
+// its logits, which is what TestArchReferences does under
+// CHURON_LLAMACPP_LIVE=1.
 //
 // It needs node ≥ 20 and node-llama-cpp installed as
 // tools/llamacpp-bench/README.md says.
@@ -35,42 +42,144 @@ type Case struct {
 	Seed   uint64  `json:"seed"`   // synth seed
 	IDs    []int32 `json:"ids"`    // the prompt
 	KV     string  `json:"kv"`     // llama.cpp's KV cache type
-	SHA256 string  `json:"sha256"` // of the generated model
+	SHA256 string  `json:"sha256"` // of the generated model; empty for a live case
+	// ExpertFlips is how many rows may fall below the cosine bar to 0.99
+	// because a quantized model routes one token to another expert than
+	// llama.cpp does (two experts' probabilities within rounding); only
+	// the cases that showed one have it.
+	ExpertFlips int `json:"expert_flips,omitempty"`
+	// Live cases are recorded and compared only on demand (-live).
+	Live bool `json:"live,omitempty"`
+	// Layers, Window and SWAPattern, when set, cut the preset (a live
+	// case's real width on fewer layers); the test only runs cut models
+	// that the tool wrote.
+	Layers     int `json:"layers,omitempty"`
+	Window     int `json:"window,omitempty"`
+	SWAPattern int `json:"swa_pattern,omitempty"`
 }
 
-// prompt is long enough to cross several experts' batches, and stays
-// inside the smallest vocabulary (320).
+// prompt is long enough to cross several experts' batches and
+// gpt-oss's windows, and stays inside the smallest vocabulary (320).
 var prompt = []int32{1, 300, 17, 299, 5, 260, 261, 42, 100, 7, 3, 250, 128, 64, 311, 9, 77, 200, 150, 33}
 
-func cases() []Case {
+// spreadPrompt is BOS and n-1 pseudo-random ids in [3, vocab): gemma3's
+// prompts, longer than its test shapes' windows so that local layers
+// drop keys the global ones keep.
+func spreadPrompt(vocab, n int) []int32 {
+	ids := []int32{1}
+	x := uint32(12345)
+	for len(ids) < n {
+		x = x*1664525 + 1013904223
+		ids = append(ids, int32(3+int(x>>8)%(vocab-3)))
+	}
+	return ids
+}
+
+func cases() ([]Case, error) {
 	var out []Case
-	add := func(shape string, types ...string) {
+	add := func(c Case, types ...string) {
 		for _, t := range types {
-			out = append(out, Case{Name: shape + "-" + strings.ToLower(t), Shape: shape, Type: t, Seed: 1, IDs: prompt, KV: "f32"})
+			c.Type, c.Name = t, c.Shape
+			if c.Layers > 0 {
+				c.Name += fmt.Sprintf("-cut%d", c.Layers)
+			}
+			c.Name += "-" + strings.ToLower(t)
+			if c.KV != "f32" {
+				c.Name += "-kv" + c.KV
+			}
+			out = append(out, c)
 		}
 	}
-	add("qwen3moe-test", "F16", "Q8_0", "Q4_K_M", "Q4_0")
-	add("qwen3moe-odd", "F16", "Q8_0", "Q4_K_M", "Q4_0")
-	add("llama-moe-test", "F16", "Q4_K_M")
-	add("llama-extras-test", "F16", "Q8_0")
+	moe := func(shape string) Case { return Case{Shape: shape, Seed: 1, IDs: prompt, KV: "f32"} }
+	add(moe("qwen3moe-test"), "F16", "Q8_0", "Q4_K_M", "Q4_0")
+	add(moe("qwen3moe-odd"), "F16", "Q8_0", "Q4_K_M", "Q4_0")
+	add(moe("llama-moe-test"), "F16", "Q4_K_M")
+	add(moe("llama-extras-test"), "F16", "Q8_0")
 	// gpt-oss: windows of 16 and 5 positions, shorter than the prompt.
-	add("gpt-oss-test", "F16", "Q8_0", "MXFP4_MOE")
-	add("gpt-oss-odd", "F16", "Q8_0", "MXFP4_MOE")
-	return out
+	add(moe("gpt-oss-test"), "F16", "Q8_0", "MXFP4_MOE")
+	add(moe("gpt-oss-odd"), "F16", "Q8_0", "MXFP4_MOE")
+
+	gemma := func(shape, kv string, n int) (Case, error) {
+		s, err := synth.Preset(shape, "F16", 7)
+		if err != nil {
+			return Case{}, err
+		}
+		return Case{Shape: shape, Seed: 7, IDs: spreadPrompt(s.Vocab, n), KV: kv}, nil
+	}
+	for _, g := range []struct {
+		shape, kv string
+		types     []string
+	}{
+		// Q8_0: rows 0–21 agree to 1e-7, rows 22 and 23 drop to 0.99990
+		// and 0.99993, right at the bar — most likely one rounding (an 8-bit
+		// activation, or a GELU input to F16) falling the other way, as in
+		// quantzoo's Q8_0 (not traced further).
+		{"gemma3-tiny", "f16", []string{"F16", "Q8_0", "Q4_K_M"}},
+		{"gemma3-odd", "f16", []string{"F16", "Q4_0"}},
+		{"gemma3-odd", "f32", []string{"F16", "Q8_0"}},
+	} {
+		c, err := gemma(g.shape, g.kv, 24)
+		if err != nil {
+			return nil, err
+		}
+		add(c, g.types...)
+	}
+	// Gemma 3 1B's real width — heads of 256, one KV head, 262,144 tokens —
+	// on three layers, a window of 16 and a global layer every third: 40
+	// rows of the full vocabulary are 100 MB of JSON, so it is live.
+	live, err := gemma("gemma3-1b", "f16", 40)
+	if err != nil {
+		return nil, err
+	}
+	live.Seed, live.Live, live.Layers, live.Window, live.SWAPattern = 5, true, 3, 16, 3
+	add(live, "F16")
+	for i := range out {
+		// Row 17 routes one token, in layer 0, to another expert than
+		// llama.cpp: two experts' probabilities are within 1e-5 and one
+		// step of 8-bit activation rounding decides (cosine 0.9932).
+		if out[i].Name == "qwen3moe-test-q4_0" {
+			out[i].ExpertFlips = 1
+		}
+	}
+	return out, nil
+}
+
+// spec is the case's synth model.
+func (c Case) spec() (synth.Spec, error) {
+	ft, err := synth.ParseFileType(c.Type)
+	if err != nil {
+		return synth.Spec{}, err
+	}
+	s, err := synth.Preset(c.Shape, ft, c.Seed)
+	if err != nil {
+		return synth.Spec{}, err
+	}
+	if c.Layers > 0 {
+		s.Layers = c.Layers
+	}
+	if c.Window > 0 {
+		s.SlidingWindow = c.Window
+	}
+	if c.SWAPattern > 0 {
+		s.SWAPattern = c.SWAPattern
+	}
+	return s, nil
 }
 
 func main() {
 	out := flag.String("out", "engine/testdata/archref", "directory for the references and manifest.json")
 	bench := flag.String("bench", "tools/llamacpp-bench", "directory of logits.mjs")
 	only := flag.String("only", "", "record only the cases whose name contains this")
+	live := flag.Bool("live", false, "record the live cases (and only them) instead of the committed ones")
+	keep := flag.Bool("keep", false, "keep each model beside its reference")
 	flag.Parse()
-	if err := run(*out, *bench, *only); err != nil {
+	if err := run(*out, *bench, *only, *live, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "archref:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, bench, only string) error {
+func run(out, bench, only string, live, keep bool) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -79,22 +188,25 @@ func run(out, bench, only string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	all := cases()
+	all, err := cases()
+	if err != nil {
+		return err
+	}
 	for i, c := range all {
-		if !strings.Contains(c.Name, only) {
+		if c.Live != live || !strings.Contains(c.Name, only) {
 			continue
 		}
-		ft, err := synth.ParseFileType(c.Type)
-		if err != nil {
-			return err
+		dir := tmp
+		if keep {
+			dir = out
 		}
-		s, err := synth.Preset(c.Shape, ft, c.Seed)
+		model := filepath.Join(dir, c.Name+".gguf")
+		s, err := c.spec()
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", c.Name, err)
 		}
-		model := filepath.Join(tmp, c.Name+".gguf")
 		if err := synth.Write(model, s); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 		if all[i].SHA256, err = sha256File(model); err != nil {
 			return err
@@ -110,10 +222,15 @@ func run(out, bench, only string) error {
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("%s: llama.cpp: %w", c.Name, err)
 		}
+		if err := shorten(ref); err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
 		fmt.Printf("%s: %s\n", c.Name, ref)
-		os.Remove(model)
+		if !keep {
+			os.Remove(model)
+		}
 	}
-	if only != "" {
+	if only != "" || live {
 		return nil // the manifest lists every case: write it from a full run
 	}
 	data, err := json.MarshalIndent(all, "", "  ")
@@ -134,4 +251,29 @@ func sha256File(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// shorten rewrites a reference's logits as the float32 values they are:
+// JavaScript prints each as the float64 it widened to (17 digits where 9
+// say the same), which would double the committed files.
+func shorten(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var rows [][]float32
+	if err := json.Unmarshal(doc["full_logits_prompt"], &rows); err != nil {
+		return fmt.Errorf("%s: logits: %w", path, err)
+	}
+	if doc["full_logits_prompt"], err = json.Marshal(rows); err != nil {
+		return err
+	}
+	if data, err = json.Marshal(doc); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
