@@ -5,10 +5,14 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/lang"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/ui/core"
 )
 
 // An answer's reasoning (a <think> block, gpt-oss's analysis channel) is
@@ -19,24 +23,62 @@ import (
 
 // thinking is the widgets of a message's reasoning section.
 type thinking struct {
-	toggle *widget.Button
-	text   *widget.Label
+	toggle *foldRow
+	text   *widget.RichText
+	body   *fyne.Container // text, behind a bar like a quotation's
 	box    *fyne.Container
+}
+
+// foldRow is the section's row: an arrow and a muted line that open or
+// fold the reasoning when clicked — quieter than a button, since it is
+// about the answer, not an action on it.
+type foldRow struct {
+	widget.BaseWidget
+	icon  *widget.Icon
+	label *widget.RichText
+	onTap func()
+}
+
+func newFoldRow(onTap func()) *foldRow {
+	r := &foldRow{icon: widget.NewIcon(theme.MenuExpandIcon()), label: core.NewMuted(theme.SizeNameText, fyne.TextWrapOff), onTap: onTap}
+	r.ExtendBaseWidget(r)
+	return r
+}
+
+// Text is what the row says.
+func (r *foldRow) Text() string { return r.label.String() }
+
+func (r *foldRow) set(text string, open bool) {
+	core.SetMuted(r.label, text)
+	icon := theme.MenuExpandIcon()
+	if open {
+		icon = theme.MenuDropDownIcon()
+	}
+	if r.icon.Resource != icon {
+		r.icon.SetResource(icon)
+	}
+}
+
+func (r *foldRow) Tapped(*fyne.PointEvent) { r.onTap() }
+
+// Cursor says the row can be clicked.
+func (r *foldRow) Cursor() desktop.Cursor { return desktop.PointerCursor }
+
+func (r *foldRow) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(container.NewHBox(r.icon, r.label))
 }
 
 // buildThinking makes the reasoning section of an answer (hidden while
 // the answer has no reasoning).
 func (v *messageView) buildThinking() *fyne.Container {
 	t := &thinking{}
-	t.toggle = widget.NewButtonWithIcon("", theme.MenuExpandIcon(), v.onThinkingToggle)
-	t.toggle.Importance = widget.LowImportance
-	t.toggle.Alignment = widget.ButtonAlignLeading
-	t.text = widget.NewLabel("")
-	t.text.Wrapping = fyne.TextWrapWord
-	t.text.Selectable = true
-	t.text.Importance = widget.LowImportance
-	t.text.SizeName = theme.SizeNameCaptionText
-	t.box = container.NewVBox(container.NewHBox(t.toggle), t.text)
+	t.toggle = newFoldRow(v.onThinkingToggle)
+	// Muted, behind a bar: the model's thoughts, not its answer.
+	t.text = core.NewMuted(theme.SizeNameText, fyne.TextWrapWord)
+	bar := canvas.NewRectangle(theme.Color(theme.ColorNameSeparator))
+	bar.SetMinSize(fyne.NewSize(3, 0))
+	t.body = container.NewBorder(nil, nil, container.NewPadded(bar), nil, t.text)
+	t.box = container.NewVBox(container.NewHBox(t.toggle), t.body)
 	v.think = t
 	v.refreshThinking()
 	return t.box
@@ -61,14 +103,12 @@ func (v *messageView) refreshThinking() {
 		t.box.Hide()
 		return
 	}
-	t.toggle.SetText(v.thinkingTitle())
+	t.toggle.set(v.thinkingTitle(), v.thinkOpen)
 	if v.thinkOpen {
-		t.toggle.SetIcon(theme.MenuDropDownIcon())
-		t.text.SetText(v.msg.Reasoning)
-		t.text.Show()
+		core.SetMuted(t.text, v.msg.Reasoning)
+		t.body.Show()
 	} else {
-		t.toggle.SetIcon(theme.MenuExpandIcon())
-		t.text.Hide()
+		t.body.Hide()
 	}
 	t.box.Show()
 }

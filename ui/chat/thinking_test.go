@@ -32,9 +32,9 @@ func TestThinkingSection(t *testing.T) {
 			t.Fatal("the answer ended before it was seen thinking")
 		}
 		return v != nil && v.think != nil && v.think.box.Visible() && v.reasonTokens >= 3 &&
-			strings.HasPrefix(v.think.toggle.Text, "Thinking… · ")
+			strings.HasPrefix(v.think.toggle.Text(), "Thinking… · ")
 	})
-	if v.think.text.Visible() {
+	if v.think.body.Visible() {
 		t.Error("the reasoning is open while the model thinks")
 	}
 	if len(v.body.Objects) != 0 {
@@ -55,10 +55,10 @@ func TestThinkingSection(t *testing.T) {
 	check := func(when string, v *messageView) {
 		t.Helper()
 		want := "Thought for " + formatThought(a.ReasoningTime) + " · " + strconv.Itoa(a.ReasoningTokens) + " tokens"
-		if got := v.think.toggle.Text; got != want {
+		if got := v.think.toggle.Text(); got != want {
 			t.Errorf("%s: the section says %q, want %q", when, got, want)
 		}
-		if v.thinkOpen || v.think.text.Visible() {
+		if v.thinkOpen || v.think.body.Visible() {
 			t.Errorf("%s: the reasoning is open", when)
 		}
 		if s := uitest.Text(v.obj); strings.Contains(s, "<think>") || strings.Contains(s, "</think>") {
@@ -75,16 +75,16 @@ func TestThinkingSection(t *testing.T) {
 	folded := v.h
 	test.Tap(v.think.toggle)
 	h.Settle()
-	if !v.think.text.Visible() || v.think.text.Text != a.Reasoning {
-		t.Fatalf("opened: reasoning shown %v, %q", v.think.text.Visible(), v.think.text.Text)
+	if !v.think.body.Visible() || v.think.text.String() != a.Reasoning {
+		t.Fatalf("opened: reasoning shown %v, %q", v.think.body.Visible(), v.think.text.String())
 	}
 	if v.h <= folded {
 		t.Errorf("opened, the message is %v tall, as folded (%v): not measured again", v.h, folded)
 	}
 	test.Tap(v.think.toggle)
 	h.Settle()
-	if v.think.text.Visible() || v.h != folded {
-		t.Errorf("folded again: reasoning shown %v, height %v (was %v)", v.think.text.Visible(), v.h, folded)
+	if v.think.body.Visible() || v.h != folded {
+		t.Errorf("folded again: reasoning shown %v, height %v (was %v)", v.think.body.Visible(), v.h, folded)
 	}
 
 	// Read back from the store, the section is the same, folded.
