@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/lang"
@@ -13,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/ui/core"
+	"github.com/churon/churon/ui/markdown"
 )
 
 // An answer's reasoning (a <think> block, gpt-oss's analysis channel) is
@@ -75,7 +75,7 @@ func (v *messageView) buildThinking() *fyne.Container {
 	t.toggle = newFoldRow(v.onThinkingToggle)
 	// Muted, behind a bar: the model's thoughts, not its answer.
 	t.text = core.NewMuted(theme.SizeNameText, fyne.TextWrapWord)
-	bar := canvas.NewRectangle(theme.Color(theme.ColorNameSeparator))
+	bar := markdown.NewRect(theme.ColorNameSeparator, "", 0) // follows the theme
 	bar.SetMinSize(fyne.NewSize(3, 0))
 	t.body = container.NewBorder(nil, nil, container.NewPadded(bar), nil, t.text)
 	t.box = container.NewVBox(container.NewHBox(t.toggle), t.body)
