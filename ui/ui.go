@@ -258,9 +258,11 @@ func newCompareButton(u *UI) *widget.Button {
 func (u *UI) apply(ev session.Event) {
 	switch ev := ev.(type) {
 	case session.Token:
-		// The chat view shows the answer; its reasoning (offsets into
-		// Message.Reasoning) waits for the view's folded thinking section.
-		if !ev.Reasoning {
+		// The answer and its reasoning (offsets into Message.Reasoning)
+		// go to their own places in the message.
+		if ev.Reasoning {
+			u.chat.OnReasoning(ev)
+		} else {
 			u.chat.OnToken(ev)
 		}
 		u.status.onToken(ev)
@@ -292,7 +294,8 @@ func (u *UI) apply(ev session.Event) {
 		in := ev.Info
 		u.w.Model = &core.ModelInfo{Path: in.Path, Name: in.Name, Arch: in.Architecture, Quant: in.FileType,
 			Backend: in.Backend, Threads: in.Threads, Context: in.ContextLength,
-			Params: in.Parameters, FileBytes: in.FileBytes, WeightBytes: in.WeightBytes, DeviceNotes: in.DeviceNotes}
+			Params: in.Parameters, FileBytes: in.FileBytes, WeightBytes: in.WeightBytes, DeviceNotes: in.DeviceNotes,
+			Thinks: in.Thinks, ThinkingSwitch: in.ThinkingSwitch}
 		if u.w.LoadingPath == in.Path {
 			u.w.LoadingPath = ""
 		}

@@ -123,6 +123,9 @@ func estimate(v *messageView, w float32) float32 {
 	if v.msg.Role == "notice" {
 		chrome = size
 	}
+	if v.msg.Reasoning != "" {
+		chrome += size * 2.5 // the folded reasoning's row
+	}
 	return chrome + lines*line
 }
 

@@ -33,6 +33,13 @@ type messageView struct {
 	tokens    int
 	elapsed   time.Duration
 	stats     *session.Stats
+	// reasonTokens and reasonTime are the answer's tokens and time at its
+	// last reasoning token while it streams (the stats say them after).
+	reasonTokens int
+	reasonTime   time.Duration
+	// thinkOpen: the person opened the reasoning section (kept while the
+	// widgets come and go).
+	thinkOpen bool
 
 	render core.Throttle // paces re-rendering while the answer streams
 
@@ -55,6 +62,7 @@ type messageView struct {
 	// regenerated answer (nil when there is one version).
 	prevVer, nextVer *widget.Button
 	verLabel         *widget.Label
+	think            *thinking // the reasoning section (thinking.go)
 	// marked: the texts a search marked in the message (nil: not found
 	// by one); terms are what it marks.
 	marked []string
@@ -79,6 +87,7 @@ func (v *messageView) kept() bool { return v.editor != nil || v.marked != nil }
 func (v *messageView) release() {
 	v.who, v.md, v.text, v.typing, v.footer = nil, nil, nil, nil, nil
 	v.copyBtn, v.editBtn, v.regen, v.prevVer, v.nextVer, v.verLabel = nil, nil, nil, nil, nil, nil
+	v.think = nil
 	v.body, v.obj = nil, nil
 }
 
@@ -139,7 +148,8 @@ func (v *messageView) build() {
 		v.regen = smallButton(theme.ViewRefreshIcon(), v.onRegenerate)
 		actions.Add(v.regen)
 		header := container.NewBorder(nil, nil, v.who, actions)
-		obj = container.NewBorder(header, v.footer, nil, nil, v.body)
+		// The reasoning, folded, between the author and the answer.
+		obj = container.NewBorder(container.NewVBox(header, v.buildThinking()), v.footer, nil, nil, v.body)
 		v.obj = obj
 		v.refreshBody()
 		v.refreshFooter()
@@ -203,6 +213,7 @@ func smallButton(icon fyne.Resource, f func()) *widget.Button {
 
 func (v *messageView) renderNow() {
 	v.changed()
+	v.refreshThinking()
 	v.refreshBody()
 	v.refreshFooter()
 }
@@ -217,13 +228,16 @@ func (v *messageView) refreshBody() {
 		v.text.SetText(v.msg.Content)
 		return
 	}
-	var want fyne.CanvasObject = v.md
-	if v.msg.Content == "" && v.streaming {
-		want = v.typing
+	want := []fyne.CanvasObject{v.md}
+	switch {
+	case v.msg.Content == "" && v.msg.Reasoning != "":
+		want = nil // the reasoning section says the model is at work
+	case v.msg.Content == "" && v.streaming:
+		want = []fyne.CanvasObject{v.typing}
 	}
 	v.md.SetText(v.msg.Content)
-	if len(v.body.Objects) != 1 || v.body.Objects[0] != want {
-		v.body.Objects = []fyne.CanvasObject{want}
+	if len(v.body.Objects) != len(want) || (len(want) == 1 && v.body.Objects[0] != want[0]) {
+		v.body.Objects = want
 		v.body.Refresh()
 	}
 }

@@ -360,6 +360,32 @@ func (c *View) OnToken(t session.Token) {
 	c.scheduleFrame()
 }
 
+// OnReasoning adds streamed reasoning to its answer: its offsets count
+// into Message.Reasoning, apart from the content's.
+func (c *View) OnReasoning(t session.Token) {
+	if t.Conv != c.conv {
+		return
+	}
+	if c.deferred(func() { c.OnReasoning(t) }) {
+		return
+	}
+	v := c.byID[t.Msg]
+	if v != nil && t.Offset+len(t.Text) <= len(v.msg.Reasoning) && strings.HasPrefix(v.msg.Reasoning[t.Offset:], t.Text) {
+		return // reasoning the messages read already held
+	}
+	if v == nil || t.Offset > len(v.msg.Reasoning) {
+		c.Show(c.conv) // opened mid-answer: Messages has the reasoning so far
+		return
+	}
+	v.streaming = true
+	v.msg.Reasoning = v.msg.Reasoning[:t.Offset] + t.Text
+	v.tokens, v.elapsed = t.Tokens, t.Elapsed
+	v.reasonTokens, v.reasonTime = t.Tokens, t.Elapsed
+	c.Started(t.Conv)
+	c.dirty[v] = true
+	c.scheduleFrame()
+}
+
 // scheduleFrame asks for one render of the answers that got text, at the
 // next frame. The render paces itself too (core.Throttle): a long answer
 // costs more to lay out, and never takes more than a share of the time.
@@ -408,6 +434,7 @@ func (c *View) OnStats(st session.Stats) {
 		s := st
 		v.stats = &s
 		v.changed()
+		v.refreshThinking()
 		v.refreshFooter()
 		c.relayout()
 	}

@@ -76,6 +76,10 @@ type ModelInfo struct {
 	Threads, Context                 int
 	Params, FileBytes, WeightBytes   int64
 	DeviceNotes                      []string // why an accelerator is not used, a line each
+	// Thinks is how the model reasons ("think", "harmony", ""), and
+	// ThinkingSwitch whether a chat can turn its thinking off.
+	Thinks         string
+	ThinkingSwitch bool
 }
 
 // SettingLanguage is the settings key of the app's language ("" or

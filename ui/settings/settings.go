@@ -50,6 +50,7 @@ type settingsPanel struct {
 	temp, topP, topK, minP, repeat *widget.Entry
 	maxTokens, context, seed       *widget.Entry
 	overflow                       *widget.Select
+	thinking                       *widget.Check // nil: the model has no switch
 	kvBudget                       *widget.Entry
 	kvDisk                         *widget.Label
 	kvDiskBudget                   *widget.Entry
@@ -157,7 +158,9 @@ func newSettingsPanel(w *core.Window) *settingsPanel {
 	hint := func(e *widget.Entry, h string) *widget.FormItem {
 		return &widget.FormItem{Widget: e, HintText: h}
 	}
-	chat := widget.NewForm(
+	chat := widget.NewForm()
+	p.addThinking(chat)
+	chat.Items = append(chat.Items,
 		&widget.FormItem{Text: lang.X("settings.system", "System prompt"), Widget: p.system},
 		&widget.FormItem{Text: lang.X("settings.preset", "Preset"), Widget: p.preset},
 		named(hint(p.temp, lang.X("settings.temp.hint", "0 = always the likeliest word; higher = more varied")), lang.X("settings.temp", "Temperature")),
@@ -221,6 +224,19 @@ func newSettingsPanel(w *core.Window) *settingsPanel {
 	)
 	p.content = tabs
 	return p
+}
+
+// addThinking offers the chat's thinking switch, first, when the loaded
+// model has one (Qwen3's enable_thinking): on, it reasons before it
+// answers; off, it answers at once.
+func (p *settingsPanel) addThinking(f *widget.Form) {
+	if m := p.w.Model; m == nil || !m.ThinkingSwitch {
+		return
+	}
+	p.thinking = widget.NewCheck(lang.X("settings.thinking.on", "Think before answering"), nil)
+	p.thinking.SetChecked(!p.cur.ThinkingOff)
+	f.Items = append(f.Items, &widget.FormItem{Text: lang.X("settings.thinking", "Thinking"), Widget: p.thinking,
+		HintText: lang.X("settings.thinking.hint", "Off: the model answers at once, without reasoning first")})
 }
 
 // devicesView says where the loaded model runs and, a line each, why an
@@ -337,6 +353,9 @@ func (p *settingsPanel) values() (session.Settings, error) {
 	}
 	if i := p.overflow.SelectedIndex(); i >= 0 && i < len(overflowPolicies) {
 		s.Overflow = overflowPolicies[i]
+	}
+	if p.thinking != nil {
+		s.ThinkingOff = !p.thinking.Checked
 	}
 	return s, p.w.Session.CheckSettings(s)
 }

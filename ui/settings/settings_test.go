@@ -201,3 +201,53 @@ func TestSettingsThemeAndReload(t *testing.T) {
 		t.Error("reopened with reloading on")
 	}
 }
+
+// TestThinkingSwitch: for a model with a thinking switch the chat's
+// settings offer it, on by default; turned off, it is stored with the
+// chat and the answer comes without reasoning. A model without one has
+// no switch.
+func TestThinkingSwitch(t *testing.T) {
+	h := uitest.NewWindow(t, uitest.Options{})
+	h.Load(uitest.StoriesPath(t))
+	if p := newSettingsPanel(h.Core); p.thinking != nil {
+		t.Error("stories260K has no thinking switch, yet the settings offer one")
+	}
+	h.Load(uitest.ThinkingQwen3(t))
+	p := newSettingsPanel(h.Core)
+	if p.thinking == nil {
+		t.Fatal("no thinking switch for a thinking Qwen3")
+	}
+	if !p.thinking.Checked {
+		t.Error("thinking is off by default")
+	}
+	if _, ok := uitest.Find(p.content, func(c *widget.Check) bool { return c == p.thinking }); !ok {
+		t.Error("the switch is not in the settings")
+	}
+	p.thinking.SetChecked(false)
+	p.onSave()
+	h.Send("Hi")
+	h.Wait("the answer", func() bool { return h.Idle() && h.Stored(h.Core.Conv) == 2 })
+	got, err := h.M.Settings(h.Core.Conv)
+	if err != nil || !got.ThinkingOff {
+		t.Fatalf("stored settings %+v, %v: thinking not off", got, err)
+	}
+	msgs, err := h.M.Messages(h.Core.Conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := msgs[1]; a.Reasoning != "" || a.Content == "" {
+		t.Errorf("thinking off, the answer has reasoning %q and content %q", a.Reasoning, a.Content)
+	}
+	// Reopened, the switch shows the chat's setting; turned on again, it
+	// is stored.
+	p = newSettingsPanel(h.Core)
+	if p.thinking.Checked {
+		t.Error("reopened settings show thinking on")
+	}
+	p.thinking.SetChecked(true)
+	p.onSave()
+	h.Settle()
+	if got, _ := h.M.Settings(h.Core.Conv); got.ThinkingOff {
+		t.Error("thinking turned on again was not stored")
+	}
+}
