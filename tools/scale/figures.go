@@ -58,7 +58,7 @@ func libraryFigures(ctx context.Context, db, zipPath, exportPath string, limit t
 		return f, err
 	}
 	defer in.Close()
-	ictx, cancel := context.WithTimeout(ctx, limit)
+	ictx, cancel := context.WithTimeout(ctx, 5*limit) // the library must be there for the rest
 	defer cancel()
 	t0 := time.Now()
 	res, err := m.Import(ictx, in)
