@@ -45,6 +45,7 @@ type Service interface {
 	Conversation(conv int64) (Conversation, error)
 	Messages(conv int64) ([]Message, error)
 	Search(query string, limit int) ([]SearchHit, error)
+	Pages
 
 	// A conversation's settings, and those a new one starts with.
 	Settings(conv int64) (Settings, error)
