@@ -98,12 +98,14 @@ type SearchPage struct {
 // ids a scan of short terms covers per page (so that a page of a rare
 // two-letter word costs the same as any other, whatever the library's
 // size: it comes back short, with a cursor to go on).
-const (
-	searchChunk  = 256
-	scanWindow   = 20000
-	chunksAPage  = 8
-	titleSnippet = 40
+// (Variables so that tests can make them small.)
+var (
+	searchChunk       = 256
+	scanWindow  int64 = 20000
+	chunksAPage       = 8
 )
+
+const titleSnippet = 40
 
 // SearchConversations finds the conversations whose title contains the
 // query (case-insensitively, the query whole) or which hold a message
@@ -290,9 +292,11 @@ type hitRow struct {
 // searchChunk candidates of the index or, without indexed terms, among
 // the next scanWindow ids. It returns them and the lowest id it looked
 // at (1: nothing is left below).
-func (f *hitFilter) chunk(ctx context.Context, db querier, before int64) ([]hitRow, int64, error) {
+func (f *hitFilter) chunk(ctx context.Context, db *sql.DB, before int64) ([]hitRow, int64, error) {
 	if before == 0 {
-		before = 1 << 62
+		if err := db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM messages`).Scan(&before); err != nil {
+			return nil, 0, err
+		}
 	}
 	var (
 		where = []string{`c.deleted_at IS NULL`}
