@@ -172,7 +172,10 @@ func (s *sidebar) reload() {
 			if err != nil {
 				s.ui.w.ShowError(err)
 			} else {
-				s.shownQuery = q
+				if q != s.shownQuery {
+					s.shownQuery = q
+					s.list.ScrollToTop() // other rows: from their first
+				}
 				s.showRows(p.rows, p.more())
 			}
 		}

@@ -92,11 +92,11 @@ func libraryFigures(ctx context.Context, db, zipPath, exportPath string, limit t
 
 	for _, q := range searchTerms {
 		t0 := time.Now()
-		hits, err := m.Search(q, 50)
+		p, err := m.SearchConversations(q, nil, 100) // the sidebar's first page
 		if err != nil {
 			return f, fmt.Errorf("search %q: %w", q, err)
 		}
-		f.Search = append(f.Search, searchFigure{q, time.Since(t0), len(hits)})
+		f.Search = append(f.Search, searchFigure{q, time.Since(t0), len(p.Hits)})
 	}
 	return f, nil
 }

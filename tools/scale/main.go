@@ -103,7 +103,7 @@ func measure(o options, t *table) error {
 	t.add("import (session.Import of the zip)", ms(lib.Import), fmt.Sprintf("%d conversations", lib.Imported))
 	t.add("export (session.Export + JSON)", ms(lib.Export), fmt.Sprintf("%.0f MB", float64(lib.ExportBytes)/1e6))
 	for _, s := range lib.Search {
-		t.add("search "+quote(s.Query)+" (store, first page)", ms(s.Took), fmt.Sprintf("%d hits", s.Hits))
+		t.add("search "+quote(s.Query)+" (session, first page of chats)", ms(s.Took), fmt.Sprintf("%d chats", s.Hits))
 	}
 
 	modes := []string{"headless"}
