@@ -70,6 +70,21 @@ func (s *Store) CountConversations(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// ConversationIDs returns the id of every conversation, in the trash or
+// not: what a sweep of files named after conversations needs, without
+// reading the conversations.
+func (s *Store) ConversationIDs(ctx context.Context) (map[int64]bool, error) {
+	ids, err := queryAll(ctx, s.db, scanID, `SELECT id FROM conversations`)
+	if err != nil {
+		return nil, fmt.Errorf("store: conversation ids: %w", err)
+	}
+	out := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
 // ConversationHit is a conversation that matches a search, with the
 // newest of its messages that matches (none when only its title does).
 type ConversationHit struct {
