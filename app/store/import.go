@@ -93,14 +93,16 @@ func (s *Store) Import(ctx context.Context, convs []ImportConversation) (ImportR
 	var res ImportResult
 	err := s.tx(ctx, "import", func(tx *sql.Tx) error {
 		t := now()
-		for i, ic := range convs {
-			r, err := importOne(ctx, tx, ic, t)
-			if err != nil {
-				return fmt.Errorf("conversation %d (%q): %w", i+1, ic.Conversation.Title, err)
+		return indexAfter(ctx, tx, func() error {
+			for i, ic := range convs {
+				r, err := importOne(ctx, tx, ic, t)
+				if err != nil {
+					return fmt.Errorf("conversation %d (%q): %w", i+1, ic.Conversation.Title, err)
+				}
+				res.Conversations = append(res.Conversations, r)
 			}
-			res.Conversations = append(res.Conversations, r)
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return ImportResult{}, err

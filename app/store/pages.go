@@ -116,7 +116,7 @@ type SearchPage struct {
 // (Variables so that tests can make them small.)
 var (
 	searchChunk       = 256
-	scanWindow  int64 = 20000
+	scanWindow  int64 = 5000
 	chunksAPage       = 8
 )
 
@@ -317,6 +317,7 @@ func (f *hitFilter) chunk(ctx context.Context, db *sql.DB, before int64) ([]hitR
 		where = []string{`c.deleted_at IS NULL`}
 		args  []any
 		low   = int64(1)
+		scan  bool // a scan of the window of ids below before
 	)
 	switch {
 	case f.match != "":
@@ -339,6 +340,7 @@ func (f *hitFilter) chunk(ctx context.Context, db *sql.DB, before int64) ([]hitR
 		low = max(before-scanWindow, 1)
 		where = append(where, `m.id < ? AND m.id >= ?`)
 		args = append(args, before, low)
+		scan = true
 	}
 	for _, l := range f.likes {
 		where = append(where, `m.content LIKE ? ESCAPE '\'`)
@@ -347,6 +349,12 @@ func (f *hitFilter) chunk(ctx context.Context, db *sql.DB, before int64) ([]hitR
 	q := `SELECT m.id, m.content, ` + prefixed("c.", convColumns) + `
 		FROM messages m JOIN conversations c ON c.id = m.conversation_id
 		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY m.id DESC`
+	if scan {
+		// A common word fills a chunk long before the window's end: stop
+		// there, and go on from the last match next time.
+		q += ` LIMIT ?`
+		args = append(args, searchChunk)
+	}
 	out, err := queryAll(ctx, db, func(r scanner) (hitRow, error) {
 		var h hitRow
 		var (
@@ -361,6 +369,9 @@ func (f *hitFilter) chunk(ctx context.Context, db *sql.DB, before int64) ([]hitR
 		}
 		return h, err
 	}, q, args...)
+	if scan && len(out) == searchChunk {
+		low = out[len(out)-1].id
+	}
 	return out, low, err
 }
 

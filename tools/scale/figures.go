@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -40,8 +41,19 @@ type libFigures struct {
 // libraryFigures imports the zip into a new database at db through the
 // session's Import (what the window's import and a dropped file run),
 // exports every chat as the window's "Export all" does, and searches.
-func libraryFigures(ctx context.Context, db, zipPath, exportPath string, limit time.Duration) (libFigures, error) {
+func libraryFigures(ctx context.Context, db, zipPath, exportPath string, limit time.Duration, profile string) (libFigures, error) {
 	var f libFigures
+	if profile != "" {
+		p, err := os.Create(profile)
+		if err != nil {
+			return f, err
+		}
+		defer p.Close()
+		if err := pprof.StartCPUProfile(p); err != nil {
+			return f, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	st, err := store.Open(ctx, db)
 	if err != nil {
 		return f, err

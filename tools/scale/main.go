@@ -38,10 +38,11 @@ func main() {
 
 type options struct {
 	spec
-	dir    string
-	limit  time.Duration
-	window bool
-	keep   bool
+	dir         string
+	limit       time.Duration
+	window      bool
+	profile     string
+	libraryOnly bool
 }
 
 func run() int {
@@ -53,6 +54,8 @@ func run() int {
 	flag.StringVar(&o.dir, "dir", "", "work folder (default: a new temporary one, removed after)")
 	flag.DurationVar(&o.limit, "limit", 60*time.Second, "time limit of each measurement")
 	flag.BoolVar(&o.window, "window", true, "measure in a real window too (needs $DISPLAY or Xvfb)")
+	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the import and export here")
+	flag.BoolVar(&o.libraryOnly, "library-only", false, "measure import, export and search only")
 	flag.Parse()
 	if o.dir == "" {
 		d, err := os.MkdirTemp("", "churon-scale-")
@@ -96,7 +99,7 @@ func measure(o options, t *table) error {
 	empty := filepath.Join(o.dir, "empty.db")
 
 	// The library, through the app's import; export; the store's search.
-	lib, err := libraryFigures(ctx, db, zipPath, filepath.Join(o.dir, "export.json"), o.limit)
+	lib, err := libraryFigures(ctx, db, zipPath, filepath.Join(o.dir, "export.json"), o.limit, o.profile)
 	if err != nil {
 		return err
 	}
@@ -106,6 +109,9 @@ func measure(o options, t *table) error {
 		t.add("search "+quote(s.Query)+" (session, first page of chats)", ms(s.Took), fmt.Sprintf("%d chats", s.Hits))
 	}
 
+	if o.libraryOnly {
+		return nil
+	}
 	modes := []string{"headless"}
 	display, stop := "", func() {}
 	if o.window && !realWindow {
