@@ -250,3 +250,47 @@ func TestSearchConversations(t *testing.T) {
 		t.Errorf("empty query: %v", err)
 	}
 }
+
+// TestUpgradeToPages: a database of version 6 with chats in it gets the
+// list's and the import's indexes, and its chats page as a new one's do.
+func TestUpgradeToPages(t *testing.T) {
+	ctx := context.Background()
+	p := t.TempDir() + "/churon.db"
+	old, err := openAt(ctx, p, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		mustConv(t, old, fmt.Sprintf("old %d", i))
+	}
+	old.Close()
+	s, err := Open(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var names []string
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'conversations' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if !slices.Contains(names, "conversations_listed") || !slices.Contains(names, "conversations_by_created") || slices.Contains(names, "conversations_by_update") {
+		t.Errorf("indexes after the upgrade: %v", names)
+	}
+	p1, err := s.ConversationPage(ctx, nil, 3)
+	if err != nil || len(p1.Conversations) != 3 || p1.Next == nil {
+		t.Fatalf("first page %+v, %v", p1, err)
+	}
+	p2, err := s.ConversationPage(ctx, p1.Next, 3)
+	if err != nil || len(p2.Conversations) != 2 || p2.Next != nil || p2.Conversations[1].Title != "old 0" {
+		t.Fatalf("second page %+v, %v", p2, err)
+	}
+}
