@@ -43,6 +43,7 @@ type result struct {
 	// and the memory added.
 	MaxFrame, Scroll time.Duration
 	Frames           int
+	ScrollDone       bool // to the top and back, not cut short by the limit
 	ScrollRSS        int64
 	SidebarSearch    []searchFigure
 	Err              string
@@ -55,6 +56,9 @@ type window struct {
 	u      *ui.UI
 	do     func(func())
 	settle func()
+	// firstPost is when the first update after a time was posted
+	// (headless only).
+	firstPost func(after time.Time) (time.Time, bool)
 }
 
 func child(args []string) int {
@@ -98,13 +102,30 @@ func child(args []string) int {
 			mu    sync.Mutex
 			queue []func()
 		)
-		opt.Do = func(f func()) { mu.Lock(); queue = append(queue, f); mu.Unlock() }
+		var posted []time.Time // when each update was posted, for sidebarSearch
+		opt.Do = func(f func()) {
+			mu.Lock()
+			queue = append(queue, f)
+			posted = append(posted, time.Now())
+			mu.Unlock()
+		}
 		a := test.NewApp()
 		a.Settings().SetTheme(ui.NewTheme())
 		w := test.NewWindow(nil)
 		w.Resize(fyne.NewSize(1180, 780))
 		u := ui.New(a, w, opt)
 		win := &window{w: w, u: u, do: func(f func()) { f() }}
+		win.firstPost = func(after time.Time) (time.Time, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, t := range posted {
+				if t.After(after) {
+					return t, true
+				}
+			}
+			posted = posted[:0]
+			return time.Time{}, false
+		}
 		win.settle = func() {
 			for range 50 {
 				c := u.Screens().Core
@@ -175,6 +196,11 @@ func measureWindow(w *window, t0, deadline time.Time, what, long string, headles
 	if what != "open" {
 		return r
 	}
+	if headless {
+		// Search first: the chat's scroll may run into the limit.
+		r.SidebarSearch = sidebarSearch(w, frame, deadline)
+		w.do(func() { row = findRow(w.w.Content(), long) })
+	}
 	if row == nil {
 		r.Err = fmt.Sprintf("no row titled %q in the sidebar", long)
 		return r
@@ -200,9 +226,8 @@ func measureWindow(w *window, t0, deadline time.Time, what, long string, headles
 		return r
 	}
 	if headless {
-		r.MaxFrame, r.Scroll, r.Frames = scrollThrough(w, scroll, frame, deadline)
+		r.MaxFrame, r.Scroll, r.Frames, r.ScrollDone = scrollThrough(w, scroll, frame, deadline)
 		r.ScrollRSS = rss() - before
-		r.SidebarSearch = sidebarSearch(w, deadline)
 	}
 	return r
 }
@@ -211,7 +236,7 @@ func measureWindow(w *window, t0, deadline time.Time, what, long string, headles
 // top and back to its end, a screenful less a little at a time, as a
 // mouse wheel does, and times each frame: the event handled, what it
 // posted done, the window painted.
-func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.Time) (slowest, all time.Duration, frames int) {
+func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.Time) (slowest, all time.Duration, frames int, done bool) {
 	step := func(dy float32) (done bool) {
 		t := time.Now()
 		before := s.Offset.Y
@@ -225,7 +250,10 @@ func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.T
 	page := s.Size().Height * 0.9
 	for _, dy := range []float32{page, -page} {
 		still := 0
-		for still < 3 && time.Now().Before(deadline) && frames < 100000 {
+		for still < 3 {
+			if time.Now().After(deadline) || frames == 100000 {
+				return slowest, all, frames, false
+			}
 			if step(dy) {
 				still++ // more may load at the edge: try again
 			} else {
@@ -233,12 +261,13 @@ func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.T
 			}
 		}
 	}
-	return slowest, all, frames
+	return slowest, all, frames, true
 }
 
 // sidebarSearch types each term in the sidebar's search box and times
-// the rows' appearance, less the pause the box waits for after typing.
-func sidebarSearch(w *window, deadline time.Time) []searchFigure {
+// the rows' appearance, painted, from the end of the pause the box waits
+// for after typing.
+func sidebarSearch(w *window, frame func(), deadline time.Time) []searchFigure {
 	var box *core.Entry
 	walk(w.w.Content(), func(o fyne.CanvasObject) bool {
 		if e, ok := o.(*core.Entry); ok && e.PlaceHolder == "Search chats" {
@@ -254,11 +283,19 @@ func sidebarSearch(w *window, deadline time.Time) []searchFigure {
 		if time.Now().After(deadline) {
 			break
 		}
+		// The search starts when the box's pause after typing ends: the
+		// first update posted after it (the pause's timer).
 		t := time.Now()
 		w.do(func() { box.SetText(q) })
-		time.Sleep(ui.SearchDelay)
 		w.settle()
-		took := time.Since(t) - ui.SearchDelay
+		start, ok := time.Time{}, false
+		for !ok && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+			start, ok = w.firstPost(t.Add(ui.SearchDelay))
+		}
+		w.settle()
+		frame()
+		took := time.Since(start)
 		n := 0
 		if l := sidebarList(w.w.Content()); l != nil {
 			n = l.Length()
