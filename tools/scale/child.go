@@ -166,8 +166,7 @@ func child(args []string) int {
 		}()
 		a.Run()
 	}
-	out, _ := json.Marshal(r)
-	fmt.Println(string(out))
+	_ = r // measureWindow reported it
 	return 0
 }
 
@@ -177,8 +176,16 @@ func fail(err error) int {
 	return 0
 }
 
+// report writes what was measured so far as a line of JSON: a child
+// killed in a step it could not leave still tells the ones before.
+func report(r result) {
+	out, _ := json.Marshal(r)
+	fmt.Println(string(out))
+}
+
 func measureWindow(w *window, t0, deadline time.Time, what, long string, headless bool) result {
 	var r result
+	defer func() { report(r) }()
 	frame := func() { w.do(func() { w.w.Canvas().Capture() }) }
 	// The first frame: the list read and shown (its rows, or the hint of
 	// an empty library), then painted.
@@ -200,6 +207,7 @@ func measureWindow(w *window, t0, deadline time.Time, what, long string, headles
 		// Search first: the chat's scroll may run into the limit.
 		r.SidebarSearch = sidebarSearch(w, frame, deadline)
 		w.do(func() { row = findRow(w.w.Content(), long) })
+		report(r)
 	}
 	if row == nil {
 		r.Err = fmt.Sprintf("no row titled %q in the sidebar", long)
@@ -221,6 +229,7 @@ func measureWindow(w *window, t0, deadline time.Time, what, long string, headles
 	}
 	frame()
 	r.Open, r.OpenRSS = time.Since(t1), rss()-before
+	report(r)
 	if scroll == nil {
 		r.Err = "the chat shows no messages"
 		return r

@@ -157,6 +157,8 @@ func (t *table) add(what, took, more string) { t.rows = append(t.rows, [3]string
 
 func (t *table) addChild(what string, r result, err error, more func(result) string) {
 	switch {
+	case errors.Is(err, errLimit) && r.Open > 0:
+		t.add(what, ms(r.Open), more(r)+"; then stopped at the limit")
 	case errors.Is(err, errLimit):
 		t.add(what, "> limit", "")
 	case err != nil:

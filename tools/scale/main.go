@@ -150,7 +150,7 @@ func measure(o options, t *table) error {
 				}
 				t.add(what, ms(r.MaxFrame), fmt.Sprintf("%d frames, %s in all; RSS +%s", r.Frames, ms(r.Scroll), mb(r.ScrollRSS)))
 			}
-			if err == nil && r.SidebarSearch != nil {
+			if r.SidebarSearch != nil {
 				for _, s := range r.SidebarSearch {
 					t.add(mode+": sidebar search "+quote(s.Query)+" to rows painted", ms(s.Took), fmt.Sprintf("%d rows", s.Hits))
 				}
@@ -178,15 +178,19 @@ func runChild(o options, env []string, mode, what, db, long string) (result, err
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	// The child reports a line after each step: the last one says all it
+	// measured, also when it was stopped.
+	var r result
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	parsed := json.Unmarshal([]byte(lines[len(lines)-1]), &r) == nil
 	if ctx.Err() != nil {
-		return result{}, errLimit
+		return r, errLimit
 	}
 	if err != nil {
-		return result{}, fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
+		return r, fmt.Errorf("%v: %s", err, lastLine(stderr.String()))
 	}
-	var r result
-	if err := json.Unmarshal(out, &r); err != nil {
-		return result{}, fmt.Errorf("child said %q: %w", out, err)
+	if !parsed {
+		return r, fmt.Errorf("child said %q", out)
 	}
 	return r, nil
 }
