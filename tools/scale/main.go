@@ -143,12 +143,14 @@ func measure(o options, t *table) error {
 			t.addChild(mode+fmt.Sprintf(": open the %d-message chat to first paint", o.Long), r, err, func(r result) string {
 				return fmt.Sprintf("RSS +%s", mb(r.OpenRSS))
 			})
-			if err == nil && mode == "headless" {
-				what := mode + ": scroll it end to end, slowest frame"
-				if !r.ScrollDone {
-					what = mode + ": scroll it (cut short by the limit), slowest frame"
+			if r.Scroll.Frames > 0 {
+				sc := r.Scroll
+				what := mode + ": scroll it end to end, slowest step"
+				if !sc.Done {
+					what = mode + ": scroll it (cut short by the limit), slowest step"
 				}
-				t.add(what, ms(r.MaxFrame), fmt.Sprintf("%d frames, %s in all; RSS +%s", r.Frames, ms(r.Scroll), mb(r.ScrollRSS)))
+				t.add(what, ms(sc.Slowest), fmt.Sprintf("%d steps, %s in all; painted (1 in %d, software): slowest %s; RSS +%s",
+					sc.Frames, ms(sc.All), paintEvery, ms(sc.SlowestPainted), mb(r.ScrollRSS)))
 			}
 			if r.SidebarSearch != nil {
 				for _, s := range r.SidebarSearch {
