@@ -18,6 +18,7 @@
 //	             opening chats, shortcuts, fonts and language
 //	bridge.go    the session's events onto Fyne's goroutine, tokens merged
 //	sidebar.go   conversations, search, new chat, rename, pin, delete/undo
+//	sidebar_pages.go  the sidebar's rows read a page at a time as it scrolls
 //	model.go     model picker: open a GGUF file, recent files, load, unload
 //	welcome.go   first run: what to do, GGUF files found on disk
 //	status.go    model, quantization, backend, memory, where the chat's KV cache is

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,14 @@ type sidebar struct {
 	listGen   int // the list reading the sidebar waits for
 	query     string
 	marks     string // the busy marks the rows show (see refreshMarks)
+
+	// The rows are read a page at a time (pages.go): rows holds the pages
+	// read so far, of the query shownQuery, and next where the following
+	// page starts (nil: no more).
+	shownQuery string
+	next       *sidePage
+	reading    bool // a reading is on its way
+	again      bool // the list changed meanwhile: read it again after
 }
 
 // busy says whether conv answers now (rowGenerating), waits its turn
@@ -60,11 +69,19 @@ const (
 
 // refreshMarks redraws the rows when which conversations are busy
 // changed: the window's refresh runs often (load progress) and a list
-// refresh binds every row again.
+// refresh binds every row again. It looks at the busy conversations, not
+// at the rows: there may be thousands of those.
 func (s *sidebar) refreshMarks() {
+	ids := make([]int64, 0, len(s.ui.w.Generating))
+	for id := range s.ui.w.Generating {
+		if s.busy(id) != rowIdle {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
 	var b strings.Builder
-	for _, r := range s.rows {
-		fmt.Fprintf(&b, "%d:%d ", r.conv.ID, s.busy(r.conv.ID))
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%d:%d ", id, s.busy(id))
 	}
 	if b.String() != s.marks {
 		s.marks = b.String()
@@ -93,12 +110,27 @@ func newSidebar(u *UI) *sidebar {
 	s.newChat.Importance = widget.HighImportance
 	s.newChat.Alignment = widget.ButtonAlignLeading
 
+	// The list makes only the rows on screen (and binds them again as it
+	// scrolls); a row near the end of what was read asks for the next
+	// page. Search results are two lines tall, title and snippet, the
+	// conversations one: each list has one height, so that placing a row
+	// costs the same at row 10 and at row 10,000.
 	s.list = widget.NewList(
 		func() int { return len(s.rows) },
-		func() fyne.CanvasObject { return newConvItem(s) },
+		func() fyne.CanvasObject {
+			it := newConvItem(s)
+			if s.shownQuery != "" {
+				core.SetMuted(it.snippet, " ")
+				it.snippet.Show()
+			}
+			return it
+		},
 		func(id widget.ListItemID, o fyne.CanvasObject) {
 			if id < len(s.rows) {
 				o.(*convItem).set(s.rows[id], id)
+			}
+			if id >= len(s.rows)-pagePrefetch {
+				s.readMore()
 			}
 		})
 	s.list.OnSelected = s.onSelected
@@ -117,19 +149,60 @@ func newSidebar(u *UI) *sidebar {
 }
 
 // reload reads the conversation list again (or re-runs the search), off
-// Fyne's goroutine; a reading overtaken by a newer one is dropped.
+// Fyne's goroutine, as far as it was read (at least a page). Readings do
+// not pile up: while one is on its way, the next waits for it and reads
+// what changed meanwhile once (an import of thousands of chats changes
+// thousands of them); a reading of another query than the one typed now
+// is dropped.
 func (s *sidebar) reload() {
 	s.listGen++
+	if s.reading {
+		s.again = true
+		return
+	}
+	s.reading = true
 	gen, q, sess := s.listGen, s.query, s.ui.w.Session
-	core.Then(s.ui.w.Reads, func() ([]sideRow, error) { return listRows(sess, q) }, func(rows []sideRow, err error) {
-		if gen != s.listGen {
-			return
+	n := pageSize
+	if q == s.shownQuery {
+		n = max(n, len(s.rows)) // keep what was scrolled to
+	}
+	core.Then(s.ui.w.Reads, func() (sidePage, error) { return readPage(sess, q, nil, n) }, func(p sidePage, err error) {
+		s.reading = false
+		if q == s.query {
+			if err != nil {
+				s.ui.w.ShowError(err)
+			} else {
+				if q != s.shownQuery {
+					s.shownQuery = q
+					s.list.ScrollToTop() // other rows: from their first
+				}
+				s.showRows(p.rows, p.more())
+			}
 		}
-		if rows != nil || err == nil {
-			s.showRows(rows) // a failed search still shows the titles that match
+		if s.again || gen != s.listGen {
+			s.again = false
+			s.reload()
 		}
-		if err != nil {
+	})
+}
+
+// readMore reads the page after the rows, when there is one.
+func (s *sidebar) readMore() {
+	if s.reading || s.next == nil {
+		return
+	}
+	s.reading = true
+	gen, q, from, sess := s.listGen, s.shownQuery, s.next, s.ui.w.Session
+	core.Then(s.ui.w.Reads, func() (sidePage, error) { return readPage(sess, q, from, pageSize) }, func(p sidePage, err error) {
+		s.reading = false
+		switch {
+		case s.again || gen != s.listGen:
+			s.again = false
+			s.reload() // the list changed under the page: read it again
+		case err != nil:
 			s.ui.w.ShowError(err)
+		default:
+			s.showRows(append(s.rows, p.rows...), p.more())
 		}
 	})
 }
@@ -198,67 +271,21 @@ func (s *sidebar) runSearch(q string) {
 	s.reload()
 }
 
-// listRows is the list's rows: every conversation, pinned first then the
-// most recent, or with a query those whose title or messages match it,
-// one row per conversation with the first matching snippet. It reads the
-// database.
-func listRows(sess session.Service, q string) ([]sideRow, error) {
-	convs, err := sess.ListConversations()
-	if err != nil {
-		return nil, err
-	}
-	if q == "" {
-		rows := make([]sideRow, 0, len(convs))
-		for _, c := range convs {
-			rows = append(rows, sideRow{conv: c})
-		}
-		return rows, nil
-	}
-	byID := map[int64]session.Conversation{}
-	for _, c := range convs {
-		byID[c.ID] = c
-	}
-	var rows []sideRow
-	seen := map[int64]bool{}
-	lq := strings.ToLower(q)
-	for _, c := range convs {
-		if strings.Contains(strings.ToLower(c.Title), lq) {
-			rows = append(rows, sideRow{conv: c})
-			seen[c.ID] = true
-		}
-	}
-	hits, err := sess.Search(q, 200)
-	for _, h := range hits {
-		c, ok := byID[h.ConversationID]
-		if !ok {
-			continue
-		}
-		if seen[c.ID] {
-			// Give a title match its snippet too.
-			for i := range rows {
-				if rows[i].conv.ID == c.ID && rows[i].snippet == "" {
-					rows[i].snippet, rows[i].msg = h.Snippet, h.MessageID
-				}
-			}
-			continue
-		}
-		seen[c.ID] = true
-		rows = append(rows, sideRow{conv: c, snippet: h.Snippet, msg: h.MessageID})
-	}
-	return rows, err
-}
-
-// showRows puts rows in the list.
-func (s *sidebar) showRows(rows []sideRow) {
-	s.rows = rows
+// showRows puts rows in the list; next is where the page after them
+// starts (nil: they are all).
+func (s *sidebar) showRows(rows []sideRow, next *sidePage) {
+	s.rows, s.next = rows, next
 	for _, r := range rows {
 		s.ui.noteText(r.conv.Title)
 	}
-	s.setHeights()
+	s.list.Refresh()
 	s.marks = ""
 	s.refreshMarks()
 	s.selectConv(s.ui.w.Conv)
 	s.refreshHint()
+	if next != nil && len(rows) < screenRows {
+		s.readMore() // a short page (a search reads a bounded amount): fill the screen
+	}
 }
 
 // refreshHint says why the list is empty, when it is.
@@ -273,21 +300,6 @@ func (s *sidebar) refreshHint() {
 		core.SetMuted(s.hint, lang.X("sidebar.empty", "Your chats will appear here."))
 	}
 	s.hint.Show()
-}
-
-// setHeights makes rows with a search snippet two lines tall.
-func (s *sidebar) setHeights() {
-	probe := newConvItem(s)
-	one := probe.MinSize().Height
-	probe.snippet.Show()
-	two := probe.MinSize().Height
-	for i, r := range s.rows {
-		if r.snippet != "" {
-			s.list.SetItemHeight(i, two)
-		} else {
-			s.list.SetItemHeight(i, one)
-		}
-	}
 }
 
 func (s *sidebar) onRename(c session.Conversation) {
@@ -409,10 +421,14 @@ func (it *convItem) set(r sideRow, id widget.ListItemID) {
 	default:
 		it.state.Hide()
 	}
-	if r.snippet != "" {
+	switch {
+	case r.snippet != "":
 		core.SetMuted(it.snippet, strings.Join(strings.Fields(r.snippet), " "))
 		it.snippet.Show()
-	} else {
+	case it.s.shownQuery != "":
+		core.SetMuted(it.snippet, " ") // a title match: the row keeps the results' height
+		it.snippet.Show()
+	default:
 		it.snippet.Hide()
 	}
 	if it.box != nil {

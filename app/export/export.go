@@ -70,11 +70,7 @@ func Load(ctx context.Context, st *store.Store, id int64) (Chat, error) {
 // loadMessages reads a conversation's branch shown and its other
 // versions.
 func loadMessages(ctx context.Context, st *store.Store, c store.Conversation) (Chat, error) {
-	msgs, err := st.Messages(ctx, c.ID)
-	if err != nil {
-		return Chat{}, err
-	}
-	all, err := st.AllMessages(ctx, c.ID)
+	msgs, all, err := st.Branches(ctx, c.ID)
 	if err != nil {
 		return Chat{}, err
 	}

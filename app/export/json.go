@@ -172,12 +172,10 @@ func settingsIn(raw json.RawMessage, text string) (string, error) {
 }
 
 // WriteJSON writes chats as one JSON document (indented, UTF-8, with <, >
-// and & left as they are so that the text stays readable).
+// and & left as they are so that the text stays readable), a
+// conversation at a time (json_stream.go).
 func WriteJSON(w io.Writer, chats []Chat, opt Options) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(NewDocument(chats, opt)); err != nil {
+	if err := writeDocument(w, NewDocument(chats, opt)); err != nil {
 		return fmt.Errorf("export: json: %w", err)
 	}
 	return nil

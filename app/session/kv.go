@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/churon/churon/app/kvcache"
-	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
 )
 
@@ -99,18 +98,12 @@ func (m *Manager) tidy() {
 	if len(keys) == 0 {
 		return
 	}
-	// Two queries for every conversation there is (live and trashed), not
-	// one per snapshot: this runs before the window opens.
-	exists := map[int64]bool{}
-	for _, deleted := range []bool{false, true} {
-		cs, err := m.st.ListConversations(ctx, store.ListOptions{Deleted: deleted})
-		if err != nil {
-			m.log.Warn("session: listing conversations", "err", err)
-			return
-		}
-		for _, c := range cs {
-			exists[c.ID] = true
-		}
+	// One query for the ids of every conversation there is (live and
+	// trashed), not one per snapshot: this runs before the window opens.
+	exists, err := m.st.ConversationIDs(ctx)
+	if err != nil {
+		m.log.Warn("session: listing conversations", "err", err)
+		return
 	}
 	for _, k := range keys {
 		if id, ok := convOfKey(k); !ok || exists[id] {

@@ -93,14 +93,17 @@ func (s *Store) Import(ctx context.Context, convs []ImportConversation) (ImportR
 	var res ImportResult
 	err := s.tx(ctx, "import", func(tx *sql.Tx) error {
 		t := now()
-		for i, ic := range convs {
-			r, err := importOne(ctx, tx, ic, t)
-			if err != nil {
-				return fmt.Errorf("conversation %d (%q): %w", i+1, ic.Conversation.Title, err)
+		x := &preparedTx{tx: tx, stmts: map[string]*sql.Stmt{}}
+		return indexAfter(ctx, tx, func() error {
+			for i, ic := range convs {
+				r, err := importOne(ctx, tx, x, ic, t)
+				if err != nil {
+					return fmt.Errorf("conversation %d (%q): %w", i+1, ic.Conversation.Title, err)
+				}
+				res.Conversations = append(res.Conversations, r)
 			}
-			res.Conversations = append(res.Conversations, r)
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return ImportResult{}, err
@@ -108,8 +111,9 @@ func (s *Store) Import(ctx context.Context, convs []ImportConversation) (ImportR
 	return res, nil
 }
 
-// importOne imports one conversation inside tx; t is the import's time.
-func importOne(ctx context.Context, tx *sql.Tx, ic ImportConversation, t int64) (ImportedConversation, error) {
+// importOne imports one conversation inside tx, its inserts through x;
+// t is the import's time.
+func importOne(ctx context.Context, tx *sql.Tx, x execer, ic ImportConversation, t int64) (ImportedConversation, error) {
 	c := ic.Conversation
 	created, updated := millisOr(c.Created, t), millisOr(c.Updated, t)
 	out := ImportedConversation{Title: c.Title}
@@ -125,7 +129,7 @@ func importOne(ctx context.Context, tx *sql.Tx, ic ImportConversation, t int64) 
 	case id != 0:
 		out.ID, out.Outcome = id, Extended
 	default:
-		if out.ID, err = insertConversation(ctx, tx, c, created, updated); err != nil {
+		if out.ID, err = insertConversation(ctx, x, c, created, updated); err != nil {
 			return out, err
 		}
 		out.Outcome = Imported
@@ -159,7 +163,7 @@ func importOne(ctx context.Context, tx *sql.Tx, ic ImportConversation, t int64) 
 		mc := millisOr(m.Created, t)
 		m.ParentID = parent
 		out.Messages++
-		return insertMessage(ctx, tx, m, out.ID, pos, mc, millisOr(m.Updated, mc), stamp)
+		return insertMessage(ctx, x, m, out.ID, pos, mc, millisOr(m.Updated, mc), stamp)
 	}
 	// Versions get the lower stamps, in the order given, and the branch
 	// shown the highest, so that it is shown again.

@@ -133,6 +133,16 @@ var migrations = []migration{
 		`ALTER TABLE messages ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE messages ADD COLUMN reasoning_ms REAL NOT NULL DEFAULT 0`,
 	)},
+	// Libraries of thousands of chats (pages.go): the sidebar's pages walk
+	// an index in its own order, of the chats not in the trash (it
+	// replaces the one of version 1, which knew neither the id that breaks
+	// ties nor the trash), and an import finds a chat it already holds by
+	// its creation time without reading every conversation.
+	{8, "indexes for pages of the list and for imports", execAll(
+		`DROP INDEX conversations_by_update`,
+		`CREATE INDEX conversations_listed ON conversations (pinned DESC, updated DESC, id DESC) WHERE deleted_at IS NULL`,
+		`CREATE INDEX conversations_by_created ON conversations (created)`,
+	)},
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -48,6 +48,7 @@ type Service interface {
 	// opens on its end and reads older messages as they are scrolled to.
 	MessagePage(conv int64, q store.PageQuery) (store.MessagePage, error)
 	Search(query string, limit int) ([]SearchHit, error)
+	Pages
 
 	// A conversation's settings, and those a new one starts with.
 	Settings(conv int64) (Settings, error)

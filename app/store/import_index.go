@@ -1,0 +1,60 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// indexAfter runs add, which inserts messages inside tx, with the
+// full-text index filled once at its end rather than by the insert
+// trigger row by row. FTS5 writes out what it holds at every statement's
+// savepoint, so a trigger run per message leaves thousands of tiny
+// segments to merge: three quarters of an import's time. Here the index
+// gets the new messages in one statement. The trigger is dropped and made
+// again inside the transaction, so no other connection ever sees it
+// missing (and a failed import rolls both back).
+func indexAfter(ctx context.Context, tx *sql.Tx, add func() error) error {
+	var trigger string
+	if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'messages_fts_insert'`).Scan(&trigger); err != nil {
+		return fmt.Errorf("read the index trigger: %w", err)
+	}
+	var last int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM messages`).Scan(&last); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DROP TRIGGER messages_fts_insert`); err != nil {
+		return fmt.Errorf("index after: %w", err)
+	}
+	if err := add(); err != nil {
+		return err
+	}
+	// Ids only grow (AUTOINCREMENT): the new messages are those above last.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO messages_fts(rowid, content) SELECT id, content FROM messages WHERE id > ?`, last); err != nil {
+		return fmt.Errorf("index the imported messages: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, trigger); err != nil {
+		return fmt.Errorf("restore the index trigger: %w", err)
+	}
+	return nil
+}
+
+// preparedTx runs statements inside tx, each prepared once: an import
+// runs the same two inserts a hundred thousand times, and preparing
+// each anew cost a tenth of it. The statements close with tx.
+type preparedTx struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (p *preparedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, ok := p.stmts[q]
+	if !ok {
+		var err error
+		if st, err = p.tx.PrepareContext(ctx, q); err != nil {
+			return nil, err
+		}
+		p.stmts[q] = st
+	}
+	return st.ExecContext(ctx, args...)
+}

@@ -1,0 +1,410 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/app"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/app/compare"
+	"github.com/churon/churon/app/models"
+	"github.com/churon/churon/app/paths"
+	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/engine/arch"
+	"github.com/churon/churon/models/discover"
+	"github.com/churon/churon/models/header"
+	"github.com/churon/churon/ui"
+	"github.com/churon/churon/ui/core"
+	"github.com/churon/churon/ui/fontcheck"
+	"github.com/churon/churon/ui/locale"
+	uimodels "github.com/churon/churon/ui/models"
+)
+
+// result is what a child process measured, as JSON on its stdout.
+type result struct {
+	Start time.Duration // to the first frame with the list shown
+	RSS   int64         // then
+	// Open is the long chat's open to its first paint; OpenRSS what
+	// it added to the resident memory.
+	Open    time.Duration
+	OpenRSS int64
+	// The scroll through it, and the memory added.
+	Scroll        scrollFigures
+	ScrollRSS     int64
+	SidebarSearch []searchFigure
+	Err           string
+}
+
+// ui is how a child reaches the window: on its goroutine, and settled
+// (every posted update and queued reading done).
+type window struct {
+	w      fyne.Window
+	u      *ui.UI
+	do     func(func())
+	settle func()
+	// firstPost is when the first update after a time was posted
+	// (headless only).
+	firstPost func(after time.Time) (time.Time, bool)
+}
+
+func child(args []string) int {
+	t0 := time.Now()
+	fs := flag.NewFlagSet("child", flag.ExitOnError)
+	mode := fs.String("mode", "headless", "headless or window")
+	what := fs.String("what", "start", "start or open")
+	db := fs.String("db", "", "database")
+	home := fs.String("home", "", "CHURON_HOME")
+	long := fs.String("long", LongTitle, "title of the chat to open")
+	limit := fs.Duration("limit", time.Minute, "time limit")
+	profile := fs.String("cpuprofile", "", "write a CPU profile here")
+	_ = fs.Parse(args)
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return fail(err)
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	os.Setenv(paths.EnvHome, *home)
+	_, _ = locale.Set("en")
+
+	st, err := store.Open(context.Background(), *db)
+	if err != nil {
+		return fail(err)
+	}
+	m := session.New(st, session.Options{})
+	mdl := models.New(models.Options{Headers: header.Reader{}, Settings: m, Architectures: arch.Names(), PartLabel: uimodels.PartLabel})
+	opt := ui.Options{Session: m, Compare: compare.Runner{}, Models: mdl,
+		Discover:  func(context.Context) ([]discover.Model, error) { return nil, nil },
+		FontCheck: func() (fontcheck.Result, error) { return fontcheck.Result{Covered: true}, nil }}
+	deadline := t0.Add(*limit)
+	measure := func(w *window) result {
+		return measureWindow(w, t0, deadline, *what, *long, *mode == "headless")
+	}
+	var r result
+	if *mode == "headless" {
+		var (
+			mu    sync.Mutex
+			queue []func()
+		)
+		var posted []time.Time // when each update was posted, for sidebarSearch
+		opt.Do = func(f func()) {
+			mu.Lock()
+			queue = append(queue, f)
+			posted = append(posted, time.Now())
+			mu.Unlock()
+		}
+		a := test.NewApp()
+		a.Settings().SetTheme(ui.NewTheme())
+		w := test.NewWindow(nil)
+		w.Resize(fyne.NewSize(1180, 780))
+		u := ui.New(a, w, opt)
+		win := &window{w: w, u: u, do: func(f func()) { f() }}
+		win.firstPost = func(after time.Time) (time.Time, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, t := range posted {
+				if t.After(after) {
+					return t, true
+				}
+			}
+			posted = posted[:0]
+			return time.Time{}, false
+		}
+		win.settle = func() {
+			for range 50 {
+				c := u.Screens().Core
+				c.Commands.Sync()
+				c.Reads.Sync()
+				mu.Lock()
+				q := queue
+				queue = nil
+				mu.Unlock()
+				if len(q) == 0 {
+					return
+				}
+				for _, f := range q {
+					f()
+				}
+			}
+		}
+		r = measure(win)
+	} else {
+		a := app.NewWithID("io.github.churon.Churon.scale")
+		a.Settings().SetTheme(ui.NewTheme())
+		w := a.NewWindow("Churon")
+		w.Resize(fyne.NewSize(1180, 780))
+		u := ui.New(a, w, opt)
+		win := &window{w: w, u: u, do: fyne.DoAndWait}
+		win.settle = func() {
+			for range 5 {
+				c := u.Screens().Core
+				c.Commands.Sync()
+				c.Reads.Sync()
+				fyne.DoAndWait(func() {})
+			}
+		}
+		w.Show()
+		go func() {
+			r = measure(win)
+			fyne.Do(a.Quit)
+		}()
+		a.Run()
+	}
+	_ = r // measureWindow reported it
+	return 0
+}
+
+func fail(err error) int {
+	out, _ := json.Marshal(result{Err: err.Error()})
+	fmt.Println(string(out))
+	return 0
+}
+
+// report writes what was measured so far as a line of JSON: a child
+// killed in a step it could not leave still tells the ones before.
+func report(r result) {
+	out, _ := json.Marshal(r)
+	fmt.Println(string(out))
+}
+
+func measureWindow(w *window, t0, deadline time.Time, what, long string, headless bool) result {
+	var r result
+	defer func() { report(r) }()
+	frame := func() { w.do(func() { w.w.Canvas().Capture() }) }
+	// The first frame: the list read and shown (its rows, or the hint of
+	// an empty library), then painted.
+	var row fyne.Tappable
+	for {
+		w.settle()
+		w.do(func() { row = findRow(w.w.Content(), long) })
+		if row != nil || long == "" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	frame()
+	r.Start, r.RSS = time.Since(t0), rss()
+	if what != "open" {
+		return r
+	}
+	if headless {
+		// Search first: the chat's scroll may run into the limit.
+		r.SidebarSearch = sidebarSearch(w, frame, deadline)
+		w.do(func() { row = findRow(w.w.Content(), long) })
+		report(r)
+	}
+	if row == nil {
+		r.Err = fmt.Sprintf("no row titled %q in the sidebar", long)
+		return r
+	}
+	// Open the long chat as a click does; its first paint is when its
+	// column holds messages.
+	before := rss()
+	t1 := time.Now()
+	w.do(func() { test.Tap(row) })
+	var scroll *container.Scroll
+	for {
+		w.settle()
+		w.do(func() { scroll = chatScroll(w.u) })
+		if scroll != nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	frame()
+	r.Open, r.OpenRSS = time.Since(t1), rss()-before
+	report(r)
+	if scroll == nil {
+		r.Err = "the chat shows no messages"
+		return r
+	}
+	if headless {
+		r.Scroll = scrollThrough(w, scroll, frame, deadline)
+		r.ScrollRSS = rss() - before
+	}
+	return r
+}
+
+// scrollThrough scrolls the chat from where it opened (its end) to its
+// top and back to its end, a screenful less a little at a time, as a
+// mouse wheel does, and times each step: the event handled and what it
+// posted done, the window laid out (a frame's work but its painting).
+// Every paintEvery-th step the window is painted too (Fyne's test driver
+// paints in software, far slower than a GPU: painting every step would
+// take minutes), and the slowest painted step is kept apart.
+func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.Time) (sc scrollFigures) {
+	step := func(dy float32) (still bool) {
+		t := time.Now()
+		before := s.Offset.Y
+		w.do(func() { s.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.Delta{DY: dy}}) })
+		w.settle()
+		d := time.Since(t)
+		sc.Slowest, sc.All, sc.Frames = max(sc.Slowest, d), sc.All+d, sc.Frames+1
+		if sc.Frames%paintEvery == 0 {
+			frame()
+			sc.SlowestPainted = max(sc.SlowestPainted, time.Since(t))
+		}
+		return s.Offset.Y == before
+	}
+	page := s.Size().Height * 0.9
+	for _, dy := range []float32{page, -page} {
+		still := 0
+		for still < 3 {
+			if time.Now().After(deadline) || sc.Frames == 100000 {
+				return sc
+			}
+			if step(dy) {
+				still++ // more may load at the edge: try again
+			} else {
+				still = 0
+			}
+		}
+	}
+	sc.Done = true
+	return sc
+}
+
+const paintEvery = 10
+
+// scrollFigures are a scroll's: its steps, the slowest, the slowest of
+// those painted, all of them, and whether it went to the top and back.
+type scrollFigures struct {
+	Frames                  int
+	Slowest, SlowestPainted time.Duration
+	All                     time.Duration
+	Done                    bool
+}
+
+// sidebarSearch types each term in the sidebar's search box and times
+// the rows' appearance, painted, from the end of the pause the box waits
+// for after typing.
+func sidebarSearch(w *window, frame func(), deadline time.Time) []searchFigure {
+	var box *core.Entry
+	walk(w.w.Content(), func(o fyne.CanvasObject) bool {
+		if e, ok := o.(*core.Entry); ok && e.PlaceHolder == "Search chats" {
+			box = e
+		}
+		return box == nil
+	})
+	if box == nil {
+		return nil
+	}
+	var out []searchFigure
+	for _, q := range searchTerms {
+		if time.Now().After(deadline) {
+			break
+		}
+		// The search starts when the box's pause after typing ends: the
+		// first update posted after it (the pause's timer).
+		t := time.Now()
+		w.do(func() { box.SetText(q) })
+		w.settle()
+		start, ok := time.Time{}, false
+		for !ok && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+			start, ok = w.firstPost(t.Add(ui.SearchDelay))
+		}
+		w.settle()
+		frame()
+		took := time.Since(start)
+		n := 0
+		if l := sidebarList(w.w.Content()); l != nil {
+			n = l.Length()
+		}
+		out = append(out, searchFigure{q, took, n})
+	}
+	w.do(func() { box.SetText("") })
+	w.settle()
+	return out
+}
+
+// sidebarList is the window's first list: the sidebar's.
+func sidebarList(root fyne.CanvasObject) *widget.List {
+	var list *widget.List
+	walk(root, func(o fyne.CanvasObject) bool {
+		if l, ok := o.(*widget.List); ok {
+			list = l
+		}
+		return list == nil
+	})
+	return list
+}
+
+// findRow is the innermost thing to tap (not a button) in the sidebar
+// that holds a label saying title.
+func findRow(root fyne.CanvasObject, title string) fyne.Tappable {
+	list := sidebarList(root)
+	if list == nil {
+		return nil
+	}
+	var row fyne.Tappable
+	walk(list, func(o fyne.CanvasObject) bool {
+		_, button := o.(*widget.Button)
+		if t, ok := o.(fyne.Tappable); ok && !button {
+			found := false
+			walk(o, func(o fyne.CanvasObject) bool {
+				if l, ok := o.(*widget.Label); ok && l.Text == title && l.Visible() {
+					found = true
+				}
+				return !found
+			})
+			if found {
+				row = t
+			}
+		}
+		return true
+	})
+	return row
+}
+
+// chatScroll is the chat's scrolled column once it holds more than a
+// screenful.
+func chatScroll(u *ui.UI) *container.Scroll {
+	var s *container.Scroll
+	walk(u.Screens().Chat.Content(), func(o fyne.CanvasObject) bool {
+		if sc, ok := o.(*container.Scroll); ok && sc.Visible() && sc.Content != nil && sc.Content.MinSize().Height > sc.Size().Height {
+			s = sc
+		}
+		return s == nil
+	})
+	return s
+}
+
+// walk visits o and what it is made of, depth first, while visit says
+// to go on.
+func walk(o fyne.CanvasObject, visit func(fyne.CanvasObject) bool) bool {
+	if o == nil {
+		return true
+	}
+	if !visit(o) {
+		return false
+	}
+	switch x := o.(type) {
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			if !walk(c, visit) {
+				return false
+			}
+		}
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(x).Objects() {
+			if !walk(c, visit) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,5 @@
+//go:build ci
+
+package main
+
+const realWindow = false
