@@ -231,47 +231,14 @@ func (m *gemma3) CacheSpec(kvType quant.Type, ctx int) []backend.LayerSpec {
 	return out
 }
 
-// Forward implements Model, as transformer.Forward with Gemma's blocks.
+// Forward implements Model: transformer's pass, with the embeddings
+// scaled by √embd and Gemma's blocks.
 func (m *gemma3) Forward(s *Scratch, bt *Batch, logits []float32) error {
-	if err := m.check(bt, logits); err != nil {
-		return err
-	}
-	c := &m.cfg
-	p := m.plan
-	n := len(bt.Tokens)
-	embd := c.Embd
+	return m.forward(s, bt, logits, m.embdScale, m)
+}
 
-	dev := p.Input
-	x, err := s.on(dev).get(bufX, n*embd)
-	if err != nil {
-		return fmt.Errorf("forward: %w", err)
-	}
-	dev.Embed(x, m.embd.on, bt.Tokens)
-	dev.Scale(x, m.embdScale)
-	for li := range m.layers {
-		if d := p.Layers[li]; d != dev {
-			if x, err = s.cross(dev, d, x, n*embd); err != nil {
-				return fmt.Errorf("forward: %w", err)
-			}
-			dev = d
-		}
-		if err := m.block(s, dev, &m.layers[li], li, bt, x); err != nil {
-			return fmt.Errorf("forward: layer %d: %w", li, err)
-		}
-	}
-	if d := p.Output; d != dev {
-		if x, err = s.cross(dev, d, x, n*embd); err != nil {
-			return fmt.Errorf("forward: %w", err)
-		}
-		dev = d
-	}
-	if err := m.head(s, dev, x, bt.OutRows, logits); err != nil {
-		return fmt.Errorf("forward: %w", err)
-	}
-	if err := dev.Sync(); err != nil {
-		return fmt.Errorf("forward: %w", &backend.DeviceError{Device: dev, Err: err})
-	}
-	return nil
+func (m *gemma3) runBlock(s *Scratch, dev backend.Device, li int, bt *Batch, x backend.Buf) error {
+	return m.block(s, dev, &m.layers[li], li, bt, x)
 }
 
 // block runs one Gemma 3 block on dev over the residual stream x
@@ -282,15 +249,9 @@ func (m *gemma3) block(s *Scratch, dev backend.Device, ly *gemma3Layer, li int, 
 	pos := bt.Pos
 	embd, qDim, kvDim, ff := c.Embd, c.Heads*c.HeadDim, c.KVDim(), c.FF
 	ds := s.on(dev)
-	var b [numBufs]backend.Buf
-	for _, r := range [...]struct{ role, n int }{
-		{bufXN, n * embd}, {bufQ, n * qDim}, {bufK, n * kvDim}, {bufV, n * kvDim},
-		{bufAttn, n * qDim}, {bufGate, n * ff}, {bufUp, n * ff}, {bufFFN, n * ff},
-	} {
-		var err error
-		if b[r.role], err = ds.get(r.role, r.n); err != nil {
-			return err
-		}
+	b, err := ds.blockBufs(n, embd, qDim, kvDim, ff)
+	if err != nil {
+		return err
 	}
 	xn, q, k, v, attn := b[bufXN], b[bufQ], b[bufK], b[bufV], b[bufAttn]
 	rope, att := &c.Rope, &m.global
@@ -309,12 +270,7 @@ func (m *gemma3) block(s *Scratch, dev backend.Device, ly *gemma3Layer, li int, 
 	// Scaled before the product, as llama.cpp does: with an F16 cache the
 	// scaled queries are what get rounded to F16.
 	dev.Scale(q, m.qScale)
-	for _, g := range bt.Groups {
-		kv := g.Cache.KV(li)
-		gp := pos[g.Start:g.End]
-		dev.StoreKV(kv, gp, k.Slice(g.Start*kvDim, g.End*kvDim), v.Slice(g.Start*kvDim, g.End*kvDim))
-		dev.Attend(attn.Slice(g.Start*qDim, g.End*qDim), q.Slice(g.Start*qDim, g.End*qDim), kv, gp, att, backend.AttendInputs{})
-	}
+	attendGroups(dev, bt, li, qDim, kvDim, q, k, v, attn, att, backend.AttendInputs{})
 	dev.MatMul(xn, ly.o.on, attn, n)
 	dev.RMSNorm(xn, xn, ly.postAttnNorm.on, c.RMSEps)
 	dev.Add(x, xn)

@@ -334,13 +334,30 @@ func (m *transformer) check(bt *Batch, logits []float32) error {
 // (Scratch.cross), and the logits come back from the output head's
 // device.
 func (m *transformer) Forward(s *Scratch, bt *Batch, logits []float32) error {
+	return m.forward(s, bt, logits, 0, m)
+}
+
+// blockRunner runs an architecture's block li over the residual stream x
+// on dev. forward takes the blocks as an interface, not a func value, so
+// that a step allocates nothing.
+type blockRunner interface {
+	runBlock(s *Scratch, dev backend.Device, li int, bt *Batch, x backend.Buf) error
+}
+
+func (m *transformer) runBlock(s *Scratch, dev backend.Device, li int, bt *Batch, x backend.Buf) error {
+	return m.block(s, dev, &m.layers[li], li, bt, x)
+}
+
+// forward is the pass every decoder here shares: embed (multiplied by
+// embdScale unless it is 0), the cfg.Layers blocks by blocks, each on its
+// planned device, then the output head.
+func (m *transformer) forward(s *Scratch, bt *Batch, logits []float32, embdScale float32, blocks blockRunner) error {
 	if err := m.check(bt, logits); err != nil {
 		return err
 	}
 	c := &m.cfg
 	p := m.plan
-	tokens := bt.Tokens
-	n := len(tokens)
+	n := len(bt.Tokens)
 	embd := c.Embd
 
 	dev := p.Input
@@ -348,15 +365,18 @@ func (m *transformer) Forward(s *Scratch, bt *Batch, logits []float32) error {
 	if err != nil {
 		return fmt.Errorf("forward: %w", err)
 	}
-	dev.Embed(x, m.embd.on, tokens)
-	for li := range m.layers {
+	dev.Embed(x, m.embd.on, bt.Tokens)
+	if embdScale != 0 {
+		dev.Scale(x, embdScale)
+	}
+	for li := 0; li < c.Layers; li++ {
 		if d := p.Layers[li]; d != dev {
 			if x, err = s.cross(dev, d, x, n*embd); err != nil {
 				return fmt.Errorf("forward: %w", err)
 			}
 			dev = d
 		}
-		if err := m.block(s, dev, &m.layers[li], li, bt, x); err != nil {
+		if err := blocks.runBlock(s, dev, li, bt, x); err != nil {
 			return fmt.Errorf("forward: layer %d: %w", li, err)
 		}
 	}
@@ -375,6 +395,33 @@ func (m *transformer) Forward(s *Scratch, bt *Batch, logits []float32) error {
 	return nil
 }
 
+// blockBufs takes from ds the buffers a block of n rows works in, by
+// role; ff = 0 leaves the feed-forward's to whoever sizes its own.
+func (ds *devScratch) blockBufs(n, embd, qDim, kvDim, ff int) ([numBufs]backend.Buf, error) {
+	var b [numBufs]backend.Buf
+	for _, r := range [...]struct{ role, n int }{
+		{bufXN, n * embd}, {bufQ, n * qDim}, {bufK, n * kvDim}, {bufV, n * kvDim},
+		{bufAttn, n * qDim}, {bufGate, n * ff}, {bufUp, n * ff}, {bufFFN, n * ff},
+	} {
+		var err error
+		if b[r.role], err = ds.get(r.role, r.n); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// attendGroups stores each sequence's keys and values of layer li in its
+// own cache and attends its queries over that cache into attn.
+func attendGroups(dev backend.Device, bt *Batch, li, qDim, kvDim int, q, k, v, attn backend.Buf, att *backend.Attention, in backend.AttendInputs) {
+	for _, g := range bt.Groups {
+		kv := g.Cache.KV(li)
+		gp := bt.Pos[g.Start:g.End]
+		dev.StoreKV(kv, gp, k.Slice(g.Start*kvDim, g.End*kvDim), v.Slice(g.Start*kvDim, g.End*kvDim))
+		dev.Attend(attn.Slice(g.Start*qDim, g.End*qDim), q.Slice(g.Start*qDim, g.End*qDim), kv, gp, att, in)
+	}
+}
+
 // block runs one transformer block on dev over the residual stream x
 // (n×embd), in place.
 func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, bt *Batch, x backend.Buf) error {
@@ -386,15 +433,9 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 		ff = 0 // the experts size their own buffers
 	}
 	ds := s.on(dev)
-	var b [numBufs]backend.Buf
-	for _, r := range [...]struct{ role, n int }{
-		{bufXN, n * embd}, {bufQ, n * qDim}, {bufK, n * kvDim}, {bufV, n * kvDim},
-		{bufAttn, n * qDim}, {bufGate, n * ff}, {bufUp, n * ff}, {bufFFN, n * ff},
-	} {
-		var err error
-		if b[r.role], err = ds.get(r.role, r.n); err != nil {
-			return err
-		}
+	b, err := ds.blockBufs(n, embd, qDim, kvDim, ff)
+	if err != nil {
+		return err
 	}
 	xn, q, k, v, attn := b[bufXN], b[bufQ], b[bufK], b[bufV], b[bufAttn]
 
@@ -440,12 +481,7 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 	if ly.sinks != nil {
 		in.Sinks = ly.sinks.on
 	}
-	for _, g := range bt.Groups {
-		kv := g.Cache.KV(li)
-		gp := pos[g.Start:g.End]
-		dev.StoreKV(kv, gp, k.Slice(g.Start*kvDim, g.End*kvDim), v.Slice(g.Start*kvDim, g.End*kvDim))
-		dev.Attend(attn.Slice(g.Start*qDim, g.End*qDim), q.Slice(g.Start*qDim, g.End*qDim), kv, gp, att, in)
-	}
+	attendGroups(dev, bt, li, qDim, kvDim, q, k, v, attn, att, in)
 	dev.MatMul(xn, ly.o.on, attn, n)
 	post(dev, xn, ly.oS, ly.ob)
 	dev.Add(x, xn)
