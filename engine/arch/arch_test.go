@@ -114,18 +114,7 @@ func TestForwardMatchesNaive(t *testing.T) {
 			}
 			want := naiveForward(t, f, m.Config(), tokens)
 			for _, batches := range [][]int{nil, {1, 1, 1}, {4, 3}} {
-				got := runForward(t, m, tokens, batches...)
-				v := m.Config().Vocab
-				for r := range tokens {
-					g, w := got[r*v:(r+1)*v], want[r*v:(r+1)*v]
-					var maxDiff float64
-					for i := range g {
-						maxDiff = math.Max(maxDiff, math.Abs(float64(g[i])-w[i]))
-					}
-					if maxDiff > 1e-4 {
-						t.Fatalf("batches %v row %d: max |diff| %.2e vs the naive forward", batches, r, maxDiff)
-					}
-				}
+				checkRows(t, runForward(t, m, tokens, batches...), want, len(tokens), m.Config().Vocab, 1e-4, batches)
 			}
 		})
 	}
@@ -181,6 +170,12 @@ func TestPhi3EqualsQwen2(t *testing.T) {
 // buildWritten writes w to a file and builds the architecture it holds.
 func buildWritten(t *testing.T, w *gguf.Writer) (Model, error) {
 	t.Helper()
+	return Build(openWritten(t, w))
+}
+
+// openWritten writes w to a file and opens it, closed when the test ends.
+func openWritten(t *testing.T, w *gguf.Writer) *gguf.File {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "m.gguf")
 	if err := w.WriteFile(path); err != nil {
 		t.Fatal(err)
@@ -189,8 +184,24 @@ func buildWritten(t *testing.T, w *gguf.Writer) (Model, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	return Build(f)
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// checkRows fails the test where a row of got (float32 logits, v a row)
+// is further than tol from the oracle's want at any entry.
+func checkRows(t *testing.T, got []float32, want []float64, rows, v int, tol float64, batches []int) {
+	t.Helper()
+	for r := range rows {
+		g, w := got[r*v:(r+1)*v], want[r*v:(r+1)*v]
+		var maxDiff float64
+		for i := range g {
+			maxDiff = math.Max(maxDiff, math.Abs(float64(g[i])-w[i]))
+		}
+		if maxDiff > tol {
+			t.Fatalf("batches %v row %d: max |diff| %.2e vs the naive forward", batches, r, maxDiff)
+		}
+	}
 }
 
 func TestBuildErrors(t *testing.T) {
@@ -278,15 +289,7 @@ func TestOptionalTensorsApplied(t *testing.T) {
 	if err := w.AddTensor("output.bias", quant.F32, []uint64{vocab}, bias); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "m.gguf")
-	if err := w.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openWritten(t, w)
 	m, err := Build(f)
 	if err != nil {
 		t.Fatal(err)

@@ -20,29 +20,7 @@ import (
 // and output to F16 the same way (and computes the rest in float64).
 func naiveGemma3(t *testing.T, f *gguf.File, tokens []int32) []float64 {
 	t.Helper()
-	get := func(name string) []float64 {
-		ti, ok := f.Tensor(name)
-		if !ok {
-			return nil
-		}
-		data, err := f.TensorData(ti)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 1
-		for _, d := range ti.Shape {
-			n *= int(d)
-		}
-		v := make([]float32, n)
-		if err := quant.Dequantize(ti.Type, data, v); err != nil {
-			t.Fatal(err)
-		}
-		out := make([]float64, n)
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out
-	}
+	get := func(name string) []float64 { return naiveTensor(t, f, name) }
 	u := func(key string, def int) int {
 		if v, ok := f.Uint("gemma3." + key); ok {
 			return int(v)
@@ -76,30 +54,8 @@ func naiveGemma3(t *testing.T, f *gguf.File, tokens []int32) []float64 {
 		qScale = 1 / math.Sqrt(float64(E/nh))
 	}
 
-	matvec := func(w, x []float64, rows int) []float64 {
-		cols := len(x)
-		y := make([]float64, rows)
-		for r := range rows {
-			var s float64
-			for j := range cols {
-				s += w[r*cols+j] * x[j]
-			}
-			y[r] = s
-		}
-		return y
-	}
-	rmsnorm := func(x, w []float64) []float64 {
-		var ss float64
-		for _, v := range x {
-			ss += v * v
-		}
-		sc := 1 / math.Sqrt(ss/float64(len(x))+eps)
-		y := make([]float64, len(x))
-		for i := range x {
-			y[i] = x[i] * sc * w[i]
-		}
-		return y
-	}
+	matvec := naiveMatVec
+	rmsnorm := func(x, w []float64) []float64 { return naiveRMSNorm(x, w, eps) }
 	// NeoX rotation: dimension k pairs with k + hd/2.
 	rope := func(x []float64, heads, pos int, base, scale float64) {
 		for h := range heads {
@@ -269,23 +225,13 @@ func TestGemma3MatchesNaive(t *testing.T) {
 			want := naiveGemma3(t, f, tokens)
 			v := m.Config().Vocab
 			for _, batches := range [][]int{nil, {1, 1, 1}, {4, 3}, {6}} {
-				got := runForward(t, m, tokens, batches...)
-				for r := range tokens {
-					g, w := got[r*v:(r+1)*v], want[r*v:(r+1)*v]
-					var maxDiff float64
-					for i := range g {
-						maxDiff = math.Max(maxDiff, math.Abs(float64(g[i])-w[i]))
-					}
-					// Rows agree to ~1e-6, but looser than llama's 1e-4: a
-					// float32 gate landing on the other side of an F16
-					// rounding boundary than the float64 one moves that GELU
-					// by an F16 step (seen: 7e-4 once in 62 layers). A
-					// misread key or a skipped norm moves logits by 0.1 and
-					// more.
-					if maxDiff > 1e-3 {
-						t.Fatalf("batches %v row %d: max |diff| %.2e vs the naive forward", batches, r, maxDiff)
-					}
-				}
+				// Rows agree to ~1e-6, but looser than llama's 1e-4: a
+				// float32 gate landing on the other side of an F16
+				// rounding boundary than the float64 one moves that GELU
+				// by an F16 step (seen: 7e-4 once in 62 layers). A
+				// misread key or a skipped norm moves logits by 0.1 and
+				// more.
+				checkRows(t, runForward(t, m, tokens, batches...), want, len(tokens), v, 1e-3, batches)
 			}
 		})
 	}
@@ -308,16 +254,7 @@ func TestGemma3RefusesUnknownTensors(t *testing.T) {
 			if err := w.AddTensor(extra, quant.F32, []uint64{uint64(n)}, make([]byte, 4*n)); err != nil {
 				t.Fatal(err)
 			}
-			path := t.TempDir() + "/x.gguf"
-			if err := w.WriteFile(path); err != nil {
-				t.Fatal(err)
-			}
-			f, err := gguf.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			_, err = Build(f)
+			_, err = buildWritten(t, w)
 			if err == nil || !strings.Contains(err.Error(), extra) {
 				t.Fatalf("Build: %v, want an error naming %s", err, extra)
 			}
@@ -348,16 +285,7 @@ func TestGemma3Pattern(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			path := t.TempDir() + "/p.gguf"
-			if err := w.WriteFile(path); err != nil {
-				t.Fatal(err)
-			}
-			f, err := gguf.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			local, err := gemma3Pattern(f, "gemma3", 8, tc.window)
+			local, err := gemma3Pattern(openWritten(t, w), "gemma3", 8, tc.window)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -375,16 +303,7 @@ func TestGemma3Pattern(t *testing.T) {
 	if err := w.SetKV("gemma3.attention.sliding_window_pattern", []bool{true, false}); err != nil {
 		t.Fatal(err)
 	}
-	path := t.TempDir() + "/bad.gguf"
-	if err := w.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := gemma3Pattern(f, "gemma3", 8, 4); err == nil {
+	if _, err := gemma3Pattern(openWritten(t, w), "gemma3", 8, 4); err == nil {
 		t.Error("a pattern of 2 bools for 8 layers was accepted")
 	}
 }

@@ -16,54 +16,9 @@ import (
 // beyond dequantizing the weights.
 func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float64 {
 	t.Helper()
-	get := func(name string) []float64 {
-		ti, ok := f.Tensor(name)
-		if !ok {
-			return nil
-		}
-		data, err := f.TensorData(ti)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 1
-		for _, d := range ti.Shape {
-			n *= int(d)
-		}
-		v := make([]float32, n)
-		if err := quant.Dequantize(ti.Type, data, v); err != nil {
-			t.Fatal(err)
-		}
-		out := make([]float64, n)
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out
-	}
-	// matvec: w is rows×cols row-major (ggml ne = [cols, rows]).
-	matvec := func(w, x []float64, rows int) []float64 {
-		cols := len(x)
-		y := make([]float64, rows)
-		for r := range rows {
-			var s float64
-			for j := range cols {
-				s += w[r*cols+j] * x[j]
-			}
-			y[r] = s
-		}
-		return y
-	}
-	rmsnorm := func(x, w []float64) []float64 {
-		var ss float64
-		for _, v := range x {
-			ss += v * v
-		}
-		sc := 1 / math.Sqrt(ss/float64(len(x))+float64(c.RMSEps))
-		y := make([]float64, len(x))
-		for i := range x {
-			y[i] = x[i] * sc * w[i]
-		}
-		return y
-	}
+	get := func(name string) []float64 { return naiveTensor(t, f, name) }
+	matvec := naiveMatVec
+	rmsnorm := func(x, w []float64) []float64 { return naiveRMSNorm(x, w, float64(c.RMSEps)) }
 	hd, nh, nkv := c.HeadDim, c.Heads, c.KVHeads
 	rope := func(x []float64, heads, pos int) {
 		for h := range heads {
@@ -226,4 +181,59 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 		logits = append(logits, affine(matvec(output, rmsnorm(x, get("output_norm.weight")), c.Vocab), "output")...)
 	}
 	return logits
+}
+
+// naiveTensor is the named tensor of f dequantized to float64, nil where
+// f has none: the oracles' one use of the engine (dequantizing).
+func naiveTensor(t *testing.T, f *gguf.File, name string) []float64 {
+	t.Helper()
+	ti, ok := f.Tensor(name)
+	if !ok {
+		return nil
+	}
+	data, err := f.TensorData(ti)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 1
+	for _, d := range ti.Shape {
+		n *= int(d)
+	}
+	v := make([]float32, n)
+	if err := quant.Dequantize(ti.Type, data, v); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, n)
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+// naiveMatVec is w·x, w rows×len(x) row-major (ggml ne = [cols, rows]).
+func naiveMatVec(w, x []float64, rows int) []float64 {
+	cols := len(x)
+	y := make([]float64, rows)
+	for r := range rows {
+		var s float64
+		for j := range cols {
+			s += w[r*cols+j] * x[j]
+		}
+		y[r] = s
+	}
+	return y
+}
+
+// naiveRMSNorm is x / rms(x) · w, eps inside the root.
+func naiveRMSNorm(x, w []float64, eps float64) []float64 {
+	var ss float64
+	for _, v := range x {
+		ss += v * v
+	}
+	sc := 1 / math.Sqrt(ss/float64(len(x))+eps)
+	y := make([]float64, len(x))
+	for i := range x {
+		y[i] = x[i] * sc * w[i]
+	}
+	return y
 }
