@@ -78,13 +78,8 @@ func buildGemma3(f *gguf.File) (Model, error) {
 	if c.Embd == 0 || c.Layers == 0 || c.Heads == 0 || c.FF == 0 {
 		return nil, fmt.Errorf("metadata: zero width, layers, heads or feed-forward length")
 	}
-	c.KVHeads = l.uint("attention.head_count_kv", c.Heads)
-	c.HeadDim = l.uint("attention.key_length", c.Embd/c.Heads)
-	if vd := l.uint("attention.value_length", c.HeadDim); vd != c.HeadDim {
-		return nil, fmt.Errorf("metadata: value length %d differs from key length %d (not supported)", vd, c.HeadDim)
-	}
-	if c.KVHeads == 0 || c.HeadDim == 0 || c.Heads%c.KVHeads != 0 {
-		return nil, fmt.Errorf("metadata: %d heads cannot share %d KV heads", c.Heads, c.KVHeads)
+	if err := readHeads(l, &c); err != nil {
+		return nil, err
 	}
 	c.RMSEps = l.float("attention.layer_norm_rms_epsilon", 1e-6)
 	window := l.uint("attention.sliding_window", 0)
@@ -116,22 +111,8 @@ func buildGemma3(f *gguf.File) (Model, error) {
 	m.local = m.global
 	m.local.Window = window
 
-	tok, ok := f.Tensor("token_embd.weight")
-	if !ok {
-		return nil, fmt.Errorf("tensor token_embd.weight: missing")
-	}
-	if len(tok.Shape) < 2 {
-		return nil, fmt.Errorf("tensor token_embd.weight: shape %v is not a matrix", tok.Shape)
-	}
-	m.cfg.Vocab = int(tok.Shape[1])
-	l.at(InputPart)
-	m.embd = l.table("token_embd.weight", embd)
-	l.at(c.Layers)
-	m.outNorm = l.vector("output_norm.weight", false, embd)
-	m.output = l.matrix("output.weight", true, embd, m.cfg.Vocab)
-	if m.output == nil && l.err == nil {
-		m.cfg.TiedEmbd = true
-		m.output = l.matrix("token_embd.weight", false, embd, m.cfg.Vocab)
+	if err := m.readEnds(f, l); err != nil {
+		return nil, err
 	}
 	m.layers = make([]gemma3Layer, c.Layers)
 	for i := range m.layers {

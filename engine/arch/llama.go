@@ -117,13 +117,8 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	if c.Embd == 0 || c.Layers == 0 || c.Heads == 0 || (c.FF == 0 && c.Experts == 0) {
 		return nil, fmt.Errorf("metadata: zero width, layers, heads or feed-forward length")
 	}
-	c.KVHeads = l.uint("attention.head_count_kv", c.Heads)
-	c.HeadDim = l.uint("attention.key_length", c.Embd/c.Heads)
-	if vd := l.uint("attention.value_length", c.HeadDim); vd != c.HeadDim {
-		return nil, fmt.Errorf("metadata: value length %d differs from key length %d (not supported)", vd, c.HeadDim)
-	}
-	if c.KVHeads == 0 || c.HeadDim == 0 || c.Heads%c.KVHeads != 0 {
-		return nil, fmt.Errorf("metadata: %d heads cannot share %d KV heads", c.Heads, c.KVHeads)
+	if err := readHeads(l, &c); err != nil {
+		return nil, err
 	}
 	c.RMSEps = l.float("attention.layer_norm_rms_epsilon", 1e-5)
 	if l.err != nil {
@@ -139,22 +134,8 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 			return nil, err
 		}
 	}
-	tok, ok := f.Tensor("token_embd.weight")
-	if !ok {
-		return nil, fmt.Errorf("tensor token_embd.weight: missing")
-	}
-	if len(tok.Shape) < 2 {
-		return nil, fmt.Errorf("tensor token_embd.weight: shape %v is not a matrix", tok.Shape)
-	}
-	m.cfg.Vocab = int(tok.Shape[1])
-	l.at(InputPart)
-	m.embd = l.table("token_embd.weight", embd)
-	l.at(c.Layers)
-	m.outNorm = l.vector("output_norm.weight", false, embd)
-	m.output = l.matrix("output.weight", true, embd, m.cfg.Vocab)
-	if m.output == nil && l.err == nil {
-		m.cfg.TiedEmbd = true
-		m.output = l.matrix("token_embd.weight", false, embd, m.cfg.Vocab)
+	if err := m.readEnds(f, l); err != nil {
+		return nil, err
 	}
 	m.outB = l.vector("output.bias", true, m.cfg.Vocab)
 	m.layers = make([]layer, c.Layers)
@@ -220,6 +201,47 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	}
 	m.weights = l.weights
 	return m, nil
+}
+
+// readHeads reads the attention's KV heads and head width into c, whose
+// Embd and Heads are read and non-zero, and refuses shapes the kernels do
+// not run: values as wide as keys, query heads in whole groups per KV head.
+func readHeads(l *loader, c *Config) error {
+	c.KVHeads = l.uint("attention.head_count_kv", c.Heads)
+	c.HeadDim = l.uint("attention.key_length", c.Embd/c.Heads)
+	if vd := l.uint("attention.value_length", c.HeadDim); vd != c.HeadDim {
+		return fmt.Errorf("metadata: value length %d differs from key length %d (not supported)", vd, c.HeadDim)
+	}
+	if c.KVHeads == 0 || c.HeadDim == 0 || c.Heads%c.KVHeads != 0 {
+		return fmt.Errorf("metadata: %d heads cannot share %d KV heads", c.Heads, c.KVHeads)
+	}
+	return nil
+}
+
+// readEnds sets the vocabulary from token_embd's shape and loads the
+// model's two ends: the embedding table on the input part, the output
+// norm and projection on the output part, the projection tied to the
+// embeddings where the file has no output.weight.
+func (m *transformer) readEnds(f *gguf.File, l *loader) error {
+	tok, ok := f.Tensor("token_embd.weight")
+	if !ok {
+		return fmt.Errorf("tensor token_embd.weight: missing")
+	}
+	if len(tok.Shape) < 2 {
+		return fmt.Errorf("tensor token_embd.weight: shape %v is not a matrix", tok.Shape)
+	}
+	embd := m.cfg.Embd
+	m.cfg.Vocab = int(tok.Shape[1])
+	l.at(InputPart)
+	m.embd = l.table("token_embd.weight", embd)
+	l.at(m.cfg.Layers)
+	m.outNorm = l.vector("output_norm.weight", false, embd)
+	m.output = l.matrix("output.weight", true, embd, m.cfg.Vocab)
+	if m.output == nil && l.err == nil {
+		m.cfg.TiedEmbd = true
+		m.output = l.matrix("token_embd.weight", false, embd, m.cfg.Vocab)
+	}
+	return nil
 }
 
 // readRope reads RoPE settings as llama.cpp does: dimension count, base,
