@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,49 +9,9 @@ import (
 
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
-	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/internal/testutil"
 	"github.com/churon/churon/models/synth"
 )
-
-// thinkingTemplate is Qwen3's own template (shared testdata) with the
-// generation prompt of Qwen3's thinking releases (2507, DeepSeek-R1
-// alike): the template opens the <think> block itself unless
-// enable_thinking is false. A random model then thinks for its whole
-// answer, which is what a test needs to see reasoning at all.
-func thinkingTemplate(t *testing.T) string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(testdata.Dir(t), "templates", "chat_template.qwen3.json"))
-	if err != nil {
-		t.Skipf("SKIP: no Qwen3 template in shared testdata: %v", err)
-	}
-	var g struct{ Template string }
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
-	}
-	const off = "{%- if enable_thinking is defined and enable_thinking is false %}\n        {{- '<think>\\n\\n</think>\\n\\n' }}\n    {%- endif %}"
-	const both = "{%- if enable_thinking is defined and enable_thinking is false %}\n        {{- '<think>\\n\\n</think>\\n\\n' }}\n    {%- else %}\n        {{- '<think>\\n' }}\n    {%- endif %}"
-	if !strings.Contains(g.Template, off) {
-		t.Fatal("Qwen3's template has no enable_thinking switch where expected")
-	}
-	return strings.Replace(g.Template, off, both, 1)
-}
-
-// thinkPath writes a tiny qwen3 model with thinkingTemplate.
-func thinkPath(t *testing.T) string {
-	t.Helper()
-	w, err := synth.Build(synth.Tiny("qwen3"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.SetKV("tokenizer.chat_template", thinkingTemplate(t)); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "qwen3-thinking.gguf")
-	if err := w.WriteFile(p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // rawAnswer generates from msgs with the engine alone: the text the
 // model writes, markers included.
@@ -84,7 +43,7 @@ func rawAnswer(t *testing.T, path string, set Settings, msgs []chat.Message) (pr
 // time, and the next turn's prompt is what the template makes of the
 // history — Qwen3's leaves earlier reasoning out.
 func TestReasoningApart(t *testing.T) {
-	path := thinkPath(t)
+	path := testutil.ThinkingQwen3(t)
 	f := newFixture(t, Options{})
 	if info := f.load(path); info.Thinks != "think" || !info.ThinkingSwitch {
 		t.Errorf("model info: thinks %q, switch %v", info.Thinks, info.ThinkingSwitch)
@@ -146,7 +105,7 @@ func TestReasoningApart(t *testing.T) {
 // TestThinkingOff: the chat's switch renders enable_thinking=false, and
 // the answer is all content.
 func TestThinkingOff(t *testing.T) {
-	path := thinkPath(t)
+	path := testutil.ThinkingQwen3(t)
 	f := newFixture(t, Options{})
 	f.load(path)
 	set := greedy(10)

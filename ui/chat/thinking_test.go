@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
+	"github.com/churon/churon/internal/testutil"
 	"github.com/churon/churon/internal/uitest"
 )
 
@@ -20,7 +21,7 @@ func TestThinkingSection(t *testing.T) {
 	set := uitest.Quick(0) // thinks until stopped: a random model never closes its block
 	set.Context = 4096
 	h := newHarness(t, uitest.Options{Settings: &set})
-	h.Load(uitest.ThinkingQwen3(t))
+	h.Load(testutil.ThinkingQwen3(t))
 	if m := h.Core.Model; m.Thinks != "think" || !m.ThinkingSwitch {
 		t.Fatalf("model: thinks %q, switch %v", m.Thinks, m.ThinkingSwitch)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/internal/testutil"
 	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/ui/core"
 )
@@ -212,7 +213,7 @@ func TestThinkingSwitch(t *testing.T) {
 	if p := newSettingsPanel(h.Core); p.thinking != nil {
 		t.Error("stories260K has no thinking switch, yet the settings offer one")
 	}
-	h.Load(uitest.ThinkingQwen3(t))
+	h.Load(testutil.ThinkingQwen3(t))
 	p := newSettingsPanel(h.Core)
 	if p.thinking == nil {
 		t.Fatal("no thinking switch for a thinking Qwen3")

@@ -1,4 +1,4 @@
-package uitest
+package testutil
 
 import (
 	"encoding/json"
@@ -13,10 +13,11 @@ import (
 
 // ThinkingQwen3 writes a tiny qwen3 model whose template is Qwen3's own
 // (shared testdata) with the generation prompt of Qwen3's thinking
-// releases: the template opens the <think> block unless enable_thinking
-// is false. A random model then thinks for its whole answer; with the
-// switch off it answers at once. (app/session's reasoning tests make
-// theirs the same way.)
+// releases (2507, DeepSeek-R1 alike): the template opens the <think>
+// block itself unless enable_thinking is false. A random model then
+// thinks for its whole answer, which is what a test needs to see
+// reasoning at all; with the switch off it answers at once. It skips the
+// test without the shared template.
 func ThinkingQwen3(t *testing.T) string {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(testdata.Dir(t), "templates", "chat_template.qwen3.json"))
