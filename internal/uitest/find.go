@@ -150,29 +150,32 @@ func Shown(w fyne.Window, obj fyne.CanvasObject) bool {
 // does before each frame (the test canvas does not): needed after rows
 // were added, before reading sizes or taking a picture.
 func Settle(w fyne.Window) {
-	var walk func(o fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		if !o.Visible() {
-			return
-		}
-		switch o := o.(type) {
-		case *fyne.Container:
-			if o.Layout != nil {
-				o.Layout.Layout(o.Objects, o.Size())
-			}
-			for _, c := range o.Objects {
-				walk(c)
-			}
-		case fyne.Widget:
-			r := test.WidgetRenderer(o)
-			r.Layout(o.Size())
-			for _, c := range r.Objects() {
-				walk(c)
-			}
-		}
-	}
 	for range 3 {
-		walk(w.Content())
+		Layout(w.Content())
+	}
+}
+
+// Layout lays o out once, top down, as the driver does before a frame:
+// each visible container by its layout, each visible widget by its
+// renderer, down to every object shown.
+func Layout(o fyne.CanvasObject) {
+	if !o.Visible() {
+		return
+	}
+	switch o := o.(type) {
+	case *fyne.Container:
+		if o.Layout != nil {
+			o.Layout.Layout(o.Objects, o.Size())
+		}
+		for _, c := range o.Objects {
+			Layout(c)
+		}
+	case fyne.Widget:
+		r := test.WidgetRenderer(o)
+		r.Layout(o.Size())
+		for _, c := range r.Objects() {
+			Layout(c)
+		}
 	}
 }
 

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/internal/synthchat"
 	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/ui/markdown"
 )
@@ -23,53 +23,18 @@ import (
 // The chat's cost at scale (issue #25): a long conversation opens, and
 // scrolls, building only the messages in and near sight.
 
-var (
-	englishWords = strings.Fields("the model answers a question about weather rivers bridges light memory small large quickly " +
-		"because every token counts while people read what was written before and after the long day of work ends")
-	koreanWords = strings.Fields("모델이 질문에 답합니다 날씨 강 다리 빛 기억 작은 큰 빠르게 왜냐하면 모든 토큰이 중요합니다 사람들은 앞뒤로 쓴 것을 읽습니다")
-)
-
-// syntheticChat is a conversation of n messages as people write them:
-// questions and answers of 20–300 words, English and Korean, some answers
-// with code or a table. It is the same for the same n.
+// syntheticChat is a conversation of n messages as people write them
+// (internal/synthchat: 20–300 words, English and Korean, some with code
+// or a table), questions and answers in turn. It is the same for the
+// same n.
 func syntheticChat(n int) store.ImportConversation {
 	r := rand.New(rand.NewPCG(uint64(n), 25))
-	words := func(k int, korean bool) string {
-		list := englishWords
-		if korean {
-			list = koreanWords
-		}
-		var b strings.Builder
-		for i := range k {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(list[r.IntN(len(list))])
-		}
-		return b.String()
-	}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ic := store.ImportConversation{Conversation: store.Conversation{Title: fmt.Sprintf("long chat %d", n), Created: base}}
 	for i := range n {
-		korean := i%7 >= 5
-		m := store.Message{Role: store.RoleUser, Created: base.Add(time.Duration(i) * time.Second), FinishReason: "eos"}
-		if i%2 == 0 {
-			m.Content = words(20+r.IntN(40), korean) + "?"
-		} else {
+		m := store.Message{Role: store.RoleUser, Content: synthchat.Message(r), Created: base.Add(time.Duration(i) * time.Second), FinishReason: "eos"}
+		if i%2 == 1 {
 			m.Role = store.RoleAssistant
-			var paras []string
-			for range 1 + r.IntN(4) {
-				paras = append(paras, words(20+r.IntN(70), korean)+".")
-			}
-			switch i % 10 {
-			case 3:
-				paras = append(paras, "```go\nfunc add(a, b int) int {\n\treturn a + b\n}\n```")
-			case 7:
-				paras = append(paras, "| name | value |\n|---|---|\n| rivers | 3 |\n| bridges | 12 |")
-			case 9:
-				paras = append(paras, "- "+words(8, korean)+"\n- "+words(10, korean)+"\n- "+words(6, korean))
-			}
-			m.Content = strings.Join(paras, "\n\n")
 			m.Model = "synthetic.gguf"
 		}
 		ic.Messages = append(ic.Messages, m)
@@ -186,7 +151,7 @@ func scrollThrough(h *harness, c *View, dir float32, before func(), frame func(t
 		before()
 		start := time.Now()
 		c.scroll.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.NewDelta(0, -dir*240)})
-		layoutChat(c)
+		uitest.Layout(c.content)
 		if frame != nil {
 			frame(time.Since(start))
 		}
@@ -195,33 +160,6 @@ func scrollThrough(h *harness, c *View, dir float32, before func(), frame func(t
 			return
 		}
 	}
-}
-
-// layoutChat lays the chat's column out as the driver does before a
-// frame: the scroll and what it holds, down to every widget shown.
-func layoutChat(c *View) {
-	var walk func(o fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		if !o.Visible() {
-			return
-		}
-		switch o := o.(type) {
-		case *fyne.Container:
-			if o.Layout != nil {
-				o.Layout.Layout(o.Objects, o.Size())
-			}
-			for _, x := range o.Objects {
-				walk(x)
-			}
-		case fyne.Widget:
-			r := test.WidgetRenderer(o)
-			r.Layout(o.Size())
-			for _, x := range r.Objects() {
-				walk(x)
-			}
-		}
-	}
-	walk(c.content)
 }
 
 // TestLongChatScale opens a chat of CHURON_CHAT_SCALE messages (set it
