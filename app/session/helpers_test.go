@@ -317,12 +317,6 @@ func reference(t *testing.T, path string, set Settings, history ...string) strin
 // referenceKV is reference with a KV cache type.
 func referenceKV(t *testing.T, path string, set Settings, kv engine.KVType, history ...string) string {
 	t.Helper()
-	ctx := context.Background()
-	model, err := engine.Load(ctx, path, engine.LoadOptions{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer model.Close()
 	var msgs []chat.Message
 	if set.SystemPrompt != "" {
 		msgs = append(msgs, chat.Message{Role: "system", Content: set.SystemPrompt})
@@ -334,7 +328,22 @@ func referenceKV(t *testing.T, path string, set Settings, kv engine.KVType, hist
 		}
 		msgs = append(msgs, chat.Message{Role: role, Content: h})
 	}
-	ids, _, err := model.ChatTokens(ctx, msgs)
+	_, text := engineAnswer(t, path, set, kv, msgs)
+	return text
+}
+
+// engineAnswer generates from msgs with the engine alone, from scratch,
+// with set's sampling, stop strings and template switches and a kv cache:
+// the prompt and the text the model writes, markers included.
+func engineAnswer(t *testing.T, path string, set Settings, kv engine.KVType, msgs []chat.Message) (prompt, text string) {
+	t.Helper()
+	ctx := context.Background()
+	model, err := engine.Load(ctx, path, engine.LoadOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	ids, prompt, err := model.ChatTokensWith(ctx, msgs, templateVars(set))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +355,7 @@ func referenceKV(t *testing.T, path string, set Settings, kv engine.KVType, hist
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Text
+	return prompt, res.Text
 }
 
 // withoutCacheStates leaves out CacheState events, which a snapshot

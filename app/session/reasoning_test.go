@@ -13,31 +13,6 @@ import (
 	"github.com/churon/churon/models/synth"
 )
 
-// rawAnswer generates from msgs with the engine alone: the text the
-// model writes, markers included.
-func rawAnswer(t *testing.T, path string, set Settings, msgs []chat.Message) (prompt, text string) {
-	t.Helper()
-	ctx := context.Background()
-	model, err := engine.Load(ctx, path, engine.LoadOptions{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer model.Close()
-	ids, prompt, err := model.ChatTokensWith(ctx, msgs, templateVars(set))
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq, err := model.NewSequence(engine.SequenceOptions{Context: set.Context})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := seq.Generate(ctx, ids, engine.GenerateOptions{MaxTokens: set.MaxTokens, Sampling: Params(set, uint64(set.Seed))}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return prompt, res.Text
-}
-
 // TestReasoningApart: a thinking model's answer comes as reasoning
 // events, is stored as Reasoning (not Content) with its token count and
 // time, and the next turn's prompt is what the template makes of the
@@ -52,7 +27,7 @@ func TestReasoningApart(t *testing.T) {
 	conv := f.conv(set)
 
 	first := f.send(conv, "Why is the sky blue?")
-	prompt, raw := rawAnswer(t, path, set, []chat.Message{{Role: "user", Content: "Why is the sky blue?"}})
+	prompt, raw := engineAnswer(t, path, set, engine.KVF16, []chat.Message{{Role: "user", Content: "Why is the sky blue?"}})
 	if !strings.HasSuffix(prompt, "<think>\n") {
 		t.Fatalf("prompt does not open a think block: %q", prompt)
 	}
@@ -112,7 +87,7 @@ func TestThinkingOff(t *testing.T) {
 	set.ThinkingOff = true
 	conv := f.conv(set)
 	got := f.send(conv, "Hi")
-	prompt, raw := rawAnswer(t, path, set, []chat.Message{{Role: "user", Content: "Hi"}})
+	prompt, raw := engineAnswer(t, path, set, engine.KVF16, []chat.Message{{Role: "user", Content: "Hi"}})
 	if !strings.HasSuffix(prompt, "<think>\n\n</think>\n\n") {
 		t.Fatalf("thinking off: prompt %q", prompt)
 	}
