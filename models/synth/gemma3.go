@@ -37,17 +37,11 @@ func (s Spec) gemma3Metadata(kv func(string, any)) {
 func (s Spec) gemma3Tensors(add func(kind int, name string, shape ...int)) {
 	hd := s.headDim()
 	qDim, kvDim := s.Heads*hd, s.KVHeads*hd
-	add(kindMatrix, "token_embd.weight", s.Embd, s.Vocab)
-	add(kindNearOne, "output_norm.weight", s.Embd)
-	if !s.Tied {
-		add(kindMatrix, "output.weight", s.Embd, s.Vocab)
-	}
+	s.addEnds(add, kindNearOne)
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		add(kindNearOne, p+"attn_norm.weight", s.Embd)
-		add(kindMatrix, p+"attn_q.weight", s.Embd, qDim)
-		add(kindMatrix, p+"attn_k.weight", s.Embd, kvDim)
-		add(kindMatrix, p+"attn_v.weight", s.Embd, kvDim)
+		s.addQKV(add, p, qDim, kvDim)
 		add(kindNearOne, p+"attn_q_norm.weight", hd)
 		add(kindNearOne, p+"attn_k_norm.weight", hd)
 		add(kindMatrix, p+"attn_output.weight", qDim, s.Embd)

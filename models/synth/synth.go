@@ -272,6 +272,23 @@ func (s Spec) Tensors() ([]Tensor, error) {
 	return s.plan()
 }
 
+// addEnds adds the model's two ends in llama.cpp's order: the embedding
+// table, the output norm (of kind norm) and, untied, the output projection.
+func (s Spec) addEnds(add func(kind int, name string, shape ...int), norm int) {
+	add(kindMatrix, "token_embd.weight", s.Embd, s.Vocab)
+	add(norm, "output_norm.weight", s.Embd)
+	if !s.Tied {
+		add(kindMatrix, "output.weight", s.Embd, s.Vocab)
+	}
+}
+
+// addQKV adds layer p's separate query, key and value projections.
+func (s Spec) addQKV(add func(kind int, name string, shape ...int), p string, qDim, kvDim int) {
+	add(kindMatrix, p+"attn_q.weight", s.Embd, qDim)
+	add(kindMatrix, p+"attn_k.weight", s.Embd, kvDim)
+	add(kindMatrix, p+"attn_v.weight", s.Embd, kvDim)
+}
+
 func (s Spec) plan() ([]Tensor, error) {
 	var out []Tensor
 	add := func(kind int, name string, shape ...int) {
@@ -287,20 +304,14 @@ func (s Spec) plan() ([]Tensor, error) {
 	}
 	headDim := s.headDim()
 	qDim, kvDim := s.Heads*headDim, s.KVHeads*headDim
-	add(kindMatrix, "token_embd.weight", s.Embd, s.Vocab)
-	add(kindOnes, "output_norm.weight", s.Embd)
-	if !s.Tied {
-		add(kindMatrix, "output.weight", s.Embd, s.Vocab)
-	}
+	s.addEnds(add, kindOnes)
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		add(kindOnes, p+"attn_norm.weight", s.Embd)
 		if a == "phi3" {
 			add(kindMatrix, p+"attn_qkv.weight", s.Embd, qDim+2*kvDim)
 		} else {
-			add(kindMatrix, p+"attn_q.weight", s.Embd, qDim)
-			add(kindMatrix, p+"attn_k.weight", s.Embd, kvDim)
-			add(kindMatrix, p+"attn_v.weight", s.Embd, kvDim)
+			s.addQKV(add, p, qDim, kvDim)
 		}
 		if a == "qwen2" || a == "gpt-oss" || s.Biases {
 			add(kindNoise, p+"attn_q.bias", qDim)
