@@ -205,10 +205,7 @@ func (p *OutputParser) scanThink(s string, out []Part) []Part {
 	for s != "" {
 		if p.thinking {
 			i := strings.Index(s, "</think>")
-			chunk := s
-			if i >= 0 {
-				chunk = s[:i]
-			}
+			chunk := before(s, i)
 			out = p.reasoning(out, chunk)
 			if i < 0 {
 				return out
@@ -218,10 +215,7 @@ func (p *OutputParser) scanThink(s string, out []Part) []Part {
 			continue
 		}
 		i := strings.Index(s, "<think>")
-		chunk := s
-		if i >= 0 {
-			chunk = s[:i]
-		}
+		chunk := before(s, i)
 		if p.afterThink {
 			chunk = strings.TrimLeft(chunk, "\n")
 			if chunk != "" {
@@ -241,6 +235,14 @@ func (p *OutputParser) scanThink(s string, out []Part) []Part {
 		s = s[i+len("<think>"):]
 	}
 	return out
+}
+
+// before is s up to i, or all of s where i < 0 (a marker not found).
+func before(s string, i int) string {
+	if i < 0 {
+		return s
+	}
+	return s[:i]
 }
 
 // reasoning adds think-block text, dropping the block's leading and
@@ -284,10 +286,7 @@ func (p *OutputParser) scanHarmony(s string, out []Part) []Part {
 		}
 		// In a message: up to the next end marker.
 		i, m := firstMarker(s, hEnd, hReturn, hCall, hStart)
-		chunk := s
-		if i >= 0 {
-			chunk = s[:i]
-		}
+		chunk := before(s, i)
 		out = p.body(out, chunk)
 		if i < 0 {
 			return out
@@ -412,8 +411,14 @@ func merge(parts []Part) []Part {
 // reasoning and its tool calls.
 func SplitOutput(f OutputFormat, prompt, text string) (content, reasoning string, calls []Part) {
 	p := NewOutputParser(f, prompt)
+	return joinParts(append(p.Feed(text), p.Flush()...))
+}
+
+// joinParts gathers parts by kind: the answer's text, the reasoning's,
+// and the tool calls in order.
+func joinParts(parts []Part) (content, reasoning string, calls []Part) {
 	var b, r strings.Builder
-	for _, x := range append(p.Feed(text), p.Flush()...) {
+	for _, x := range parts {
 		switch x.Kind {
 		case PartContent:
 			b.WriteString(x.Text)

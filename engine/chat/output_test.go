@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -61,20 +60,13 @@ func TestOutputParser(t *testing.T) {
 				}
 				parts = append(parts, p.Flush()...)
 			}
-			var content, reasoning strings.Builder
+			content, reasoning, parsed := joinParts(parts)
 			var calls []call
-			for _, x := range parts {
-				switch x.Kind {
-				case PartContent:
-					content.WriteString(x.Text)
-				case PartReasoning:
-					reasoning.WriteString(x.Text)
-				case PartToolCall:
-					calls = append(calls, call{x.Recipient, x.ContentType, x.Text})
-				}
+			for _, x := range parsed {
+				calls = append(calls, call{x.Recipient, x.ContentType, x.Text})
 			}
-			if content.String() != tc.content || reasoning.String() != tc.reasoning {
-				t.Errorf("%s (step %d): content %q reasoning %q, want %q and %q", tc.name, step, content.String(), reasoning.String(), tc.content, tc.reasoning)
+			if content != tc.content || reasoning != tc.reasoning {
+				t.Errorf("%s (step %d): content %q reasoning %q, want %q and %q", tc.name, step, content, reasoning, tc.content, tc.reasoning)
 			}
 			if len(calls) != len(tc.calls) {
 				t.Errorf("%s (step %d): calls %+v, want %+v", tc.name, step, calls, tc.calls)
