@@ -107,15 +107,8 @@ func TestForwardMatchesNaive(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := writeModel(t, tc.spec())
-			m, err := Build(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := naiveForward(t, f, m.Config(), tokens)
-			for _, batches := range [][]int{nil, {1, 1, 1}, {4, 3}} {
-				checkRows(t, runForward(t, m, tokens, batches...), want, len(tokens), m.Config().Vocab, 1e-4, batches)
-			}
+			oracle := func(f *gguf.File, m Model) []float64 { return naiveForward(t, f, m.Config(), tokens) }
+			matchNaive(t, tc.spec(), tokens, oracle, [][]int{nil, {1, 1, 1}, {4, 3}}, 1e-4)
 		})
 	}
 }
@@ -186,6 +179,22 @@ func openWritten(t *testing.T, w *gguf.Writer) *gguf.File {
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// matchNaive builds the model spec describes, feeds it tokens in each
+// of splits (batch sizes, runForward's) and checks every row's logits
+// against the oracle's to within tol.
+func matchNaive(t *testing.T, spec synth.Spec, tokens []int32, oracle func(*gguf.File, Model) []float64, splits [][]int, tol float64) {
+	t.Helper()
+	f := writeModel(t, spec)
+	m, err := Build(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := oracle(f, m)
+	for _, batches := range splits {
+		checkRows(t, runForward(t, m, tokens, batches...), want, len(tokens), m.Config().Vocab, tol, batches)
+	}
 }
 
 // checkRows fails the test where a row of got (float32 logits, v a row)

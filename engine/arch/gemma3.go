@@ -6,7 +6,6 @@ import (
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/gguf"
-	"github.com/churon/churon/engine/quant"
 )
 
 // Gemma 3 (1B–27B, and Rnj-1 8B, which shares the architecture) is a
@@ -33,6 +32,12 @@ import (
 // Gemma's RMSNorm multiplies by (1 + w); llama.cpp's converter stores
 // 1 + w in the file (Gemma3Model.norm_shift), so the norms here are plain
 // RMSNorms, as in llama.cpp.
+//
+// The cache is transformer's (CacheSpec): every layer keeps the rows of
+// every position, local ones included. Rows are addressed by position, so
+// Truncate, prompt reuse and snapshot segments work unchanged, at the
+// cost of memory a window-sized ring would save (see the report of issue
+// 20).
 type gemma3 struct {
 	transformer
 	layers       []gemma3Layer
@@ -196,20 +201,6 @@ func gemma3Pattern(f *gguf.File, arch string, layers, window int) ([]bool, error
 		local[i] = n == 0 || uint64(i)%n < n-1
 	}
 	return local, nil
-}
-
-// CacheSpec implements Model. Every layer keeps the rows of every
-// position, local ones included: rows are addressed by position, so
-// Truncate, prompt reuse and snapshot segments work unchanged, at the
-// cost of memory a window-sized ring would save (see the report of
-// issue 20).
-func (m *gemma3) CacheSpec(kvType quant.Type, ctx int) []backend.LayerSpec {
-	kv := &backend.KVSpec{Type: kvType, Context: ctx, Dim: m.cfg.KVDim()}
-	out := make([]backend.LayerSpec, m.cfg.Layers)
-	for i := range out {
-		out[i].KV = kv
-	}
-	return out
 }
 
 // Forward implements Model: transformer's pass, with the embeddings

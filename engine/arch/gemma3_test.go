@@ -217,22 +217,13 @@ func TestGemma3MatchesNaive(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := writeModel(t, tc.spec())
-			m, err := Build(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := naiveGemma3(t, f, tokens)
-			v := m.Config().Vocab
-			for _, batches := range [][]int{nil, {1, 1, 1}, {4, 3}, {6}} {
-				// Rows agree to ~1e-6, but looser than llama's 1e-4: a
-				// float32 gate landing on the other side of an F16
-				// rounding boundary than the float64 one moves that GELU
-				// by an F16 step (seen: 7e-4 once in 62 layers). A
-				// misread key or a skipped norm moves logits by 0.1 and
-				// more.
-				checkRows(t, runForward(t, m, tokens, batches...), want, len(tokens), v, 1e-3, batches)
-			}
+			oracle := func(f *gguf.File, _ Model) []float64 { return naiveGemma3(t, f, tokens) }
+			// Rows agree to ~1e-6, but looser than llama's 1e-4: a float32
+			// gate landing on the other side of an F16 rounding boundary
+			// than the float64 one moves that GELU by an F16 step (seen:
+			// 7e-4 once in 62 layers). A misread key or a skipped norm
+			// moves logits by 0.1 and more.
+			matchNaive(t, tc.spec(), tokens, oracle, [][]int{nil, {1, 1, 1}, {4, 3}, {6}}, 1e-3)
 		})
 	}
 }

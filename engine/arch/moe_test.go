@@ -211,10 +211,7 @@ func TestMoEMatchesNaive(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(len(tc.name))))
-			xs := make([]float32, n*tc.embd)
-			for i := range xs {
-				xs[i] = float32(r.NormFloat64())
-			}
+			xs := normals(r, n*tc.embd)
 			m, ne := tc.build(t, r)
 			for _, dev := range []backend.Device{cpu.NewDevice(2), fake.New(fake.Options{})} {
 				t.Run(fmt.Sprintf("%T", dev), func(t *testing.T) {
@@ -222,10 +219,7 @@ func TestMoEMatchesNaive(t *testing.T) {
 					m.placeOn(t, dev)
 					var s Scratch
 					got := m.run(t, dev, &s, xs, n)
-					used := map[int32]bool{}
-					for _, e := range s.moe.sel[:n*tc.k] {
-						used[e] = true
-					}
+					used := chosenExperts(&s, n*tc.k)
 					if len(used) < 2 {
 						t.Fatalf("the batch used %d experts: the test routes too little", len(used))
 					}
@@ -262,6 +256,25 @@ func TestMoEMatchesNaive(t *testing.T) {
 	}
 }
 
+// normals is n draws of a standard normal from r.
+func normals(r *rand.Rand, n int) []float32 {
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64())
+	}
+	return xs
+}
+
+// chosenExperts is the set of experts the last MoE pass chose, over its
+// first picks (rows × experts a row) selections.
+func chosenExperts(s *Scratch, picks int) map[int32]bool {
+	set := map[int32]bool{}
+	for _, e := range s.moe.sel[:picks] {
+		set[e] = true
+	}
+	return set
+}
+
 // TestMoEReadsOnlyChosenExperts: the experts no token chose may hold
 // anything — NaNs here — without changing a bit of the output, so their
 // weights are not part of any product (the point of a mixture of
@@ -271,19 +284,13 @@ func TestMoEReadsOnlyChosenExperts(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	m, _ := tc.build(t, r)
 	const n = 3
-	xs := make([]float32, n*tc.embd)
-	for i := range xs {
-		xs[i] = float32(r.NormFloat64())
-	}
+	xs := normals(r, n*tc.embd)
 	dev := cpu.NewDevice(2)
 	defer dev.Close()
 	m.placeOn(t, dev)
 	var s Scratch
 	want := m.run(t, dev, &s, xs, n)
-	chosen := map[int32]bool{}
-	for _, e := range s.moe.sel[:n*tc.k] {
-		chosen[e] = true
-	}
+	chosen := chosenExperts(&s, n*tc.k)
 	if len(chosen) >= tc.n {
 		t.Fatal("every expert was chosen: nothing to poison")
 	}
