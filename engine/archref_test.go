@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -76,14 +75,7 @@ func TestArchReferences(t *testing.T) {
 			}
 			ref := readReference(t, filepath.Join(refDir, c.Name+".json"))
 			m := loadModel(t, path)
-			seq, err := m.NewSequence(SequenceOptions{KVType: kvType(t, ref.KVCacheType)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			logits, err := seq.FeedAll(context.Background(), ref.PromptIDs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			logits := feedReference(t, m, ref)
 			if len(ref.Logits) != len(c.IDs) || !slices.Equal(ref.PromptIDs, c.IDs) {
 				t.Fatalf("reference has %d rows for ids %v, the manifest %v", len(ref.Logits), ref.PromptIDs, c.IDs)
 			}

@@ -60,6 +60,21 @@ func loadModel(t *testing.T, path string) *Model {
 	return m
 }
 
+// feedReference feeds ref's prompt to a new sequence of m with ref's KV
+// cache type and returns every position's logits.
+func feedReference(t *testing.T, m *Model, ref reference) []float32 {
+	t.Helper()
+	seq, err := m.NewSequence(SequenceOptions{KVType: kvType(t, ref.KVCacheType)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, err := seq.FeedAll(context.Background(), ref.PromptIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return logits
+}
+
 // cosine similarity and max |a-b| of two rows.
 func compareRows(a, b []float32) (cos, maxDiff float64) {
 	var dot, na, nb float64
@@ -152,14 +167,7 @@ func TestQuantZooLogits(t *testing.T) {
 		t.Run(strings.TrimSuffix(base, ".json"), func(t *testing.T) {
 			ref := readReference(t, file)
 			m := loadModel(t, filepath.Join(dir, "quantzoo", name+".gguf"))
-			seq, err := m.NewSequence(SequenceOptions{KVType: kvType(t, ref.KVCacheType)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			logits, err := seq.FeedAll(context.Background(), ref.PromptIDs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			logits := feedReference(t, m, ref)
 			minCos := 0.999
 			switch {
 			case typ == "F32" || typ == "F16" || typ == "BF16":
