@@ -342,22 +342,7 @@ func (c *View) OnToken(t session.Token) {
 	if c.deferred(func() { c.OnToken(t) }) {
 		return
 	}
-	v := c.byID[t.Msg]
-	if v != nil && t.Offset+len(t.Text) <= len(v.msg.Content) && strings.HasPrefix(v.msg.Content[t.Offset:], t.Text) {
-		return // text the messages read already held
-	}
-	if v == nil || t.Offset > len(v.msg.Content) {
-		// We missed the start (the view was opened mid-answer): the
-		// manager's Messages has the text so far.
-		c.Show(c.conv)
-		return
-	}
-	v.streaming = true
-	v.msg.Content = v.msg.Content[:t.Offset] + t.Text
-	v.tokens, v.elapsed = t.Tokens, t.Elapsed
-	c.Started(t.Conv)
-	c.dirty[v] = true
-	c.scheduleFrame()
+	c.stream(t, func(m *session.Message) *string { return &m.Content })
 }
 
 // OnReasoning adds streamed reasoning to its answer: its offsets count
@@ -369,21 +354,38 @@ func (c *View) OnReasoning(t session.Token) {
 	if c.deferred(func() { c.OnReasoning(t) }) {
 		return
 	}
-	v := c.byID[t.Msg]
-	if v != nil && t.Offset+len(t.Text) <= len(v.msg.Reasoning) && strings.HasPrefix(v.msg.Reasoning[t.Offset:], t.Text) {
-		return // reasoning the messages read already held
+	if v := c.stream(t, func(m *session.Message) *string { return &m.Reasoning }); v != nil {
+		v.reasonTokens, v.reasonTime = t.Tokens, t.Elapsed
 	}
-	if v == nil || t.Offset > len(v.msg.Reasoning) {
-		c.Show(c.conv) // opened mid-answer: Messages has the reasoning so far
-		return
+}
+
+// stream puts t's text at its offset in the text of its message that
+// field names (content or reasoning, each with offsets of its own) and
+// marks the answer for the next frame, which it returns. Text the
+// messages read already held changes nothing; an offset past what the
+// view holds (opened mid-answer) shows the chat again, whose Messages
+// has the text so far. Both return nil.
+func (c *View) stream(t session.Token, field func(*session.Message) *string) *messageView {
+	v := c.byID[t.Msg]
+	if v == nil {
+		c.Show(c.conv)
+		return nil
+	}
+	text := field(&v.msg)
+	if t.Offset+len(t.Text) <= len(*text) && strings.HasPrefix((*text)[t.Offset:], t.Text) {
+		return nil
+	}
+	if t.Offset > len(*text) {
+		c.Show(c.conv)
+		return nil
 	}
 	v.streaming = true
-	v.msg.Reasoning = v.msg.Reasoning[:t.Offset] + t.Text
+	*text = (*text)[:t.Offset] + t.Text
 	v.tokens, v.elapsed = t.Tokens, t.Elapsed
-	v.reasonTokens, v.reasonTime = t.Tokens, t.Elapsed
 	c.Started(t.Conv)
 	c.dirty[v] = true
 	c.scheduleFrame()
+	return v
 }
 
 // scheduleFrame asks for one render of the answers that got text, at the
