@@ -496,9 +496,11 @@ TEXT ·dotQ5_1VNNI(SB), NOSPLIT, $0-28
 	MOVSS X0, ret+24(FP)
 	RET
 
-// IQ4_NL × Q8_0. AVX2: codebook values (Y11 = kvalues) sign-extended.
-#define IQ4NLA(wo, xo, acc, macc) \
-	Q40NIB(wo+2(SI), Y2);            \
+// CODEBOOKA sets Y3 to the float dot product, lane for lane, of a block's
+// 32 nibbles at wa looked up in the codebook Y11 and sign-extended, with
+// the Q8_0 activation block at xo(DI). Y2, Y4 are clobbered.
+#define CODEBOOKA(wa, xo) \
+	Q40NIB(wa, Y2);                  \
 	VPSHUFB      Y2, Y11, Y2;        \
 	VPMOVSXBW    X2, Y3;             \
 	VEXTRACTI128 $1, Y2, X2;         \
@@ -508,7 +510,11 @@ TEXT ·dotQ5_1VNNI(SB), NOSPLIT, $0-28
 	VPMOVSXBW    xo+18(DI), Y4;      \
 	VPMADDWD     Y4, Y2, Y2;         \
 	VPADDD       Y2, Y3, Y3;         \
-	VCVTDQ2PS    Y3, Y3;             \
+	VCVTDQ2PS    Y3, Y3
+
+// IQ4_NL × Q8_0. AVX2: codebook values (Y11 = kvalues) sign-extended.
+#define IQ4NLA(wo, xo, acc, macc) \
+	CODEBOOKA(wo+2(SI), xo);         \
 	SCALE(wo(SI), xo(DI), Y5, X5);   \
 	VFMADD231PS  Y5, Y3, acc
 
@@ -574,17 +580,7 @@ GLOBL kvaluesmx<>(SB), RODATA|NOPTR, $32
 
 // AVX2: codebook values (Y11 = kvaluesmx) sign-extended.
 #define MXFP4A(wo, xo, acc, macc) \
-	Q40NIB(wo+1(SI), Y2);            \
-	VPSHUFB      Y2, Y11, Y2;        \
-	VPMOVSXBW    X2, Y3;             \
-	VEXTRACTI128 $1, Y2, X2;         \
-	VPMOVSXBW    X2, Y2;             \
-	VPMOVSXBW    xo+2(DI), Y4;       \
-	VPMADDWD     Y4, Y3, Y3;         \
-	VPMOVSXBW    xo+18(DI), Y4;      \
-	VPMADDWD     Y4, Y2, Y2;         \
-	VPADDD       Y2, Y3, Y3;         \
-	VCVTDQ2PS    Y3, Y3;             \
+	CODEBOOKA(wo+1(SI), xo);         \
 	MXSCALE(wo(SI), xo(DI), Y5, X5); \
 	VFMADD231PS  Y5, Y3, acc
 
