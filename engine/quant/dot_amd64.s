@@ -290,15 +290,21 @@ TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-28
 	SCALEW(d, Y11, X11);           \
 	VFMADD231PS Y11, Y10, acc
 
+// Q80X4ACTS adds the weight block in Y8, Y12 and X9 (as Q80X4ACTA takes
+// it) times the activation block at xo of each of the four rows (DI,
+// DI+R8, DI+2·R8, DI+R9) into their accumulators.
+#define Q80X4ACTS(xo, a0, a1, a2, a3) \
+	Q80X4ACTA(xo+2(DI), xo+18(DI), xo(DI), a0);                         \
+	Q80X4ACTA(xo+2(DI)(R8*1), xo+18(DI)(R8*1), xo(DI)(R8*1), a1);       \
+	Q80X4ACTA(xo+2(DI)(R8*2), xo+18(DI)(R8*2), xo(DI)(R8*2), a2);       \
+	Q80X4ACTA(xo+2(DI)(R9*1), xo+18(DI)(R9*1), xo(DI)(R9*1), a3)
+
 #define Q80X4A(wo, xo, a0, a1, a2, a3) \
 	VPMOVSXBW wo+2(SI), Y8;     \
 	VPMOVSXBW wo+18(SI), Y12;   \
 	MOVWLZX   wo(SI), AX;       \
 	VMOVSS    (BX)(AX*4), X9;   \
-	Q80X4ACTA(xo+2(DI), xo+18(DI), xo(DI), a0);                         \
-	Q80X4ACTA(xo+2(DI)(R8*1), xo+18(DI)(R8*1), xo(DI)(R8*1), a1);       \
-	Q80X4ACTA(xo+2(DI)(R8*2), xo+18(DI)(R8*2), xo(DI)(R8*2), a2);       \
-	Q80X4ACTA(xo+2(DI)(R9*1), xo+18(DI)(R9*1), xo(DI)(R9*1), a3)
+	Q80X4ACTS(xo, a0, a1, a2, a3)
 
 
 
@@ -612,10 +618,7 @@ TEXT ·dotMXFP4AVX2(SB), NOSPLIT, $0-28
 	VPMOVSXBW      X8, Y8;         \
 	MOVBLZX        wo(SI), AX;     \
 	VMOVSS         (R12)(AX*4), X9; \
-	Q80X4ACTA(xo+2(DI), xo+18(DI), xo(DI), a0);                         \
-	Q80X4ACTA(xo+2(DI)(R8*1), xo+18(DI)(R8*1), xo(DI)(R8*1), a1);       \
-	Q80X4ACTA(xo+2(DI)(R8*2), xo+18(DI)(R8*2), xo(DI)(R8*2), a2);       \
-	Q80X4ACTA(xo+2(DI)(R9*1), xo+18(DI)(R9*1), xo(DI)(R9*1), a3)
+	Q80X4ACTS(xo, a0, a1, a2, a3)
 
 // func dotMXFP4x4AVX2(w, x *byte, stride, nb int, out *float32)
 TEXT ·dotMXFP4x4AVX2(SB), NOSPLIT, $0-40
