@@ -13,13 +13,8 @@
 // It never downloads or builds anything: getLlama is told build "never" and
 // skipDownload, and NODE_LLAMA_CPP_SKIP_DOWNLOAD is set before the import.
 
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
-import { readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { dirname, join } from "node:path";
-
-process.env.NODE_LLAMA_CPP_SKIP_DOWNLOAD = "true";
+import { statSync } from "node:fs";
+import { loadBinding, vocabSize } from "./binding.mjs";
 
 const USAGE = `usage: bench.mjs -m FILE [-m FILE...] [-p 128] [-n 64] [-r 3] [-t 1,2] [-d 0]
                 [--ctx 0] [--ubatch 512] [--fa auto|on|off] [--api direct|public]
@@ -88,24 +83,6 @@ function parseArgs(argv) {
     return o;
 }
 
-async function loadBinding() {
-    const dir = process.env.LLAMACPP_BENCH_DIR ||
-        join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "churon", "llamacpp-bench");
-    let entry;
-    try {
-        entry = createRequire(import.meta.url).resolve("node-llama-cpp", { paths: [dir] });
-    } catch (err) {
-        throw new Error(`node-llama-cpp not installed under ${dir} (run ./bench.sh --install): ${err.message}`);
-    }
-    const pkgVersion = (file) => JSON.parse(readFileSync(file, "utf8")).version;
-    const version = pkgVersion(join(dirname(entry), "..", "package.json"));
-    let prebuilt = null;
-    try {
-        prebuilt = pkgVersion(join(dir, "node_modules", "@node-llama-cpp", "linux-x64", "package.json"));
-    } catch { /* not this platform's package: reported as null */ }
-    return { mod: await import(pathToFileURL(entry).href), version, prebuilt, dir };
-}
-
 // A small deterministic generator, so runs are repeatable (llama-bench uses
 // an unseeded std::rand(); only the ids' spread matters, not their values).
 function makeRng(seed) {
@@ -123,14 +100,6 @@ function meanStd(v) {
     if (v.length === 1) return [m, 0];
     const ss = v.reduce((a, b) => a + (b - m) * (b - m), 0);
     return [m, Math.sqrt(ss / (v.length - 1))]; // sample stddev, as llama-bench
-}
-
-function vocabSize(model) {
-    const toks = model.fileInfo?.metadata?.tokenizer?.ggml?.tokens;
-    if (Array.isArray(toks) && toks.length > 0) return toks.length;
-    const emb = model.fileInfo?.fullTensorInfo?.find?.((t) => t.name === "token_embd.weight");
-    if (emb && emb.dimensions.length === 2) return Number(emb.dimensions[1]);
-    throw new Error("cannot tell the vocabulary size");
 }
 
 // Direct driver: the same llama_decode calls llama-bench makes, through the

@@ -17,13 +17,9 @@
 // It never downloads or builds anything: modules come from
 // $LLAMACPP_BENCH_DIR/node_modules (installed by bench.sh --install).
 
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
-import { readFileSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { basename, dirname, join } from "node:path";
-
-process.env.NODE_LLAMA_CPP_SKIP_DOWNLOAD = "true";
+import { writeFileSync } from "node:fs";
+import { basename } from "node:path";
+import { loadBinding, vocabSize } from "./binding.mjs";
 
 const USAGE = `usage: logits.mjs -m FILE (--ids 1,2,3 | --text TEXT [--bos]) [--kv f16|f32]
                  [-t 1] [--fa off|on|auto] [--top 20] [--no-full] [--out FILE]`;
@@ -63,28 +59,6 @@ function parseArgs(argv) {
     if (!["auto", "on", "off"].includes(o.fa)) throw new Error(`--fa: want auto, on or off, got ${o.fa}`);
     if (!Number.isInteger(o.threads) || o.threads < 1) throw new Error("-t: want a whole number ≥ 1");
     return o;
-}
-
-async function loadBinding() {
-    const dir = process.env.LLAMACPP_BENCH_DIR ||
-        join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "churon", "llamacpp-bench");
-    let entry;
-    try {
-        entry = createRequire(import.meta.url).resolve("node-llama-cpp", { paths: [dir] });
-    } catch (err) {
-        throw new Error(`node-llama-cpp not installed under ${dir} (run tools/llamacpp-bench/bench.sh --install): ${err.message}`);
-    }
-    const version = JSON.parse(readFileSync(join(dirname(entry), "..", "package.json"), "utf8")).version;
-    return { mod: await import(pathToFileURL(entry).href), version };
-}
-
-// The vocabulary's size: the tokenizer's list, else token_embd's rows.
-function vocabSize(model) {
-    const toks = model.fileInfo?.metadata?.tokenizer?.ggml?.tokens;
-    if (Array.isArray(toks) && toks.length > 0) return toks.length;
-    const emb = model.fileInfo?.fullTensorInfo?.find?.((t) => t.name === "token_embd.weight");
-    if (emb && emb.dimensions.length === 2) return Number(emb.dimensions[1]);
-    throw new Error("cannot tell the vocabulary size");
 }
 
 async function main() {

@@ -9,13 +9,10 @@
 // only (loadModel vocabOnly) in node-llama-cpp 3.22.1's prebuilt llama.cpp
 // v0.5.0, installed as bench.sh installs it; it never downloads or builds.
 
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
 import { writeFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { basename, join } from "node:path";
+import { basename } from "node:path";
+import { loadBinding } from "./binding.mjs";
 
-process.env.NODE_LLAMA_CPP_SKIP_DOWNLOAD = "true";
 
 // Texts: English, Korean, code, emoji, digits, whitespace runs, case runs
 // (the o200k expression splits on them), contractions, other scripts.
@@ -79,10 +76,7 @@ if (!vocab || !out) {
     console.error("usage: tokenize.mjs VOCAB.gguf OUT.json");
     process.exit(2);
 }
-const dir = process.env.LLAMACPP_BENCH_DIR ||
-    join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "churon", "llamacpp-bench");
-const entry = createRequire(import.meta.url).resolve("node-llama-cpp", { paths: [dir] });
-const { getLlama, LlamaLogLevel } = await import(pathToFileURL(entry).href);
+const { getLlama, LlamaLogLevel } = (await loadBinding()).mod;
 const llama = await getLlama({ gpu: false, build: "never", skipDownload: true, logLevel: LlamaLogLevel.error });
 const model = await llama.loadModel({ modelPath: vocab, vocabOnly: true });
 const cases = [];
