@@ -106,21 +106,27 @@ func TestContextOverflow(t *testing.T) {
 	t.Fatal("the stop policy never refused")
 }
 
-// overflowed runs a conversation in a small context until an answer
-// follows a notice, and returns the conversation: …, question, notice,
-// answer.
-func overflowed(t *testing.T, f *fixture, set Settings) int64 {
+// overflowed loads stories260K and runs a conversation in a context of
+// 320 (greedy, 8 tokens an answer, a system prompt) until an answer
+// follows a notice. It returns the fixture, the settings and the
+// conversation: …, question, notice, answer.
+func overflowed(t *testing.T) (*fixture, Settings, int64) {
 	t.Helper()
+	f := newFixture(t, Options{})
+	f.load(storiesPath(t))
+	set := greedy(8)
+	set.Context = 320
+	set.SystemPrompt = "Stories."
 	conv := f.conv(set)
 	for i := range 12 {
 		f.send(conv, fmt.Sprintf("Tell me about the %d little birds.", i+1))
 		msgs := f.messages(conv)
 		if len(msgs) >= 3 && msgs[len(msgs)-2].Role == store.RoleNotice {
-			return conv
+			return f, set, conv
 		}
 	}
 	t.Fatal("no notice in 12 turns")
-	return 0
+	return nil, Settings{}, 0
 }
 
 // TestNoticesNeverAnswered: after an overflow notice, regenerating the
@@ -128,13 +134,7 @@ func overflowed(t *testing.T, f *fixture, set Settings) int64 {
 // and deleting it all work, and each answer is the engine's answer to the
 // turns kept.
 func TestNoticesNeverAnswered(t *testing.T) {
-	path := storiesPath(t)
-	f := newFixture(t, Options{})
-	f.load(path)
-	set := greedy(8)
-	set.Context = 320
-	set.SystemPrompt = "Stories."
-	conv := overflowed(t, f, set)
+	f, set, conv := overflowed(t)
 	msgs := f.messages(conv)
 	n := len(msgs)
 	question, notice, answer := msgs[n-3], msgs[n-2], msgs[n-1]
@@ -180,7 +180,7 @@ func TestNoticesNeverAnswered(t *testing.T) {
 		if tr.text != want {
 			t.Fatalf("regenerated %s: %q, the answer was %q", c.what, tr.text, want)
 		}
-		if ref := reference(t, path, set, kept()...); tr.text != ref {
+		if ref := reference(t, storiesPath(t), set, kept()...); tr.text != ref {
 			t.Fatalf("regenerated %s: %q, from scratch on the turns kept %q", c.what, tr.text, ref)
 		}
 	}
@@ -236,13 +236,7 @@ func TestNoticesNeverAnswered(t *testing.T) {
 // reads question, notice, answer, not two notices in a row), and the old
 // notice's answer is one switch away.
 func TestRegenerateDropsMore(t *testing.T) {
-	path := storiesPath(t)
-	f := newFixture(t, Options{})
-	f.load(path)
-	set := greedy(8)
-	set.Context = 320
-	set.SystemPrompt = "Stories."
-	conv := overflowed(t, f, set)
+	f, set, conv := overflowed(t)
 	msgs := f.messages(conv)
 	oldNotice, oldAnswer := msgs[len(msgs)-2], msgs[len(msgs)-1]
 	small := set
