@@ -64,7 +64,9 @@ func Run() int {
 	a.Settings().SetTheme(ui.NewTheme())
 	w := a.NewWindow("Churon")
 	w.Resize(fyne.NewSize(1180, 780))
-	u := ui.New(a, w, ui.Options{Session: m, Compare: compare.Runner{}, Models: mdl})
+	// A comparison measures with the machine to itself: the chats' answers
+	// wait meanwhile, in the session's own scheduler.
+	u := ui.New(a, w, ui.Options{Session: m, Compare: compare.Runner{Exclusive: m.Exclusive}, Models: mdl})
 	defer u.Close()
 	w.SetMaster()
 	w.ShowAndRun()

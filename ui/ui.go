@@ -346,8 +346,8 @@ func (u *UI) applyStatus(st session.Status) {
 		u.apply(session.ModelLoaded{Info: *st.Model})
 	}
 	u.w.LoadingPath = st.Loading
-	if st.Generating != 0 {
-		u.w.Generating[st.Generating] = true
+	for _, c := range st.Answering { // answers run together
+		u.w.Generating[c] = true
 	}
 	for i, c := range st.Queued {
 		u.w.Generating[c] = true

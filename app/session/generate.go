@@ -25,15 +25,16 @@ type liveAnswer struct {
 	committed int // length of text and reasoning at the last save
 }
 
-// generate runs one answer on its own goroutine. It owns seq (the
-// conversation's KV cache, nil when there is none yet) until it hands it
-// back through jobDone. Store writes use a background context: an answer
-// that is cancelled must still be saved.
+// generate prepares one answer on its own goroutine, runs it in the
+// model's batch and saves it. It owns seq (the conversation's KV cache,
+// nil when there is none yet) until it hands it back through jobDone.
+// Store writes use a background context: an answer that is cancelled
+// must still be saved.
 //
 // Stats and Done go back with the result for the scheduler to send once
 // it has marked the conversation idle, so that a command sent in reaction
 // to Done (Send, Regenerate) never finds the conversation still busy.
-func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
+func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engine.Sequence) {
 	start := time.Now()
 	res := jobResult{job: j}
 	defer func() { m.jobDone <- res }()
@@ -191,14 +192,28 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	// it streams (chat.OutputParser); Harmony's markers are control
 	// tokens, rendered so that the parser sees them.
 	format := chat.OutputFormatOf(model.Template())
-	out := answerParts{m: m, conv: conv, msg: ans.ID, parser: chat.NewOutputParser(format, pr.text)}
+	out := answerParts{m: m, conv: conv, msg: ans.ID, parser: chat.NewOutputParser(format, pr.text), sink: j.sink}
+	if j.sink != nil { // an API request asked for it: it hears the answer too
+		j.sink.push(AnswerStarted{PromptTokens: len(ids), Cached: reused, Conversation: conv})
+	}
+	tok := model.Tokenizer()
 	generated := 0
-	result, err := seq.Generate(j.ctx, ids[reused:], engine.GenerateOptions{
+	// An answer cut at its cap ends with a token sampled but not fed:
+	// FeedTail feeds it, so that the cache holds the whole answer and a
+	// follow-up reuses all of it (keepAnswer).
+	run, err := batch.Start(j.ctx, seq, ids[reused:], engine.GenerateOptions{
 		MaxTokens: set.MaxTokens, Sampling: Params(set, seed), Stop: set.Stop,
-		RenderSpecial: format == chat.OutputHarmony,
+		RenderSpecial: format == chat.OutputHarmony, FeedTail: true,
+		Logprobs: j.logprobs, TopLogprobs: j.topLogprobs,
 	}, func(t engine.Token) error {
 		if t.ID >= 0 {
 			generated++
+			if j.sink != nil && j.sink.firstAt.IsZero() {
+				j.sink.firstAt = time.Now()
+			}
+			if j.logprobs {
+				out.lps = append(out.lps, tokenLogprob(tok.Piece(t.ID, false), t.Logprob, t.Top, func(id int32) []byte { return tok.Piece(id, false) }))
+			}
 		}
 		reasoning := out.add(out.parser.Feed(t.Text), generated, t.Elapsed)
 		if t.ID >= 0 && (reasoning || out.parser.Thinking()) {
@@ -209,17 +224,14 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		}
 		return nil
 	})
-	out.add(out.parser.Flush(), generated, result.TTFT+result.GenTime)
-	stopSaving() // before the feed below: the saver reads the sequence
-
-	// An answer cut at its cap ends with a token sampled but not fed: feed
-	// it, one step more, so that the cache holds the whole answer and a
-	// follow-up reuses all of it (keepAnswer). Best effort: the cache
-	// stays as it was if it fails.
-	if err == nil && result.Finish == engine.FinishLength && j.ctx.Err() == nil &&
-		len(result.Tokens) > 0 && seq.Len() == len(ids)+len(result.Tokens)-1 && seq.Len() < seq.Context() {
-		_ = seq.Feed(j.ctx, result.Tokens[len(result.Tokens)-1:])
+	var result engine.Result
+	if err == nil {
+		result, err = run.Wait()
+	} else if errors.Is(err, engine.ErrContextFull) {
+		result.Finish = engine.FinishContext
 	}
+	out.add(out.parser.Flush(), generated, result.TTFT+result.GenTime)
+	stopSaving()
 
 	reason := Reason(result.Finish)
 	switch {
@@ -242,6 +254,16 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	final.PromptTokens, final.PromptReused, final.GenTokens = len(ids), reused, len(result.Tokens)
 	final.Sampler = withFingerprint(final.Sampler, ids, pr.text)
 	final.TTFT, final.PromptTPS, final.GenTPS = ttft, result.PromptTPS, result.GenTPS
+	if sk := j.sink; sk != nil {
+		sk.usage = Usage{PromptTokens: len(ids), CachedTokens: reused, CompletionTokens: len(result.Tokens),
+			GenTPS: result.GenTPS, Conversation: conv}
+		if !sk.firstAt.IsZero() {
+			sk.usage.TTFT = sk.firstAt.Sub(sk.asked)
+		}
+		if out.lps != nil {
+			sk.push(AnswerText{Logprobs: out.lps})
+		}
+	}
 	save(reason)
 	// Until the final save the live text stood in for the saved one.
 	m.liveMu.Lock()
