@@ -385,9 +385,9 @@ func (m *Manager) slotTokens(model *engine.Model, ctxLen int) map[int64][]int32 
 	return out
 }
 
-// claimSlot gives an API request the slot whose cache shares the most
-// tokens with its prompt ids (disk: what the slots' snapshots hold),
-// else an unused one, else the least recently used. It returns the
+// claimSlot gives an API request the slot whose cache its prompt ids
+// continue, sharing the most tokens with it (disk: what the slots'
+// snapshots hold), else an unused one, else the least recently used. It returns the
 // slot's cache in memory (nil: restore its snapshot, or start cold), or
 // a channel to wait on when the best slot's snapshot is being written.
 // It runs on the scheduling goroutine.
@@ -411,8 +411,11 @@ func (m *Manager) claimSlot(j *job, ids []int32, disk map[int64][]int32) (seq *e
 		if cs != nil && cs.seq != nil {
 			toks = cs.seq.Tokens()
 		}
-		// More than the first token (a BOS every prompt starts with).
-		if n := commonPrefix(toks, ids); n > 1 && n > bestN {
+		// A slot the prompt continues: more than the first token (a BOS
+		// every prompt starts with), and at least half of what it holds
+		// (as llama-server's slot similarity), so that a request sharing
+		// only the template's opening does not write over a long history.
+		if n := commonPrefix(toks, ids); n > 1 && 2*n >= len(toks) && n > bestN {
 			best, bestN = id, n
 		}
 		used := int64(0)
