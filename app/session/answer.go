@@ -87,6 +87,7 @@ func newSink() *sink {
 			}
 			p.text.WriteString(t.Text)
 			p.Logprobs = append(p.Logprobs, t.Logprobs...)
+			p.Tokens = t.Tokens
 			return true
 		},
 		Unwrap: func(ev AnswerEvent) AnswerEvent {
@@ -576,13 +577,16 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 		parser = chat.NewOutputParser(format, text)
 	}
 	tok := model.Tokenizer()
+	generated := 0
 	run, err := batch.Start(j.ctx, seq, ids[reused:], engine.GenerateOptions{
 		MaxTokens: set.MaxTokens, Sampling: Params(set, seed), Stop: set.Stop,
 		RenderSpecial: format == chat.OutputHarmony, FeedTail: true,
 		Logprobs: j.logprobs, TopLogprobs: j.topLogprobs,
 	}, func(t engine.Token) error {
-		if t.ID >= 0 && sk.firstAt.IsZero() {
-			sk.firstAt = time.Now()
+		if t.ID >= 0 {
+			if generated++; generated == 1 {
+				sk.firstAt = time.Now()
+			}
 		}
 		var lps []TokenLogprob
 		if j.logprobs && t.ID >= 0 {
@@ -590,11 +594,11 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 		}
 		if parser == nil {
 			if t.Text != "" || lps != nil {
-				sk.push(AnswerText{Text: t.Text, Logprobs: lps})
+				sk.push(AnswerText{Text: t.Text, Logprobs: lps, Tokens: generated})
 			}
 			return nil
 		}
-		pushParts(sk, parser.Feed(t.Text), lps)
+		pushParts(sk, parser.Feed(t.Text), lps, generated)
 		return nil
 	})
 	var result engine.Result
@@ -602,7 +606,7 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 		result, err = run.Wait()
 	}
 	if parser != nil {
-		pushParts(sk, parser.Flush(), nil)
+		pushParts(sk, parser.Flush(), nil, generated)
 	}
 	reason := Reason(result.Finish)
 	switch {
@@ -628,7 +632,7 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 // pushParts sends parsed output to a request's sink: the answer's text,
 // its reasoning apart; tool calls, which Churon does not run, as notes of
 // its reasoning. The logprobs go with the first part (or alone).
-func pushParts(sk *sink, parts []chat.Part, lps []TokenLogprob) {
+func pushParts(sk *sink, parts []chat.Part, lps []TokenLogprob, generated int) {
 	for _, p := range parts {
 		text := p.Text
 		if p.Kind == chat.PartToolCall {
@@ -637,11 +641,11 @@ func pushParts(sk *sink, parts []chat.Part, lps []TokenLogprob) {
 		if text == "" {
 			continue
 		}
-		sk.push(AnswerText{Text: text, Reasoning: p.Kind != chat.PartContent, Logprobs: lps})
+		sk.push(AnswerText{Text: text, Reasoning: p.Kind != chat.PartContent, Logprobs: lps, Tokens: generated})
 		lps = nil
 	}
 	if lps != nil {
-		sk.push(AnswerText{Logprobs: lps})
+		sk.push(AnswerText{Logprobs: lps, Tokens: generated})
 	}
 }
 

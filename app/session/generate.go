@@ -261,7 +261,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 			sk.usage.TTFT = sk.firstAt.Sub(sk.asked)
 		}
 		if out.lps != nil {
-			sk.push(AnswerText{Logprobs: out.lps})
+			sk.push(AnswerText{Logprobs: out.lps, Tokens: len(result.Tokens)})
 		}
 	}
 	save(reason)

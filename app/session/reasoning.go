@@ -50,7 +50,7 @@ func (a *answerParts) add(parts []chat.Part, generated int, elapsed time.Duratio
 		reasoning = reasoning || isReas
 		a.m.emit(Token{Conv: a.conv, Msg: a.msg, Offset: off, Text: text, Reasoning: isReas, Tokens: generated, Elapsed: elapsed})
 		if a.sink != nil {
-			a.sink.push(AnswerText{Text: text, Reasoning: isReas, Logprobs: a.lps})
+			a.sink.push(AnswerText{Text: text, Reasoning: isReas, Logprobs: a.lps, Tokens: generated})
 			a.lps = nil
 		}
 	}

@@ -68,11 +68,13 @@ type AnswerStarted struct {
 
 // AnswerText is new text of the answer (Reasoning: of its reasoning, a
 // <think> block, which Content does not hold). Logprobs has one entry
-// per token that completed it, when the request asked.
+// per token that completed it, when the request asked. While the reader
+// lags, consecutive texts merge into one.
 type AnswerText struct {
 	Text      string
 	Reasoning bool
 	Logprobs  []TokenLogprob
+	Tokens    int // answer tokens generated so far
 }
 
 // TokenLogprob is a generated token, its log-probability and, when asked,
