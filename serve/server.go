@@ -128,6 +128,11 @@ func Check(cfg Config) error {
 func (s *Server) Start(cfg Config) error {
 	cfg = withDefaults(cfg)
 	if err := Check(cfg); err != nil {
+		_ = s.Stop()
+		s.mu.Lock()
+		s.lastErr = err.Error()
+		s.mu.Unlock()
+		s.signal()
 		return err
 	}
 	_ = s.Stop()

@@ -42,8 +42,8 @@ type Batch struct {
 type BatchOptions struct {
 	// Prefill is how many prompt tokens a step feeds while other answers
 	// decode; 0 chooses it from the measured cost of steps so that a step
-	// with a prompt chunk takes at most half again as long as one
-	// without (PrefillSlack). A step in which nothing decodes feeds a
+	// with a prompt chunk takes at most PrefillSlack longer than one
+	// without. A step in which nothing decodes feeds a
 	// whole pass (the sequence's batch size) whatever it is.
 	Prefill int
 	// OnStep, when set, is called on the batch's goroutine after every
@@ -61,12 +61,10 @@ type StepInfo struct {
 }
 
 // PrefillSlack is how much longer than a decode-only step a step with a
-// prompt chunk may take, when BatchOptions.Prefill is 0.
-const PrefillSlack = 0.5
-
-// Prefill chunk bounds while answers decode: at least minChunk tokens a
-// step, so that a long prompt is not starved, at most a pass.
-const minChunk = 8
+// prompt chunk may take, when BatchOptions.Prefill is 0: at most 1.75
+// times as long, so that a long prompt never doubles the others' time
+// between tokens, yet always moves (at least a token a step).
+const PrefillSlack = 0.75
 
 // Run is one answer in a Batch.
 type Run struct {
@@ -268,47 +266,69 @@ func (b *Batch) chunk(decoding int) int {
 	if b.opt.Prefill > 0 {
 		return b.opt.Prefill
 	}
-	return b.cost.chunk()
+	return b.cost.chunk(decoding)
 }
 
-// stepCost learns what a step costs: a decode-only step, and each prompt
-// token fed beside the decode rows, as moving averages, to size the
-// prefill chunk so that a step with a chunk takes about PrefillSlack
-// longer than one without.
+// stepCost learns what a step that decodes costs, as a line over the
+// rows it runs — T = fixed + perRow × (decode rows + prompt tokens), a
+// least-squares fit with exponential forgetting — and sizes the prefill
+// chunk so that a step with one takes at most PrefillSlack longer than
+// the decode step alone would. Where decoding is bound by memory
+// bandwidth the fixed part (reading the weights) dominates and chunks
+// are long; where the CPU is the limit (a loaded machine, many answers)
+// a prompt token costs as much as a decode row and chunks shrink to a
+// token or two: the prompt then gets its share of the machine, and the
+// answers decoding theirs.
 type stepCost struct {
-	base   float64 // seconds of a decode-only step
-	perTok float64 // seconds per prompt token added to a step that decodes
+	n                int     // steps seen
+	mx, my, mxx, mxy float64 // weighted means of rows, seconds, rows², rows×seconds
 }
 
-// costWeight is the weight of the newest step in the moving averages.
-const costWeight = 0.2
+// costWeight is the weight of the newest step in the running means.
+const costWeight = 0.1
 
 func (c *stepCost) observe(decoding, fed int, took time.Duration) {
 	if decoding == 0 {
-		return // a prefill-only pass says nothing about decode steps
+		return // a prefill-only pass runs in another regime (wide matrix products)
 	}
-	sec := took.Seconds()
-	if fed == 0 {
-		c.base = ewma(c.base, sec)
-		return
+	x, y := float64(decoding+fed), took.Seconds()
+	if c.n == 0 {
+		c.mx, c.my, c.mxx, c.mxy = x, y, x*x, x*y
+	} else {
+		w := costWeight
+		c.mx += w * (x - c.mx)
+		c.my += w * (y - c.my)
+		c.mxx += w * (x*x - c.mxx)
+		c.mxy += w * (x*y - c.mxy)
 	}
-	if c.base == 0 {
-		return
-	}
-	c.perTok = ewma(c.perTok, max(sec-c.base, 0)/float64(fed))
+	c.n++
 }
 
-func (c *stepCost) chunk() int {
-	if c.base == 0 || c.perTok == 0 {
-		return 2 * minChunk // until measured
+// line is the fitted cost: seconds of a step of rows rows is
+// fixed + perRow×rows. Until the rows have varied enough to tell the two
+// apart, all of it is taken for per-row cost (the cautious guess: the
+// shortest chunks).
+func (c *stepCost) line() (fixed, perRow float64) {
+	if c.n == 0 || c.mx <= 0 {
+		return 0, 0
 	}
-	n := int(PrefillSlack * c.base / c.perTok)
-	return min(max(n, minChunk), engine.DefaultBatch)
+	mean := c.my / c.mx
+	v := c.mxx - c.mx*c.mx
+	if c.n < 8 || v < 0.5 {
+		return 0, mean
+	}
+	perRow = (c.mxy - c.mx*c.my) / v
+	// Noise can tilt the line: a row costs at least a tenth of the mean.
+	perRow = max(perRow, mean/10)
+	fixed = max(c.my-perRow*c.mx, 0)
+	return fixed, perRow
 }
 
-func ewma(avg, x float64) float64 {
-	if avg == 0 {
-		return x
+func (c *stepCost) chunk(decoding int) int {
+	fixed, perRow := c.line()
+	if perRow <= 0 {
+		return 4 // until measured
 	}
-	return avg + costWeight*(x-avg)
+	n := int(PrefillSlack * (fixed + perRow*float64(decoding)) / perRow)
+	return min(max(n, 1), engine.DefaultBatch)
 }

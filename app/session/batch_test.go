@@ -173,30 +173,48 @@ func TestBatchCancelAndPause(t *testing.T) {
 	}
 }
 
-// TestStepCost: the prefill chunk grows with what a decode step costs
-// against a prompt token, between its bounds.
+// TestStepCost: the prefill chunk follows the fitted cost of a step —
+// long where a step's cost is mostly its fixed part (reading the
+// weights), a token or two where every row costs as much — and keeps a
+// step with a chunk within PrefillSlack of one without.
 func TestStepCost(t *testing.T) {
 	var c stepCost
-	if n := c.chunk(); n != 2*minChunk {
+	if n := c.chunk(3); n != 4 {
 		t.Fatalf("unmeasured chunk %d", n)
 	}
-	for range 50 {
-		c.observe(3, 0, 40*time.Millisecond)
-		c.observe(3, 32, 56*time.Millisecond) // half a millisecond a token
+	feed := func(c *stepCost, fixed, perRow time.Duration, decoding int) {
+		for i := range 60 {
+			fed := []int{0, 2, 8, 16, 4}[i%5]
+			c.observe(decoding, fed, fixed+time.Duration(decoding+fed)*perRow)
+		}
 	}
-	if n := c.chunk(); n < 38 || n > 42 {
-		t.Fatalf("decode step 40 ms, 0.5 ms a prompt token: chunk %d, want about 40 (half of 40 ms)", n)
+	// Memory-bound: 40 ms to read the weights, 1 ms a row.
+	var mem stepCost
+	feed(&mem, 40*time.Millisecond, time.Millisecond, 3)
+	if n := mem.chunk(3); n < 30 || n > 34 {
+		t.Fatalf("40 ms + 1 ms a row, 3 decoding: chunk %d, want 32 (0.75 × 43 ms)", n)
 	}
-	c.observe(0, 256, time.Second) // a prefill-only pass is not a decode step's cost
-	if n := c.chunk(); n < 38 || n > 42 {
-		t.Fatalf("after a prefill-only pass: chunk %d", n)
+	// Compute-bound: every row 38 ms.
+	var cpu stepCost
+	feed(&cpu, 0, 38*time.Millisecond, 3)
+	if n := cpu.chunk(3); n != 2 {
+		t.Fatalf("38 ms a row, 3 decoding: chunk %d, want 2", n)
 	}
-	var slow stepCost
-	for range 50 {
-		slow.observe(1, 0, time.Millisecond)
-		slow.observe(1, 8, 100*time.Millisecond)
+	if n := cpu.chunk(1); n != 1 {
+		t.Fatalf("38 ms a row, 1 decoding: chunk %d, want the floor 1", n)
 	}
-	if n := slow.chunk(); n != minChunk {
-		t.Fatalf("prompt tokens far dearer than a step: chunk %d, want the floor %d", n, minChunk)
+	// A prefill-only pass says nothing about a decode step's cost.
+	before := mem.chunk(3)
+	mem.observe(0, 256, time.Second)
+	if n := mem.chunk(3); n != before {
+		t.Fatalf("after a prefill-only pass: chunk %d, was %d", n, before)
+	}
+	// Steps whose rows never vary: all cost per row, short chunks.
+	var flat stepCost
+	for range 20 {
+		flat.observe(4, 0, 80*time.Millisecond)
+	}
+	if n := flat.chunk(4); n != 3 {
+		t.Fatalf("only 4-row steps of 80 ms: chunk %d, want 3 (0.75 × 4 rows)", n)
 	}
 }

@@ -40,9 +40,10 @@
 // decoding is bound by memory bandwidth, and four answers together cost
 // little more than one. A new answer's prompt is fed in chunks between
 // the others' decode steps, each chunk sized from the measured cost of a
-// step so that a step with one takes at most half again as long as one
-// without (PrefillSlack, Options.Prefill): nobody stalls for another's
-// long prompt. An answer leaves the batch the step it ends.
+// step — a line fitted over the rows of the steps so far — so that a
+// step with one takes at most three quarters longer than one without
+// (PrefillSlack, Options.Prefill): nobody's time between tokens doubles
+// for another's long prompt, and the prompt still gets its share. An answer leaves the batch the step it ends.
 //
 // Up to a cap run at once: SettingMaxAnswers, by default as many KV
 // caches at the default context as a quarter of the available memory

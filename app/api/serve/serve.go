@@ -7,6 +7,7 @@ package serve
 
 import (
 	"net"
+	"strings"
 	"time"
 )
 
@@ -121,4 +122,31 @@ func IsLoopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// The app settings (session.Service.Setting) the window keeps the server's
+// configuration in; the desktop app reads them at start.
+const (
+	SettingEnabled = "serve.enabled" // "true": serve while the app runs
+	SettingAddr    = "serve.addr"
+	SettingAPIKey  = "serve.api_key"
+	SettingCORS    = "serve.cors" // origins, comma-separated
+	SettingStore   = "serve.store"
+	SettingLog     = "serve.log"
+)
+
+// ConfigFrom reads the server's configuration from the app settings, and
+// whether the person turned it on.
+func ConfigFrom(setting func(key string) (string, bool)) (cfg Config, enabled bool) {
+	get := func(k string) string { v, _ := setting(k); return strings.TrimSpace(v) }
+	cfg.Addr = get(SettingAddr)
+	cfg.APIKey = get(SettingAPIKey)
+	for _, o := range strings.Split(get(SettingCORS), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
+		}
+	}
+	cfg.Store = get(SettingStore) == "true"
+	cfg.Log = get(SettingLog) == "true"
+	return cfg, get(SettingEnabled) == "true"
 }
