@@ -10,8 +10,6 @@ import (
 
 	apiserve "github.com/churon/churon/app/api/serve"
 	"github.com/churon/churon/app/session"
-	"github.com/churon/churon/app/store"
-	"github.com/churon/churon/engine"
 	"github.com/churon/churon/serve"
 )
 
@@ -62,24 +60,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	st, err := store.OpenDefault(ctx)
+	st, m, err := openSession(ctx, &mf, kv, stderr, !*noSnap, *maxAnswers)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	var lo engine.LoadOptions
-	if err := mf.dev.apply(&lo); err != nil {
-		return err
-	}
-	opt := session.Options{Threads: mf.threads, InMemory: mf.inMemory, KVType: kv, Device: lo.Device, GPULayers: lo.GPULayers, MaxAnswers: *maxAnswers}
-	if !*noSnap {
-		if disk, err := session.OpenDiskCache(0); err != nil {
-			fmt.Fprintf(stderr, "churon: %v (continuing without KV snapshots)\n", err)
-		} else {
-			opt.Disk = disk
-		}
-	}
-	m := session.New(st, opt)
 	c := &chatter{ctx: ctx, m: m, st: st, stdout: stdout, stderr: stderr}
 	loaded := make(chan error, 1)
 	go func() { loaded <- c.load(mf.path, true) }()

@@ -168,3 +168,33 @@ func TestLogprobs(t *testing.T) {
 		}
 	}
 }
+
+// TestStepAllocations: a steady decode step of three streams allocates
+// only what each stream's token does in Generate too (the text piece its
+// streaming decoder returns): the pass's buffers are the lead stream's,
+// reused.
+func TestStepAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	m := synthModel(t, batchSpecs()["qwen2-Q8_0"])
+	opt := GenerateOptions{Sampling: greedy, IgnoreEOS: true}
+	var streams []*Stream
+	for _, p := range [][]int32{{1, 5}, {1, 6, 7}, {1, 8}} {
+		streams = append(streams, must(must(m.NewSequence(SequenceOptions{Context: 512})).NewStream(p, opt, nil)))
+	}
+	for range 3 { // prompts in, buffers grown
+		if err := m.Step(streams, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := testing.AllocsPerRun(40, func() {
+		if err := m.Step(streams, 0); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// One a stream (its token's text), none per layer or row.
+	if n > 3 {
+		t.Errorf("a decode step of 3 streams: %v allocations", n)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
+	"github.com/churon/churon/engine/tokenizer"
 	box "github.com/churon/churon/internal/outbox"
 )
 
@@ -486,13 +487,7 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 		fail(err)
 		return
 	}
-	ctxLen := set.Context
-	if ctxLen <= 0 {
-		ctxLen = min(model.Info().ContextLength, engine.DefaultContext)
-		if ctxLen <= 0 {
-			ctxLen = engine.DefaultContext
-		}
-	}
+	ctxLen := contextOf(set, model.Info())
 	var ids []int32
 	var text string
 	chatting := len(req.Messages) > 0
@@ -578,11 +573,7 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 	}
 	tok := model.Tokenizer()
 	generated := 0
-	run, err := batch.Start(j.ctx, seq, ids[reused:], engine.GenerateOptions{
-		MaxTokens: set.MaxTokens, Sampling: Params(set, seed), Stop: set.Stop,
-		RenderSpecial: format == chat.OutputHarmony, FeedTail: true,
-		Logprobs: j.logprobs, TopLogprobs: j.topLogprobs,
-	}, func(t engine.Token) error {
+	run, err := batch.Start(j.ctx, seq, ids[reused:], j.options(set, seed, format), func(t engine.Token) error {
 		if t.ID >= 0 {
 			if generated++; generated == 1 {
 				sk.firstAt = time.Now()
@@ -590,7 +581,7 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 		}
 		var lps []TokenLogprob
 		if j.logprobs && t.ID >= 0 {
-			lps = []TokenLogprob{tokenLogprob(tok.Piece(t.ID, false), t.Logprob, t.Top, func(id int32) []byte { return tok.Piece(id, false) })}
+			lps = []TokenLogprob{logprobOf(tok, t)}
 		}
 		if parser == nil {
 			if t.Text != "" || lps != nil {
@@ -649,11 +640,15 @@ func pushParts(sk *sink, parts []chat.Part, lps []TokenLogprob, generated int) {
 	}
 }
 
-func tokenLogprob(piece []byte, lp float32, top []engine.TokenLogprob, pieceOf func(int32) []byte) TokenLogprob {
-	out := TokenLogprob{Token: string(piece), Bytes: piece, Logprob: lp}
-	for _, t := range top {
-		b := pieceOf(t.ID)
-		out.Top = append(out.Top, TopLogprob{Token: string(b), Bytes: b, Logprob: t.Logprob})
+// logprobOf is a generated token's logprobs as the API gives them: its
+// text (an incomplete character as is) and bytes, those of the most
+// likely tokens at its place.
+func logprobOf(tok *tokenizer.Tokenizer, t engine.Token) TokenLogprob {
+	piece := tok.Piece(t.ID, false)
+	out := TokenLogprob{Token: string(piece), Bytes: piece, Logprob: t.Logprob}
+	for _, top := range t.Top {
+		b := tok.Piece(top.ID, false)
+		out.Top = append(out.Top, TopLogprob{Token: string(b), Bytes: b, Logprob: top.Logprob})
 	}
 	return out
 }

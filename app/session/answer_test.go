@@ -202,6 +202,7 @@ func TestAnswerErrors(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	ans, err := f.m.Answer(ctx, Request{Prompt: "Once upon a time", Settings: uncapped()})
 	if err != nil {
 		t.Fatal(err)

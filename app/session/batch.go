@@ -62,7 +62,7 @@ type StepInfo struct {
 
 // PrefillSlack is how much longer than a decode-only step a step with a
 // prompt chunk may take, when BatchOptions.Prefill is 0: at most 1.75
-// times as long, so that a long prompt never doubles the others' time
+// times as long, so that a long prompt does not double the others' time
 // between tokens, yet always moves (at least a token a step).
 const PrefillSlack = 0.75
 
@@ -207,11 +207,11 @@ func (b *Batch) loop() {
 				prefills++
 			}
 		}
-		goal := b.chunk(decoding)
 		before := 0
 		for _, st := range live {
 			before += st.PromptLeft()
 		}
+		goal := b.chunk(decoding, before)
 		start := time.Now()
 		err := b.model.Step(live, goal)
 		took := time.Since(start)
@@ -258,77 +258,149 @@ func (b *Batch) finish(runs []*Run) []*Run {
 }
 
 // chunk is the prompt tokens the next step may feed while decoding
-// answers decode (0: a whole pass, when none does).
-func (b *Batch) chunk(decoding int) int {
+// answers decode, waiting prompt tokens wanting it (0: a whole pass, when
+// none decodes).
+func (b *Batch) chunk(decoding, waiting int) int {
 	if decoding == 0 {
 		return 0
 	}
 	if b.opt.Prefill > 0 {
 		return b.opt.Prefill
 	}
-	return b.cost.chunk(decoding)
+	return b.cost.chunk(decoding, waiting)
 }
 
-// stepCost learns what a step that decodes costs, as a line over the
-// rows it runs — T = fixed + perRow × (decode rows + prompt tokens), a
-// least-squares fit with exponential forgetting — and sizes the prefill
-// chunk so that a step with one takes at most PrefillSlack longer than
-// the decode step alone would. Where decoding is bound by memory
-// bandwidth the fixed part (reading the weights) dominates and chunks
-// are long; where the CPU is the limit (a loaded machine, many answers)
-// a prompt token costs as much as a decode row and chunks shrink to a
-// token or two: the prompt then gets its share of the machine, and the
-// answers decoding theirs.
+// stepCost learns what a step that decodes costs, by the rows it runs
+// (decode rows and prompt tokens together): a moving average of the
+// seconds of the steps of each size. It sizes the prefill chunk as the
+// most prompt tokens whose step was measured within PrefillSlack of the
+// decode step alone, trying a little more now and then (a step of a new
+// size is measured once it runs). A table, not a formula: the cost is no
+// line — where decoding is bound by memory bandwidth a step's fixed part
+// (reading the weights) dominates and chunks are long; where the CPU is
+// the limit (a loaded machine) a prompt token costs about a decode row
+// and chunks shrink to a token or two; and a pass of 16 rows or more may
+// run on other kernels, cheaper a row, than one of 15.
 type stepCost struct {
-	n                int     // steps seen
-	mx, my, mxx, mxy float64 // weighted means of rows, seconds, rows², rows×seconds
+	secs  [maxStepRows + 1]float64 // moving average by the step's rows; 0: never seen
+	steps int
+	// credit earns BurstShare a decode step, up to one burst: a step that
+	// may take up to BurstSlack times a decode step, so that short
+	// prompts arriving together start at once instead of a token or two a
+	// step (on a loaded CPU), while the others' time between tokens stays
+	// within PrefillSlack at least 95 times in 100.
+	credit float64
 }
 
-// costWeight is the weight of the newest step in the running means.
-const costWeight = 0.1
+// A burst: at most one step in 20 (so that the others' inter-token p95
+// keeps PrefillSlack), at most four times a decode step.
+const (
+	BurstShare = 1.0 / 20
+	BurstSlack = 4.0
+)
+
+// maxStepRows bounds the steps measured: a pass of prompt tokens beside
+// the most answers at once.
+const maxStepRows = engine.DefaultBatch + MaxAnswersLimit
+
+// costWeight is the weight of the newest step in a size's average.
+const costWeight = 0.25
+
+// exploreEvery: every this many chunks, one tries twice the best size
+// known, so that a size once measured in a busy second is measured again
+// and a cheaper regime past a dear one is found.
+const exploreEvery = 32
 
 func (c *stepCost) observe(decoding, fed int, took time.Duration) {
-	if decoding == 0 {
-		return // a prefill-only pass runs in another regime (wide matrix products)
+	n := decoding + fed
+	if decoding == 0 || n > maxStepRows {
+		return // a prefill-only pass: nobody waits for its tokens between
 	}
-	x, y := float64(decoding+fed), took.Seconds()
-	if c.n == 0 {
-		c.mx, c.my, c.mxx, c.mxy = x, y, x*x, x*y
-	} else {
-		w := costWeight
-		c.mx += w * (x - c.mx)
-		c.my += w * (y - c.my)
-		c.mxx += w * (x*x - c.mxx)
-		c.mxy += w * (x*y - c.mxy)
-	}
-	c.n++
+	c.secs[n] = ewma(c.secs[n], took.Seconds())
+	c.credit = min(c.credit+BurstShare, 1)
 }
 
-// line is the fitted cost: seconds of a step of rows rows is
-// fixed + perRow×rows. Until the rows have varied enough to tell the two
-// apart, all of it is taken for per-row cost (the cautious guess: the
-// shortest chunks).
-func (c *stepCost) line() (fixed, perRow float64) {
-	if c.n == 0 || c.mx <= 0 {
-		return 0, 0
+// base is what a step of d decode rows costs: measured, else the least
+// of the larger steps measured (a step costs no more than a larger one).
+func (c *stepCost) base(d int) float64 {
+	if t := c.secs[d]; t > 0 {
+		return t
 	}
-	mean := c.my / c.mx
-	v := c.mxx - c.mx*c.mx
-	if c.n < 8 || v < 0.5 {
-		return 0, mean
+	for n := d + 1; n <= maxStepRows; n++ {
+		if t := c.secs[n]; t > 0 {
+			return t
+		}
 	}
-	perRow = (c.mxy - c.mx*c.my) / v
-	// Noise can tilt the line: a row costs at least a tenth of the mean.
-	perRow = max(perRow, mean/10)
-	fixed = max(c.my-perRow*c.mx, 0)
-	return fixed, perRow
+	return 0
 }
 
-func (c *stepCost) chunk(decoding int) int {
-	fixed, perRow := c.line()
-	if perRow <= 0 {
+func (c *stepCost) chunk(d, waiting int) int {
+	d = min(d, maxStepRows-1)
+	base := c.base(d)
+	if base == 0 {
 		return 4 // until measured
 	}
-	n := int(PrefillSlack * (fixed + perRow*float64(decoding)) / perRow)
-	return min(max(n, 1), engine.DefaultBatch)
+	c.steps++
+	room := min(engine.DefaultBatch, maxStepRows-d)
+	n := c.normal(d, base, room)
+	if waiting > n && c.credit >= 1 {
+		if b := c.burst(d, base, room); b > n {
+			c.credit--
+			return b
+		}
+	}
+	return n
+}
+
+// best is the most prompt tokens beside d decode rows whose step was
+// measured within limit.
+func (c *stepCost) best(d, room int, limit float64) int {
+	best := 0
+	for k := 1; k <= room; k++ {
+		if t := c.secs[d+k]; t > 0 && t <= limit {
+			best = k
+		}
+	}
+	return best
+}
+
+// burst is the chunk of a burst step: the most measured within
+// BurstSlack, or what the dearest step measured so far says a token
+// costs, whichever is more.
+func (c *stepCost) burst(d int, base float64, room int) int {
+	limit := BurstSlack * base
+	best := c.best(d, room, limit)
+	for k := room; k > 0; k-- {
+		if t := c.secs[d+k]; t > base {
+			perTok := (t - base) / float64(k)
+			best = max(best, min(int((limit-base)/perTok), room))
+			break
+		}
+	}
+	return best
+}
+
+// normal is the chunk of a step within PrefillSlack, or a little more to
+// measure a size not seen yet.
+func (c *stepCost) normal(d int, base float64, room int) int {
+	limit := (1 + PrefillSlack) * base
+	best := c.best(d, room, limit)
+	if c.steps%exploreEvery == 0 {
+		return max(min(2*best+1, room), 1)
+	}
+	// A quarter more if it is not known to be too dear, else one more,
+	// else stay.
+	for _, try := range []int{best + max(1, best/4), best + 1} {
+		if try <= room && c.secs[d+try] <= limit { // 0: not measured yet
+			return try
+		}
+	}
+	return max(best, 1)
+}
+
+func ewma(avg, x float64) float64 {
+	if avg == 0 {
+		return x
+	}
+	return avg + costWeight*(x-avg)
 }

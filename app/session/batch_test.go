@@ -173,48 +173,87 @@ func TestBatchCancelAndPause(t *testing.T) {
 	}
 }
 
-// TestStepCost: the prefill chunk follows the fitted cost of a step —
-// long where a step's cost is mostly its fixed part (reading the
-// weights), a token or two where every row costs as much — and keeps a
-// step with a chunk within PrefillSlack of one without.
+// TestStepCost: the prefill chunk settles where the measured steps
+// say — long where a step's cost is mostly its fixed part (reading the
+// weights), a token or two where every row costs as much, past a dear
+// size to a cheaper regime beyond it — keeping a step with a chunk
+// within PrefillSlack of the decode step alone.
 func TestStepCost(t *testing.T) {
 	var c stepCost
-	if n := c.chunk(3); n != 4 {
+	if n := c.chunk(3, 100); n != 4 {
 		t.Fatalf("unmeasured chunk %d", n)
 	}
-	feed := func(c *stepCost, fixed, perRow time.Duration, decoding int) {
-		for i := range 60 {
-			fed := []int{0, 2, 8, 16, 4}[i%5]
-			c.observe(decoding, fed, fixed+time.Duration(decoding+fed)*perRow)
+	// settle runs a batch whose steps cost cost(rows), d decoding, a
+	// decode-only step every fifth, and returns the chunk it settles on
+	// (the smallest of the last 40, beside the explorations).
+	settle := func(cost func(rows int) time.Duration, d int) (low, high int) {
+		var c stepCost
+		low, high = 1<<30, 0
+		for i := range 800 {
+			k := 0
+			if i%5 != 0 {
+				k = c.chunk(d, 0) // no more waiting than a chunk: no bursts
+			}
+			c.observe(d, k, cost(d+k))
+			if i >= 760 && k > 0 {
+				low, high = min(low, k), max(high, k)
+			}
 		}
+		return low, high
 	}
-	// Memory-bound: 40 ms to read the weights, 1 ms a row.
-	var mem stepCost
-	feed(&mem, 40*time.Millisecond, time.Millisecond, 3)
-	if n := mem.chunk(3); n < 30 || n > 34 {
-		t.Fatalf("40 ms + 1 ms a row, 3 decoding: chunk %d, want 32 (0.75 × 43 ms)", n)
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	// Memory-bound: 40 ms to read the weights, 1 ms a row; 3 decoding:
+	// 1.75 × 43 ms allows 35 rows.
+	if low, _ := settle(func(n int) time.Duration { return ms(40 + float64(n)) }, 3); low < 28 || low > 32 {
+		t.Errorf("40 ms + 1 ms a row, 3 decoding: chunk %d, want about 32", low)
 	}
-	// Compute-bound: every row 38 ms.
-	var cpu stepCost
-	feed(&cpu, 0, 38*time.Millisecond, 3)
-	if n := cpu.chunk(3); n != 2 {
-		t.Fatalf("38 ms a row, 3 decoding: chunk %d, want 2", n)
+	// Compute-bound: every row 38 ms; 1.75 × 3 rows allows 2 more.
+	if low, _ := settle(func(n int) time.Duration { return ms(38 * float64(n)) }, 3); low != 2 {
+		t.Errorf("38 ms a row, 3 decoding: chunk %d, want 2", low)
 	}
-	if n := cpu.chunk(1); n != 1 {
-		t.Fatalf("38 ms a row, 1 decoding: chunk %d, want the floor 1", n)
+	if low, _ := settle(func(n int) time.Duration { return ms(38 * float64(n)) }, 1); low != 1 {
+		t.Errorf("38 ms a row, 1 decoding: chunk %d, want the floor 1", low)
 	}
+	// Kernels change at 16 rows: 10 + 10 ms a row below, 60 + 2 ms above.
+	// With 8 decoding (90 ms, limit 157 ms) the small regime allows 6,
+	// the wide one 40.
+	tiles := func(n int) time.Duration {
+		if n < 16 {
+			return ms(10 + 10*float64(n))
+		}
+		return ms(60 + 2*float64(n))
+	}
+	if low, _ := settle(tiles, 8); low < 30 || low > 40 {
+		t.Errorf("a cheaper regime from 16 rows, 8 decoding: chunk %d, want about 40", low)
+	}
+	// With long prompts waiting on a CPU where a row costs 38 ms, one step
+	// in 20 at most is a burst, within 4× the decode step (3 rows: 456 ms,
+	// so 9 more rows); the others keep the normal chunk.
+	var burst stepCost
+	bursts, steps := 0, 0
+	for i := range 2000 {
+		k := 0
+		if i%5 != 0 {
+			k = burst.chunk(3, 2000)
+		}
+		if k > 5 { // past the normal chunk and its exploration (2×2+1)
+			if k > 9 {
+				t.Fatalf("step %d: a burst of %d tokens, past 4× the decode step", i, k)
+			}
+			bursts++
+		}
+		steps++
+		burst.observe(3, k, ms(38*float64(3+k)))
+	}
+	if bursts == 0 || bursts > steps/20+1 {
+		t.Errorf("%d bursts in %d steps, want some, at most one in 20", bursts, steps)
+	}
+
 	// A prefill-only pass says nothing about a decode step's cost.
-	before := mem.chunk(3)
-	mem.observe(0, 256, time.Second)
-	if n := mem.chunk(3); n != before {
-		t.Fatalf("after a prefill-only pass: chunk %d, was %d", n, before)
-	}
-	// Steps whose rows never vary: all cost per row, short chunks.
-	var flat stepCost
-	for range 20 {
-		flat.observe(4, 0, 80*time.Millisecond)
-	}
-	if n := flat.chunk(4); n != 3 {
-		t.Fatalf("only 4-row steps of 80 ms: chunk %d, want 3 (0.75 × 4 rows)", n)
+	c = stepCost{}
+	c.observe(3, 0, 40*time.Millisecond)
+	c.observe(0, 256, time.Second)
+	if c.secs[256] != 0 {
+		t.Error("a prefill-only pass was taken for a decode step")
 	}
 }

@@ -40,10 +40,13 @@
 // decoding is bound by memory bandwidth, and four answers together cost
 // little more than one. A new answer's prompt is fed in chunks between
 // the others' decode steps, each chunk sized from the measured cost of a
-// step — a line fitted over the rows of the steps so far — so that a
-// step with one takes at most three quarters longer than one without
-// (PrefillSlack, Options.Prefill): nobody's time between tokens doubles
-// for another's long prompt, and the prompt still gets its share. An answer leaves the batch the step it ends.
+// step — measured by the rows it runs — so that a step with one takes at
+// most three quarters longer than one without (PrefillSlack,
+// Options.Prefill): nobody's time between tokens doubles for another's
+// long prompt, and the prompt still gets its share. One step in twenty at
+// most may be a burst of up to four times a decode step (BurstShare,
+// BurstSlack), so that short prompts arriving together start at once
+// even where the CPU is the limit and a prompt token costs a decode row. An answer leaves the batch the step it ends.
 //
 // Up to a cap run at once: SettingMaxAnswers, by default as many KV
 // caches at the default context as a quarter of the available memory

@@ -67,13 +67,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	if parent == 0 && len(hist) > 0 {
 		parent = hist[len(hist)-1].ID
 	}
-	ctxLen := set.Context
-	if ctxLen <= 0 {
-		ctxLen = min(info.ContextLength, engine.DefaultContext)
-		if ctxLen <= 0 {
-			ctxLen = engine.DefaultContext
-		}
-	}
+	ctxLen := contextOf(set, info)
 	pr, perr := buildPrompt(j.ctx, model, set, hist, ctxLen)
 	if j.ctx.Err() != nil {
 		// Stopped before its answer began (Stop right after Send): there
@@ -198,21 +192,14 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	}
 	tok := model.Tokenizer()
 	generated := 0
-	// An answer cut at its cap ends with a token sampled but not fed:
-	// FeedTail feeds it, so that the cache holds the whole answer and a
-	// follow-up reuses all of it (keepAnswer).
-	run, err := batch.Start(j.ctx, seq, ids[reused:], engine.GenerateOptions{
-		MaxTokens: set.MaxTokens, Sampling: Params(set, seed), Stop: set.Stop,
-		RenderSpecial: format == chat.OutputHarmony, FeedTail: true,
-		Logprobs: j.logprobs, TopLogprobs: j.topLogprobs,
-	}, func(t engine.Token) error {
+	run, err := batch.Start(j.ctx, seq, ids[reused:], j.options(set, seed, format), func(t engine.Token) error {
 		if t.ID >= 0 {
 			generated++
 			if j.sink != nil && j.sink.firstAt.IsZero() {
 				j.sink.firstAt = time.Now()
 			}
 			if j.logprobs {
-				out.lps = append(out.lps, tokenLogprob(tok.Piece(t.ID, false), t.Logprob, t.Top, func(id int32) []byte { return tok.Piece(id, false) }))
+				out.lps = append(out.lps, logprobOf(tok, t))
 			}
 		}
 		reasoning := out.add(out.parser.Feed(t.Text), generated, t.Elapsed)
@@ -367,4 +354,30 @@ func pickSeed(setting int64) (uint64, error) {
 		return 0, fmt.Errorf("session: seed: %w", err)
 	}
 	return binary.LittleEndian.Uint64(b[:]) >> 1, nil
+}
+
+// contextOf is an answer's KV cache length: its setting, else the model's
+// trained context, at most engine.DefaultContext.
+func contextOf(set Settings, info engine.Info) int {
+	if set.Context > 0 {
+		return set.Context
+	}
+	if n := min(info.ContextLength, engine.DefaultContext); n > 0 {
+		return n
+	}
+	return engine.DefaultContext
+}
+
+// options are an answer's engine options: its settings' sampling with
+// seed, stop strings and cap, control tokens shown where the output
+// format needs them, the logprobs an API request asked for. An answer
+// cut at its cap ends with a token sampled but not fed: FeedTail feeds
+// it, so that the cache holds the whole answer and a follow-up reuses
+// all of it (keepAnswer).
+func (j *job) options(set Settings, seed uint64, format chat.OutputFormat) engine.GenerateOptions {
+	return engine.GenerateOptions{
+		MaxTokens: set.MaxTokens, Sampling: Params(set, seed), Stop: set.Stop,
+		RenderSpecial: format == chat.OutputHarmony, FeedTail: true,
+		Logprobs: j.logprobs, TopLogprobs: j.topLogprobs,
+	}
 }
