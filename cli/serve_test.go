@@ -43,7 +43,9 @@ func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- Run(ctx, []string{"serve", "-m", testdata.Stories260K(t), "--addr", "127.0.0.1:0", "--log"}, &out, &errOut) }()
+	go func() {
+		done <- Run(ctx, []string{"serve", "-m", testdata.Stories260K(t), "--addr", "127.0.0.1:0", "--log"}, &out, &errOut)
+	}()
 	var base string
 	for deadline := time.Now().Add(time.Minute); base == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if s := strings.TrimSpace(out.String()); strings.HasPrefix(s, "http://") {
