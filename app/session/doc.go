@@ -43,7 +43,7 @@
 // step — measured by the rows it runs — so that a step with one takes at
 // most three quarters longer than one without (PrefillSlack,
 // Options.Prefill): nobody's time between tokens doubles for another's
-// long prompt, and the prompt still gets its share. One step in twenty at
+// long prompt, and the prompt still gets its share. One step in fifty at
 // most may be a burst of up to four times a decode step (BurstShare,
 // BurstSlack), so that short prompts arriving together start at once
 // even where the CPU is the limit and a prompt token costs a decode row. An answer leaves the batch the step it ends.
