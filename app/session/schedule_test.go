@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestAnswersTogetherEqualAlone: four conversations asked at once answer
@@ -21,9 +22,12 @@ func TestAnswersTogetherEqualAlone(t *testing.T) {
 	f.load(path)
 	prompts := []string{"Once upon a time", "The little dog", "Lily and Ben went to the park", "Sam had a red ball"}
 	convs := make([]int64, len(prompts))
-	// Asked while the machine is held, so that all four start together
-	// (stories260K would finish one before the next is asked).
-	release, err := f.m.Exclusive(context.Background())
+	// Asked while the batch stands still, and let go once all four have
+	// joined it, so that they run together (stories260K would finish one
+	// before the next is prepared).
+	var b *Batch
+	f.m.call(func() error { b = f.m.s.batch; return nil })
+	resume, err := b.Pause(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +37,18 @@ func TestAnswersTogetherEqualAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	release()
+	for deadline := time.Now().Add(waitLimit); ; time.Sleep(time.Millisecond) {
+		b.mu.Lock()
+		joined := len(b.joining)
+		b.mu.Unlock()
+		if joined == len(prompts) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d answers joined the batch", joined, len(prompts))
+		}
+	}
+	resume()
 	evs := f.waitAll(convs...)
 	for i, c := range convs {
 		tr := collect(t, evs, c)

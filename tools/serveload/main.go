@@ -215,8 +215,8 @@ type level struct {
 	// on a machine others load, nearer to what batching saves than the
 	// wall clock, which counts the time the CPU went to them.
 	PerCPU, CPUSpeedup float64
-	TTFT50, TTFT95 time.Duration
-	ITL95          time.Duration // inter-token p95 over all clients
+	TTFT50, TTFT95     time.Duration
+	ITL95              time.Duration // inter-token p95 over all clients
 }
 
 type longFigure struct {
