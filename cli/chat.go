@@ -87,26 +87,11 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 
-	st, err := store.OpenDefault(ctx)
+	st, m, err := openSession(ctx, &mf, kv, stderr, !*noSnap, 0)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	var lo engine.LoadOptions
-	if err := mf.dev.apply(&lo); err != nil {
-		return err
-	}
-	opt := session.Options{Threads: mf.threads, InMemory: mf.inMemory, KVType: kv, Device: lo.Device, GPULayers: lo.GPULayers}
-	if !*noSnap {
-		// A conversation continued by a later run starts from the snapshot
-		// this run leaves. Without a usable cache folder the chat still works.
-		if disk, err := session.OpenDiskCache(0); err != nil {
-			fmt.Fprintf(stderr, "churon: %v (continuing without KV snapshots)\n", err)
-		} else {
-			opt.Disk = disk
-		}
-	}
-	m := session.New(st, opt)
 	c := &chatter{ctx: ctx, m: m, st: st, stdout: stdout, stderr: stderr, override: override, conv: *convID}
 	defer func() {
 		m.Close()
@@ -485,4 +470,29 @@ func (f flushWriter) Write(p []byte) (int, error) {
 		return n, err
 	}
 	return n, f.w.Flush()
+}
+
+// openSession opens the chat database and a session manager over it for
+// the model flags: threads, KV type, devices, the cap on answers at once
+// (0: from memory) and, with snapshots, the KV cache folder, so that a
+// conversation continued by a later run starts from the snapshot this
+// run leaves (without a usable folder it still works, only slower).
+func openSession(ctx context.Context, mf *modelFlags, kv engine.KVType, stderr io.Writer, snapshots bool, maxAnswers int) (*store.Store, *session.Manager, error) {
+	var lo engine.LoadOptions
+	if err := mf.dev.apply(&lo); err != nil {
+		return nil, nil, err
+	}
+	st, err := store.OpenDefault(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	opt := session.Options{Threads: mf.threads, InMemory: mf.inMemory, KVType: kv, Device: lo.Device, GPULayers: lo.GPULayers, MaxAnswers: maxAnswers}
+	if snapshots {
+		if disk, err := session.OpenDiskCache(0); err != nil {
+			fmt.Fprintf(stderr, "churon: %v (continuing without KV snapshots)\n", err)
+		} else {
+			opt.Disk = disk
+		}
+	}
+	return st, session.New(st, opt), nil
 }

@@ -334,10 +334,12 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-// generateBatch runs several prompts as one batch: every decoding step
-// reads the weights once for all of them (engine.Model.GenerateBatch).
-// Answers are printed in prompt order once all are done, then the
-// aggregate throughput.
+// generateBatch runs several prompts through the session's scheduler
+// (session.Batch, the one the window's chats and the API server use):
+// every step decodes a token for each of them in one pass, reading the
+// weights once for all, and a prompt still being processed is fed in
+// chunks beside the others' decode steps. Answers are printed in prompt
+// order once all are done, then the aggregate throughput.
 func generateBatch(ctx context.Context, w *bufio.Writer, stderr io.Writer, m *engine.Model, mf *modelFlags, pf *promptFlags,
 	prompts []string, opt engine.GenerateOptions, seed uint64, asJSON bool) error {
 	seqs := make([]*engine.Sequence, len(prompts))
@@ -352,11 +354,44 @@ func generateBatch(ctx context.Context, w *bufio.Writer, stderr io.Writer, m *en
 			return err
 		}
 	}
-	br, err := m.GenerateBatch(ctx, seqs, ids, opt, nil)
-	if err != nil {
-		return err
+	b := session.NewBatch(m, session.BatchOptions{})
+	defer b.Close()
+	start := time.Now()
+	runs := make([]*session.Run, len(prompts))
+	for i := range prompts {
+		var err error
+		if runs[i], err = b.Start(ctx, seqs[i], ids[i], opt, nil); err != nil {
+			return fmt.Errorf("prompt %d: %w", i+1, err)
+		}
 	}
-	for i, res := range br.Results {
+	results := make([]engine.Result, len(runs))
+	promptTokens, genTokens := 0, 0
+	var first, last time.Time
+	for i, r := range runs {
+		res, err := r.Wait()
+		if err != nil {
+			return fmt.Errorf("prompt %d: %w", i+1, err)
+		}
+		results[i] = res
+		promptTokens += len(ids[i])
+		// Each answer's tokens after its first, over the span from the
+		// first answer's first token to the last one's end, as a batch's
+		// aggregate rate (a token each pass after the first).
+		if n := len(res.Tokens); n > 1 {
+			genTokens += n - 1
+			at := start.Add(res.TTFT)
+			if first.IsZero() || at.Before(first) {
+				first = at
+			}
+			if end := at.Add(res.GenTime); end.After(last) {
+				last = end
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	for i, res := range results {
 		if asJSON {
 			if err := writeGenerateJSON(w, m, texts[i], ids[i], res, seed); err != nil {
 				return err
@@ -368,8 +403,12 @@ func generateBatch(ctx context.Context, w *bufio.Writer, stderr io.Writer, m *en
 		}
 		fmt.Fprintf(w, "[%d] %s\n", i+1, res.Text)
 	}
-	fmt.Fprintf(stderr, "[batch of %d: %d prompt tokens at %.1f tok/s, %d generated at %.1f tok/s aggregate, seed %d]\n",
-		len(prompts), br.PromptTokens, br.PromptTPS, br.GenTokens, br.GenTPS, seed)
+	tps := 0.0
+	if span := last.Sub(first); genTokens > 0 && span > 0 {
+		tps = float64(genTokens) / span.Seconds()
+	}
+	fmt.Fprintf(stderr, "[batch of %d: %d prompt tokens, %d generated at %.1f tok/s aggregate in %.2f s, seed %d]\n",
+		len(prompts), promptTokens, genTokens, tps, time.Since(start).Seconds(), seed)
 	return nil
 }
 

@@ -42,11 +42,18 @@ func TestGenerateBatchAndChat(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("want one JSON object per prompt, got %q", out)
 	}
-	for _, l := range lines {
+	for i, l := range lines {
 		var g generateJSON
 		decodeJSON(t, "generate --json", []byte(l), &g)
 		if !strings.Contains(g.Prompt, "<|im_start|>user") || len(g.Tokens) != 5 || g.Seed != 7 {
 			t.Errorf("chat prompt %q, %d tokens, seed %d", g.Prompt, len(g.Tokens), g.Seed)
+		}
+		// Through the scheduler's batch, each answer is what it is alone.
+		alone, _ := runOK(t, "generate", "-m", model, "-p", []string{"안녕", "hello"}[i], "-n", "5", "--seed", "7", "--json", "--ignore-eos")
+		var a generateJSON
+		decodeJSON(t, "generate --json", []byte(strings.TrimSpace(alone)), &a)
+		if !slices.Equal(a.Tokens, g.Tokens) || a.Text != g.Text {
+			t.Errorf("prompt %d in the batch: %v %q; alone %v %q", i, g.Tokens, g.Text, a.Tokens, a.Text)
 		}
 	}
 }

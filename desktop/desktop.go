@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
 
+	apiserve "github.com/churon/churon/app/api/serve"
 	"github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/models"
 	"github.com/churon/churon/app/paths"
@@ -23,6 +24,7 @@ import (
 	"github.com/churon/churon/assets"
 	"github.com/churon/churon/engine/arch"
 	"github.com/churon/churon/models/header"
+	"github.com/churon/churon/serve"
 	"github.com/churon/churon/ui"
 	uimodels "github.com/churon/churon/ui/models"
 )
@@ -64,7 +66,19 @@ func Run() int {
 	a.Settings().SetTheme(ui.NewTheme())
 	w := a.NewWindow("Churon")
 	w.Resize(fyne.NewSize(1180, 780))
-	u := ui.New(a, w, ui.Options{Session: m, Compare: compare.Runner{}, Models: mdl})
+	// A comparison measures with the machine to itself: the chats' answers
+	// wait meanwhile, in the session's own scheduler.
+	// The OpenAI-compatible API server, on when the person turned it on
+	// (Settings → API server); it answers in the session's batch.
+	srv := serve.New(serve.Options{Session: m, LogOutput: os.Stderr})
+	defer srv.Stop() // before the session closes (deferred earlier)
+	if cfg, on := apiserve.ConfigFrom(m.Setting); on {
+		if err := srv.Start(cfg); err != nil {
+			// The status line and the settings say why (Status.Err).
+			fmt.Fprintf(os.Stderr, "churon: the API server did not start: %v\n", err)
+		}
+	}
+	u := ui.New(a, w, ui.Options{Session: m, Compare: compare.Runner{Exclusive: m.Exclusive}, Models: mdl, Server: srv})
 	defer u.Close()
 	w.SetMaster()
 	w.ShowAndRun()

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/churon/churon/engine/arch"
 )
@@ -167,4 +168,259 @@ func (m *Model) forwardBatch(lead *Sequence, groups, want []*Sequence) error {
 		copy(s.logits, lead.blogits[j*vocab:(j+1)*vocab])
 	}
 	return nil
+}
+
+// Stream is one completion whose forward passes are run by Model.Step,
+// together with other streams': a scheduler that owns several answers
+// (continuous batching) makes a stream when an answer starts, calls Step
+// while any of its streams runs and drops each one as it ends. A stream
+// samples, stops and streams its text as Sequence.Generate does: the
+// same sequence, prompt and options give the same tokens and text,
+// whatever else shares its passes (see Step for the exception on AMX
+// CPUs). A stream, its sequence included, belongs to one goroutine: the
+// one that calls Step and Cancel.
+type Stream struct {
+	g      *gen
+	opt    GenerateOptions
+	prompt []int32 // prompt tokens not fed yet
+	next   int32   // the token to feed in the next pass
+	state  streamState
+	err    error
+
+	// When this stream leads a pass (it is the first that runs), the
+	// pass's sequences, streams and the sequences whose logits are
+	// wanted, reused so that steady decoding does not allocate.
+	seqs, want []*Sequence
+	members    []*Stream
+}
+
+type streamState uint8
+
+const (
+	streamPrefill streamState = iota // prompt tokens left to feed
+	streamReady                      // the logits predict the next token: sample it
+	streamDecode                     // next is sampled and waits for its pass
+	streamTail                       // ended at MaxTokens; next is fed (FeedTail), then done
+	streamDone
+)
+
+// NewStream starts a completion of prompt (tokens to append to s; empty
+// if s already holds them) for Model.Step to run. It fails as Generate
+// would before its first pass: bad sampling parameters, an empty prompt,
+// a token outside the vocabulary, a prompt that does not fit in the
+// context (ErrContextFull).
+func (s *Sequence) NewStream(prompt []int32, opt GenerateOptions, onToken func(Token) error) (*Stream, error) {
+	st := &Stream{opt: opt, prompt: prompt}
+	g, err := s.newGen(prompt, &st.opt, time.Now(), onToken)
+	st.g = g
+	if err == nil && (s.m.file == nil || s.closed) {
+		err = ErrClosed
+	}
+	if err == nil && s.Len()+len(prompt) > s.ctxLen {
+		g.res.Finish = FinishContext
+		err = fmt.Errorf("%w: %d cached + %d new tokens > %d", ErrContextFull, s.Len(), len(prompt), s.ctxLen)
+	}
+	if err == nil {
+		err = s.m.checkTokens(prompt)
+	}
+	if err != nil {
+		st.state, st.err = streamDone, err
+		return nil, err
+	}
+	if len(prompt) == 0 {
+		st.state = streamReady
+		g.prompted(time.Now())
+	}
+	return st, nil
+}
+
+// Sequence is the stream's sequence.
+func (st *Stream) Sequence() *Sequence { return st.g.s }
+
+// Done reports whether the stream has ended (Result is final).
+func (st *Stream) Done() bool { return st.state == streamDone }
+
+// Decoding reports whether the stream's prompt is processed: it takes one
+// row of each pass from now on.
+func (st *Stream) Decoding() bool { return st.state != streamPrefill && st.state != streamDone }
+
+// PromptLeft is the number of prompt tokens still to feed.
+func (st *Stream) PromptLeft() int { return len(st.prompt) }
+
+// Result is the completion's summary and, when it failed, why: an error
+// of onToken or of a forward pass it was part of.
+func (st *Stream) Result() (Result, error) { return st.g.res, st.err }
+
+// Cancel ends the stream with FinishCancelled, releasing the text held
+// back (through onToken), unless it has ended already.
+func (st *Stream) Cancel() {
+	switch st.state {
+	case streamDone:
+		return
+	case streamTail: // the answer is complete; only its last token is not fed
+		st.state = streamDone
+		return
+	}
+	st.state = streamDone
+	if _, err := st.g.finish(FinishCancelled); err != nil {
+		st.err = err
+	}
+}
+
+// sample draws the next token from the sequence's logits and moves the
+// stream on.
+func (st *Stream) sample() {
+	id, err := st.g.step()
+	switch {
+	case err != nil:
+		st.state, st.err = streamDone, err
+	case !st.g.done:
+		st.next, st.state = id, streamDecode
+	case st.opt.FeedTail && st.g.tail && st.g.s.Len() < st.g.s.ctxLen:
+		st.next, st.state = id, streamTail
+	default:
+		st.state = streamDone
+	}
+}
+
+// fail ends the stream because a pass it was part of failed.
+func (st *Stream) fail(err error) {
+	st.state, st.err = streamDone, err
+	st.g.done = true
+	st.g.res.Finish = FinishError
+}
+
+// Step runs one forward pass for streams, which must belong to m and to
+// distinct sequences: every decoding stream feeds its sampled token (one
+// row each), and the streams whose prompts are not processed yet feed
+// up to prefill of their prompt tokens between them, the earliest in the
+// slice first (prefill <= 0: up to the first such stream's batch size,
+// SequenceOptions.Batch). Then every stream whose logits now predict a
+// new token samples it, calling its onToken; Step returns once all of
+// them have. Streams that have ended are skipped; the caller drops them.
+//
+// A stream's tokens do not depend on which other streams share its
+// passes nor on how its prompt is split: every row of a pass is computed
+// with the arithmetic of a pass of its own — except on CPUs with AMX
+// (quant.AMX), where a pass of 16 rows or more runs its matrix products
+// on tile kernels, so that there a decode step that shares a pass with a
+// prompt chunk, or with 15 other answers, can differ from the answer run
+// alone in the last bits of its logits (CHURON_NOAMX=1 restores exact
+// equality, at the cost of prompt speed).
+//
+// When the pass fails, every stream in it ends with FinishError and the
+// error, which Step returns as well.
+func (m *Model) Step(streams []*Stream, prefill int) error {
+	var leader *Stream
+	for i, st := range streams {
+		if st.state == streamDone {
+			continue
+		}
+		s := st.g.s
+		if s.m != m {
+			return fmt.Errorf("%w: stream %d does not belong to this model", ErrBatch, i)
+		}
+		for _, o := range streams[:i] {
+			if o.state != streamDone && o.g.s == s {
+				return fmt.Errorf("%w: streams %d and another share a sequence", ErrBatch, i)
+			}
+		}
+	}
+	for _, st := range streams {
+		if st.state == streamReady {
+			st.sample() // a prompt that was empty: the logits were there
+		}
+		if prefill <= 0 && st.state == streamPrefill {
+			prefill = st.g.s.batch
+		}
+		if leader == nil && st.state != streamDone {
+			leader = st
+		}
+	}
+	if leader == nil {
+		return nil
+	}
+	lead := leader.g.s
+	if m.file == nil {
+		return ErrClosed
+	}
+	bt := &lead.bt
+	bt.Tokens, bt.Pos = lead.btoks[:0], lead.bpos[:0]
+	bt.Groups, bt.OutRows = bt.Groups[:0], bt.OutRows[:0]
+	leader.seqs, leader.members, leader.want = leader.seqs[:0], leader.members[:0], leader.want[:0]
+	room := prefill
+	for _, st := range streams {
+		var toks []int32
+		switch st.state {
+		case streamDecode, streamTail:
+			st.g.s.one[0] = st.next
+			toks = st.g.s.one[:]
+		case streamPrefill:
+			toks = st.prompt[:min(room, len(st.prompt))]
+			room -= len(toks)
+		}
+		if len(toks) == 0 {
+			continue
+		}
+		s, start := st.g.s, len(bt.Tokens)
+		bt.Tokens = append(bt.Tokens, toks...)
+		for j := range toks {
+			bt.Pos = append(bt.Pos, int32(s.Len()+j))
+		}
+		bt.Groups = append(bt.Groups, arch.Group{Start: start, End: start + len(toks)})
+		leader.seqs = append(leader.seqs, s)
+		leader.members = append(leader.members, st)
+		if st.state == streamDecode || st.state == streamPrefill && len(toks) == len(st.prompt) {
+			bt.OutRows = append(bt.OutRows, start+len(toks)-1)
+			leader.want = append(leader.want, s)
+		}
+	}
+	lead.btoks, lead.bpos = bt.Tokens, bt.Pos
+	if len(bt.Tokens) == 0 {
+		return nil
+	}
+	if err := m.forwardBatch(lead, leader.seqs, leader.want); err != nil {
+		for _, st := range leader.members {
+			st.fail(err)
+		}
+		return err
+	}
+	now := time.Now()
+	for i, st := range leader.members {
+		s := st.g.s
+		g := bt.Groups[i]
+		s.tokens = append(s.tokens, bt.Tokens[g.Start:g.End]...)
+		switch st.state {
+		case streamTail:
+			st.state = streamDone
+		case streamDecode:
+			st.sample()
+		case streamPrefill:
+			st.prompt = st.prompt[g.End-g.Start:]
+			if len(st.prompt) == 0 {
+				st.g.prompted(now)
+				st.sample()
+			}
+		}
+	}
+	return nil
+}
+
+// SequenceBytes is the memory a sequence made with opt holds for its
+// cache — every layer's KV rows for the whole context and any layer's
+// state — so that a scheduler can count what its answers take before
+// it makes them.
+func (m *Model) SequenceBytes(opt SequenceOptions) int64 {
+	kvType, err := opt.KVType.quantType()
+	if err != nil || m.net == nil {
+		return 0
+	}
+	var n int64
+	for _, l := range m.net.CacheSpec(kvType, m.contextFor(opt)) {
+		if l.KV != nil {
+			n += l.KV.Bytes()
+		}
+		n += int64(l.StateBytes)
+	}
+	return n
 }

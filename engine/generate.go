@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +21,16 @@ type GenerateOptions struct {
 	IgnoreEOS bool     // keep going past end-of-generation tokens
 	// RenderSpecial shows control tokens (e.g. "<|im_end|>") in the text.
 	RenderSpecial bool
+	// FeedTail feeds a completion that ends at MaxTokens its last token,
+	// which is sampled but would otherwise not be fed, so that the
+	// sequence holds the whole answer and a follow-up reuses all of it.
+	FeedTail bool
+	// Logprobs reports each sampled token's log-probability (Token.Logprob)
+	// and the TopLogprobs most likely tokens at its position (Token.Top),
+	// under the model's own distribution: the softmax of the raw logits,
+	// before penalties, temperature and truncation.
+	Logprobs    bool
+	TopLogprobs int
 }
 
 // Token is one generated token as it streams out.
@@ -32,6 +44,17 @@ type Token struct {
 	// holds back text that might begin a stop string.
 	Text    string
 	Elapsed time.Duration // since Generate started
+	// Logprob and Top, with GenerateOptions.Logprobs: the token's
+	// log-probability and the most likely tokens at its position, most
+	// likely first.
+	Logprob float32
+	Top     []TokenLogprob
+}
+
+// TokenLogprob is a token and its log-probability.
+type TokenLogprob struct {
+	ID      int32
+	Logprob float32
 }
 
 // FinishReason says why generation ended.
@@ -90,6 +113,11 @@ func (s *Sequence) Generate(ctx context.Context, prompt []int32, opt GenerateOpt
 			return g.finish(FinishCancelled)
 		}
 		id, err := g.step()
+		if err == nil && g.tail && opt.FeedTail && s.Len() < s.ctxLen {
+			// Best effort: the cache stays one token short if it fails.
+			s.one[0] = id
+			_ = s.Feed(ctx, s.one[:])
+		}
 		if err != nil || g.done {
 			return g.res, err
 		}
@@ -119,6 +147,13 @@ type gen struct {
 	firstAt time.Time
 	onToken func(Token) error
 	done    bool
+	// tail: the completion ended at MaxTokens on a token it sampled,
+	// which is not fed (see GenerateOptions.FeedTail).
+	tail bool
+	// lp, top: the log-probabilities of the token being emitted
+	// (GenerateOptions.Logprobs).
+	lp  float32
+	top []TokenLogprob
 }
 
 func (s *Sequence) newGen(prompt []int32, opt *GenerateOptions, start time.Time, onToken func(Token) error) (*gen, error) {
@@ -156,7 +191,11 @@ func (g *gen) emit(id int32, piece string) error {
 	if g.onToken == nil {
 		return nil
 	}
-	return g.onToken(Token{ID: id, Text: piece, Elapsed: time.Since(g.start)})
+	t := Token{ID: id, Text: piece, Elapsed: time.Since(g.start)}
+	if id >= 0 && g.opt.Logprobs {
+		t.Logprob, t.Top = g.lp, slices.Clone(g.top)
+	}
+	return g.onToken(t)
 }
 
 // finish ends the completion for reason, flushing held-back text.
@@ -192,6 +231,9 @@ func (g *gen) step() (int32, error) {
 	}
 	id := g.smp.Sample(s.logits)
 	g.smp.Accept(id)
+	if opt.Logprobs {
+		g.lp, g.top = logprobs(s.logits, id, opt.TopLogprobs, g.top[:0])
+	}
 	if len(g.res.Tokens) == 0 {
 		g.firstAt = time.Now()
 		g.res.TTFT = g.firstAt.Sub(g.start)
@@ -212,6 +254,7 @@ func (g *gen) step() (int32, error) {
 	case stopped:
 		_, err = g.finish(FinishStop)
 	case opt.MaxTokens > 0 && len(g.res.Tokens) >= opt.MaxTokens:
+		g.tail = true
 		_, err = g.finish(FinishLength)
 	case s.Len() >= s.ctxLen:
 		_, err = g.finish(FinishContext)
@@ -350,4 +393,57 @@ func (m *Model) GenerateBatch(ctx context.Context, seqs []*Sequence, prompts [][
 			return collect(), err
 		}
 	}
+}
+
+// logprobs is the log-probability of id under the softmax of logits and
+// the top most likely tokens (appended to buf), most likely first. NaN
+// logits count as impossible, as the sampler counts them.
+func logprobs(logits []float32, id int32, top int, buf []TokenLogprob) (float32, []TokenLogprob) {
+	hi := float32(math.Inf(-1))
+	for _, x := range logits {
+		if x > hi {
+			hi = x
+		}
+	}
+	var sum float64
+	for _, x := range logits {
+		if x == x { // not NaN
+			sum += math.Exp(float64(x - hi))
+		}
+	}
+	lse := float64(hi) + math.Log(sum)
+	lp := func(x float32) float32 {
+		if x != x {
+			return float32(math.Inf(-1))
+		}
+		return float32(float64(x) - lse)
+	}
+	top = min(top, len(logits))
+	for i, x := range logits {
+		if top == 0 {
+			break
+		}
+		if x != x {
+			continue
+		}
+		if len(buf) == top && x <= logits[buf[top-1].ID] {
+			continue
+		}
+		// Insert in order: top is small (OpenAI allows 20).
+		j := len(buf)
+		if j < top {
+			buf = append(buf, TokenLogprob{})
+		} else {
+			j--
+		}
+		for j > 0 && logits[buf[j-1].ID] < x {
+			buf[j] = buf[j-1]
+			j--
+		}
+		buf[j] = TokenLogprob{ID: int32(i)}
+	}
+	for i := range buf {
+		buf[i].Logprob = lp(logits[buf[i].ID])
+	}
+	return lp(logits[id]), buf
 }

@@ -8,15 +8,20 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/internal/uitest"
 )
 
-// TestSidebarMarksBusyChats: the chat that answers and the one that waits
-// its turn are marked in the sidebar, and the marks go once they are done.
+// TestSidebarMarksBusyChats: with the cap on answers at once at one, the
+// chat that answers and the one that waits its turn are marked in the
+// sidebar, and the marks go once they are done.
 func TestSidebarMarksBusyChats(t *testing.T) {
 	long := uitest.Quick(0) // stories260K runs on until the context fills
 	long.Context = 2048
 	h := newHarness(t, harnessOptions{settings: &long})
+	if err := h.M.SetSetting(session.SettingMaxAnswers, "1"); err != nil {
+		t.Fatal(err)
+	}
 	h.Load(uitest.StoriesPath(t))
 	u := h.u
 	h.typeAndSend("Once upon a time")
@@ -58,6 +63,41 @@ func TestSidebarMarksBusyChats(t *testing.T) {
 	h.Wait("the second chat to stop", h.Idle)
 	if got := mark(second); got != "" {
 		t.Errorf("the stopped chat is still marked %q", got)
+	}
+}
+
+// TestSidebarMarksChatsAnsweringTogether: under the cap, two chats asked
+// one after the other answer together, and both are marked answering.
+func TestSidebarMarksChatsAnsweringTogether(t *testing.T) {
+	long := uitest.Quick(0)
+	long.Context = 2048
+	h := newHarness(t, harnessOptions{settings: &long})
+	h.Load(uitest.StoriesPath(t))
+	u := h.u
+	h.typeAndSend("Once upon a time")
+	first := u.w.Conv
+	u.onNewChat()
+	h.typeAndSend("The little dog")
+	second := u.w.Conv
+	answering := func(conv int64) bool {
+		it := findConvItem(h.W.Canvas().Content(), conv)
+		if it == nil {
+			return false
+		}
+		m, _ := uitest.Find(it, func(r *widget.RichText) bool { return r.Visible() && r.String() == "answering…" })
+		return m != nil
+	}
+	h.Wait("both chats marked answering", func() bool { return answering(first) && answering(second) })
+	if _, queued := u.queued[second]; queued {
+		t.Error("the second chat waited although the cap leaves room")
+	}
+	u.openConversation(first)
+	u.onStop()
+	u.openConversation(second)
+	u.onStop()
+	h.Wait("both chats to stop", h.Idle)
+	if answering(first) || answering(second) {
+		t.Error("a stopped chat is still marked")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	apiserve "github.com/churon/churon/app/api/serve"
 	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/internal/units"
 	"github.com/churon/churon/ui/core"
@@ -25,6 +26,7 @@ type statusLine struct {
 	ui      *UI
 	left    *widget.Label
 	right   *widget.Label
+	server  *widget.Label // the API server, when on
 	content fyne.CanvasObject
 	cache   *session.CacheState // of the open conversation; nil: none to show
 }
@@ -36,8 +38,56 @@ func newStatusLine(u *UI) *statusLine {
 	s.left.Truncation = fyne.TextTruncateEllipsis
 	s.right = widget.NewLabel("")
 	s.right.SizeName = theme.SizeNameCaptionText
-	s.content = container.NewBorder(nil, nil, nil, s.right, s.left)
+	s.server = widget.NewLabel("")
+	s.server.SizeName = theme.SizeNameCaptionText
+	s.server.Hide()
+	s.content = container.NewBorder(nil, nil, nil, container.NewHBox(s.server, s.right), s.left)
+	if srv := u.w.Server; srv != nil {
+		// The server says when it starts, stops, takes or ends a request.
+		go func() {
+			for {
+				select {
+				case <-u.w.Ctx.Done():
+					return
+				case <-srv.Changed():
+					u.w.Do(s.refreshServer)
+				}
+			}
+		}()
+		s.refreshServer()
+	}
 	return s
+}
+
+// refreshServer shows whether the API server is on, where, and the
+// requests it answers now (or why it could not start).
+func (s *statusLine) refreshServer() {
+	srv := s.ui.w.Server
+	if srv == nil {
+		return
+	}
+	st := srv.Status()
+	text := serverText(st)
+	s.server.SetText(text)
+	if text == "" {
+		s.server.Hide()
+	} else {
+		s.server.Show()
+	}
+}
+
+// serverText is the status line's words for the API server ("": off,
+// without an error to tell).
+func serverText(st apiserve.Status) string {
+	switch {
+	case st.On && len(st.Active) > 0:
+		return lang.X("status.api.busy", "API {{.URL}} · answering {{.N}}", map[string]any{"URL": st.URL, "N": len(st.Active)})
+	case st.On:
+		return lang.X("status.api.on", "API {{.URL}}", map[string]any{"URL": st.URL})
+	case st.Err != "":
+		return lang.X("status.api.failed", "API off: {{.Err}}", map[string]any{"Err": st.Err})
+	}
+	return ""
 }
 
 func (s *statusLine) refresh() {

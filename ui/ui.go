@@ -17,6 +17,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	comparesvc "github.com/churon/churon/app/api/compare"
+	apiserve "github.com/churon/churon/app/api/serve"
 	"github.com/churon/churon/app/api/session"
 	appmodels "github.com/churon/churon/app/models"
 	"github.com/churon/churon/models/discover"
@@ -38,6 +39,8 @@ type Options struct {
 	Session session.Service
 	Compare comparesvc.Service
 	Models  *appmodels.Service
+	// Server is the API server the settings turn on (nil: none).
+	Server apiserve.Controller
 	// Do runs f on Fyne's goroutine; nil means fyne.Do. Tests pass their
 	// own to run updates on the test's goroutine.
 	Do func(f func())
@@ -98,7 +101,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 		opt.FontCheck = fontcheck.Hangul
 	}
 	u := &UI{opt: opt, queued: map[int64]int{}, sending: map[int64]*atomic.Bool{}}
-	u.w = &core.Window{App: a, Win: w, Session: opt.Session, Compare: opt.Compare, Models: opt.Models, Generating: map[int64]bool{},
+	u.w = &core.Window{App: a, Win: w, Session: opt.Session, Compare: opt.Compare, Models: opt.Models, Server: opt.Server, Generating: map[int64]bool{},
 		Refresh: u.refresh, NoteText: u.noteText, HandleShortcut: u.handleShortcut, SetLanguage: u.setLanguage}
 	// After Close (the window is gone, the session still winds down and
 	// sends events) updates are dropped: Fyne would run them on the
@@ -346,8 +349,8 @@ func (u *UI) applyStatus(st session.Status) {
 		u.apply(session.ModelLoaded{Info: *st.Model})
 	}
 	u.w.LoadingPath = st.Loading
-	if st.Generating != 0 {
-		u.w.Generating[st.Generating] = true
+	for _, c := range st.Answering { // answers run together
+		u.w.Generating[c] = true
 	}
 	for i, c := range st.Queued {
 		u.w.Generating[c] = true

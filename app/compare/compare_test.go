@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -396,4 +397,36 @@ func builtinText(t *testing.T, name string) string {
 	}
 	t.Fatalf("no built-in text %q", name)
 	return ""
+}
+
+// TestRunnerHoldsTheMachine: a Runner with Exclusive holds the machine
+// before the comparison's first event and hands it back once it has
+// ended; a comparison that cannot have it does not run.
+func TestRunnerHoldsTheMachine(t *testing.T) {
+	f16 := tinyModel(t, "F16", 320, false)
+	var held, released atomic.Int32
+	r := Runner{Exclusive: func(context.Context) (func(), error) {
+		held.Add(1)
+		return func() { released.Add(1) }, nil
+	}}
+	h := r.Start(context.Background(), Options{Models: []string{f16, f16}, Prompt: "Hello", Sampling: greedy(4), TextTokens: -1})
+	first := true
+	for range h.Events() {
+		if first && held.Load() != 1 {
+			t.Fatalf("the comparison's first event came before it held the machine")
+		}
+		first = false
+	}
+	if _, err := h.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if held.Load() != 1 || released.Load() != 1 {
+		t.Fatalf("held %d times, released %d", held.Load(), released.Load())
+	}
+	busy := errors.New("closed")
+	h = Runner{Exclusive: func(context.Context) (func(), error) { return nil, busy }}.Start(context.Background(),
+		Options{Models: []string{f16, f16}, Prompt: "Hello", Sampling: greedy(4), TextTokens: -1})
+	if _, err := h.Wait(); !errors.Is(err, busy) {
+		t.Fatalf("without the machine: %v", err)
+	}
 }

@@ -8,19 +8,35 @@ import (
 
 // Runner is the comparison service of this process: comparisons run on
 // the engine, one model at a time (see Run). Its zero value is ready.
-type Runner struct{}
+type Runner struct {
+	// Exclusive, when set, is asked for the machine before a comparison
+	// measures and handed back after (the session's Manager.Exclusive):
+	// the answers of the chats wait meanwhile, through the same scheduler,
+	// so that the figures are the models' alone.
+	Exclusive func(ctx context.Context) (release func(), err error)
+}
 
 var _ api.Service = Runner{}
 
 // Start begins a comparison (see Run) and returns at once.
 func Start(ctx context.Context, opt Options) *Handle {
+	return Runner{}.Start(ctx, opt)
+}
+
+// Start: see the package function; with Exclusive, the comparison holds
+// the machine while it runs.
+func (r Runner) Start(ctx context.Context, opt Options) *Handle {
 	return api.NewHandle(ctx, func(ctx context.Context, emit func(Event)) (*Result, error) {
+		if r.Exclusive != nil {
+			release, err := r.Exclusive(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer release()
+		}
 		return Run(ctx, opt, emit)
 	})
 }
-
-// Start: see the package function.
-func (Runner) Start(ctx context.Context, opt Options) *Handle { return Start(ctx, opt) }
 
 // Quantize: see the package function.
 func (Runner) Quantize(ctx context.Context, in, out string, opt QuantizeOptions) (QuantizeReport, error) {

@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -523,31 +524,47 @@ func (s *Store) loaded(key, path string, f *os.File, ix *engine.SnapshotIndex) {
 // Stat describes the snapshot under key, reading only its header and its
 // segments' token ids (nothing when this process knows the file as it is).
 func (s *Store) Stat(key string) (Entry, bool) {
+	e, _, ok := s.stat(key, false)
+	return e, ok
+}
+
+// StatTokens is Stat with the token ids the snapshot holds (nil when it
+// cannot be read), so that a caller can tell how much of a prompt it
+// would serve without loading it.
+func (s *Store) StatTokens(key string) (Entry, []int32, bool) {
+	return s.stat(key, true)
+}
+
+func (s *Store) stat(key string, withTokens bool) (Entry, []int32, bool) {
 	if checkKey(key) != nil {
-		return Entry{}, false
+		return Entry{}, nil, false
 	}
 	f, err := os.Open(s.path(key))
 	if err != nil {
-		return Entry{}, false
+		return Entry{}, nil, false
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
-		return Entry{}, false
+		return Entry{}, nil, false
 	}
 	e := Entry{Key: key, Bytes: st.Size(), Modified: st.ModTime()}
 	ix := s.knownIndex(key, st)
 	if ix == nil || ix.End+ix.Tail != st.Size() {
 		ix, err = engine.ScanSnapshot(f, st.Size(), engine.ScanOptions{})
 	}
+	var ids []int32
 	if err == nil {
 		e.Tokens, e.Identity = len(ix.Tokens), ix.Identity
+		if withTokens {
+			ids = slices.Clone(ix.Tokens)
+		}
 	} else if info, err := engine.ReadSnapshotInfo(io.NewSectionReader(f, 0, st.Size())); err == nil {
 		// A damaged body is found when the file is read (and then
 		// deleted); until then the header says what it is for.
 		e.Identity = info.Identity
 	}
-	return e, true
+	return e, ids, true
 }
 
 // Delete removes the snapshot under key; a missing one is not an error.

@@ -59,7 +59,7 @@ func (m *Manager) Send(conv int64, text string) (Message, error) {
 				m.emit(ConversationChanged{Conv: conv})
 			}
 		}
-		m.enqueue(conv, set)
+		m.enqueue(conv, set, SourceWindow)
 		return nil
 	})
 	return msg, err
@@ -95,8 +95,7 @@ func (m *Manager) Regenerate(conv, msg int64) error {
 		if err := m.st.SelectMessage(ctx, parent); err != nil {
 			return fmt.Errorf("session: regenerate: %w", err)
 		}
-		m.enqueue(conv, set)
-		j := m.conv(conv).job
+		j := m.enqueue(conv, set, SourceWindow)
 		j.parent = parent
 		m.liveMu.Lock()
 		m.cuts[conv] = j
@@ -143,7 +142,7 @@ func (m *Manager) Edit(conv, msg int64, text string) error {
 			return fmt.Errorf("session: edit: %w", err)
 		}
 		m.emit(MessagesChanged{Conv: conv})
-		m.enqueue(conv, set)
+		m.enqueue(conv, set, SourceWindow)
 		return nil
 	})
 }

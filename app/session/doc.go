@@ -33,16 +33,44 @@
 //
 // # Scheduling
 //
-// Answers run one at a time: decoding is bound by memory bandwidth and
-// uses every core, so two answers at once would each run at half speed
-// while holding twice the memory. An answer asked for while another runs
-// waits (Queued), and the person can switch conversations, start a new
-// one and type meanwhile. A conversation has at most one answer running or
-// waiting; Send, Regenerate and Edit on it are refused with ErrBusy until
-// its Done. Stop cancels the answer's context, and the engine checks it
-// before every token: the answer ends within one token, its text so far is
-// saved with reason "cancelled". LoadModel and UnloadModel first cancel
-// every answer, then swap the model once the running one has stopped.
+// One goroutine owns the schedule: it decides which answers run, and the
+// loaded model's Batch runs them together (continuous batching). Each
+// step decodes one token for every answer that is generating, all in one
+// forward pass, so the weights are read once a step for the whole batch —
+// decoding is bound by memory bandwidth, and four answers together cost
+// little more than one. A new answer's prompt is fed in chunks between
+// the others' decode steps, each chunk sized from the measured cost of a
+// step — measured by the rows it runs — so that a step with one takes at
+// most three quarters longer than one without (PrefillSlack,
+// Options.Prefill): nobody's time between tokens doubles for another's
+// long prompt, and the prompt still gets its share. One step in fifty at
+// most may be a burst of up to four times a decode step (BurstShare,
+// BurstSlack), so that short prompts arriving together start at once
+// even where the CPU is the limit and a prompt token costs a decode row. An answer leaves the batch the step it ends.
+//
+// Up to a cap run at once: SettingMaxAnswers, by default as many KV
+// caches at the default context as a quarter of the available memory
+// holds, at most 16 (DefaultMaxAnswers). Beyond it an answer waits
+// (Queued), and the next to start is the oldest of the source — the
+// window, or an API client — with the fewest answers running, so that a
+// client's flood of requests never starves the window. Sampling, stop
+// strings, seeds and KV caches are each answer's own, and so are its
+// tokens: an answer is the same, bit for bit, whatever runs beside it
+// and however its prompt is split — except on CPUs with AMX, where a
+// step of 16 rows or more (a prompt chunk beside it, or 16 answers) runs
+// its matrix products on tile kernels and can change the last bits of
+// its logits (engine.Model.Step; CHURON_NOAMX=1 restores equality).
+//
+// The person can switch conversations, start a new one and type while
+// answers run. A conversation has at most one answer running or waiting;
+// Send, Regenerate and Edit on it are refused with ErrBusy until its
+// Done. Stop cancels the answer's context, and the batch checks it before
+// every step: the answer ends within one token, its text so far is saved
+// with reason "cancelled", and the others go on. API requests (Answer)
+// run in the same batch, under the same cap. Exclusive holds the machine
+// for someone who measures (the Compare page): no answer starts and the
+// batch stands still until it is released. LoadModel and UnloadModel
+// first cancel every answer, then swap the model once all have stopped.
 //
 // # Reusing the KV cache
 //

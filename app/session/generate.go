@@ -25,15 +25,16 @@ type liveAnswer struct {
 	committed int // length of text and reasoning at the last save
 }
 
-// generate runs one answer on its own goroutine. It owns seq (the
-// conversation's KV cache, nil when there is none yet) until it hands it
-// back through jobDone. Store writes use a background context: an answer
-// that is cancelled must still be saved.
+// generate prepares one answer on its own goroutine, runs it in the
+// model's batch and saves it. It owns seq (the conversation's KV cache,
+// nil when there is none yet) until it hands it back through jobDone.
+// Store writes use a background context: an answer that is cancelled
+// must still be saved.
 //
 // Stats and Done go back with the result for the scheduler to send once
 // it has marked the conversation idle, so that a command sent in reaction
 // to Done (Send, Regenerate) never finds the conversation still busy.
-func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
+func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engine.Sequence) {
 	start := time.Now()
 	res := jobResult{job: j}
 	defer func() { m.jobDone <- res }()
@@ -66,13 +67,7 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	if parent == 0 && len(hist) > 0 {
 		parent = hist[len(hist)-1].ID
 	}
-	ctxLen := set.Context
-	if ctxLen <= 0 {
-		ctxLen = min(info.ContextLength, engine.DefaultContext)
-		if ctxLen <= 0 {
-			ctxLen = engine.DefaultContext
-		}
-	}
+	ctxLen := contextOf(set, info)
 	pr, perr := buildPrompt(j.ctx, model, set, hist, ctxLen)
 	if j.ctx.Err() != nil {
 		// Stopped before its answer began (Stop right after Send): there
@@ -191,14 +186,21 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	// it streams (chat.OutputParser); Harmony's markers are control
 	// tokens, rendered so that the parser sees them.
 	format := chat.OutputFormatOf(model.Template())
-	out := answerParts{m: m, conv: conv, msg: ans.ID, parser: chat.NewOutputParser(format, pr.text)}
+	out := answerParts{m: m, conv: conv, msg: ans.ID, parser: chat.NewOutputParser(format, pr.text), sink: j.sink}
+	if j.sink != nil { // an API request asked for it: it hears the answer too
+		j.sink.push(AnswerStarted{PromptTokens: len(ids), Cached: reused, Conversation: conv})
+	}
+	tok := model.Tokenizer()
 	generated := 0
-	result, err := seq.Generate(j.ctx, ids[reused:], engine.GenerateOptions{
-		MaxTokens: set.MaxTokens, Sampling: Params(set, seed), Stop: set.Stop,
-		RenderSpecial: format == chat.OutputHarmony,
-	}, func(t engine.Token) error {
+	run, err := batch.Start(j.ctx, seq, ids[reused:], j.options(set, seed, format), func(t engine.Token) error {
 		if t.ID >= 0 {
 			generated++
+			if j.sink != nil && j.sink.firstAt.IsZero() {
+				j.sink.firstAt = time.Now()
+			}
+			if j.logprobs {
+				out.lps = append(out.lps, logprobOf(tok, t))
+			}
 		}
 		reasoning := out.add(out.parser.Feed(t.Text), generated, t.Elapsed)
 		if t.ID >= 0 && (reasoning || out.parser.Thinking()) {
@@ -209,17 +211,14 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		}
 		return nil
 	})
-	out.add(out.parser.Flush(), generated, result.TTFT+result.GenTime)
-	stopSaving() // before the feed below: the saver reads the sequence
-
-	// An answer cut at its cap ends with a token sampled but not fed: feed
-	// it, one step more, so that the cache holds the whole answer and a
-	// follow-up reuses all of it (keepAnswer). Best effort: the cache
-	// stays as it was if it fails.
-	if err == nil && result.Finish == engine.FinishLength && j.ctx.Err() == nil &&
-		len(result.Tokens) > 0 && seq.Len() == len(ids)+len(result.Tokens)-1 && seq.Len() < seq.Context() {
-		_ = seq.Feed(j.ctx, result.Tokens[len(result.Tokens)-1:])
+	var result engine.Result
+	if err == nil {
+		result, err = run.Wait()
+	} else if errors.Is(err, engine.ErrContextFull) {
+		result.Finish = engine.FinishContext
 	}
+	out.add(out.parser.Flush(), generated, result.TTFT+result.GenTime)
+	stopSaving()
 
 	reason := Reason(result.Finish)
 	switch {
@@ -242,6 +241,16 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	final.PromptTokens, final.PromptReused, final.GenTokens = len(ids), reused, len(result.Tokens)
 	final.Sampler = withFingerprint(final.Sampler, ids, pr.text)
 	final.TTFT, final.PromptTPS, final.GenTPS = ttft, result.PromptTPS, result.GenTPS
+	if sk := j.sink; sk != nil {
+		sk.usage = Usage{PromptTokens: len(ids), CachedTokens: reused, CompletionTokens: len(result.Tokens),
+			GenTPS: result.GenTPS, Conversation: conv}
+		if !sk.firstAt.IsZero() {
+			sk.usage.TTFT = sk.firstAt.Sub(sk.asked)
+		}
+		if out.lps != nil {
+			sk.push(AnswerText{Logprobs: out.lps, Tokens: len(result.Tokens)})
+		}
+	}
 	save(reason)
 	// Until the final save the live text stood in for the saved one.
 	m.liveMu.Lock()
@@ -345,4 +354,30 @@ func pickSeed(setting int64) (uint64, error) {
 		return 0, fmt.Errorf("session: seed: %w", err)
 	}
 	return binary.LittleEndian.Uint64(b[:]) >> 1, nil
+}
+
+// contextOf is an answer's KV cache length: its setting, else the model's
+// trained context, at most engine.DefaultContext.
+func contextOf(set Settings, info engine.Info) int {
+	if set.Context > 0 {
+		return set.Context
+	}
+	if n := min(info.ContextLength, engine.DefaultContext); n > 0 {
+		return n
+	}
+	return engine.DefaultContext
+}
+
+// options are an answer's engine options: its settings' sampling with
+// seed, stop strings and cap, control tokens shown where the output
+// format needs them, the logprobs an API request asked for. An answer
+// cut at its cap ends with a token sampled but not fed: FeedTail feeds
+// it, so that the cache holds the whole answer and a follow-up reuses
+// all of it (keepAnswer).
+func (j *job) options(set Settings, seed uint64, format chat.OutputFormat) engine.GenerateOptions {
+	return engine.GenerateOptions{
+		MaxTokens: set.MaxTokens, Sampling: Params(set, seed), Stop: set.Stop,
+		RenderSpecial: format == chat.OutputHarmony, FeedTail: true,
+		Logprobs: j.logprobs, TopLogprobs: j.topLogprobs,
+	}
 }

@@ -25,8 +25,10 @@ type DiskCache interface {
 	// Load reads key's snapshot into a new sequence made by m with opt.
 	// A missing snapshot is an error wrapping kvcache.ErrNotFound.
 	Load(ctx context.Context, key string, m *engine.Model, opt engine.SequenceOptions) (*engine.Sequence, error)
-	// Stat tells what the snapshot under key holds, without reading it.
+	// Stat tells what the snapshot under key holds, without reading it;
+	// StatTokens also returns its token ids.
 	Stat(key string) (kvcache.Entry, bool)
+	StatTokens(key string) (kvcache.Entry, []int32, bool)
 	Delete(key string) error
 	// Keys lists the snapshots on disk, so the manager can delete those
 	// of conversations that no longer exist.
@@ -51,8 +53,13 @@ func OpenDiskCache(budget int64) (*kvcache.Store, error) {
 	return s, nil
 }
 
-// diskKey names a conversation's snapshot.
-func diskKey(conv int64) string { return "conv-" + strconv.FormatInt(conv, 10) }
+// diskKey names a conversation's snapshot, or an API slot's (below 0).
+func diskKey(conv int64) string {
+	if conv < 0 {
+		return "api-" + strconv.FormatInt(-conv-1, 10)
+	}
+	return "conv-" + strconv.FormatInt(conv, 10)
+}
 
 // convOfKey is diskKey's inverse; ok is false for keys it did not make.
 func convOfKey(key string) (conv int64, ok bool) {
@@ -240,7 +247,7 @@ func (m *Manager) ClearKVDisk() error {
 			if cs.seq != nil {
 				cs.dirty, cs.flushed = true, false
 			}
-			m.emit(m.cacheState(id))
+			m.emitCache(id)
 		}
 		return nil
 	})
@@ -254,6 +261,14 @@ func (m *Manager) CacheState(conv int64) (CacheState, error) {
 		return nil
 	})
 	return st, err
+}
+
+// emitCache says where conv's cache is now; an API slot's is no
+// conversation's and is not said.
+func (m *Manager) emitCache(conv int64) {
+	if conv > 0 {
+		m.emit(m.cacheState(conv))
+	}
 }
 
 // cacheState runs on the scheduling goroutine.
@@ -285,9 +300,14 @@ func (m *Manager) fitsModel(id engine.Identity) bool {
 	if m.s.model == nil {
 		return true
 	}
-	mine := m.s.model.Identity()
+	return sameModel(id, m.s.model.Identity(), m.opt.KVType)
+}
+
+// sameModel reports whether a snapshot made under id is of the model
+// whose identity is mine, with the KV type kv.
+func sameModel(id, mine engine.Identity, kv engine.KVType) bool {
 	return id.FileSize == mine.FileSize && id.Hash == mine.Hash && id.Architecture == mine.Architecture &&
-		id.Format == mine.Format && id.KVType == m.opt.KVType
+		id.Format == mine.Format && id.KVType == kv
 }
 
 // saveResult is a finished snapshot write.
@@ -316,7 +336,7 @@ func (m *Manager) snapshot(conv int64, cs *convState, drop bool) {
 		if drop {
 			cs.seq.Close() // gives an accelerator's memory back at once
 			cs.seq = nil
-			m.emit(m.cacheState(conv))
+			m.emitCache(conv)
 		}
 		return
 	}
@@ -333,6 +353,10 @@ func (m *Manager) snapshot(conv int64, cs *convState, drop bool) {
 // saved ends a snapshot write (on the scheduling goroutine).
 func (m *Manager) saved(r saveResult) {
 	m.s.saves--
+	if m.s.savedCh != nil { // requests waiting for a slot's snapshot
+		close(m.s.savedCh)
+		m.s.savedCh = nil
+	}
 	cs := m.conv(r.conv)
 	cs.saving = false
 	if r.err != nil {
@@ -351,7 +375,7 @@ func (m *Manager) saved(r saveResult) {
 			cs.seq = nil
 		}
 	}
-	m.emit(m.cacheState(r.conv))
+	m.emitCache(r.conv)
 }
 
 // flushDirty starts, in the background, the snapshot of every cache that

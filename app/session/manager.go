@@ -50,7 +50,17 @@ type Options struct {
 	// DefaultSettings().
 	Defaults *Settings
 
-	// tokenHook, for tests, runs on the generating goroutine after each
+	// MaxAnswers caps the answers generated at once (the batch); the
+	// rest wait their turn. 0 means the app setting SettingMaxAnswers,
+	// else DefaultMaxAnswers for the loaded model.
+	MaxAnswers int
+	// Prefill is the prompt tokens a batch step feeds while other answers
+	// decode (BatchOptions.Prefill); 0 chooses it from the step's cost.
+	Prefill int
+	// OnStep, for measurements, sees every batch step (BatchOptions.OnStep).
+	OnStep func(StepInfo)
+
+	// tokenHook, for tests, runs on the batch's goroutine after each
 	// generated token with the number generated so far.
 	tokenHook func(conv int64, generated int)
 }
@@ -62,11 +72,11 @@ type Options struct {
 // model to load or an answer to finish. What happens afterwards arrives on
 // Events.
 //
-// Generations run one at a time (they saturate the CPU; two at once would
-// each run at half speed): an answer asked for while another is generating
-// waits its turn (a Queued event says so), and the person can meanwhile
-// read, switch conversations, start a new one or type. A conversation
-// generates at most one answer at a time: Send, Regenerate and Edit on a
+// Answers run together, in one batch (see Batch and the package
+// documentation's Scheduling), up to a cap; beyond it an answer waits its
+// turn (a Queued event says so), and the person can meanwhile read,
+// switch conversations, start a new one or type. A conversation generates
+// at most one answer at a time: Send, Regenerate and Edit on a
 // conversation that is generating or waiting are refused with ErrBusy.
 type Manager struct {
 	st       *store.Store
@@ -105,14 +115,20 @@ type Manager struct {
 // sched is the scheduler's state; only the scheduling goroutine touches it.
 type sched struct {
 	model   *engine.Model
+	batch   *Batch // the model's, while it is loaded
+	autoCap int    // DefaultMaxAnswers for the model
 	loading *loadJob
-	want    *modelRequest // a load or unload waiting for the running answer to stop
+	want    *modelRequest // a load or unload waiting for the running answers to stop
 	convs   map[int64]*convState
 	queue   []*job
-	running *job
-	closing bool
-	clock   int64
-	saves   int // snapshot writes in flight
+	active  []*job // started: being prepared, in the batch or being saved
+	// exclusive counts those who hold the machine (Exclusive): no answer
+	// starts and the batch stands still meanwhile.
+	exclusive int
+	closing   bool
+	clock     int64
+	saves     int           // snapshot writes in flight
+	savedCh   chan struct{} // closed when the next one ends (savedSignal)
 
 	budget    int64 // RAM budget of idle KV caches
 	budgetSet bool  // budget chosen by the person, not DefaultKVBudget
@@ -144,6 +160,20 @@ type job struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	notified int // last queue position announced
+	// source is who asked (SourceWindow, or an API client): beyond the
+	// cap, the next answer to start is the oldest of the source with the
+	// fewest answers running, so one client's flood cannot starve the
+	// window.
+	source string
+	// sink, for an answer an API request asked for, receives its text and
+	// end (nil for the window's).
+	sink *sink
+	// req is an API request's answer that no conversation stores (its
+	// cache is an API slot's); nil for a conversation's.
+	req *request
+	// logprobs, topLogprobs: an API request's ask (GenerateOptions).
+	logprobs    bool
+	topLogprobs int
 	// parent: the answer follows this message, as a new version of what
 	// follows it now (Regenerate); 0: after the branch shown.
 	parent int64
@@ -261,23 +291,24 @@ func (m *Manager) loop() {
 			m.saved(r)
 		}
 		m.schedule()
-		if m.s.closing && m.s.running == nil && m.s.loading == nil && m.s.saves == 0 {
+		if m.s.closing && len(m.s.active) == 0 && m.s.loading == nil && m.s.saves == 0 {
 			m.dropModel()
 			return
 		}
 	}
 }
 
-// schedule starts what can start: a pending model change once nothing
+// schedule starts what can start: a pending model change once no answer
 // runs (and no snapshot is being written with the old model), else the
-// next queued answer once its conversation's snapshot, if one is being
-// written, is done.
+// queued answers, fairly, while fewer than the cap run, each once its
+// conversation's snapshot, if one is being written, is done.
 func (m *Manager) schedule() {
 	s := &m.s
-	if s.running == nil && s.loading == nil && (s.want != nil || s.closing) {
+	idle := len(s.active) == 0
+	if idle && s.loading == nil && (s.want != nil || s.closing) {
 		m.flushDirty() // the model is about to close: its caches go to disk first
 	}
-	if s.running == nil && s.loading == nil && s.want != nil && s.saves == 0 {
+	if idle && s.loading == nil && s.want != nil && s.saves == 0 {
 		req := s.want
 		s.want = nil
 		prev := ""
@@ -289,22 +320,28 @@ func (m *Manager) schedule() {
 			m.startLoad(req.path, prev)
 		}
 	}
-	if s.running == nil && s.loading == nil && s.model == nil {
+	if idle && s.loading == nil && s.model == nil {
 		m.failQueued(ErrNoModel)
 	}
-	if s.running == nil && s.model != nil && s.want == nil && len(s.queue) > 0 && !m.conv(s.queue[0].conv).saving {
-		j := s.queue[0]
-		s.queue = s.queue[1:]
+	for s.model != nil && s.want == nil && s.exclusive == 0 && len(s.active) < m.maxAnswers() {
+		i := m.nextJob()
+		if i < 0 {
+			break
+		}
+		j := s.queue[i]
+		s.queue = append(s.queue[:i], s.queue[i+1:]...)
 		m.start(j)
 	}
 	ahead := 0
-	if s.running != nil {
+	if len(s.active) > 0 || s.exclusive > 0 {
 		ahead = 1
 	}
 	for i, j := range s.queue {
 		if pos := ahead + i; j.notified != pos {
 			j.notified = pos
-			m.emit(Queued{Conv: j.conv, Position: pos})
+			if j.conv > 0 { // an API slot's answer is no conversation's
+				m.emit(Queued{Conv: j.conv, Position: pos})
+			}
 		}
 	}
 }

@@ -55,6 +55,8 @@ func (m *Manager) loaded(r loadResult) {
 		m.emit(ModelUnloaded{Path: r.job.path})
 	default:
 		s.model = r.model
+		s.autoCap = DefaultMaxAnswers(r.model, m.opt.KVType)
+		s.batch = NewBatch(r.model, BatchOptions{Prefill: m.opt.Prefill, OnStep: m.opt.OnStep})
 		m.emit(ModelLoaded{Info: modelInfo(r.model.Info(), r.model.Template())})
 	}
 }
@@ -70,13 +72,15 @@ func (m *Manager) dropModel() {
 		cs.seq.Close()
 		cs.seq, cs.dirty = nil, false
 		if !m.s.closing {
-			m.emit(m.cacheState(id))
+			m.emitCache(id)
 		}
 	}
 	if m.s.model == nil {
 		return
 	}
 	path := m.s.model.Info().Path
+	m.s.batch.Close() // idle: no answer runs
+	m.s.batch = nil
 	if err := m.s.model.Close(); err != nil {
 		m.emit(Error{Op: "unload model", Err: err})
 	}
@@ -143,12 +147,25 @@ func (m *Manager) Status() (Status, error) {
 		} else if m.s.want != nil {
 			st.Loading = m.s.want.path
 		}
-		if m.s.running != nil {
-			st.Generating = m.s.running.conv
+		for _, j := range m.s.active {
+			if j.conv > 0 {
+				st.Answering = append(st.Answering, j.conv)
+			} else {
+				st.Requests++
+			}
+		}
+		if len(st.Answering) > 0 {
+			st.Generating = st.Answering[0]
 		}
 		for _, j := range m.s.queue {
-			st.Queued = append(st.Queued, j.conv)
+			if j.conv > 0 {
+				st.Queued = append(st.Queued, j.conv)
+			} else {
+				st.RequestsQueued++
+			}
 		}
+		st.MaxAnswers = m.maxAnswers()
+		st.Exclusive = m.s.exclusive > 0
 		return nil
 	})
 	return st, err

@@ -3,10 +3,24 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/engine"
 )
+
+// SourceWindow is the source of the answers the window (or `churon chat`)
+// asks for; an API request's source is its client's.
+const SourceWindow = "window"
+
+// SettingMaxAnswers is the app setting that caps the answers generated at
+// once (decimal; absent or 0: DefaultMaxAnswers for the loaded model).
+const SettingMaxAnswers = "session.max_answers"
+
+// MaxAnswersLimit bounds the cap: past it a step's batch stops paying.
+const MaxAnswersLimit = 64
 
 // modelComing reports whether an answer asked for now will find a model.
 func (m *Manager) modelComing() bool {
@@ -17,34 +31,84 @@ func (m *Manager) modelComing() bool {
 	return s.model != nil || s.loading != nil
 }
 
-func (m *Manager) enqueue(conv int64, set Settings) {
+// enqueue queues an answer in conv (a conversation, or an API slot) and
+// returns it.
+func (m *Manager) enqueue(conv int64, set Settings, source string) *job {
 	ctx, cancel := context.WithCancel(context.Background())
-	j := &job{conv: conv, settings: set, ctx: ctx, cancel: cancel, notified: -1}
-	m.conv(conv).job = j
+	j := &job{conv: conv, settings: set, ctx: ctx, cancel: cancel, notified: -1, source: source}
+	if conv != 0 { // 0: an API request's, which claims its slot when it starts
+		m.conv(conv).job = j
+	}
 	m.s.queue = append(m.s.queue, j)
+	return j
 }
 
-// stop cancels a conversation's answer: the running one stops within one
+// maxAnswers is the cap on answers running at once: Options.MaxAnswers,
+// else the person's setting, else the loaded model's default.
+func (m *Manager) maxAnswers() int {
+	if n := m.opt.MaxAnswers; n > 0 {
+		return min(n, MaxAnswersLimit)
+	}
+	if v, ok := m.Setting(SettingMaxAnswers); ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+			return min(n, MaxAnswersLimit)
+		}
+	}
+	return max(m.s.autoCap, 1)
+}
+
+// DefaultMaxAnswers is the cap on answers at once for model when the
+// person sets none: as many sequences as a quarter of the memory
+// available now holds (each sequence's KV cache at the default context),
+// between 1 and 16 — past 16, on a CPU, a step's cost grows with the
+// answers as fast as the answers do.
+func DefaultMaxAnswers(model *engine.Model, kv engine.KVType) int {
+	per := model.SequenceBytes(engine.SequenceOptions{KVType: kv})
+	if per <= 0 {
+		return 16
+	}
+	return int(min(max(DefaultKVBudget()/per, 1), 16))
+}
+
+// nextJob is the index in the queue of the answer to start next, -1 for
+// none: among those whose conversation's snapshot is not being written,
+// the oldest of the source with the fewest answers running.
+func (m *Manager) nextJob() int {
+	running := map[string]int{}
+	for _, j := range m.s.active {
+		running[j.source]++
+	}
+	best := -1
+	for i, j := range m.s.queue {
+		if m.conv(j.conv).saving {
+			continue
+		}
+		if best < 0 || running[j.source] < running[m.s.queue[best].source] {
+			best = i
+		}
+	}
+	return best
+}
+
+// stop cancels a conversation's answer: a running one stops within one
 // token; a waiting one ends at once with Done{cancelled}.
 func (m *Manager) stop(conv int64) {
 	cs := m.s.convs[conv]
 	if cs == nil || cs.job == nil {
 		return
 	}
-	j := cs.job
-	j.cancel()
-	if j == m.s.running {
-		return
+	m.drop(cs.job)
+}
+
+// ended says an answer ended: on Events for a conversation's, to its
+// requester for an API request's.
+func (m *Manager) ended(j *job, d Done) {
+	if j.conv > 0 {
+		m.emit(d)
 	}
-	for i, q := range m.s.queue {
-		if q == j {
-			m.s.queue = append(m.s.queue[:i], m.s.queue[i+1:]...)
-			break
-		}
+	if j.sink != nil {
+		j.sink.end(d)
 	}
-	cs.job = nil
-	m.emit(Done{Conv: conv, Reason: ReasonCancelled})
-	m.uncut(j)
 }
 
 // uncut ends what a regenerate that stored no answer hid: the chat reads
@@ -62,45 +126,67 @@ func (m *Manager) uncut(j *job) {
 }
 
 func (m *Manager) cancelAll() {
-	if r := m.s.running; r != nil {
-		r.cancel()
+	for _, j := range m.s.active {
+		j.cancel()
 	}
 	for len(m.s.queue) > 0 {
-		m.stop(m.s.queue[0].conv)
+		m.drop(m.s.queue[0])
 	}
 }
 
 func (m *Manager) failQueued(err error) {
 	for _, j := range m.s.queue {
 		j.cancel()
-		m.s.convs[j.conv].job = nil
-		m.emit(Done{Conv: j.conv, Reason: ReasonError, Err: err})
+		if j.conv != 0 {
+			m.s.convs[j.conv].job = nil
+		}
+		m.ended(j, Done{Conv: j.conv, Reason: ReasonError, Err: err})
 		m.uncut(j)
 	}
 	m.s.queue = nil
 }
 
 func (m *Manager) start(j *job) {
+	m.s.active = append(m.s.active, j)
+	if j.req != nil { // it claims its slot, and its cache, once it knows its prompt
+		go m.complete(j, m.s.model, m.s.batch)
+		return
+	}
 	cs := m.conv(j.conv)
-	m.s.running = j
 	seq := cs.seq
 	cs.seq = nil
 	cs.held, cs.heldTokens, cs.heldBytes = seq != nil, 0, 0
 	if seq != nil {
 		cs.heldTokens, cs.heldBytes = seq.Len(), seq.KVBytes()
 	}
-	go m.generate(j, m.s.model, seq)
+	go m.generate(j, m.s.model, m.s.batch, seq)
 }
 
 func (m *Manager) finished(r jobResult) {
 	s := &m.s
-	s.running = nil
+	if i := slices.Index(s.active, r.job); i >= 0 {
+		s.active = slices.Delete(s.active, i, i+1)
+	}
+	r.job.cancel()       // release the context's resources
+	if r.job.conv == 0 { // an API request that ended before it had a slot
+		for _, ev := range r.events {
+			if d, ok := ev.(Done); ok {
+				m.ended(r.job, d)
+			}
+		}
+		return
+	}
 	cs := m.conv(r.job.conv)
 	cs.job = nil
 	cs.held = false
-	r.job.cancel() // release the context's resources
 	for _, ev := range r.events {
-		m.emit(ev)
+		if d, ok := ev.(Done); ok {
+			m.ended(r.job, d)
+			continue
+		}
+		if r.job.conv > 0 {
+			m.emit(ev)
+		}
 	}
 	m.uncut(r.job) // a regenerate that ended before storing its answer
 	// Kept even when a model change waits: the change writes it to disk
@@ -113,7 +199,7 @@ func (m *Manager) finished(r jobResult) {
 		m.snapshot(r.job.conv, cs, false)
 	}
 	m.evict(cs)
-	m.emit(m.cacheState(r.job.conv))
+	m.emitCache(r.job.conv)
 }
 
 // ready checks that an answer can be queued in conv (text, when not

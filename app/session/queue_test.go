@@ -31,7 +31,7 @@ func TestStopRightAfterSend(t *testing.T) {
 // another chat's answer stores nothing, and the chat is told to read again
 // so that the answer it was to replace shows once more.
 func TestStopQueuedRegenerate(t *testing.T) {
-	f := newFixture(t, Options{})
+	f := newFixture(t, Options{MaxAnswers: 1}) // so that it waits
 	f.load(storiesPath(t))
 	a := f.conv(greedy(8))
 	f.send(a, "Once upon a time")

@@ -17,6 +17,10 @@ type answerParts struct {
 	parser     *chat.OutputParser
 	reasTokens int
 	reasTime   time.Duration
+	// sink, for an answer an API request asked for, hears the text too;
+	// lps are the logprobs of the tokens not sent to it yet.
+	sink *sink
+	lps  []TokenLogprob
 }
 
 // add applies parts and reports whether any was reasoning.
@@ -45,6 +49,10 @@ func (a *answerParts) add(parts []chat.Part, generated int, elapsed time.Duratio
 		a.m.liveMu.Unlock()
 		reasoning = reasoning || isReas
 		a.m.emit(Token{Conv: a.conv, Msg: a.msg, Offset: off, Text: text, Reasoning: isReas, Tokens: generated, Elapsed: elapsed})
+		if a.sink != nil {
+			a.sink.push(AnswerText{Text: text, Reasoning: isReas, Logprobs: a.lps, Tokens: generated})
+			a.lps = nil
+		}
 	}
 	return reasoning
 }

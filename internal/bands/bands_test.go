@@ -19,9 +19,11 @@ var rules = []struct {
 	banned  []string
 }{
 	{"./ui/...", "the window reaches the engine only through the services' API",
-		[]string{"engine", "app/session", "app/compare", "app/kvcache", "models/header", "cli"}},
+		[]string{"engine", "app/session", "app/compare", "app/kvcache", "models/header", "cli", "serve"}},
+	{"./serve/...", "the API server is a front end over the session's API: no engine behind it, no other front end",
+		[]string{"engine", "app/session", "app/compare", "app/kvcache", "models/header", "ui", "cli", "desktop"}},
 	{"./app/...", "services serve front ends, never the reverse",
-		[]string{"ui", "cli", "desktop"}},
+		[]string{"ui", "cli", "desktop", "serve"}},
 	{"./models/...", "model management sits below the services and front ends",
 		[]string{"app", "ui", "cli", "desktop"}},
 	{"./engine/...", "the engine knows nothing of what uses it",

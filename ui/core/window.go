@@ -6,6 +6,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/churon/churon/app/api/compare"
+	"github.com/churon/churon/app/api/serve"
 	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/models"
 )
@@ -24,9 +25,12 @@ type Window struct {
 	// Fyne's goroutine, in order; Reads runs the readings (a chat's
 	// messages, the list of chats) apart from them, so that a write stuck
 	// on a slow disk never holds up what the person opens.
-	Session  session.Service
-	Compare  compare.Service
-	Models   *models.Service
+	Session session.Service
+	Compare compare.Service
+	Models  *models.Service
+	// Server is the OpenAI-compatible API server (nil: none in this
+	// window): Settings turns it on and off, the status line shows it.
+	Server   serve.Controller
 	Commands *Commands
 	Reads    *Commands
 	// Ctx ends when the window closes: background work started for it

@@ -58,6 +58,7 @@ type settingsPanel struct {
 	languageCodes, languageNames   []string
 	theme                          *widget.Select
 	reloadLast                     *widget.Check
+	server                         *serverPanel // nil: no server in this window
 	content                        fyne.CanvasObject
 }
 
@@ -222,6 +223,10 @@ func newSettingsPanel(w *core.Window) *settingsPanel {
 		container.NewTabItem(chatTitle, container.NewVScroll(chat)),
 		container.NewTabItem(lang.X("settings.tab.app", "App"), container.NewVScroll(app)),
 	)
+	if w.Server != nil {
+		p.server = newServerPanel(w)
+		tabs.Append(container.NewTabItem(lang.X("settings.tab.api", "API server"), container.NewVScroll(p.server.content)))
+	}
 	p.content = tabs
 	return p
 }
@@ -412,6 +417,9 @@ func (p *settingsPanel) onSave() {
 	}
 	if p.reloadLast.Checked != w.ReloadLast() {
 		w.SetSetting(core.SettingReloadLast, strconv.FormatBool(p.reloadLast.Checked))
+	}
+	if p.server != nil {
+		p.server.save()
 	}
 	if i := p.language.SelectedIndex(); i >= 0 {
 		code := p.languageCodes[i]

@@ -92,10 +92,11 @@ type Done struct {
 	Err       error // set when Reason is ReasonError
 }
 
-// Queued says an answer waits: generations run one at a time, and
-// Position answers are ahead of this one (the running one included). 0
-// means it waits only for the model to finish loading. It is sent again
-// when the position changes; the answer's MessageAdded says it started.
+// Queued says an answer waits: answers run together up to a cap
+// (Status.MaxAnswers), and this one waits for a place: Position-1 waiting
+// answers are ahead of it. 0 means it waits only for the model to finish
+// loading. It is sent again when the position changes; the answer's
+// MessageAdded says it started.
 type Queued struct {
 	Conv     int64
 	Position int
@@ -166,10 +167,20 @@ type ComparisonsChanged struct{ ID int64 }
 
 // Status is a snapshot of what the manager is doing.
 type Status struct {
-	Model      *ModelInfo // nil when none is loaded
-	Loading    string     // path of the model being loaded, or ""
-	Generating int64      // conversation answering now, or 0
-	Queued     []int64    // conversations waiting, in order
+	Model   *ModelInfo // nil when none is loaded
+	Loading string     // path of the model being loaded, or ""
+	// Answering are the conversations answering now, together (in the
+	// order they started); Generating is the first of them, or 0.
+	Answering  []int64
+	Generating int64
+	Queued     []int64 // conversations waiting, in order
+	// Requests and RequestsQueued count the API requests answering and
+	// waiting that no conversation stores.
+	Requests, RequestsQueued int
+	// MaxAnswers is the cap on answers at once; Exclusive: someone (the
+	// Compare page measuring) holds the machine and answers wait.
+	MaxAnswers int
+	Exclusive  bool
 }
 
 func (CacheState) event()         {}

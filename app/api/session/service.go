@@ -20,6 +20,13 @@ type Service interface {
 	Events() <-chan Event
 	Status() (Status, error)
 
+	// API requests (the OpenAI-compatible server): answered in the same
+	// batch as the conversations (see Request, Answer).
+	Answer(ctx context.Context, req Request) (Answer, error)
+	// Exclusive holds the machine for the caller (the Compare page while it
+	// measures): answers wait until release.
+	Exclusive(ctx context.Context) (release func(), err error)
+
 	// The model.
 	LoadModel(path string) error
 	UnloadModel() error

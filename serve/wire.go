@@ -1,0 +1,171 @@
+package serve
+
+import "encoding/json"
+
+// The OpenAI API's JSON, as far as Churon reads and writes it. Request
+// fields are pointers where absent and zero mean different things.
+
+type chatRequest struct {
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options"`
+	Logprobs            *bool           `json:"logprobs"`
+	TopLogprobs         *int            `json:"top_logprobs"`
+	ResponseFormat      *responseFormat `json:"response_format"`
+	Tools               json.RawMessage `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	Functions           json.RawMessage `json:"functions"`
+	// Conversation (Churon's own): continue this stored conversation, by
+	// id (a number or its decimal string).
+	Conversation json.RawMessage `json:"conversation"`
+	sampling
+}
+
+type completionRequest struct {
+	Model     string          `json:"model"`
+	Prompt    json.RawMessage `json:"prompt"`
+	MaxTokens *int            `json:"max_tokens"`
+	Stream    bool            `json:"stream"`
+	// StreamOptions: as chat's.
+	StreamOptions *streamOptions `json:"stream_options"`
+	// Logprobs is the legacy API's: the number of most likely tokens to
+	// report at each place (0 to 5), each token's own always.
+	Logprobs *int            `json:"logprobs"`
+	Echo     bool            `json:"echo"`
+	Suffix   json.RawMessage `json:"suffix"`
+	BestOf   *int            `json:"best_of"`
+	sampling
+}
+
+// sampling are the fields both requests share.
+type sampling struct {
+	Temperature      *float64           `json:"temperature"`
+	TopP             *float64           `json:"top_p"`
+	TopK             *int               `json:"top_k"`
+	MinP             *float64           `json:"min_p"`
+	RepeatPenalty    *float64           `json:"repeat_penalty"`
+	PresencePenalty  *float64           `json:"presence_penalty"`
+	FrequencyPenalty *float64           `json:"frequency_penalty"`
+	Seed             *int64             `json:"seed"`
+	Stop             json.RawMessage    `json:"stop"`
+	N                *int               `json:"n"`
+	LogitBias        map[string]float64 `json:"logit_bias"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+	Name    string          `json:"name"`
+	// ToolCalls of an assistant message: Churon runs no tools.
+	ToolCalls json.RawMessage `json:"tool_calls"`
+}
+
+// contentPart is one part of a message whose content is an array.
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type responseFormat struct {
+	Type string `json:"type"`
+}
+
+// Responses.
+
+type modelList struct {
+	Object string      `json:"object"`
+	Data   []modelCard `json:"data"`
+}
+
+type modelCard struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+type usage struct {
+	PromptTokens        int           `json:"prompt_tokens"`
+	CompletionTokens    int           `json:"completion_tokens"`
+	TotalTokens         int           `json:"total_tokens"`
+	PromptTokensDetails promptDetails `json:"prompt_tokens_details"`
+}
+
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+type chatCompletion struct {
+	ID                string       `json:"id"`
+	Object            string       `json:"object"`
+	Created           int64        `json:"created"`
+	Model             string       `json:"model"`
+	SystemFingerprint string       `json:"system_fingerprint"`
+	Choices           []chatChoice `json:"choices"`
+	Usage             *usage       `json:"usage,omitempty"`
+	// Conversation (Churon's own): where the request is stored.
+	Conversation int64 `json:"conversation,omitempty"`
+}
+
+type chatChoice struct {
+	Index        int           `json:"index"`
+	Message      *chatOut      `json:"message,omitempty"`
+	Delta        *chatOut      `json:"delta,omitempty"`
+	Logprobs     *chatLogprobs `json:"logprobs"`
+	FinishReason *string       `json:"finish_reason"`
+}
+
+type chatOut struct {
+	Role             string  `json:"role,omitempty"`
+	Content          *string `json:"content,omitempty"`
+	ReasoningContent string  `json:"reasoning_content,omitempty"`
+}
+
+type chatLogprobs struct {
+	Content []chatLogprob `json:"content"`
+}
+
+type chatLogprob struct {
+	Token       string       `json:"token"`
+	Logprob     float32      `json:"logprob"`
+	Bytes       []int        `json:"bytes"`
+	TopLogprobs []topLogprob `json:"top_logprobs"`
+}
+
+type topLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float32 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}
+
+type textCompletion struct {
+	ID                string       `json:"id"`
+	Object            string       `json:"object"`
+	Created           int64        `json:"created"`
+	Model             string       `json:"model"`
+	SystemFingerprint string       `json:"system_fingerprint"`
+	Choices           []textChoice `json:"choices"`
+	Usage             *usage       `json:"usage,omitempty"`
+}
+
+type textChoice struct {
+	Index        int           `json:"index"`
+	Text         string        `json:"text"`
+	Logprobs     *textLogprobs `json:"logprobs"`
+	FinishReason *string       `json:"finish_reason"`
+}
+
+// textLogprobs is the legacy completions API's logprobs.
+type textLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float32            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float32 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}
