@@ -384,3 +384,39 @@ func TestRemoteMetaReadsOnlyTheHeader(t *testing.T) {
 		t.Fatalf("fetched %d of a %d-byte file", fetched, len(f.Data))
 	}
 }
+
+// TestPollSleepsWhileNothingMoves: with no download queued or running,
+// the downloads' poll sleeps (an idle app is not woken by it); queueing
+// wakes it, a paused download lets it sleep again, resuming wakes it, and
+// once the file is in place it sleeps.
+func TestPollSleepsWhileNothingMoves(t *testing.T) {
+	h := hubtest.New(t)
+	half := int64(len(h.File(hubtest.Repo, "tiny-llama-Q8_0.gguf").Data) / 2)
+	h.Hold(half)
+	s := New(options(t, h))
+	defer s.Close()
+	ev := record(t, s)
+	if _, err := s.List(context.Background()); err != nil { // opens the library and the queue
+		t.Fatal(err)
+	}
+	waitFor(t, "the poll to sleep with no downloads", s.asleep.Load)
+	v, err := s.Resolve(context.Background(), hubtest.Repo, "main", "Q8_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.QueueVariant(hubtest.Repo, "main", v, false)
+	dest := Dest(s.Dir(), hubtest.Repo, v.Files[0].Path)
+	var d *download.Download
+	waitFor(t, "the hold", func() bool { d = s.Active(dest); return d != nil && d.BytesComplete() == half })
+	if s.asleep.Load() {
+		t.Fatal("the poll sleeps while a download runs")
+	}
+	s.Pause(d)
+	waitFor(t, "paused", func() bool { return d.Status() == download.Paused })
+	waitFor(t, "the poll to sleep with the download paused", s.asleep.Load)
+	s.Resume(d)
+	waitFor(t, "running again, the poll awake", func() bool { return d.Status() == download.Running && !s.asleep.Load() })
+	h.Unhold()
+	ev.until(func(e Event) bool { e2, ok := e.(DownloadEnded); return ok && e2.Dest == dest })
+	waitFor(t, "the poll to sleep once the file is in place", s.asleep.Load)
+}
