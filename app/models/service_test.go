@@ -233,6 +233,22 @@ func TestSplitModelIsReadyWhenEveryPartIs(t *testing.T) {
 	}
 }
 
+// queueHeld queues the fake hub's Q8_0 file (load: to be loaded once in
+// place) and waits until the hub holds it at half bytes; it returns its
+// destination and download.
+func queueHeld(t *testing.T, s *Service, half int64, load bool) (string, *download.Download) {
+	t.Helper()
+	v, err := s.Resolve(context.Background(), hubtest.Repo, "main", "Q8_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.QueueVariant(hubtest.Repo, "main", v, load)
+	dest := Dest(s.Dir(), hubtest.Repo, v.Files[0].Path)
+	var d *download.Download
+	waitFor(t, "the hold", func() bool { d = s.Active(dest); return d != nil && d.BytesComplete() == half })
+	return dest, d
+}
+
 // TestPauseResumeCancel: a held download pauses and resumes from where
 // it was; a cancelled one leaves no file and no library entry.
 func TestPauseResumeCancel(t *testing.T) {
@@ -242,14 +258,7 @@ func TestPauseResumeCancel(t *testing.T) {
 	s := New(options(t, h))
 	defer s.Close()
 	ev := record(t, s)
-	v, err := s.Resolve(context.Background(), hubtest.Repo, "main", "Q8_0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.QueueVariant(hubtest.Repo, "main", v, true)
-	dest := Dest(s.Dir(), hubtest.Repo, v.Files[0].Path)
-	var d *download.Download
-	waitFor(t, "the hold", func() bool { d = s.Active(dest); return d != nil && d.BytesComplete() == half })
+	dest, d := queueHeld(t, s, half, true)
 	s.Pause(d)
 	waitFor(t, "paused", func() bool { return d.Status() == download.Paused })
 	if _, err := os.Stat(dest + ".part"); err != nil {
@@ -400,14 +409,7 @@ func TestPollSleepsWhileNothingMoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the poll to sleep with no downloads", s.asleep.Load)
-	v, err := s.Resolve(context.Background(), hubtest.Repo, "main", "Q8_0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.QueueVariant(hubtest.Repo, "main", v, false)
-	dest := Dest(s.Dir(), hubtest.Repo, v.Files[0].Path)
-	var d *download.Download
-	waitFor(t, "the hold", func() bool { d = s.Active(dest); return d != nil && d.BytesComplete() == half })
+	dest, d := queueHeld(t, s, half, false)
 	if s.asleep.Load() {
 		t.Fatal("the poll sleeps while a download runs")
 	}
