@@ -21,18 +21,31 @@ type bridge struct {
 	apply  func(session.Event)
 	// tick paces the text; nil: every core.Coalesce (tests drive it).
 	tick <-chan time.Time
+	// pace stops and restarts tick while no text comes; nil: tick is
+	// never stopped (a test's channel).
+	pace pacer
 
 	pending []session.Token
 	// posted: text handed to do has not been applied yet.
 	posted atomic.Bool
 }
 
+// pacer is what the bridge needs of a time.Ticker.
+type pacer interface {
+	Stop()
+	Reset(time.Duration)
+}
+
 func (b *bridge) run() {
 	if b.tick == nil {
 		t := time.NewTicker(core.Coalesce)
 		defer t.Stop()
-		b.tick = t.C
+		b.tick, b.pace = t.C, t
 	}
+	// The ticker runs only while text comes: a tick that finds none stops
+	// it (an idle window is not woken twenty times a second), and text
+	// after a quiet spell is handed over at once and starts it again.
+	ticking := true
 	for {
 		select {
 		case ev, ok := <-b.events:
@@ -42,12 +55,21 @@ func (b *bridge) run() {
 			}
 			if t, isTok := ev.(session.Token); isTok {
 				b.merge(t)
+				if b.pace != nil && !ticking {
+					b.flush(false)
+					b.pace.Reset(core.Coalesce)
+					ticking = true
+				}
 				continue
 			}
 			// Everything else keeps its place after the text before it.
 			b.flush(true)
 			b.do(func() { b.apply(ev) })
 		case <-b.tick:
+			if b.pace != nil && len(b.pending) == 0 {
+				b.pace.Stop()
+				ticking = false
+			}
 			b.flush(false)
 		}
 	}

@@ -186,3 +186,83 @@ func TestBridgeKeepsReasoningApart(t *testing.T) {
 		t.Fatalf("pending %+v", b.pending)
 	}
 }
+
+// fakePacer records what the bridge does with its ticker.
+type fakePacer struct {
+	mu      sync.Mutex
+	stopped bool
+	resets  int
+}
+
+func (p *fakePacer) Stop() { p.mu.Lock(); p.stopped = true; p.mu.Unlock() }
+func (p *fakePacer) Reset(time.Duration) {
+	p.mu.Lock()
+	p.stopped = false
+	p.resets++
+	p.mu.Unlock()
+}
+
+func (p *fakePacer) state() (bool, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopped, p.resets
+}
+
+// TestBridgeSleepsWhileIdle: a tick that finds no text stops the ticker
+// (an idle window is not woken twenty times a second); the next token is
+// handed over at once and starts it again; ticks then coalesce the text
+// as before, until one finds none.
+func TestBridgeSleepsWhileIdle(t *testing.T) {
+	events := make(chan session.Event)
+	tick := make(chan time.Time)
+	pace := &fakePacer{}
+	var mu sync.Mutex
+	var text strings.Builder
+	b := &bridge{events: events, tick: tick, pace: pace,
+		do: func(f func()) { f() },
+		apply: func(ev session.Event) {
+			if tok, ok := ev.(session.Token); ok {
+				mu.Lock()
+				text.WriteString(tok.Text)
+				mu.Unlock()
+			}
+		}}
+	done := make(chan struct{})
+	go func() { b.run(); close(done) }()
+	shown := func() string { mu.Lock(); defer mu.Unlock(); return text.String() }
+
+	tick <- time.Time{}        // nothing waits: the ticker stops
+	events <- session.Queued{} // an event in between: the bridge took the tick
+	if stopped, _ := pace.state(); !stopped {
+		t.Fatal("a tick with no text left the ticker running")
+	}
+	events <- session.Token{Msg: 1, Offset: 0, Text: "first"}
+	events <- session.Queued{}
+	if stopped, resets := pace.state(); stopped || resets != 1 {
+		t.Fatalf("after text, ticker stopped %v, restarted %d times", stopped, resets)
+	}
+	if got := shown(); got != "first" {
+		t.Fatalf("text after a quiet spell shows %q, not at once", got)
+	}
+	// Running again: text waits for the tick, merged.
+	events <- session.Token{Msg: 1, Offset: 5, Text: " second"}
+	events <- session.Token{Msg: 1, Offset: 12, Text: " third"}
+	if got := shown(); got != "first" {
+		t.Fatalf("while ticking, text showed before the tick: %q", got)
+	}
+	tick <- time.Time{}
+	events <- session.Queued{}
+	if got := shown(); got != "first second third" {
+		t.Fatalf("after the tick the text reads %q", got)
+	}
+	if stopped, _ := pace.state(); stopped {
+		t.Fatal("a tick that handed text over stopped the ticker")
+	}
+	tick <- time.Time{}
+	events <- session.Queued{}
+	if stopped, resets := pace.state(); !stopped || resets != 1 {
+		t.Fatalf("a quiet tick: ticker stopped %v, restarted %d times", stopped, resets)
+	}
+	close(events)
+	<-done
+}

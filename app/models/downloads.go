@@ -193,6 +193,7 @@ func (s *Service) queue(parts []Pull, load bool) error {
 		}
 		s.mu.Unlock()
 	}
+	s.wake()
 	s.emit(DownloadsChanged{})
 	// Parts already complete (a model downloaded before) end at once.
 	s.ready(j)
@@ -298,7 +299,10 @@ func (s *Service) Resume(d *download.Download) {
 }
 
 // Cancel stops a download and deletes its partial data.
-func (s *Service) Cancel(d *download.Download) { d.Cancel() }
+func (s *Service) Cancel(d *download.Download) {
+	d.Cancel()
+	s.wake()
+}
 
 // Forget drops the finished downloads from the list.
 func (s *Service) Forget() {
@@ -312,6 +316,7 @@ func (s *Service) withManager(op string, f func(*download.Manager)) {
 		s.mu.Unlock()
 		if mgr != nil {
 			f(mgr)
+			s.wake()
 			s.emit(DownloadsChanged{})
 		}
 		return nil

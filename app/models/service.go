@@ -44,6 +44,11 @@ type Service struct {
 	pending map[string]bool             // catalog IDs whose file list is being fetched
 	watched map[*download.Download]bool
 	closed  bool
+
+	// stir wakes the downloads' poll, which sleeps while none of them
+	// can move by itself; asleep says it does (tests wait for it).
+	stir   chan struct{}
+	asleep atomic.Bool
 }
 
 // job is what the service remembers of a model it queued.
@@ -60,7 +65,8 @@ type job struct {
 func New(opt Options) *Service {
 	opt = opt.withDefaults()
 	s := &Service{opt: opt, box: outbox.New(outbox.Hooks[Event]{Merge: mergeChanged}),
-		jobs: map[string][]*job{}, ended: map[*download.Download]bool{}, pending: map[string]bool{}, watched: map[*download.Download]bool{}}
+		jobs: map[string][]*job{}, ended: map[*download.Download]bool{}, pending: map[string]bool{}, watched: map[*download.Download]bool{},
+		stir: make(chan struct{}, 1)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.cat = opt.Catalog
 	if s.cat == nil {
@@ -246,7 +252,9 @@ func (s *Service) library() (*library.Library, error) {
 }
 
 // poll says DownloadsChanged when the downloads move, a few times a
-// second at most, and not at all while nothing moves.
+// second at most, and not at all while nothing moves. While none is
+// queued, running or being verified (none can move by itself), it sleeps
+// until a command stirs it: an idle app is not woken four times a second.
 func (s *Service) poll(mgr *download.Manager) {
 	t := time.NewTicker(s.opt.Poll)
 	defer t.Stop()
@@ -258,12 +266,34 @@ func (s *Service) poll(mgr *download.Manager) {
 		case <-t.C:
 		}
 		var b strings.Builder
+		moving := false
 		for _, d := range mgr.Downloads() {
-			fmt.Fprintf(&b, "%p:%d:%d;", d, d.Status(), d.BytesComplete())
+			st := d.Status()
+			fmt.Fprintf(&b, "%p:%d:%d;", d, st, d.BytesComplete())
+			moving = moving || st == download.Queued || st == download.Running || st == download.Verifying
 		}
 		if sig := b.String(); sig != last {
 			last = sig
 			s.emit(DownloadsChanged{})
 		}
+		if !moving {
+			t.Stop()
+			s.asleep.Store(true)
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-s.stir:
+			}
+			s.asleep.Store(false)
+			t.Reset(s.opt.Poll)
+		}
+	}
+}
+
+// wake stirs the poll: a command may have made a download move.
+func (s *Service) wake() {
+	select {
+	case s.stir <- struct{}{}:
+	default: // already stirred
 	}
 }

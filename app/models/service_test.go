@@ -233,6 +233,22 @@ func TestSplitModelIsReadyWhenEveryPartIs(t *testing.T) {
 	}
 }
 
+// queueHeld queues the fake hub's Q8_0 file (load: to be loaded once in
+// place) and waits until the hub holds it at half bytes; it returns its
+// destination and download.
+func queueHeld(t *testing.T, s *Service, half int64, load bool) (string, *download.Download) {
+	t.Helper()
+	v, err := s.Resolve(context.Background(), hubtest.Repo, "main", "Q8_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.QueueVariant(hubtest.Repo, "main", v, load)
+	dest := Dest(s.Dir(), hubtest.Repo, v.Files[0].Path)
+	var d *download.Download
+	waitFor(t, "the hold", func() bool { d = s.Active(dest); return d != nil && d.BytesComplete() == half })
+	return dest, d
+}
+
 // TestPauseResumeCancel: a held download pauses and resumes from where
 // it was; a cancelled one leaves no file and no library entry.
 func TestPauseResumeCancel(t *testing.T) {
@@ -242,14 +258,7 @@ func TestPauseResumeCancel(t *testing.T) {
 	s := New(options(t, h))
 	defer s.Close()
 	ev := record(t, s)
-	v, err := s.Resolve(context.Background(), hubtest.Repo, "main", "Q8_0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.QueueVariant(hubtest.Repo, "main", v, true)
-	dest := Dest(s.Dir(), hubtest.Repo, v.Files[0].Path)
-	var d *download.Download
-	waitFor(t, "the hold", func() bool { d = s.Active(dest); return d != nil && d.BytesComplete() == half })
+	dest, d := queueHeld(t, s, half, true)
 	s.Pause(d)
 	waitFor(t, "paused", func() bool { return d.Status() == download.Paused })
 	if _, err := os.Stat(dest + ".part"); err != nil {
@@ -383,4 +392,33 @@ func TestRemoteMetaReadsOnlyTheHeader(t *testing.T) {
 	if fetched <= 0 || fetched >= int64(len(f.Data)) {
 		t.Fatalf("fetched %d of a %d-byte file", fetched, len(f.Data))
 	}
+}
+
+// TestPollSleepsWhileNothingMoves: with no download queued or running,
+// the downloads' poll sleeps (an idle app is not woken by it); queueing
+// wakes it, a paused download lets it sleep again, resuming wakes it, and
+// once the file is in place it sleeps.
+func TestPollSleepsWhileNothingMoves(t *testing.T) {
+	h := hubtest.New(t)
+	half := int64(len(h.File(hubtest.Repo, "tiny-llama-Q8_0.gguf").Data) / 2)
+	h.Hold(half)
+	s := New(options(t, h))
+	defer s.Close()
+	ev := record(t, s)
+	if _, err := s.List(context.Background()); err != nil { // opens the library and the queue
+		t.Fatal(err)
+	}
+	waitFor(t, "the poll to sleep with no downloads", s.asleep.Load)
+	dest, d := queueHeld(t, s, half, false)
+	if s.asleep.Load() {
+		t.Fatal("the poll sleeps while a download runs")
+	}
+	s.Pause(d)
+	waitFor(t, "paused", func() bool { return d.Status() == download.Paused })
+	waitFor(t, "the poll to sleep with the download paused", s.asleep.Load)
+	s.Resume(d)
+	waitFor(t, "running again, the poll awake", func() bool { return d.Status() == download.Running && !s.asleep.Load() })
+	h.Unhold()
+	ev.until(func(e Event) bool { e2, ok := e.(DownloadEnded); return ok && e2.Dest == dest })
+	waitFor(t, "the poll to sleep once the file is in place", s.asleep.Load)
 }

@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"image"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
@@ -40,10 +44,14 @@ type result struct {
 	Open    time.Duration
 	OpenRSS int64
 	// The scroll through it, and the memory added.
-	Scroll        scrollFigures
-	ScrollRSS     int64
-	SidebarSearch []searchFigure
-	Err           string
+	Scroll    scrollFigures
+	ScrollRSS int64
+	// ScrollLive is what the Go heap still held after the scroll, a
+	// collection done; ScrollSettled the resident memory added once
+	// that collection's garbage went back to the system.
+	ScrollLive, ScrollSettled int64
+	SidebarSearch             []searchFigure
+	Err                       string
 }
 
 // ui is how a child reaches the window: on its goroutine, and settled
@@ -53,6 +61,9 @@ type window struct {
 	u      *ui.UI
 	do     func(func())
 	settle func()
+	// paint paints the window (headless: in software) or, in a real
+	// window, waits for the driver's next frame to be painted.
+	paint func()
 	// firstPost is when the first update after a time was posted
 	// (headless only).
 	firstPost func(after time.Time) (time.Time, bool)
@@ -68,6 +79,7 @@ func child(args []string) int {
 	long := fs.String("long", LongTitle, "title of the chat to open")
 	limit := fs.Duration("limit", time.Minute, "time limit")
 	profile := fs.String("cpuprofile", "", "write a CPU profile here")
+	memProfile := fs.String("memprofile", "", "write a heap profile here at the end (after a GC)")
 	_ = fs.Parse(args)
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -112,6 +124,7 @@ func child(args []string) int {
 		w.Resize(fyne.NewSize(1180, 780))
 		u := ui.New(a, w, opt)
 		win := &window{w: w, u: u, do: func(f func()) { f() }}
+		win.paint = func() { w.Canvas().Capture() }
 		win.firstPost = func(after time.Time) (time.Time, bool) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -148,6 +161,9 @@ func child(args []string) int {
 		w.Resize(fyne.NewSize(1180, 780))
 		u := ui.New(a, w, opt)
 		win := &window{w: w, u: u, do: fyne.DoAndWait}
+		probe := newPaintProbe()
+		w.SetContent(container.NewStack(w.Content(), container.NewWithoutLayout(probe.r)))
+		win.paint = func() { probe.next(deadline) }
 		win.settle = func() {
 			for range 5 {
 				c := u.Screens().Core
@@ -164,7 +180,26 @@ func child(args []string) int {
 		a.Run()
 	}
 	_ = r // measureWindow reported it
+	if *memProfile != "" {
+		if err := writeHeapProfile(*memProfile); err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+		}
+	}
 	return 0
+}
+
+// writeHeapProfile writes what is live now, after a collection.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func fail(err error) int {
@@ -183,7 +218,7 @@ func report(r result) {
 func measureWindow(w *window, t0, deadline time.Time, what, long string, headless bool) result {
 	var r result
 	defer func() { report(r) }()
-	frame := func() { w.do(func() { w.w.Canvas().Capture() }) }
+	frame := func() { w.paint() }
 	// The first frame: the list read and shown (its rows, or the hint of
 	// an empty library), then painted.
 	var row fyne.Tappable
@@ -231,10 +266,15 @@ func measureWindow(w *window, t0, deadline time.Time, what, long string, headles
 		r.Err = "the chat shows no messages"
 		return r
 	}
-	if headless {
-		r.Scroll = scrollThrough(w, scroll, frame, deadline)
-		r.ScrollRSS = rss() - before
-	}
+	r.Scroll = scrollThrough(w, scroll, frame, deadline, headless)
+	r.ScrollRSS = rss() - before
+	report(r)
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	r.ScrollLive = int64(ms.HeapAlloc)
+	debug.FreeOSMemory()
+	r.ScrollSettled = rss() - before
 	return r
 }
 
@@ -242,22 +282,31 @@ func measureWindow(w *window, t0, deadline time.Time, what, long string, headles
 // top and back to its end, a screenful less a little at a time, as a
 // mouse wheel does, and times each step: the event handled and what it
 // posted done, the window laid out (a frame's work but its painting).
-// Every paintEvery-th step the window is painted too (Fyne's test driver
-// paints in software, far slower than a GPU: painting every step would
-// take minutes), and the slowest painted step is kept apart.
-func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.Time) (sc scrollFigures) {
+// Headless, every paintEvery-th step the window is painted too (Fyne's
+// test driver paints in software, far slower than a GPU: painting every
+// step would take minutes), and the slowest painted step is kept apart.
+// In a real window every step is timed to the frame the driver paints
+// after it (which waits for the driver's next tick, up to 1/60 s).
+func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.Time, headless bool) (sc scrollFigures) {
 	step := func(dy float32) (still bool) {
 		t := time.Now()
-		before := s.Offset.Y
-		w.do(func() { s.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.Delta{DY: dy}}) })
+		var before, after float32
+		w.do(func() {
+			before = s.Offset.Y
+			s.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.Delta{DY: dy}})
+		})
 		w.settle()
+		if !headless {
+			frame()
+		}
 		d := time.Since(t)
 		sc.Slowest, sc.All, sc.Frames = max(sc.Slowest, d), sc.All+d, sc.Frames+1
-		if sc.Frames%paintEvery == 0 {
+		if headless && sc.Frames%paintEvery == 0 {
 			frame()
 			sc.SlowestPainted = max(sc.SlowestPainted, time.Since(t))
 		}
-		return s.Offset.Y == before
+		w.do(func() { after = s.Offset.Y })
+		return after == before
 	}
 	page := s.Size().Height * 0.9
 	for _, dy := range []float32{page, -page} {
@@ -275,6 +324,43 @@ func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.T
 	}
 	sc.Done = true
 	return sc
+}
+
+// paintProbe is a pixel on top of a real window: the GL painter asks its
+// raster for an image when it paints the window after the probe was
+// refreshed, which says when a frame reached the screen (Capture only
+// reads back what the last frame left).
+type paintProbe struct {
+	r    *canvas.Raster
+	mu   sync.Mutex
+	last time.Time
+}
+
+func newPaintProbe() *paintProbe {
+	p := &paintProbe{}
+	p.r = canvas.NewRaster(func(w, h int) image.Image {
+		p.mu.Lock()
+		p.last = time.Now()
+		p.mu.Unlock()
+		return image.NewNRGBA(image.Rect(0, 0, max(w, 1), max(h, 1)))
+	})
+	p.r.Resize(fyne.NewSize(1, 1))
+	return p
+}
+
+// next refreshes the probe and waits until the driver painted it.
+func (p *paintProbe) next(deadline time.Time) {
+	t := time.Now()
+	fyne.DoAndWait(func() { canvas.Refresh(p.r) })
+	for time.Now().Before(deadline) {
+		p.mu.Lock()
+		done := p.last.After(t)
+		p.mu.Unlock()
+		if done {
+			return
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
 }
 
 const paintEvery = 10

@@ -149,8 +149,15 @@ func measure(o options, t *table) error {
 				if !sc.Done {
 					what = mode + ": scroll it (cut short by the limit), slowest step"
 				}
-				t.add(what, ms(sc.Slowest), fmt.Sprintf("%d steps, %s in all; painted (1 in %d, software): slowest %s; RSS +%s",
-					sc.Frames, ms(sc.All), paintEvery, ms(sc.SlowestPainted), mb(r.ScrollRSS)))
+				more := fmt.Sprintf("%d steps, %s in all", sc.Frames, ms(sc.All))
+				if mode == "headless" {
+					more += fmt.Sprintf("; painted (1 in %d, software): slowest %s", paintEvery, ms(sc.SlowestPainted))
+				} else {
+					more += " (each to its painted frame)"
+				}
+				t.add(what, ms(sc.Slowest), more)
+				t.add(mode+": RSS added by the open and the scroll", mb(r.ScrollRSS),
+					fmt.Sprintf("%s once collected and returned; Go heap live after %s", mb(r.ScrollSettled), mb(r.ScrollLive)))
 			}
 			if r.SidebarSearch != nil {
 				for _, s := range r.SidebarSearch {

@@ -260,16 +260,25 @@ func (c *View) sync(a anchor) {
 			break
 		}
 	}
-	// Drop the widgets far from sight; list those kept in order.
+	// Drop the widgets far from sight; list those kept in order. Those
+	// kept out of sight are hidden: Fyne paints every object shown, in
+	// sight or clipped away, and draws the text of each into a texture
+	// the first time — the screenfuls kept around would cost every frame
+	// what the one in sight does.
 	lo, hi := off-keepBeyond*viewH, off+viewH+keepBeyond*viewH
 	objs := make([]fyne.CanvasObject, 0, 32)
 	y := p
 	for _, v := range c.views {
 		h := c.height(v, w)
 		if v.built() {
-			if (y+h < lo || y > hi) && !v.kept() {
+			switch {
+			case (y+h < lo || y > hi) && !v.kept():
 				v.release()
-			} else {
+			case y+h+2*p < off || y > off+viewH:
+				v.obj.Hide()
+				objs = append(objs, v.obj)
+			default:
+				v.obj.Show()
 				objs = append(objs, v.obj)
 			}
 		}

@@ -88,6 +88,7 @@ func (v *messageView) applyMark() {
 	v.changed()
 	bg := markdown.NewRect(theme.ColorNameSelection, "", theme.InputRadiusSize())
 	v.obj = container.NewStack(bg, v.obj)
+	v.refreshThinking() // the reasoning's marks, and the row's count of them
 	if v.body == nil || len(terms) == 0 {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/store"
@@ -134,6 +135,56 @@ func TestLongChatBuildsOnlyWhatIsSeen(t *testing.T) {
 	}
 	if first := c.views[0]; first.obj == nil || !uitest.Shown(h.W, first.obj) || first.msg.Content != syntheticChat(n).Messages[0].Content {
 		t.Fatal("at the start the first message is not shown")
+	}
+}
+
+// TestOnlyWhatIsInSightIsShown: Fyne paints every object shown, in sight
+// or clipped away, so the messages built around the part in sight are
+// hidden, and those in it shown — at the end, and at every wheel step to
+// the start.
+func TestOnlyWhatIsInSightIsShown(t *testing.T) {
+	h := newHarness(t, uitest.Options{})
+	conv := importChat(t, h.St, 300)
+	h.openChat(conv)
+	c := h.view()
+	h.Settle() // the messages near sight are built after the first frame
+	everHidden := 0
+	check := func(when string) {
+		t.Helper()
+		off, viewH := c.scroll.Offset.Y, c.scroll.Size().Height
+		shown, hidden := 0, 0
+		for _, v := range c.views {
+			if !v.built() {
+				continue
+			}
+			top, bottom := v.obj.Position().Y, v.obj.Position().Y+v.obj.Size().Height
+			inSight := bottom > off && top < off+viewH
+			switch {
+			case inSight && !v.obj.Visible():
+				t.Fatalf("%s: a message in sight (%v–%v, view %v–%v) is hidden", when, top, bottom, off, off+viewH)
+			case !inSight && v.obj.Visible() && (bottom+2*theme.Padding() < off || top > off+viewH):
+				t.Fatalf("%s: a message out of sight (%v–%v, view %v–%v) is shown", when, top, bottom, off, off+viewH)
+			case v.obj.Visible():
+				shown++
+			default:
+				hidden++
+			}
+		}
+		if shown == 0 {
+			t.Fatalf("%s: no message shown", when)
+		}
+		everHidden += hidden
+	}
+	check("opened")
+	for i := 0; c.scroll.Offset.Y > 0 && i < 2000; i++ {
+		c.scroll.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.NewDelta(0, 240)})
+		h.Settle()
+		if c.scroll.Offset.Y > 0 {
+			check(fmt.Sprintf("step %d", i+1))
+		}
+	}
+	if everHidden == 0 {
+		t.Fatal("no message built out of sight was ever hidden")
 	}
 }
 

@@ -2,9 +2,11 @@ package chat
 
 import (
 	"fmt"
+	"image/color"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/lang"
@@ -31,18 +33,57 @@ type thinking struct {
 
 // foldRow is the section's row: an arrow and a muted line that open or
 // fold the reasoning when clicked — quieter than a button, since it is
-// about the answer, not an action on it.
+// about the answer, not an action on it. Tab reaches it like a button
+// (it shows the theme's focus tint then), and Space or Return opens or
+// folds it.
 type foldRow struct {
 	widget.BaseWidget
-	icon  *widget.Icon
-	label *widget.RichText
-	onTap func()
+	icon    *widget.Icon
+	label   *widget.RichText
+	focus   *canvas.Rectangle // the focus tint, clear while unfocused
+	focused bool
+	onTap   func()
 }
 
 func newFoldRow(onTap func()) *foldRow {
-	r := &foldRow{icon: widget.NewIcon(theme.MenuExpandIcon()), label: core.NewMuted(theme.SizeNameText, fyne.TextWrapOff), onTap: onTap}
+	r := &foldRow{icon: widget.NewIcon(theme.MenuExpandIcon()), label: core.NewMuted(theme.SizeNameText, fyne.TextWrapOff),
+		focus: canvas.NewRectangle(color.Transparent), onTap: onTap}
+	r.focus.CornerRadius = theme.InputRadiusSize()
 	r.ExtendBaseWidget(r)
 	return r
+}
+
+// FocusGained and FocusLost show the focus tint (fyne.Focusable).
+func (r *foldRow) FocusGained() { r.setFocused(true) }
+func (r *foldRow) FocusLost()   { r.setFocused(false) }
+
+func (r *foldRow) setFocused(f bool) {
+	r.focused = f
+	r.Refresh()
+}
+
+// TypedKey opens or folds the reasoning on Space or Return, as a button
+// is pressed.
+func (r *foldRow) TypedKey(e *fyne.KeyEvent) {
+	switch e.Name {
+	case fyne.KeySpace, fyne.KeyReturn, fyne.KeyEnter:
+		r.onTap()
+	}
+}
+
+// TypedRune takes nothing: Space comes as a key (TypedKey).
+func (r *foldRow) TypedRune(rune) {}
+
+func (r *foldRow) Refresh() {
+	var c color.Color = color.Transparent
+	if r.focused {
+		c = theme.Color(theme.ColorNameFocus)
+	}
+	if r.focus.FillColor != c {
+		r.focus.FillColor = c
+		r.focus.Refresh()
+	}
+	r.BaseWidget.Refresh()
 }
 
 // Text is what the row says.
@@ -65,7 +106,7 @@ func (r *foldRow) Tapped(*fyne.PointEvent) { r.onTap() }
 func (r *foldRow) Cursor() desktop.Cursor { return desktop.PointerCursor }
 
 func (r *foldRow) CreateRenderer() fyne.WidgetRenderer {
-	return widget.NewSimpleRenderer(container.NewHBox(r.icon, r.label))
+	return widget.NewSimpleRenderer(container.NewStack(r.focus, container.NewHBox(r.icon, r.label)))
 }
 
 // buildThinking makes the reasoning section of an answer (hidden while
@@ -103,14 +144,59 @@ func (v *messageView) refreshThinking() {
 		t.box.Hide()
 		return
 	}
-	t.toggle.set(v.thinkingTitle(), v.thinkOpen)
+	found := v.reasoningMatches()
+	title := v.thinkingTitle()
+	if found > 0 {
+		// Folded, the marks are out of sight: the row says they are there.
+		title = lang.X("thinking.found", "{{.Title}} · {{.N}} found", map[string]any{"Title": title, "N": found})
+	}
+	t.toggle.set(title, v.thinkOpen)
 	if v.thinkOpen {
-		core.SetMuted(t.text, v.msg.Reasoning)
+		setReasoning(t.text, v.msg.Reasoning, v.searchTerms())
 		t.body.Show()
 	} else {
 		t.body.Hide()
 	}
 	t.box.Show()
+}
+
+// searchTerms are the terms a search marks in the message (nil: none).
+func (v *messageView) searchTerms() []string {
+	if v.marked == nil {
+		return nil
+	}
+	return v.terms
+}
+
+// reasoningMatches counts the search's terms in the reasoning.
+func (v *messageView) reasoningMatches() int {
+	terms := v.searchTerms()
+	if len(terms) == 0 {
+		return 0
+	}
+	n := 0
+	for _, p := range splitMatches(v.msg.Reasoning, terms) {
+		if p.match {
+			n++
+		}
+	}
+	return n
+}
+
+// setReasoning shows text in the section's muted rich text, the terms
+// of a search marked in it as they are in the answer.
+func setReasoning(rt *widget.RichText, text string, terms []string) {
+	if len(terms) == 0 && len(rt.Segments) == 1 {
+		core.SetMuted(rt, text)
+		return
+	}
+	// One muted segment again (a search's marks split it), as
+	// core.NewMuted makes it.
+	rt.Segments = []widget.RichTextSegment{&widget.TextSegment{Text: text, Style: widget.RichTextStyle{
+		ColorName: theme.ColorNamePlaceHolder, SizeName: theme.SizeNameText, Inline: true}}}
+	if len(terms) == 0 || len(markRich(rt, terms)) == 0 {
+		rt.Refresh()
+	}
 }
 
 // thinking reports whether the model is thinking now: the answer streams

@@ -1,12 +1,20 @@
 package chat
 
 import (
+	"context"
+	"image/color"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/churon/churon/app/store"
 
 	"github.com/churon/churon/internal/testutil"
 	"github.com/churon/churon/internal/uitest"
@@ -92,4 +100,80 @@ func TestThinkingSection(t *testing.T) {
 	c.Show(h.Core.Conv)
 	h.Wait("the chat to show again", func() bool { return !c.loading && h.last() != nil && h.last().built() })
 	check("reopened", h.last())
+}
+
+// TestThinkingFoundAndKeys: a search hit opened in an answer with
+// reasoning marks the terms in the reasoning too (the folded row says how
+// many it holds, and opened they are marked as in the answer); Tab
+// reaches the row from the answer's actions, it shows the focus tint,
+// and Space and Return open and fold it.
+func TestThinkingFoundAndKeys(t *testing.T) {
+	h := newHarness(t, uitest.Options{})
+	base := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	res, err := h.St.Import(context.Background(), []store.ImportConversation{{
+		Conversation: store.Conversation{Title: "sky", Created: base},
+		Messages: []store.Message{
+			{Role: store.RoleUser, Content: "Why is the sky blue?", Created: base},
+			{Role: store.RoleAssistant, Content: "Rayleigh scattering makes the sky look blue.", Created: base.Add(time.Second),
+				Reasoning: "Blue light scatters more. The BLUE end of the spectrum, then the sky.", ReasoningTokens: 17,
+				ReasoningTime: 2300 * time.Millisecond, FinishReason: "eos", Model: "thinker.gguf"},
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := res.Conversations[0].ID
+	msgs, err := h.St.Messages(context.Background(), conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.view()
+	c.Find(conv, msgs[1].ID, "blue")
+	h.openChat(conv)
+	v := c.byID[msgs[1].ID]
+	if v == nil || !v.built() || v.think == nil {
+		t.Fatal("the answer is not shown with its reasoning section")
+	}
+	if id, marked, _ := c.Highlighted(); id != msgs[1].ID || !slices.Equal(marked, []string{"blue"}) {
+		t.Fatalf("highlighted message %d, marked %q", id, marked)
+	}
+	if got, want := v.think.toggle.Text(), "Thought for 2.3 s · 17 tokens · 2 found"; got != want {
+		t.Errorf("folded, the row says %q, want %q", got, want)
+	}
+
+	// From the answer's last action, Tab goes to the row.
+	cv := h.W.Canvas()
+	cv.Focus(v.regen)
+	cv.FocusNext()
+	if cv.Focused() != v.think.toggle {
+		t.Fatalf("Tab after the answer's actions focuses %T, not the reasoning's row", cv.Focused())
+	}
+	if v.think.toggle.focus.FillColor == color.Transparent {
+		t.Error("the focused row shows no focus tint")
+	}
+	cv.Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeySpace})
+	h.Settle()
+	if !v.think.body.Visible() {
+		t.Fatal("Space did not open the reasoning")
+	}
+	var marked []string
+	for _, s := range v.think.text.Segments {
+		if ts := s.(*widget.TextSegment); ts.Style.TextStyle.Bold && ts.Style.ColorName == theme.ColorNamePrimary {
+			marked = append(marked, ts.Text)
+		}
+	}
+	if !slices.Equal(marked, []string{"Blue", "BLUE"}) {
+		t.Errorf("opened, the reasoning marks %q, want [Blue BLUE]", marked)
+	}
+	if got := v.think.text.String(); got != msgs[1].Reasoning {
+		t.Errorf("opened, the reasoning reads %q", got)
+	}
+	cv.Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+	h.Settle()
+	if v.think.body.Visible() {
+		t.Error("Return did not fold the reasoning")
+	}
+	cv.Unfocus()
+	if v.think.toggle.focus.FillColor != color.Transparent {
+		t.Error("the row keeps its focus tint once unfocused")
+	}
 }
