@@ -118,9 +118,10 @@ func TestAppend(t *testing.T) {
 		switch s.kind {
 		case Appended:
 			// The format's own count: 24 bytes of segment head and
-			// checksums, the token ids, K and V rows per layer, logits.
+			// checksums and a first row per layer, the token ids, K and
+			// V rows per layer, logits.
 			n := seq.Len() - s.from
-			want := int64(24 + 4*n + 2*cfg.layers*n*cfg.rowBytes + 4*cfg.vocab)
+			want := int64(24 + 4*cfg.layers + 4*n + 2*cfg.layers*n*cfg.rowBytes + 4*cfg.vocab)
 			if w.Bytes != want || size-before != want {
 				t.Fatalf("%s: wrote %d bytes, the file grew by %d, want %d (the whole state is %d)",
 					s.name, w.Bytes, size-before, want, seq.SnapshotSize())
@@ -296,8 +297,8 @@ func TestOtherProcess(t *testing.T) {
 	// must cut there too, not append after position 20.
 	edit(t, seqA, -1, 5, 3)
 	w, err := a.Put("c", seqA)
-	if err != nil || w.Kind != Appended || w.Bytes != seqA.SnapshotSegmentSize(12) {
-		t.Fatalf("a: %+v %v, want a segment from 12 of %d bytes", w, err, seqA.SnapshotSegmentSize(12))
+	if err != nil || w.Kind != Appended || w.Bytes != seqA.SnapshotSegmentSize(12, nil) {
+		t.Fatalf("a: %+v %v, want a segment from 12 of %d bytes", w, err, seqA.SnapshotSegmentSize(12, nil))
 	}
 	mustLoad(t, b, "c", m, opt, seqA)
 	// b: a new start compacts (a rename); a appends to the new file.
@@ -306,7 +307,7 @@ func TestOtherProcess(t *testing.T) {
 		t.Fatalf("b: %+v %v", w, err)
 	}
 	edit(t, seqB, -1, 4, 5)
-	if w, err := a.Put("c", seqB); err != nil || w.Kind != Appended || w.Bytes != seqB.SnapshotSegmentSize(15) {
+	if w, err := a.Put("c", seqB); err != nil || w.Kind != Appended || w.Bytes != seqB.SnapshotSegmentSize(15, nil) {
 		t.Fatalf("a after b's compaction: %+v %v", w, err)
 	}
 	mustLoad(t, a, "c", m, opt, seqB)

@@ -86,12 +86,37 @@ type transformer struct {
 
 func (m *transformer) Config() *Config { return &m.cfg }
 
-// CacheSpec implements Model: KV rows in every layer.
+// CacheSpec implements Model: KV rows in every layer, a banded layer's
+// in a ring.
 func (m *transformer) CacheSpec(kvType quant.Type, ctx int) []backend.LayerSpec {
-	kv := &backend.KVSpec{Type: kvType, Context: ctx, Dim: m.cfg.KVDim()}
-	out := make([]backend.LayerSpec, m.cfg.Layers)
+	return kvCacheSpec(kvType, ctx, &m.cfg, func(i int) int {
+		if m.swa != nil && m.swa[i] {
+			return m.attSWA.Window
+		}
+		return 0
+	})
+}
+
+// kvCacheSpec gives every layer KV rows; a layer whose window(i) > 0
+// attends over a sliding window and keeps only a ring of
+// backend.RingRows(window, ctx) of them.
+func kvCacheSpec(kvType quant.Type, ctx int, c *Config, window func(i int) int) []backend.LayerSpec {
+	full := &backend.KVSpec{Type: kvType, Context: ctx, Dim: c.KVDim()}
+	rings := map[int]*backend.KVSpec{}
+	out := make([]backend.LayerSpec, c.Layers)
 	for i := range out {
-		out[i].KV = kv
+		w := window(i)
+		out[i] = backend.LayerSpec{KV: full, Window: w}
+		r := backend.RingRows(w, ctx)
+		if r == 0 {
+			continue
+		}
+		if rings[r] == nil {
+			ring := *full
+			ring.Ring = r
+			rings[r] = &ring
+		}
+		out[i].KV = rings[r]
 	}
 	return out
 }
