@@ -64,6 +64,14 @@ type gemma3Layer struct {
 
 func init() {
 	Register("gemma3", buildGemma3)
+	windowReaders["gemma3"] = func(l *loader, layers int) ([]int, error) {
+		window := l.uint("attention.sliding_window", 0)
+		if l.err != nil {
+			return nil, l.err
+		}
+		local, err := gemma3Pattern(l.f, l.arch, layers, window)
+		return windowsOf(window, local), err
+	}
 }
 
 func buildGemma3(f *gguf.File) (Model, error) {
