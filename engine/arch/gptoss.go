@@ -19,7 +19,9 @@ import (
 //   - experts routed by a biased router, top k of the raw logits then a
 //     softmax over those k, each expert biased, with the clamped SwiGLU
 //     (alpha 1.702, limit 7, as llama.cpp hard-codes for it);
-//   - NeoX RoPE, usually YaRN-scaled.
+//   - NeoX RoPE, usually YaRN-scaled; the banded layers with
+//     rope.freq_base_swa as their base when the file has one (scaling as
+//     the others', as llama.cpp's rope_freq_{base,scale}_train_swa).
 //
 // Its experts ship in MXFP4 (engine/quant).
 var gptoss = MoESpec{Gating: GateSoftmaxSelected, Act: Activation{Kind: ActSwiGLUClamped, Alpha: 1.702, Limit: 7}}
@@ -79,9 +81,6 @@ func swaLayers(l *loader, layers int) (int, []bool, error) {
 		}
 	} else {
 		setSWAPeriod(swa, 2)
-	}
-	if base, ok := l.f.Float(l.arch + ".rope.freq_base_swa"); ok && float32(base) != l.float("rope.freq_base", 10000) {
-		return 0, nil, fmt.Errorf("metadata %s.rope.freq_base_swa: a RoPE base of its own for the banded layers is not supported", l.arch)
 	}
 	return window, swa, nil
 }

@@ -72,8 +72,11 @@ type transformer struct {
 	cfg Config
 	v   variant
 	att backend.Attention
-	// attSWA is the attention of the banded layers (swa[layer]).
+	// attSWA is the attention of the banded layers (swa[layer]), ropeSWA
+	// their RoPE: the file's, with rope.freq_base_swa as its base when
+	// the file has one (llama.cpp's rope_freq_base_train_swa).
 	attSWA  backend.Attention
+	ropeSWA backend.Rope
 	swa     []bool
 	embd    *weight // [embd, vocab]
 	outNorm *weight // [embd]
@@ -220,6 +223,8 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	// the original context; sequences run within it use the short ones.
 	l.known("rope_factors_long.weight")
 	m.cfg.Rope.Mode = v.rope
+	m.ropeSWA = m.cfg.Rope
+	m.ropeSWA.FreqBase = l.float("rope.freq_base_swa", m.cfg.Rope.FreqBase)
 	l.finish()
 	if l.err != nil {
 		return nil, l.err
@@ -519,12 +524,12 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 		dev.RMSNorm(q, q, ly.qNorm.on, c.RMSEps)
 		dev.RMSNorm(k, k, ly.kNorm.on, c.RMSEps)
 	}
-	dev.RoPE(q, pos, c.Heads, c.HeadDim, &c.Rope)
-	dev.RoPE(k, pos, c.KVHeads, c.HeadDim, &c.Rope)
-	att, in := &m.att, backend.AttendInputs{}
+	rope, att, in := &c.Rope, &m.att, backend.AttendInputs{}
 	if m.swa != nil && m.swa[li] {
-		att = &m.attSWA
+		rope, att = &m.ropeSWA, &m.attSWA
 	}
+	dev.RoPE(q, pos, c.Heads, c.HeadDim, rope)
+	dev.RoPE(k, pos, c.KVHeads, c.HeadDim, rope)
 	if ly.sinks != nil {
 		in.Sinks = ly.sinks.on
 	}

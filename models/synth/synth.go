@@ -67,6 +67,11 @@ type Spec struct {
 	Std      float64
 	Seed     uint64
 	RopeBase float32
+	// RopeBaseSWA, when > 0, writes rope.freq_base_swa, the RoPE base of
+	// the sliding-window layers (gemma3's local ones, where llama.cpp
+	// assumes 10 000 without it; gpt-oss's banded ones, where it assumes
+	// RopeBase).
+	RopeBaseSWA float32
 	// RopeScaling, when "linear" or "yarn", is written with RopeFactor.
 	RopeScaling string
 	RopeFactor  float32
@@ -180,6 +185,8 @@ func Build(s Spec) (*gguf.Writer, error) {
 	}
 	if a == "gemma3" {
 		s.gemma3Metadata(kv)
+	} else if s.RopeBaseSWA > 0 {
+		kv(a+".rope.freq_base_swa", s.RopeBaseSWA)
 	}
 	if s.RopeScaling != "" {
 		kv(a+".rope.scaling.type", s.RopeScaling)
