@@ -104,6 +104,14 @@ var presets = map[string]Spec{
 	"gemma3-4b": {Arch: "gemma3", Embd: 2560, Layers: 34, Heads: 8, KVHeads: 4, FF: 10240, Vocab: 262208,
 		Context: 131072, Tied: true, RopeBase: 1000000, RopeScaling: "linear", RopeFactor: 8,
 		HeadDim: 256, SlidingWindow: 1024, RopeBaseSWA: 10000},
+	// Gemma 3 12B's and 27B's (heads of 128 on 5376: its queries are
+	// scaled by 1/√(embd/heads)).
+	"gemma3-12b": {Arch: "gemma3", Embd: 3840, Layers: 48, Heads: 16, KVHeads: 8, FF: 15360, Vocab: 262208,
+		Context: 131072, Tied: true, RopeBase: 1000000, RopeScaling: "linear", RopeFactor: 8,
+		HeadDim: 256, SlidingWindow: 1024, RopeBaseSWA: 10000},
+	"gemma3-27b": {Arch: "gemma3", Embd: 5376, Layers: 62, Heads: 32, KVHeads: 16, FF: 21504, Vocab: 262208,
+		Context: 131072, Tied: true, RopeBase: 1000000, RopeScaling: "linear", RopeFactor: 8,
+		HeadDim: 128, SlidingWindow: 1024, RopeBaseSWA: 10000},
 	// Gemma 3 1B's.
 	"gemma3-1b": {Arch: "gemma3", Embd: 1152, Layers: 26, Heads: 4, KVHeads: 1, FF: 6912, Vocab: 262144,
 		Context: 32768, Tied: true, RopeBase: 1000000,
@@ -137,11 +145,12 @@ var presets = map[string]Spec{
 		Experts: 7, ExpertsUsed: 3, ExpertFF: 160, Vocab: 333, Context: 4096, RopeBase: 1000000},
 	// gpt-oss-20b: 24 layers alternating banded (128 positions) and full
 	// attention with sinks, 32 experts of width 2880, 4 per token, YaRN ×32
-	// over 4096 trained positions. Its MXFP4 experts (MXFP4_MOE) take 12
-	// GiB: benchmarks on a small machine pass --layers.
+	// over 4096 trained positions to a context of 131072. Its MXFP4
+	// experts (MXFP4_MOE) take 12 GiB: benchmarks on a small machine pass
+	// --layers.
 	"gpt-oss-20b": {Arch: "gpt-oss", Embd: 2880, Layers: 24, Heads: 64, KVHeads: 8, HeadDim: 64, FF: 2880,
-		Experts: 32, ExpertsUsed: 4, ExpertFF: 2880, SlidingWindow: 128, Vocab: 201088, Context: 4096,
-		RopeBase: 150000, RopeScaling: "yarn", RopeFactor: 32},
+		Experts: 32, ExpertsUsed: 4, ExpertFF: 2880, SlidingWindow: 128, Vocab: 201088, Context: 131072,
+		RopeBase: 150000, RopeScaling: "yarn", RopeFactor: 32, RopeOrigContext: 4096},
 	// Small gpt-oss shapes for conformance tests: windows shorter than
 	// the test prompts; one of odd sizes (5 heads, 7 experts) with YaRN.
 	"gpt-oss-test": {Arch: "gpt-oss", Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FF: 256,

@@ -72,9 +72,12 @@ type Spec struct {
 	// assumes 10 000 without it; gpt-oss's banded ones, where it assumes
 	// RopeBase).
 	RopeBaseSWA float32
-	// RopeScaling, when "linear" or "yarn", is written with RopeFactor.
-	RopeScaling string
-	RopeFactor  float32
+	// RopeScaling, when "linear" or "yarn", is written with RopeFactor
+	// and the context trained before the scaling: RopeOrigContext, or
+	// Context when it is 0.
+	RopeScaling     string
+	RopeFactor      float32
+	RopeOrigContext int
 	// Gemma 3 (Arch "gemma3"): see gemma3.go.
 	Gemma3
 	// NoTemplate leaves out tokenizer.chat_template.
@@ -191,7 +194,11 @@ func Build(s Spec) (*gguf.Writer, error) {
 	if s.RopeScaling != "" {
 		kv(a+".rope.scaling.type", s.RopeScaling)
 		kv(a+".rope.scaling.factor", s.RopeFactor)
-		kv(a+".rope.scaling.original_context_length", uint32(s.Context))
+		orig := s.Context
+		if s.RopeOrigContext > 0 {
+			orig = s.RopeOrigContext
+		}
+		kv(a+".rope.scaling.original_context_length", uint32(orig))
 	}
 	tokens, scores, types := vocab(s.Vocab)
 	kv("tokenizer.ggml.model", "llama")
