@@ -237,6 +237,13 @@ func (s *Sequence) Truncate(n int) error {
 	return nil
 }
 
+// Refills reports whether the next Feed runs the sequence's tokens again
+// from the start before its own: Truncate cut it further back than its
+// sliding-window layers' rings reach.
+func (s *Sequence) Refills() bool {
+	return s.held.cache != nil && !s.held.cache.Holds(len(s.tokens))
+}
+
 // chunk is how many of rest tokens the next pass of s feeds, at most
 // limit.
 func (s *Sequence) chunk(rest, limit int) int {
@@ -252,10 +259,10 @@ func (s *Sequence) chunk(rest, limit int) int {
 // (Truncate). Cancelled, it leaves the sequence holding the tokens it
 // ran so far.
 func (s *Sequence) refill(ctx context.Context) error {
-	c := s.held.cache
-	if c == nil || c.Holds(len(s.tokens)) {
+	if !s.Refills() {
 		return nil
 	}
+	c := s.held.cache
 	toks := slices.Clone(s.tokens)
 	s.tokens = s.tokens[:0]
 	c.Cut(0)

@@ -175,7 +175,13 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		abort(err)
 		return
 	}
-	if reused == 0 {
+	// Cut further back than a sliding-window model's rings reach, the
+	// cache runs the kept tokens again too: nothing of it is reused.
+	kept := reused
+	if seq.Refills() {
+		kept = 0
+	}
+	if kept == 0 {
 		from = CacheNone
 	}
 
@@ -239,7 +245,7 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 	if ttft > 0 {
 		ttft += prep
 	}
-	final.PromptTokens, final.PromptReused, final.GenTokens = len(ids), reused, len(result.Tokens)
+	final.PromptTokens, final.PromptReused, final.GenTokens = len(ids), kept, len(result.Tokens)
 	final.Sampler = withFingerprint(final.Sampler, ids, pr.text)
 	final.TTFT, final.PromptTPS, final.GenTPS = ttft, result.PromptTPS, result.GenTPS
 	save(reason)
@@ -251,7 +257,7 @@ func (m *Manager) generate(j *job, model *engine.Model, seq *engine.Sequence) {
 		m.emit(Error{Conv: conv, Op: "save conversation", Err: err})
 	}
 	res.events = append(res.events, Stats{
-		Conv: conv, Msg: ans.ID, PromptTokens: len(ids), Reused: reused, Processed: len(ids) - reused,
+		Conv: conv, Msg: ans.ID, PromptTokens: len(ids), Reused: kept, Processed: len(ids) - kept,
 		GenTokens: len(result.Tokens), TTFT: ttft, PromptTPS: result.PromptTPS, GenTPS: result.GenTPS, Seed: seed,
 		From: from, Restore: restoreTook, Dropped: pr.dropped,
 		ReasoningTokens: out.reasTokens, ReasoningTime: out.reasTime,
