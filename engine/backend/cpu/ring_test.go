@@ -107,3 +107,37 @@ func TestAttendRingTooShort(t *testing.T) {
 	}()
 	b.Attend(make([]float32, 8*32), make([]float32, 8*32), nil, kv, pos, &a, nil)
 }
+
+// BenchmarkAttendWindow is one Gemma 3 4B local layer's attention (8
+// heads on 4 KV heads of 256, a window of 1024) at position 4096: a
+// decode step and a prompt pass of 256, over a cache of every position
+// and over a ring of 1536 rows.
+func BenchmarkAttendWindow(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	a := backend.Attention{Heads: 8, KVHeads: 4, HeadDim: 256, Scale: 1, Window: 1024}
+	const depth = 4096
+	dim := a.KVHeads * a.HeadDim
+	for _, ring := range []int{0, 1536} {
+		for _, n := range []int{1, 256} {
+			b.Run(fmt.Sprintf("ring=%d/n=%d", ring, n), func(b *testing.B) {
+				kv, _ := NewKV(backend.KVSpec{Type: quant.F16, Context: depth + n, Dim: dim, Ring: ring})
+				pos := make([]int32, depth+n)
+				for i := range pos {
+					pos[i] = int32(i)
+				}
+				for p := 0; p < len(pos); p += 256 {
+					e := min(len(pos), p+256)
+					kv.Store(pos[p:e], randFloats(r, (e-p)*dim, 1), randFloats(r, (e-p)*dim, 1))
+				}
+				q := randFloats(r, n*a.Heads*a.HeadDim, 1)
+				dst := make([]float32, len(q))
+				be := New(2)
+				defer be.Close()
+				b.ReportAllocs()
+				for range b.N {
+					be.Attend(dst, q, nil, kv, pos[depth:], &a, nil)
+				}
+			})
+		}
+	}
+}
