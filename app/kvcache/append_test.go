@@ -348,3 +348,47 @@ func TestConcurrentAppends(t *testing.T) {
 		return nil
 	})
 }
+
+// TestAppendRings: with sliding-window layers whose rings have wrapped
+// (gpt-oss's banded layers keep 576 rows), each save still appends — a
+// follow-up its new rows, a regeneration within the rings its tail, an
+// edit further back also the rows before its cut the file's rings lost —
+// and after each the file loads to exactly the sequence's state, in this
+// process and another, which goes on as the sequence does.
+func TestAppendRings(t *testing.T) {
+	spec := synth.Tiny("gpt-oss")
+	spec.Context = 32768
+	m := model(t, spec)
+	opt := engine.SequenceOptions{Context: 2048, Batch: 128}
+	seq, _ := m.NewSequence(opt)
+	st := open(t, 0)
+	for i, s := range []struct {
+		name       string
+		keep, feed int
+		kind       WriteKind
+	}{
+		{"prompt", -1, 900, Created},
+		{"edit past the rings", 300, 500, Appended},
+		{"follow-up", -1, 40, Appended},
+		{"regenerate", 820, 30, Appended},
+		{"follow-up", -1, 600, Appended},
+	} {
+		edit(t, seq, s.keep, s.feed, uint64(40+i))
+		w, err := st.Put("c", seq)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if w.Kind != s.kind {
+			t.Fatalf("%s: %+v, want %v", s.name, w, s.kind)
+		}
+		t.Logf("%-20s %4d tokens: %-9v %7d bytes written, the state's snapshot is %7d", s.name, seq.Len(), w.Kind, w.Bytes, seq.SnapshotSize())
+		mustLoad(t, st, "c", m, opt, seq)
+		other, err := Open(st.Dir(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mustLoad(t, other, "c", m, opt, seq)
+		orig, _ := m.ReadSnapshot(bytes.NewReader(canonical(t, seq)), opt)
+		continuesAlike(t, orig, got, testutil.Tokens(5, 320, 97))
+	}
+}
