@@ -90,12 +90,21 @@ func offloadRun(t *testing.T, m *Model, kv KVType) []float32 {
 		}
 		out = append(out, a.Logits()...)
 	}
-	b, err := m.NewSequence(SequenceOptions{Context: 128, KVType: kv})
+	return batchedSteps(t, m, a, SequenceOptions{Context: 128, KVType: kv}, prompt[:21], out)
+}
+
+// batchedSteps feeds a two tokens and a second sequence (made with opt)
+// prompt together, then steps both three times in batched decodes, and
+// appends every logit it sees to out.
+func batchedSteps(t *testing.T, m *Model, a *Sequence, opt SequenceOptions, prompt []int32, out []float32) []float32 {
+	t.Helper()
+	ctx := context.Background()
+	b, err := m.NewSequence(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := m.FeedBatch(ctx, []*Sequence{a, b}, [][]int32{{3, 4}, prompt[:21]}); err != nil {
+	if err := m.FeedBatch(ctx, []*Sequence{a, b}, [][]int32{{3, 4}, prompt}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {

@@ -319,22 +319,7 @@ func ringRun(t *testing.T, m *Model) []float32 {
 		}
 		out = append(out, more...)
 	}
-	b, err := m.NewSequence(SequenceOptions{Context: ringCtx})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if err := m.FeedBatch(ctx, []*Sequence{a, b}, [][]int32{{3, 4}, prompt[:650]}); err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		toks := []int32{int32(argmax(a.Logits())), int32(argmax(b.Logits()))}
-		if err := m.DecodeBatch(ctx, []*Sequence{a, b}, toks); err != nil {
-			t.Fatal(err)
-		}
-		out = append(append(out, a.Logits()...), b.Logits()...)
-	}
-	return out
+	return batchedSteps(t, m, a, SequenceOptions{Context: ringCtx}, prompt[:650], out)
 }
 
 // TestOffloadRings: rings on the fake device, wholly or split with the
