@@ -161,6 +161,11 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "weights:       %s (%s)\n", in.FileType, in.QuantMixString())
 	fmt.Fprintf(stdout, "context:       %d tokens (trained)\n", in.ContextLength)
+	if kv, err := kvType(mf.kv); err == nil {
+		if cs, err := m.CacheSize(engine.SequenceOptions{Context: mf.ctxLen, KVType: kv}); err == nil {
+			fmt.Fprintf(stdout, "kv cache:      %s, per conversation\n", cs.String(in.Layers))
+		}
+	}
 	fmt.Fprintf(stdout, "vocabulary:    %d tokens\n", in.VocabSize)
 	fmt.Fprintf(stdout, "chat template: %s\n", templateName(m))
 	fmt.Fprintf(stdout, "file:          %s (%s)\n", in.Path, units.Bytes(in.FileBytes))

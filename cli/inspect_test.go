@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/models/synth"
 )
 
 // TestTokenizeAndLogits: tokenize adds BOS, and logits gives the same
@@ -50,6 +51,29 @@ func TestInfoNamesTheTemplate(t *testing.T) {
 		out, _ := runOK(t, "info", "-m", c.path)
 		if !strings.Contains(out, c.want) {
 			t.Errorf("%s: info says\n%s\nwant %q", c.name, out, c.want)
+		}
+	}
+}
+
+// TestInfoCountsRings: info says what a conversation's KV cache takes, a
+// sliding-window model's rings counted, at the context and KV type asked.
+func TestInfoCountsRings(t *testing.T) {
+	oss := synth.Tiny("gpt-oss")
+	oss.Context = 8192
+	path := writeSynth(t, filepath.Join(t.TempDir(), "oss.gguf"), oss)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		// 2 layers, 2 KV heads of 32: 256 bytes a position per layer in F16;
+		// the banded one keeps 576 positions
+		{nil, "kv cache:      1.1 MiB at 4096 tokens (f16; 1 of 2 layers keep a ring of 576 rows: a window of 8 + 512), per conversation\n"},
+		{[]string{"-c", "512"}, "kv cache:      256.0 KiB at 512 tokens (f16), per conversation\n"},
+		{[]string{"-c", "8192", "--kv", "q8_0"}, "kv cache:      1.1 MiB at 8192 tokens (q8_0; 1 of 2 layers keep"},
+	} {
+		out, _ := runOK(t, append([]string{"info", "-m", path}, c.args...)...)
+		if !strings.Contains(out, c.want) {
+			t.Errorf("info %v says\n%s\nwant %q", c.args, out, c.want)
 		}
 	}
 }

@@ -33,6 +33,11 @@ func (m *Model) DecodeBatch(ctx context.Context, seqs []*Sequence, tokens []int3
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	for _, s := range seqs {
+		if err := s.refill(ctx); err != nil {
+			return err
+		}
+	}
 	lead := seqs[0]
 	bt := &lead.bt
 	bt.Tokens = append(lead.btoks[:0], tokens...)
@@ -74,6 +79,11 @@ func (m *Model) FeedBatch(ctx context.Context, seqs []*Sequence, toks [][]int32)
 			return err
 		}
 	}
+	for _, s := range seqs {
+		if err := s.refill(ctx); err != nil {
+			return err
+		}
+	}
 	lead := seqs[0]
 	done := make([]int, len(seqs)) // tokens of each sequence fed so far
 	took := make([]int, len(seqs)) // tokens each takes in this pass
@@ -90,7 +100,7 @@ func (m *Model) FeedBatch(ctx context.Context, seqs []*Sequence, toks [][]int32)
 		room := lead.batch
 		for i, s := range seqs {
 			rest := toks[i][done[i]:]
-			k := min(room, len(rest))
+			k := s.chunk(len(rest), room)
 			took[i] = k
 			if k == 0 {
 				continue

@@ -172,7 +172,17 @@ func (m *Model) forward(bt *arch.Batch, seqs []*Sequence, logits []float32) erro
 			if err := m.revive(s); err != nil {
 				return err
 			}
-			bt.Groups[i].Cache = s.held.cache
+			g := &bt.Groups[i]
+			c := s.held.cache
+			// Feeds refill a cache cut back past its rings first
+			// (Sequence.refill); a pass over missing rows would be wrong.
+			if !c.Holds(int(bt.Pos[g.Start])) {
+				return fmt.Errorf("engine: a sequence's cache lacks the rows of its window at position %d", bt.Pos[g.Start])
+			}
+			// Before the pass: the rows it overwrites are gone even if it
+			// fails.
+			c.Stored(int(bt.Pos[g.End-1]) + 1)
+			g.Cache = c
 		}
 		return m.net.Forward(&m.scratch, bt, logits)
 	})
@@ -242,12 +252,13 @@ func (m *Model) revive(s *Sequence) error {
 	}
 	toks := s.tokens
 	for done := 0; done < len(toks); {
-		n := min(s.batch, len(toks)-done)
+		n := s.chunk(len(toks)-done, s.batch)
 		bt := &arch.Batch{Tokens: toks[done : done+n], Pos: make([]int32, n),
 			Groups: []arch.Group{{Start: 0, End: n, Cache: cache}}}
 		for i := range n {
 			bt.Pos[i] = int32(done + i)
 		}
+		cache.Stored(done + n)
 		if err := m.net.Forward(&m.scratch, bt, nil); err != nil {
 			cache.Release()
 			return fmt.Errorf("rebuilding a sequence's cache: %w", err)

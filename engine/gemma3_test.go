@@ -8,9 +8,10 @@ import (
 )
 
 // TestGemma3TruncateAcrossWindow: local layers see only a window of
-// positions, but the cache keeps every position's rows, so cutting a
-// sequence back past the window (an edited message, a regenerated answer)
-// and feeding on computes what a fresh sequence computes.
+// positions; in a context this short their caches keep every position's
+// rows (no ring is shorter), so cutting a sequence back past the window
+// (an edited message, a regenerated answer) and feeding on computes what
+// a fresh sequence computes. TestRingTruncate does the same past rings.
 func TestGemma3TruncateAcrossWindow(t *testing.T) {
 	ctx := context.Background()
 	s, err := synth.Preset("gemma3-odd", "F16", 1)

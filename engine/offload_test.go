@@ -90,12 +90,21 @@ func offloadRun(t *testing.T, m *Model, kv KVType) []float32 {
 		}
 		out = append(out, a.Logits()...)
 	}
-	b, err := m.NewSequence(SequenceOptions{Context: 128, KVType: kv})
+	return batchedSteps(t, m, a, SequenceOptions{Context: 128, KVType: kv}, prompt[:21], out)
+}
+
+// batchedSteps feeds a two tokens and a second sequence (made with opt)
+// prompt together, then steps both three times in batched decodes, and
+// appends every logit it sees to out.
+func batchedSteps(t *testing.T, m *Model, a *Sequence, opt SequenceOptions, prompt []int32, out []float32) []float32 {
+	t.Helper()
+	ctx := context.Background()
+	b, err := m.NewSequence(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := m.FeedBatch(ctx, []*Sequence{a, b}, [][]int32{{3, 4}, prompt[:21]}); err != nil {
+	if err := m.FeedBatch(ctx, []*Sequence{a, b}, [][]int32{{3, 4}, prompt}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
@@ -301,20 +310,30 @@ func TestFaultMidAnswer(t *testing.T) {
 
 // TestSnapshotAcrossDevices: a snapshot of a sequence whose layers live
 // on the fake device is byte for byte the CPU's, and restores on the CPU
-// to a sequence that continues exactly as the CPU's; and back.
+// to a sequence that continues exactly as the CPU's; and back. The window
+// models' sequences have wrapped their rings.
 func TestSnapshotAcrossDevices(t *testing.T) {
 	ctx := context.Background()
-	for name, path := range map[string]string{
-		"stories260K": filepath.Join(testdata.Dir(t), "models", "stories260K.gguf"),
-		"zoo-Q4_K":    filepath.Join(testdata.Dir(t), "quantzoo", "zoo-Q4_K.gguf"),
-	} {
+	type snapCase struct {
+		path   string
+		ctx, n int // context and prompt
+	}
+	cases := map[string]snapCase{
+		"stories260K": {filepath.Join(testdata.Dir(t), "models", "stories260K.gguf"), 96, 30},
+		"zoo-Q4_K":    {filepath.Join(testdata.Dir(t), "quantzoo", "zoo-Q4_K.gguf"), 96, 30},
+	}
+	for name, spec := range ringSpecs(t) {
+		cases[name+"-rings"] = snapCase{synthFile(t, name+".gguf", spec), ringCtx, 1000}
+	}
+	for name, sc := range cases {
+		path := sc.path
 		t.Run(name, func(t *testing.T) {
 			onCPU := loadWith(t, path, LoadOptions{Device: "cpu"})
 			L := onCPU.Info().Layers
 			onFake := loadWith(t, path, LoadOptions{Accelerator: fake.New(fake.Options{}), GPULayers: L + 1})
 			half := loadWith(t, path, LoadOptions{Accelerator: fake.New(fake.Options{}), GPULayers: L / 2})
-			prompt := snapTokens(30, onCPU.Info().VocabSize, 11)
-			opt := SequenceOptions{Context: 96}
+			prompt := snapTokens(sc.n, onCPU.Info().VocabSize, 11)
+			opt := SequenceOptions{Context: sc.ctx}
 			write := func(m *Model) []byte {
 				s, err := m.NewSequence(opt)
 				if err != nil {

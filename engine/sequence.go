@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/churon/churon/engine/arch"
@@ -107,6 +108,7 @@ type Sequence struct {
 	tokens  []int32
 	logits  []float32 // logits after the last fed token
 	batch   int
+	run     int // the most positions a pass may add (Cache.MaxRun); 0: no limit
 	pos     []int32
 	outRows []int
 	one     [1]int32 // the token a decode step feeds, without allocating
@@ -149,6 +151,7 @@ func (m *Model) NewSequence(opt SequenceOptions) (*Sequence, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.run = s.held.cache.MaxRun()
 	// Device memory goes back when a sequence nobody closed is collected.
 	runtime.AddCleanup(s, (*heldCache).release, s.held)
 	return s, nil
@@ -218,12 +221,52 @@ func (s *Sequence) KVBytes() int64 {
 
 // Truncate drops cached tokens from position n on, so the next Feed
 // continues from there. Entries past n are simply overwritten later.
+// A sliding-window layer keeps only the last rows of its ring
+// (backend.RingMargin beyond its window): cut back further than that, the
+// sequence no longer holds what position n needs, and the next Feed first
+// runs the first n tokens through the model again — what a cold prefill
+// of them would cost, with the same logits.
 func (s *Sequence) Truncate(n int) error {
 	if n < 0 || n > len(s.tokens) {
 		return fmt.Errorf("engine: truncate to %d: sequence holds %d tokens", n, len(s.tokens))
 	}
 	s.tokens = s.tokens[:n]
+	if s.held.cache != nil {
+		s.held.cache.Cut(n)
+	}
 	return nil
+}
+
+// Refills reports whether the next Feed runs the sequence's tokens again
+// from the start before its own: Truncate cut it further back than its
+// sliding-window layers' rings reach.
+func (s *Sequence) Refills() bool {
+	return s.held.cache != nil && !s.held.cache.Holds(len(s.tokens))
+}
+
+// chunk is how many of rest tokens the next pass of s feeds, at most
+// limit.
+func (s *Sequence) chunk(rest, limit int) int {
+	n := min(limit, rest)
+	if s.run > 0 {
+		n = min(n, s.run)
+	}
+	return n
+}
+
+// refill runs the sequence's tokens through the model again from the
+// start when its cache no longer holds the rows its next position needs
+// (Truncate). Cancelled, it leaves the sequence holding the tokens it
+// ran so far.
+func (s *Sequence) refill(ctx context.Context) error {
+	if !s.Refills() {
+		return nil
+	}
+	c := s.held.cache
+	toks := slices.Clone(s.tokens)
+	s.tokens = s.tokens[:0]
+	c.Cut(0)
+	return s.feed(ctx, toks, nil)
 }
 
 // Feed appends tokens to the sequence, running them through the model in
@@ -267,12 +310,15 @@ func (s *Sequence) feed(ctx context.Context, toks []int32, all []float32) error 
 	if err := s.m.checkTokens(toks); err != nil {
 		return err
 	}
+	if err := s.refill(ctx); err != nil {
+		return err
+	}
 	vocab := s.m.info.VocabSize
 	for done := 0; done < len(toks); {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n := min(s.batch, len(toks)-done)
+		n := s.chunk(len(toks)-done, s.batch)
 		chunk := toks[done : done+n]
 		s.pos = s.pos[:0]
 		for i := range n {

@@ -6,15 +6,23 @@ import (
 )
 
 // SnapshotFormat is the version of the KV snapshot format this engine
-// writes and reads. It is bumped whenever the layout changes, and also
-// whenever the engine computes different keys or values for the same
-// tokens (a new kernel that rounds differently, a RoPE fix): a snapshot
-// from before would still load, but a restored conversation would no
-// longer continue exactly as a cold prefill does.
+// writes. It is bumped whenever the layout changes, and also whenever the
+// engine computes different keys or values for the same tokens (a new
+// kernel that rounds differently, a RoPE fix): a snapshot from before
+// would still load, but a restored conversation would no longer continue
+// exactly as a cold prefill does.
 //
 // Version 2 made snapshots append-only (a header, then segments); files
-// of version 1 read as a mismatch and are replaced.
-const SnapshotFormat uint32 = 2
+// of version 1 read as a mismatch and are replaced. Version 3 keeps only
+// the rows each layer holds — a sliding-window layer's ring the last
+// ones — with each layer's rings in the header and each segment's first
+// row per layer in its head. Version 2 files still read (their rows are
+// the same computation; a ring keeps the last of them), and a store
+// rewrites them whole at its next save.
+const SnapshotFormat uint32 = 3
+
+// snapFormat2 is the last version before rings, which still reads.
+const snapFormat2 uint32 = 2
 
 // The snapshot file, all integers little-endian, is a header and then
 // segments, each a checked piece of the sequence's history:
@@ -25,29 +33,38 @@ const SnapshotFormat uint32 = 2
 //	12      4       H: header length
 //	16      H       file size u64, hash [32], architecture (u16 length +
 //	                bytes), context u32, KV type u32, layers u32, KV
-//	                width u32, vocabulary u32
+//	                width u32, vocabulary u32, then per layer the rows of
+//	                its ring u32 (0: a row per position; version 3)
 //	16+H    4       CRC-32C of bytes [0, 16+H)
 //
 //	segment: n positions from start (L layers, rows of R bytes, V logits)
 //	0       4       tag "KSEG"
 //	4       4       start
 //	8       4       n
-//	12      4       CRC-32C of the segment's bytes before it
-//	16      4n      token ids of positions [start, start+n), int32
-//	16+4n   4       CRC-32C of the segment's bytes before it
-//	20+4n   2·L·n·R per layer: the keys of positions [start, start+n),
-//	                then their values, exactly as the cache stores them
+//	12      4L      per layer, f: the first position it has rows of here
+//	                (version 3; version 2 has no such field, f = start)
+//	12+4L   4       CRC-32C of the segment's bytes before it
+//	16+4L   4n      token ids of positions [start, start+n), int32
+//	…       4       CRC-32C of the segment's bytes before it
+//	…       per layer: the keys of positions [f, start+n), then their
+//	                values, R bytes a row, exactly as the cache stores them
 //	…       4V      logits after the segment's last token, float32
 //	end-4   4       CRC-32C of every byte of the segment before it
 //
 // The state a file holds starts empty; each segment truncates it to start
 // (at most its length so far), then appends its n tokens with their rows,
-// and its logits become the state's. WriteSnapshot writes the header and
-// one segment from position 0. A store keeping a conversation appends a
-// segment per save instead of rewriting the file: after a follow-up turn
-// it writes only the new positions; after an edit or a regeneration a
-// segment that starts before the end (the common prefix) and so cuts the
-// rest first.
+// and its logits become the state's. A layer that keeps a row per
+// position has f = start. A ring (a sliding-window layer's) holds rows
+// from some position on: a segment may send fewer rows than it has
+// positions (no more than the ring holds) or more, from before start
+// (rows the state lacks after a cut further back than its ring reaches);
+// the layer then holds rows from f on — or from where it held them
+// before, when f ≤ start — but never more than its last ring-many.
+// WriteSnapshot writes the header and one segment from position 0. A
+// store keeping a conversation appends a segment per save instead of
+// rewriting the file: after a follow-up turn it writes only the new
+// positions; after an edit or a regeneration a segment that starts
+// before the end (the common prefix) and so cuts the rest first.
 //
 // Appending makes a torn write possible: a process killed, or a machine
 // stopped, in the middle of an append leaves a final segment that is
@@ -77,9 +94,8 @@ var (
 const (
 	snapPrefix   = 16
 	snapMaxArch  = 64
-	snapFixedHdr = 8 + 32 + 2 + 5*4 // header bytes besides the architecture name
-	snapSegHead  = 16               // tag, start, n and their checksum
-	snapSegFixed = snapSegHead + 8  // and the two other checksums
+	snapFixedHdr = 8 + 32 + 2 + 5*4 // header bytes besides the architecture name and the rings
+	snapSegHead  = 16               // tag, start, n and their checksum (and L first rows, version 3)
 	snapChunk    = 1 << 20          // bytes per write or read of the body
 	// Bounds on a header's shape, so that no size computed from one
 	// overflows, whatever the file says.
@@ -109,16 +125,58 @@ func (info *SnapshotInfo) rowSize() (int, bool) {
 	return qt.RowSize(info.KVDim)
 }
 
-// segmentSize is the bytes of a segment of n positions.
-func (info *SnapshotInfo) segmentSize(n int, rowSize int) int64 {
-	return segmentBytes(n, info.Layers, rowSize, info.Vocab)
+// segLayout is how the segments of a file are laid out, from its header.
+type segLayout struct {
+	format  uint32
+	layers  int
+	rowSize int
+	vocab   int
+	context int
+	// rings is, per layer, the rows of its ring, 0 for a row per
+	// position; nil in version 2, which does not record them.
+	rings []int
 }
 
-// segmentBytes is the bytes of a segment of n positions of a model of
-// the given layers and vocabulary, rowSize bytes a row: its head and
-// checksums, the token ids, K and V rows per layer, and the logits.
-func segmentBytes(n, layers, rowSize, vocab int) int64 {
-	return snapSegFixed + 4*int64(n) + 2*int64(layers)*int64(n)*int64(rowSize) + 4*int64(vocab)
+// headSize is the bytes of a segment's head, with its checksum.
+func (g *segLayout) headSize() int {
+	if g.format == snapFormat2 {
+		return snapSegHead
+	}
+	return snapSegHead + 4*g.layers
+}
+
+// size is the bytes of a segment of n positions ending at end whose
+// layer l has rows from first[l] on.
+func (g *segLayout) size(n, end int, first []int) int64 {
+	rows := int64(0)
+	for _, f := range first {
+		rows += int64(end - f)
+	}
+	return int64(g.headSize()) + 8 + 4*int64(n) + 2*rows*int64(g.rowSize) + 4*int64(g.vocab)
+}
+
+// ring is layer l's ring rows (0: a row per position, or not recorded).
+func (g *segLayout) ring(l int) int {
+	if g.rings == nil {
+		return 0
+	}
+	return g.rings[l]
+}
+
+// segHeld is the first position a layer holds after a segment: it held
+// rows from h on, was cut to start, got the rows of [first, end), and
+// keeps ring of them at most (0: every one).
+func segHeld(h, start, first, end, ring int) int {
+	h = min(h, start)
+	if first > start {
+		h = first
+	} else {
+		h = min(h, first)
+	}
+	if ring > 0 {
+		h = max(h, end-ring)
+	}
+	return h
 }
 
 // snapArch is the architecture name as a header holds it.
@@ -137,14 +195,31 @@ func (s *Sequence) SnapshotInfo() SnapshotInfo {
 	return SnapshotInfo{Identity: id, Layers: cfg.Layers, KVDim: cfg.KVDim(), Vocab: cfg.Vocab}
 }
 
+// layout is how the sequence's snapshot lays out its segments.
+func (s *Sequence) layout() *segLayout {
+	cfg := s.m.net.Config()
+	g := &segLayout{format: SnapshotFormat, layers: cfg.Layers, rowSize: s.rowSize(), vocab: len(s.logits),
+		context: s.ctxLen, rings: make([]int, cfg.Layers)}
+	for l := range g.rings {
+		if s.held.cache == nil {
+			break // closed: nothing will be written
+		}
+		if kv := s.held.cache.KV(l); kv != nil {
+			g.rings[l] = kv.Spec().Ring
+		}
+	}
+	return g
+}
+
 func (s *Sequence) header() []byte {
 	info := s.SnapshotInfo()
 	arch := info.Architecture
 	le := binary.LittleEndian
-	b := make([]byte, 0, snapPrefix+snapFixedHdr+len(arch)+4)
+	rings := s.layout().rings
+	b := make([]byte, 0, snapPrefix+snapFixedHdr+len(arch)+4*len(rings)+4)
 	b = append(b, snapMagic[:]...)
 	b = le.AppendUint32(b, SnapshotFormat)
-	b = le.AppendUint32(b, uint32(snapFixedHdr+len(arch)))
+	b = le.AppendUint32(b, uint32(snapFixedHdr+len(arch)+4*len(rings)))
 	b = le.AppendUint64(b, uint64(info.FileSize))
 	b = append(b, info.Hash[:]...)
 	b = le.AppendUint16(b, uint16(len(arch)))
@@ -152,22 +227,62 @@ func (s *Sequence) header() []byte {
 	for _, v := range []int{info.Context, int(info.KVType), info.Layers, info.KVDim, info.Vocab} {
 		b = le.AppendUint32(b, uint32(v))
 	}
+	for _, r := range rings {
+		b = le.AppendUint32(b, uint32(r))
+	}
 	return le.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
 // SnapshotHeaderSize is the number of bytes WriteSnapshotHeader writes.
 func (s *Sequence) SnapshotHeaderSize() int64 {
-	return int64(snapPrefix + snapFixedHdr + len(snapArch(s.m.net.Config().Arch)) + 4)
+	cfg := s.m.net.Config()
+	return int64(snapPrefix + snapFixedHdr + len(snapArch(cfg.Arch)) + 4*cfg.Layers + 4)
+}
+
+// segFirst is, per layer, the first position whose rows a segment of
+// the positions [from, Len()) sends, appended to a state that holds layer
+// l's rows from onto[l] on (nil: every row this sequence holds before
+// from): the new positions' rows the layer keeps and, where the state cut
+// to from holds fewer rows than this sequence (a ring after a cut further
+// back than it reaches), the ones before them, so that the file holds
+// what the sequence holds.
+func (s *Sequence) segFirst(from int, onto []int) []int {
+	c, end := s.held.cache, len(s.tokens)
+	first := make([]int, s.m.net.Config().Layers)
+	for l := range first {
+		if c == nil {
+			first[l] = from // closed: nothing will be written
+			continue
+		}
+		kv := c.KV(l)
+		if kv == nil {
+			first[l] = end // no rows
+			continue
+		}
+		held := c.Held(l)
+		keep := max(held, end-kv.Spec().Rows()) // the first row the layer has
+		has := held
+		if l < len(onto) {
+			has = onto[l]
+		}
+		if min(has, from) > keep {
+			first[l] = keep
+		} else {
+			first[l] = max(from, keep)
+		}
+	}
+	return first
 }
 
 // SnapshotSegmentSize is the number of bytes WriteSnapshotSegment(w,
-// from) writes, for from in [0, Len()].
-func (s *Sequence) SnapshotSegmentSize(from int) int64 {
-	return segmentBytes(max(0, len(s.tokens)-from), s.m.net.Config().Layers, s.rowSize(), len(s.logits))
+// from, onto) writes, for from in [0, Len()].
+func (s *Sequence) SnapshotSegmentSize(from int, onto *SnapshotIndex) int64 {
+	from = min(max(0, from), len(s.tokens))
+	return s.layout().size(len(s.tokens)-from, len(s.tokens), s.segFirst(from, onto.held()))
 }
 
 // SnapshotSize is the number of bytes WriteSnapshot writes: the header
 // and one segment of every cached position.
 func (s *Sequence) SnapshotSize() int64 {
-	return s.SnapshotHeaderSize() + s.SnapshotSegmentSize(0)
+	return s.SnapshotHeaderSize() + s.SnapshotSegmentSize(0, nil)
 }

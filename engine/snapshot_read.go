@@ -71,92 +71,136 @@ func (sr *snapReader) skip(n int64) (bool, error) {
 }
 
 // readHeader reads and checks the prefix and header, up to and with the
-// header's checksum, which it also returns.
-func readHeader(sr *snapReader) (SnapshotInfo, uint32, error) {
+// header's checksum, which it also returns with the layout of the
+// segments that follow.
+func readHeader(sr *snapReader) (SnapshotInfo, uint32, *segLayout, error) {
 	var info SnapshotInfo
 	le := binary.LittleEndian
 	p, err := sr.read(snapPrefix, "prefix")
 	if err != nil {
-		return info, 0, err
+		return info, 0, nil, err
 	}
 	if !bytes.Equal(p[:8], snapMagic[:]) {
-		return info, 0, corrupt("not a KV snapshot (magic %q)", p[:8])
+		return info, 0, nil, corrupt("not a KV snapshot (magic %q)", p[:8])
 	}
-	if v := le.Uint32(p[8:]); v != SnapshotFormat {
-		return info, 0, mismatch("format version %d, this engine reads %d", v, SnapshotFormat)
+	v := le.Uint32(p[8:])
+	if v != SnapshotFormat && v != snapFormat2 {
+		return info, 0, nil, mismatch("format version %d, this engine reads %d and %d", v, snapFormat2, SnapshotFormat)
+	}
+	maxRings := 0
+	if v != snapFormat2 {
+		maxRings = 4 * snapMaxLayers
 	}
 	hlen := int(le.Uint32(p[12:]))
-	if hlen < snapFixedHdr || hlen > snapFixedHdr+snapMaxArch {
-		return info, 0, corrupt("header length %d", hlen)
+	if hlen < snapFixedHdr || hlen > snapFixedHdr+snapMaxArch+maxRings {
+		return info, 0, nil, corrupt("header length %d", hlen)
 	}
 	h, err := sr.read(hlen, "header")
 	if err != nil {
-		return info, 0, err
+		return info, 0, nil, err
 	}
 	h = bytes.Clone(h) // read reuses its buffer
 	want := sr.crc
 	c, err := sr.read(4, "header checksum")
 	if err != nil {
-		return info, 0, err
+		return info, 0, nil, err
 	}
 	if got := le.Uint32(c); got != want {
-		return info, 0, corrupt("header checksum %08x, computed %08x", got, want)
+		return info, 0, nil, corrupt("header checksum %08x, computed %08x", got, want)
 	}
 	info.FileSize = int64(le.Uint64(h))
 	copy(info.Hash[:], h[8:40])
 	alen := int(le.Uint16(h[40:]))
-	if alen != hlen-snapFixedHdr {
-		return info, 0, corrupt("architecture name of %d bytes in a header of %d", alen, hlen)
+	if alen > snapMaxArch || alen > hlen-snapFixedHdr {
+		return info, 0, nil, corrupt("architecture name of %d bytes in a header of %d", alen, hlen)
 	}
 	info.Architecture = string(h[42 : 42+alen])
 	var f [5]int
 	for i := range f {
 		v := le.Uint32(h[42+alen+4*i:])
 		if v > math.MaxInt32 {
-			return info, 0, corrupt("header field %d is %d", i, v)
+			return info, 0, nil, corrupt("header field %d is %d", i, v)
 		}
 		f[i] = int(v)
 	}
 	info.Context, info.KVType, info.Layers, info.KVDim, info.Vocab = f[0], KVType(f[1]), f[2], f[3], f[4]
-	info.Format = SnapshotFormat
+	info.Format = v
 	switch {
 	case info.FileSize < 0 || info.Context < 1 || info.Context > snapMaxTokens:
-		return info, 0, corrupt("context of %d tokens, model of %d bytes", info.Context, info.FileSize)
+		return info, 0, nil, corrupt("context of %d tokens, model of %d bytes", info.Context, info.FileSize)
 	case info.Layers < 1 || info.Layers > snapMaxLayers || info.KVDim < 1 || info.KVDim > snapMaxKVDim ||
 		info.Vocab < 1 || info.Vocab > snapMaxVocab:
-		return info, 0, corrupt("shape %d layers × %d, vocabulary %d", info.Layers, info.KVDim, info.Vocab)
+		return info, 0, nil, corrupt("shape %d layers × %d, vocabulary %d", info.Layers, info.KVDim, info.Vocab)
 	}
-	if _, ok := info.rowSize(); !ok {
-		return info, 0, corrupt("KV type %v with a KV width of %d", info.KVType, info.KVDim)
+	rs, ok := info.rowSize()
+	if !ok {
+		return info, 0, nil, corrupt("KV type %v with a KV width of %d", info.KVType, info.KVDim)
 	}
-	return info, want, nil
+	g := &segLayout{format: v, layers: info.Layers, rowSize: rs, vocab: info.Vocab, context: info.Context}
+	rings := hlen - snapFixedHdr - alen
+	if v == snapFormat2 {
+		if rings != 0 {
+			return info, 0, nil, corrupt("architecture name of %d bytes in a header of %d", alen, hlen)
+		}
+		return info, want, g, nil
+	}
+	if rings != 4*info.Layers {
+		return info, 0, nil, corrupt("a header of %d bytes for %d layers and an architecture name of %d", hlen, info.Layers, alen)
+	}
+	g.rings = make([]int, info.Layers)
+	for l := range g.rings {
+		r := le.Uint32(h[snapFixedHdr+alen+4*l:])
+		if r >= uint32(info.Context) {
+			return info, 0, nil, corrupt("layer %d: a ring of %d rows in a context of %d", l, r, info.Context)
+		}
+		g.rings[l] = int(r)
+	}
+	return info, want, g, nil
 }
 
 // ReadSnapshotInfo reads a snapshot's header without a model: the model,
 // context and cache shape it is for. It checks the header's own checksum,
 // nothing after it.
 func ReadSnapshotInfo(r io.Reader) (SnapshotInfo, error) {
-	info, _, err := readHeader(&snapReader{r: r})
+	info, _, _, err := readHeader(&snapReader{r: r})
 	return info, err
 }
 
 // SnapshotIndex is what a snapshot file holds, as far as its header and
 // whole segments go. A store keeps it to know what to append (see
 
-// checkSegHead checks a segment's head (tag, range, checksum) against the
-// state so far (length tokens) and returns its start and length.
-func checkSegHead(h []byte, off int64, length, context int) (start, n int, err error) {
+// checkSegHead checks a segment's head (tag, range, first rows,
+// checksum) against the state so far (length tokens) and returns its
+// start and length, and in first (one per layer) where each layer's rows
+// start.
+func (g *segLayout) checkSegHead(h []byte, off int64, length int, first []int) (start, n int, err error) {
 	le := binary.LittleEndian
-	if got, want := le.Uint32(h[12:]), crc32.Checksum(h[:12], castagnoli); got != want {
+	k := len(h) - 4
+	if got, want := le.Uint32(h[k:]), crc32.Checksum(h[:k], castagnoli); got != want {
 		return 0, 0, corrupt("segment at byte %d: checksum of its head %08x, computed %08x", off, got, want)
 	}
 	if !bytes.Equal(h[:4], snapSegTag[:]) {
 		return 0, 0, corrupt("byte %d: not a segment (tag %q)", off, h[:4])
 	}
 	s, c := int64(le.Uint32(h[4:])), int64(le.Uint32(h[8:]))
-	if s > int64(length) || c > int64(context)-s {
+	if s > int64(length) || c > int64(g.context)-s {
 		return 0, 0, corrupt("segment at byte %d: positions [%d,%d) after a state of %d tokens, in a context of %d",
-			off, s, s+c, length, context)
+			off, s, s+c, length, g.context)
+	}
+	end := s + c
+	for l := range first {
+		if g.format == snapFormat2 {
+			first[l] = int(s)
+			continue
+		}
+		f := int64(le.Uint32(h[12+4*l:]))
+		ring := int64(g.rings[l])
+		switch {
+		case f > end, ring == 0 && f != s, ring > 0 && end-f > ring:
+			return 0, 0, corrupt("segment at byte %d: layer %d's rows from position %d, for positions [%d,%d) and a ring of %d",
+				off, l, f, s, end, ring)
+		}
+		first[l] = int(f)
 	}
 	return int(s), int(c), nil
 }

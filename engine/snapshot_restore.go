@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"slices"
+
+	"github.com/churon/churon/engine/backend"
 )
 
 // ReadSnapshot restores a sequence written by WriteSnapshot, or by
@@ -41,7 +43,7 @@ func (m *Model) RestoreSnapshot(r io.Reader, opt SequenceOptions) (*Sequence, *S
 		return nil, nil, ErrClosed
 	}
 	sr := &snapReader{r: r}
-	info, hsum, err := readHeader(sr)
+	info, hsum, lay, err := readHeader(sr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -76,8 +78,13 @@ func (m *Model) RestoreSnapshot(r io.Reader, opt SequenceOptions) (*Sequence, *S
 	if s.ctxLen != info.Context || kvTypeOf(s.kvType) != info.KVType {
 		return nil, nil, mismatch("the sequence made from the options has context %d, %v", s.ctxLen, kvTypeOf(s.kvType))
 	}
+	own := s.layout()
+	if lay.rings != nil && !slices.Equal(lay.rings, own.rings) {
+		return nil, nil, mismatch("sliding-window rings of %v rows, this engine keeps %v", lay.rings, own.rings)
+	}
 	ix := &SnapshotIndex{SnapshotInfo: info, End: sr.off, Sum: hsum}
-	sg := &segReader{sr: sr, s: s, ix: ix, logits: make([]float32, len(s.logits))}
+	sg := &segReader{sr: sr, s: s, ix: ix, lay: lay, logits: make([]float32, len(s.logits)),
+		first: make([]int, cfg.Layers), held: make([]int, cfg.Layers)}
 	for {
 		err := sg.next()
 		if err == io.EOF {
@@ -99,6 +106,10 @@ func (m *Model) RestoreSnapshot(r io.Reader, opt SequenceOptions) (*Sequence, *S
 		return nil, nil, corrupt("no segment after the header")
 	}
 	ix.Tokens = slices.Clone(s.tokens)
+	ix.Held = make([]int, cfg.Layers)
+	for l := range ix.Held {
+		ix.Held[l] = s.held.cache.Held(l)
+	}
 	restored = true
 	return s, ix, nil
 }
@@ -108,8 +119,19 @@ type segReader struct {
 	sr     *snapReader
 	s      *Sequence
 	ix     *SnapshotIndex
+	lay    *segLayout
 	logits []float32 // the segment's, until its checksum matched
 	saved  []byte    // rows of the state the segment overwrites
+	first  []int     // per layer, the first position the segment has rows of
+	held   []int     // per layer, what the state held before the segment
+	kept   []span    // the positions whose rows are in saved, per half
+}
+
+// span is a range of positions of one half (keys or values) of a layer.
+type span struct {
+	layer  int
+	values bool
+	p0, p1 int
 }
 
 // next reads and applies one segment. It returns io.EOF at the end of
@@ -117,9 +139,10 @@ type segReader struct {
 // it was), or another error.
 func (g *segReader) next() error {
 	sr, s, le := g.sr, g.s, binary.LittleEndian
+	c := s.held.cache
 	off := sr.off
 	sr.startSum()
-	h, err := sr.read(snapSegHead, "segment header")
+	h, err := sr.read(g.lay.headSize(), "segment header")
 	var short *shortError
 	if errors.As(err, &short) {
 		if short.got == 0 {
@@ -130,23 +153,24 @@ func (g *segReader) next() error {
 	if err != nil {
 		return err
 	}
-	start, n, err := checkSegHead(h, off, len(s.tokens), s.ctxLen)
+	start, n, err := g.lay.checkSegHead(h, off, len(s.tokens), g.first)
 	if err != nil {
 		return err
 	}
+	end := start + n
 	rs := s.rowSize()
-	payload := g.ix.segmentSize(n, rs) - snapSegHead - 4*int64(n) - 4
+	payload := g.lay.size(n, end, g.first) - int64(g.lay.headSize()) - 4*int64(n) - 4
 	tb, err := sr.read(4*n, "segment's token ids")
 	if err != nil {
 		return tornIfShort(err)
 	}
 	tb = bytes.Clone(tb)
 	want := sr.crc
-	c, err := sr.read(4, "checksum of the segment's token ids")
+	cs, err := sr.read(4, "checksum of the segment's token ids")
 	if err != nil {
 		return tornIfShort(err)
 	}
-	if got := le.Uint32(c); got != want {
+	if got := le.Uint32(cs); got != want {
 		err := corrupt("segment at byte %d: checksum of its token ids %08x, computed %08x", off, got, want)
 		return g.tornAtEnd(err, payload)
 	}
@@ -155,38 +179,48 @@ func (g *segReader) next() error {
 		return err
 	}
 	// Keep the rows of the state this segment overwrites, to put back
-	// should it be torn.
-	lo, hi := start, min(len(s.tokens), start+n)
-	g.saved = g.saved[:0]
+	// should it be torn: in each layer the positions it writes or, in a
+	// ring, those that share their rows.
+	g.saved, g.kept = g.saved[:0], g.kept[:0]
 	for l, values := range s.kvHalves() {
-		if g.saved, err = s.appendRows(g.saved, l, values, lo, max(lo, hi)); err != nil {
-			// The rows are in range (checkSegHead): this is the device,
-			// not the file.
-			return fmt.Errorf("engine: read snapshot: %w", err)
+		if !values {
+			g.held[l] = c.Held(l)
+		}
+		sp := c.KV(l).Spec()
+		w0 := max(g.first[l], end-sp.Rows())
+		for _, q := range overwritten(sp, g.held[l], len(s.tokens), w0, end) {
+			if g.saved, err = s.appendRows(g.saved, l, values, q[0], q[1]); err != nil {
+				// The rows are in range (checkSegHead): this is the
+				// device, not the file.
+				return fmt.Errorf("engine: read snapshot: %w", err)
+			}
+			g.kept = append(g.kept, span{l, values, q[0], q[1]})
 		}
 	}
 	restore := func() {
-		if hi <= lo {
-			return
-		}
-		k := (hi - lo) * rs
 		saved := g.saved
-		for l, values := range s.kvHalves() {
-			_ = s.setRows(l, values, lo, saved[:k])
-			saved = saved[k:]
+		for _, k := range g.kept {
+			b := (k.p1 - k.p0) * rs
+			_ = s.setRows(k.layer, k.values, k.p0, saved[:b])
+			saved = saved[b:]
 		}
 	}
 	rows := max(1, snapChunk/rs)
 	for l, values := range s.kvHalves() {
-		for p := 0; p < n; p += rows {
-			k := min(n-p, rows)
+		w0 := max(g.first[l], end-c.KV(l).Spec().Rows())
+		for p := g.first[l]; p < end; p += rows {
+			k := min(end-p, rows)
 			b, err := sr.read(k*rs, "KV cache")
 			if err != nil {
 				restore()
 				return tornIfShort(err)
 			}
-			if err := s.setRows(l, values, start+p, b); err != nil {
-				return fmt.Errorf("engine: read snapshot: %w", err)
+			// Rows older than a ring keeps (a version 2 file's) are read
+			// past.
+			if skip := min(k, max(0, w0-p)); skip < k {
+				if err := s.setRows(l, values, p+skip, b[skip*rs:]); err != nil {
+					return fmt.Errorf("engine: read snapshot: %w", err)
+				}
 			}
 		}
 	}
@@ -203,20 +237,48 @@ func (g *segReader) next() error {
 		done += k
 	}
 	want = sr.crc
-	c, err = sr.read(4, "segment's checksum")
+	cs, err = sr.read(4, "segment's checksum")
 	if err != nil {
 		restore()
 		return tornIfShort(err)
 	}
-	got := le.Uint32(c)
+	got := le.Uint32(cs)
 	if got != want {
 		restore()
 		return g.tornAtEnd(corrupt("segment at byte %d: checksum %08x, computed %08x", off, got, want), 0)
 	}
 	s.tokens = append(s.tokens[:start], toks...)
+	for l := range g.first {
+		c.SetHeld(l, segHeld(g.held[l], start, g.first[l], end, c.KV(l).Spec().Ring))
+	}
 	copy(s.logits, g.logits)
 	g.ix.Segments, g.ix.End, g.ix.Sum = g.ix.Segments+1, sr.off, got
 	return nil
+}
+
+// overwritten lists, as ranges, the positions of [held, length) whose
+// rows writing the positions [w0, end) of a cache of spec sp replaces:
+// the same positions, or in a ring those stored in the same rows.
+func overwritten(sp backend.KVSpec, held, length, w0, end int) [][2]int {
+	if sp.Ring == 0 {
+		if p0, p1 := max(held, w0), min(length, end); p0 < p1 {
+			return [][2]int{{p0, p1}}
+		}
+		return nil
+	}
+	var out [][2]int
+	r0, n := sp.Row(w0), end-w0
+	for q := max(held, length-sp.Ring); q < length; q++ {
+		if (sp.Row(q)-r0+sp.Ring)%sp.Ring >= n {
+			continue
+		}
+		if k := len(out) - 1; k >= 0 && out[k][1] == q {
+			out[k][1]++
+		} else {
+			out = append(out, [2]int{q, q + 1})
+		}
+	}
+	return out
 }
 
 // tornAtEnd decides what a failed checksum is: a torn tail if the data

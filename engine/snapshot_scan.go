@@ -12,7 +12,11 @@ import (
 type SnapshotIndex struct {
 	SnapshotInfo
 	// Tokens are the token ids of the state the whole segments leave.
-	Tokens   []int32
+	Tokens []int32
+	// Held is, per layer, the first position whose rows the state holds:
+	// 0 but in a sliding-window layer's ring, which holds its last rows
+	// only (format 3; all 0 in a format 2 file, which records no rings).
+	Held     []int
 	Segments int   // whole segments, at least 1
 	End      int64 // bytes of the header and the whole segments
 	// Tail is the bytes after End: a torn final segment (0 if none).
@@ -21,6 +25,14 @@ type SnapshotIndex struct {
 	// [End-4, End)): ScanSnapshot checks that a file still holds the
 	// state an index describes before it reads on from End.
 	Sum uint32
+}
+
+// held is ix.Held, nil for no index.
+func (ix *SnapshotIndex) held() []int {
+	if ix == nil {
+		return nil
+	}
+	return ix.Held
 }
 
 // LogitsOffset is where in the file the state's logits start: the last
@@ -52,12 +64,11 @@ type ScanOptions struct {
 func ScanSnapshot(r io.ReaderAt, size int64, opt ScanOptions) (*SnapshotIndex, error) {
 	le := binary.LittleEndian
 	sr := &snapReader{r: io.NewSectionReader(r, 0, size)}
-	info, hsum, err := readHeader(sr)
+	info, hsum, lay, err := readHeader(sr)
 	if err != nil {
 		return nil, err
 	}
-	rs, _ := info.rowSize()
-	ix := &SnapshotIndex{SnapshotInfo: info, End: sr.off, Sum: hsum}
+	ix := &SnapshotIndex{SnapshotInfo: info, End: sr.off, Sum: hsum, Held: make([]int, info.Layers)}
 	// ReadAt may report io.EOF with every byte read, at the end.
 	readAt := func(p []byte, off int64) error {
 		if n, err := r.ReadAt(p, off); n < len(p) {
@@ -70,38 +81,40 @@ func ScanSnapshot(r io.ReaderAt, size int64, opt ScanOptions) (*SnapshotIndex, e
 	}
 	var b [4]byte
 	if f := opt.From; f != nil && f.SnapshotInfo == info && f.Segments > 0 && f.End >= ix.End && f.End <= size {
-		if readAt(b[:], f.End-4) == nil && le.Uint32(b[:]) == f.Sum {
+		if readAt(b[:], f.End-4) == nil && le.Uint32(b[:]) == f.Sum && len(f.Held) == info.Layers {
 			ix.Tokens, ix.Segments, ix.End, ix.Sum = slices.Clone(f.Tokens), f.Segments, f.End, f.Sum
+			ix.Held = slices.Clone(f.Held)
 		}
 	}
 	// The state before the last whole segment, to fall back on when
 	// VerifyLast finds it torn.
 	var prev SnapshotIndex
 	last := int64(-1)
-	var head [snapSegHead]byte
+	head := make([]byte, lay.headSize())
+	first := make([]int, info.Layers)
 	var torn error
 	for off := ix.End; off < size; {
-		if size-off < snapSegHead {
+		if size-off < int64(len(head)) {
 			torn = corrupt("truncated at byte %d, in a segment header", size)
 			break
 		}
-		if err := readAt(head[:], off); err != nil {
+		if err := readAt(head, off); err != nil {
 			return nil, err
 		}
-		start, n, err := checkSegHead(head[:], off, len(ix.Tokens), info.Context)
+		start, n, err := lay.checkSegHead(head, off, len(ix.Tokens), first)
 		if err != nil {
 			return nil, err
 		}
-		ext := info.segmentSize(n, rs)
+		ext := lay.size(n, start+n, first)
 		if ext > size-off {
 			torn = corrupt("truncated at byte %d, in the segment at byte %d", size, off)
 			break
 		}
 		tb := make([]byte, 4*n+4)
-		if err := readAt(tb, off+snapSegHead); err != nil {
+		if err := readAt(tb, off+int64(len(head))); err != nil {
 			return nil, err
 		}
-		c := crc32.Update(crc32.Checksum(head[:], castagnoli), castagnoli, tb[:4*n])
+		c := crc32.Update(crc32.Checksum(head, castagnoli), castagnoli, tb[:4*n])
 		if got := le.Uint32(tb[4*n:]); got != c {
 			err := corrupt("segment at byte %d: checksum of its token ids %08x, computed %08x", off, got, c)
 			if off+ext == size {
@@ -118,7 +131,11 @@ func ScanSnapshot(r io.ReaderAt, size int64, opt ScanOptions) (*SnapshotIndex, e
 		if start < len(ix.Tokens) {
 			prev.Tokens = slices.Clone(ix.Tokens)
 		}
+		prev.Held = slices.Clone(ix.Held)
 		ix.Tokens = append(ix.Tokens[:start], toks...)
+		for l := range ix.Held {
+			ix.Held[l] = segHeld(ix.Held[l], start, first[l], start+n, lay.ring(l))
+		}
 		if err := readAt(b[:], off+ext-4); err != nil {
 			return nil, err
 		}

@@ -50,7 +50,7 @@ func (s *Sequence) WriteSnapshot(w io.Writer) error {
 	}
 	sw := s.newSnapWriter(w, s.SnapshotSize())
 	sw.buf = append(sw.buf, s.header()...)
-	return s.writeSegment(sw, 0)
+	return s.writeSegment(sw, 0, nil)
 }
 
 // WriteSnapshotHeader writes the header a snapshot of the sequence starts
@@ -66,22 +66,25 @@ func (s *Sequence) WriteSnapshotHeader(w io.Writer) error {
 	return nil
 }
 
-// WriteSnapshotSegment writes one segment (SnapshotSegmentSize(from)
-// bytes): the token ids and KV rows of positions [from, Len()) and the
-// logits. Appended to a snapshot of this model and cache shape whose
+// WriteSnapshotSegment writes one segment (SnapshotSegmentSize(from,
+// onto) bytes): the token ids and KV rows of positions [from, Len()) and
+// the logits. Appended to a snapshot of this model and cache shape whose
 // state holds at least from tokens, of which the first from are this
 // sequence's, it makes the file restore to this sequence: it cuts the
 // file's state to from tokens, then appends the rest. With from == Len()
-// it only sets the logits (and cuts). The sequence must not be used by
-// another goroutine meanwhile.
-func (s *Sequence) WriteSnapshotSegment(w io.Writer, from int) error {
+// it only sets the logits (and cuts). onto is what the file holds (its
+// ScanSnapshot), so that a ring the cut leaves short of its window gets
+// the rows it lacks; nil means a file that holds every row this
+// sequence holds before from (one it wrote, unchanged since). The
+// sequence must not be used by another goroutine meanwhile.
+func (s *Sequence) WriteSnapshotSegment(w io.Writer, from int, onto *SnapshotIndex) error {
 	if err := s.checkSnapshot(); err != nil {
 		return err
 	}
 	if from < 0 || from > len(s.tokens) {
 		return fmt.Errorf("engine: write snapshot segment from %d: the sequence holds %d tokens", from, len(s.tokens))
 	}
-	return s.writeSegment(s.newSnapWriter(w, s.SnapshotSegmentSize(from)), from)
+	return s.writeSegment(s.newSnapWriter(w, s.SnapshotSegmentSize(from, onto)), from, onto.held())
 }
 
 // newSnapWriter makes a writer for size bytes: its buffer holds a chunk
@@ -90,14 +93,20 @@ func (s *Sequence) newSnapWriter(w io.Writer, size int64) *snapWriter {
 	return &snapWriter{w: w, buf: make([]byte, 0, min(size, snapChunk+int64(s.rowSize())))}
 }
 
-// writeSegment writes the segment of positions [from, Len()).
-func (s *Sequence) writeSegment(sw *snapWriter, from int) error {
+// writeSegment writes the segment of positions [from, Len()) onto a
+// state whose layers hold rows from onto on (see segFirst).
+func (s *Sequence) writeSegment(sw *snapWriter, from int, onto []int) error {
 	le := binary.LittleEndian
-	n := len(s.tokens) - from
+	end := len(s.tokens)
+	n := end - from
+	first := s.segFirst(from, onto)
 	sw.startSum()
 	sw.buf = append(sw.buf, snapSegTag[:]...)
 	sw.buf = le.AppendUint32(sw.buf, uint32(from))
 	sw.buf = le.AppendUint32(sw.buf, uint32(n))
+	for _, f := range first {
+		sw.buf = le.AppendUint32(sw.buf, uint32(f))
+	}
 	sw.buf = le.AppendUint32(sw.buf, sw.sum())
 	for _, t := range s.tokens[from:] {
 		sw.buf = le.AppendUint32(sw.buf, uint32(t))
@@ -106,9 +115,9 @@ func (s *Sequence) writeSegment(sw *snapWriter, from int) error {
 	sw.buf = le.AppendUint32(sw.buf, sw.sum())
 	rows := max(1, snapChunk/s.rowSize())
 	for l, values := range s.kvHalves() {
-		for p := from; p < len(s.tokens); p += rows {
+		for p := first[l]; p < end; p += rows {
 			var err error
-			if sw.buf, err = s.appendRows(sw.buf, l, values, p, min(len(s.tokens), p+rows)); err != nil {
+			if sw.buf, err = s.appendRows(sw.buf, l, values, p, min(end, p+rows)); err != nil {
 				return fmt.Errorf("engine: write snapshot: %w", err)
 			}
 			sw.maybeFlush()

@@ -118,9 +118,10 @@ func TestAppend(t *testing.T) {
 		switch s.kind {
 		case Appended:
 			// The format's own count: 24 bytes of segment head and
-			// checksums, the token ids, K and V rows per layer, logits.
+			// checksums and a first row per layer, the token ids, K and
+			// V rows per layer, logits.
 			n := seq.Len() - s.from
-			want := int64(24 + 4*n + 2*cfg.layers*n*cfg.rowBytes + 4*cfg.vocab)
+			want := int64(24 + 4*cfg.layers + 4*n + 2*cfg.layers*n*cfg.rowBytes + 4*cfg.vocab)
 			if w.Bytes != want || size-before != want {
 				t.Fatalf("%s: wrote %d bytes, the file grew by %d, want %d (the whole state is %d)",
 					s.name, w.Bytes, size-before, want, seq.SnapshotSize())
@@ -296,8 +297,8 @@ func TestOtherProcess(t *testing.T) {
 	// must cut there too, not append after position 20.
 	edit(t, seqA, -1, 5, 3)
 	w, err := a.Put("c", seqA)
-	if err != nil || w.Kind != Appended || w.Bytes != seqA.SnapshotSegmentSize(12) {
-		t.Fatalf("a: %+v %v, want a segment from 12 of %d bytes", w, err, seqA.SnapshotSegmentSize(12))
+	if err != nil || w.Kind != Appended || w.Bytes != seqA.SnapshotSegmentSize(12, nil) {
+		t.Fatalf("a: %+v %v, want a segment from 12 of %d bytes", w, err, seqA.SnapshotSegmentSize(12, nil))
 	}
 	mustLoad(t, b, "c", m, opt, seqA)
 	// b: a new start compacts (a rename); a appends to the new file.
@@ -306,7 +307,7 @@ func TestOtherProcess(t *testing.T) {
 		t.Fatalf("b: %+v %v", w, err)
 	}
 	edit(t, seqB, -1, 4, 5)
-	if w, err := a.Put("c", seqB); err != nil || w.Kind != Appended || w.Bytes != seqB.SnapshotSegmentSize(15) {
+	if w, err := a.Put("c", seqB); err != nil || w.Kind != Appended || w.Bytes != seqB.SnapshotSegmentSize(15, nil) {
 		t.Fatalf("a after b's compaction: %+v %v", w, err)
 	}
 	mustLoad(t, a, "c", m, opt, seqB)
@@ -346,4 +347,48 @@ func TestConcurrentAppends(t *testing.T) {
 		st.Stat("shared")
 		return nil
 	})
+}
+
+// TestAppendRings: with sliding-window layers whose rings have wrapped
+// (gpt-oss's banded layers keep 576 rows), each save still appends — a
+// follow-up its new rows, a regeneration within the rings its tail, an
+// edit further back also the rows before its cut the file's rings lost —
+// and after each the file loads to exactly the sequence's state, in this
+// process and another, which goes on as the sequence does.
+func TestAppendRings(t *testing.T) {
+	spec := synth.Tiny("gpt-oss")
+	spec.Context = 32768
+	m := model(t, spec)
+	opt := engine.SequenceOptions{Context: 2048, Batch: 128}
+	seq, _ := m.NewSequence(opt)
+	st := open(t, 0)
+	for i, s := range []struct {
+		name       string
+		keep, feed int
+		kind       WriteKind
+	}{
+		{"prompt", -1, 900, Created},
+		{"edit past the rings", 300, 500, Appended},
+		{"follow-up", -1, 40, Appended},
+		{"regenerate", 820, 30, Appended},
+		{"follow-up", -1, 600, Appended},
+	} {
+		edit(t, seq, s.keep, s.feed, uint64(40+i))
+		w, err := st.Put("c", seq)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if w.Kind != s.kind {
+			t.Fatalf("%s: %+v, want %v", s.name, w, s.kind)
+		}
+		t.Logf("%-20s %4d tokens: %-9v %7d bytes written, the state's snapshot is %7d", s.name, seq.Len(), w.Kind, w.Bytes, seq.SnapshotSize())
+		mustLoad(t, st, "c", m, opt, seq)
+		other, err := Open(st.Dir(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mustLoad(t, other, "c", m, opt, seq)
+		orig, _ := m.ReadSnapshot(bytes.NewReader(canonical(t, seq)), opt)
+		continuesAlike(t, orig, got, testutil.Tokens(5, 320, 97))
+	}
 }

@@ -303,7 +303,7 @@ func (s *Store) tryAppend(key string, seq *engine.Sequence, fresh, budget int64)
 			return Written{Kind: Unchanged, Size: ix.End + ix.Tail}, nil
 		}
 	}
-	seg := seq.SnapshotSegmentSize(p)
+	seg := seq.SnapshotSegmentSize(p, ix)
 	if p == 0 || ix.End+seg > compactRatio*fresh || (budget > 0 && ix.End+seg > budget) {
 		return Written{Kind: Compacted}, nil
 	}
@@ -315,7 +315,7 @@ func (s *Store) tryAppend(key string, seq *engine.Sequence, fresh, budget int64)
 		}
 	}
 	s.forget(key) // until the file is known again
-	if err := seq.WriteSnapshotSegment(io.NewOffsetWriter(f, ix.End), p); err != nil {
+	if err := seq.WriteSnapshotSegment(io.NewOffsetWriter(f, ix.End), p, ix); err != nil {
 		// Best effort: a half-written segment is a torn tail, which
 		// readers drop anyway and the next Save cuts off.
 		_ = f.Truncate(ix.End)

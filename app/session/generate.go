@@ -170,7 +170,13 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 		abort(err)
 		return
 	}
-	if reused == 0 {
+	// Cut further back than a sliding-window model's rings reach, the
+	// cache runs the kept tokens again too: nothing of it is reused.
+	kept := reused
+	if seq.Refills() {
+		kept = 0
+	}
+	if kept == 0 {
 		from = CacheNone
 	}
 
@@ -238,7 +244,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	if ttft > 0 {
 		ttft += prep
 	}
-	final.PromptTokens, final.PromptReused, final.GenTokens = len(ids), reused, len(result.Tokens)
+	final.PromptTokens, final.PromptReused, final.GenTokens = len(ids), kept, len(result.Tokens)
 	final.Sampler = withFingerprint(final.Sampler, ids, pr.text)
 	final.TTFT, final.PromptTPS, final.GenTPS = ttft, result.PromptTPS, result.GenTPS
 	if sk := j.sink; sk != nil {
@@ -260,7 +266,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 		m.emit(Error{Conv: conv, Op: "save conversation", Err: err})
 	}
 	res.events = append(res.events, Stats{
-		Conv: conv, Msg: ans.ID, PromptTokens: len(ids), Reused: reused, Processed: len(ids) - reused,
+		Conv: conv, Msg: ans.ID, PromptTokens: len(ids), Reused: kept, Processed: len(ids) - kept,
 		GenTokens: len(result.Tokens), TTFT: ttft, PromptTPS: result.PromptTPS, GenTPS: result.GenTPS, Seed: seed,
 		From: from, Restore: restoreTook, Dropped: pr.dropped,
 		ReasoningTokens: out.reasTokens, ReasoningTime: out.reasTime,

@@ -31,13 +31,16 @@ func TestCatalogArchitecturesRun(t *testing.T) {
 // TestCatalogShapesLoad builds a file of each catalog entry's shape that
 // synth has a preset for (one layer, a small vocabulary and feed-forward:
 // what the loader checks is the attention shape and the metadata keys) and
-// checks the engine loads it with the shape the catalog states.
+// checks the engine loads it with the shape the catalog states; and, from
+// the metadata of all its layers, that the layers with a sliding window
+// are the ones the catalog counts for the fit check.
 func TestCatalogShapesLoad(t *testing.T) {
 	c, err := catalog.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	presets := map[string]string{"gemma-3-1b-it": "gemma3-1b", "gemma-3-4b-it": "gemma3-4b"}
+	presets := map[string]string{"gemma-3-1b-it": "gemma3-1b", "gemma-3-4b-it": "gemma3-4b",
+		"gemma-3-12b-it": "gemma3-12b", "gemma-3-27b-it": "gemma3-27b", "gpt-oss-20b": "gpt-oss-20b"}
 	for id, preset := range presets {
 		t.Run(id, func(t *testing.T) {
 			var m *catalog.Model
@@ -55,6 +58,9 @@ func TestCatalogShapesLoad(t *testing.T) {
 			}
 			s.FileType, s.Type = "", quant.Q8_0
 			s.Layers, s.Vocab, s.FF = 1, 512, 256
+			if s.Experts > 0 {
+				s.Experts, s.ExpertsUsed, s.ExpertFF = 4, 2, 256
+			}
 			path := filepath.Join(t.TempDir(), "m.gguf")
 			if err := synth.Write(path, s); err != nil {
 				t.Fatal(err)
@@ -76,8 +82,37 @@ func TestCatalogShapesLoad(t *testing.T) {
 				t.Errorf("loaded embd %d heads %d/%d head size %d; the catalog says %d, %d/%d, %d",
 					cfg.Embd, cfg.Heads, cfg.KVHeads, cfg.HeadDim, m.Embedding, m.Heads, m.KVHeads, m.HeadDim)
 			}
-			if full, _ := synth.Preset(preset, "F16", 1); full.Layers != m.Layers || full.Context != m.Context {
+			full, _ := synth.Preset(preset, "F16", 1)
+			if full.Layers != m.Layers || full.Context != m.Context {
 				t.Errorf("preset has %d layers and context %d; the catalog says %d and %d", full.Layers, full.Context, m.Layers, m.Context)
+			}
+			// Every layer, at widths that keep the file small: the windows
+			// are metadata.
+			full.FileType, full.Type = "", quant.F32
+			full.Embd, full.Heads, full.KVHeads, full.HeadDim, full.FF, full.Vocab = 64, 2, 1, 32, 64, 300
+			if full.Experts > 0 {
+				full.Experts, full.ExpertsUsed, full.ExpertFF = 2, 1, 32
+			}
+			if err := synth.Write(path, full); err != nil {
+				t.Fatal(err)
+			}
+			ff, err := gguf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ff.Close()
+			ws, err := arch.Windows(ff)
+			if err != nil {
+				t.Fatal(err)
+			}
+			window, layers := 0, 0
+			for _, w := range ws {
+				if w > 0 {
+					window, layers = max(window, w), layers+1
+				}
+			}
+			if window != m.SlidingWindow || layers != m.WindowLayers {
+				t.Errorf("%d layers attend over a window of %d; the catalog says %d over %d", layers, window, m.WindowLayers, m.SlidingWindow)
 			}
 		})
 	}

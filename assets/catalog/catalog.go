@@ -32,12 +32,17 @@ type Model struct {
 	Architecture string `json:"architecture"` // general.architecture of the GGUF
 	// The shape, for the memory estimate: the KV cache grows with
 	// Layers × KVHeads × HeadDim per token.
-	Layers    int    `json:"layers"`
-	Heads     int    `json:"heads"`
-	KVHeads   int    `json:"kv_heads"`
-	HeadDim   int    `json:"head_dim"`
-	Embedding int    `json:"embedding"`
-	License   string `json:"license"`
+	Layers    int `json:"layers"`
+	Heads     int `json:"heads"`
+	KVHeads   int `json:"kv_heads"`
+	HeadDim   int `json:"head_dim"`
+	Embedding int `json:"embedding"`
+	// WindowLayers of the Layers attend over a sliding window of
+	// SlidingWindow positions (Gemma 3's local layers, gpt-oss's banded
+	// ones) and keep a ring of KV rows, not one per position.
+	SlidingWindow int    `json:"sliding_window,omitempty"`
+	WindowLayers  int    `json:"window_layers,omitempty"`
+	License       string `json:"license"`
 	// Description is one line about what the model is good at.
 	Description Text `json:"description"`
 	// Verified is true when the repository and file name were confirmed to
@@ -118,6 +123,8 @@ func (c *Catalog) Validate() error {
 			return bad("the shape (layers, heads, kv_heads, head_dim, embedding) must be positive")
 		case m.Heads%m.KVHeads != 0:
 			return bad("%d heads do not divide among %d KV heads", m.Heads, m.KVHeads)
+		case m.SlidingWindow < 0 || m.WindowLayers < 0 || m.WindowLayers >= m.Layers || (m.SlidingWindow > 0) != (m.WindowLayers > 0):
+			return bad("a sliding window of %d on %d of %d layers", m.SlidingWindow, m.WindowLayers, m.Layers)
 		case strings.TrimSpace(m.Description.EN) == "" || strings.TrimSpace(m.Description.KO) == "":
 			return bad("a description in English and Korean is required")
 		}

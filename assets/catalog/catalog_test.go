@@ -48,10 +48,11 @@ func TestEmbeddedCatalog(t *testing.T) {
 			t.Errorf("no %s model", f)
 		}
 	}
-	// Up to 8B dense; a mixture of experts of about 30B reads only about
-	// 3B of them per token, so it runs like a dense 3B in 24 GB.
+	// From 0.5B to 27B dense (Gemma 3 27B, for machines of 24 GB); a
+	// mixture of experts of about 30B reads only about 3B of them per
+	// token, so it runs like a dense 3B in 24 GB.
 	if minParams > 600e6 || maxParams < 7e9 || maxParams > 31e9 {
-		t.Errorf("sizes run from %d to %d parameters; want about 0.5B to 8B, or a 30B mixture of experts", minParams, maxParams)
+		t.Errorf("sizes run from %d to %d parameters; want about 0.5B to 27B, or a 30B mixture of experts", minParams, maxParams)
 	}
 	if len(c.Recommended) == 0 {
 		t.Fatal("nothing recommended")
@@ -102,6 +103,12 @@ func TestParseRejects(t *testing.T) {
 		{"zero size", func(v map[string]any) { first(v)["size"] = 0 }},
 		{"zero layers", func(v map[string]any) { first(v)["layers"] = 0 }},
 		{"kv heads do not divide", func(v map[string]any) { first(v)["heads"] = 14; first(v)["kv_heads"] = 4 }},
+		{"a window on no layer", func(v map[string]any) { first(v)["sliding_window"] = 512 }},
+		{"window layers without a window", func(v map[string]any) { first(v)["window_layers"] = 2 }},
+		{"every layer windowed", func(v map[string]any) {
+			first(v)["sliding_window"] = 512
+			first(v)["window_layers"] = first(v)["layers"]
+		}},
 		{"no Korean", func(v map[string]any) { first(v)["description"] = map[string]any{"en": "x", "ko": " "} }},
 		{"no licence", func(v map[string]any) { first(v)["license"] = "" }},
 		{"unknown field", func(v map[string]any) { first(v)["sha"] = "abc" }},

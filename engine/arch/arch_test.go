@@ -99,6 +99,11 @@ func TestForwardMatchesNaive(t *testing.T) {
 			s.Embd, s.Heads, s.KVHeads, s.Experts, s.ExpertsUsed, s.ExpertFF, s.Layers, s.SlidingWindow = 96, 5, 1, 7, 3, 96, 3, 3
 			return s
 		}},
+		{"gpt-oss-ropeswa", func() synth.Spec {
+			s := synth.Tiny("gpt-oss")
+			s.Layers, s.SlidingWindow, s.RopeBaseSWA = 3, 4, 500 // far from the full layers' 10 000
+			return s
+		}},
 		{"llama-biases-scales", func() synth.Spec { s := synth.Tiny("llama"); s.Biases, s.Scales = true, true; return s }},
 		{"llama-moe", func() synth.Spec {
 			s := synth.Tiny("llama")

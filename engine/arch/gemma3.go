@@ -6,6 +6,7 @@ import (
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/gguf"
+	"github.com/churon/churon/engine/quant"
 )
 
 // Gemma 3 (1B–27B, and Rnj-1 8B, which shares the architecture) is a
@@ -33,11 +34,8 @@ import (
 // 1 + w in the file (Gemma3Model.norm_shift), so the norms here are plain
 // RMSNorms, as in llama.cpp.
 //
-// The cache is transformer's (CacheSpec): every layer keeps the rows of
-// every position, local ones included. Rows are addressed by position, so
-// Truncate, prompt reuse and snapshot segments work unchanged, at the
-// cost of memory a window-sized ring would save (see the report of issue
-// 20).
+// A global layer keeps the KV rows of every position, a local one a ring
+// of its window and backend.RingMargin (CacheSpec).
 type gemma3 struct {
 	transformer
 	layers       []gemma3Layer
@@ -66,6 +64,14 @@ type gemma3Layer struct {
 
 func init() {
 	Register("gemma3", buildGemma3)
+	windowReaders["gemma3"] = func(l *loader, layers int) ([]int, error) {
+		window := l.uint("attention.sliding_window", 0)
+		if l.err != nil {
+			return nil, l.err
+		}
+		local, err := gemma3Pattern(l.f, l.arch, layers, window)
+		return windowsOf(window, local), err
+	}
 }
 
 func buildGemma3(f *gguf.File) (Model, error) {
@@ -201,6 +207,16 @@ func gemma3Pattern(f *gguf.File, arch string, layers, window int) ([]bool, error
 		local[i] = n == 0 || uint64(i)%n < n-1
 	}
 	return local, nil
+}
+
+// CacheSpec implements Model: the local layers' KV rows in rings.
+func (m *gemma3) CacheSpec(kvType quant.Type, ctx int) []backend.LayerSpec {
+	return kvCacheSpec(kvType, ctx, &m.cfg, func(i int) int {
+		if m.layers[i].local {
+			return m.local.Window
+		}
+		return 0
+	})
 }
 
 // Forward implements Model: transformer's pass, with the embeddings

@@ -177,7 +177,7 @@ func naiveGemma3(t *testing.T, f *gguf.File, tokens []int32) []float64 {
 func gemma3Spec() synth.Spec {
 	return synth.Spec{Arch: "gemma3", Embd: 64, Layers: 4, Heads: 4, KVHeads: 2, FF: 96, Vocab: 320,
 		Context: 256, Type: quant.F32, Std: 0.08, Seed: 3, RopeBase: 1000000, RopeScaling: "linear", RopeFactor: 8,
-		HeadDim: 32, SlidingWindow: 4, Gemma3: synth.Gemma3{SWAPattern: 2, RopeBaseSWA: 10000}}
+		HeadDim: 32, SlidingWindow: 4, RopeBaseSWA: 10000, Gemma3: synth.Gemma3{SWAPattern: 2}}
 }
 
 // TestGemma3MatchesNaive checks the gemma3 forward pass against the

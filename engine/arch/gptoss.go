@@ -19,7 +19,9 @@ import (
 //   - experts routed by a biased router, top k of the raw logits then a
 //     softmax over those k, each expert biased, with the clamped SwiGLU
 //     (alpha 1.702, limit 7, as llama.cpp hard-codes for it);
-//   - NeoX RoPE, usually YaRN-scaled.
+//   - NeoX RoPE, usually YaRN-scaled; the banded layers with
+//     rope.freq_base_swa as their base when the file has one (scaling as
+//     the others', as llama.cpp's rope_freq_{base,scale}_train_swa).
 //
 // Its experts ship in MXFP4 (engine/quant).
 var gptoss = MoESpec{Gating: GateSoftmaxSelected, Act: Activation{Kind: ActSwiGLUClamped, Alpha: 1.702, Limit: 7}}
@@ -32,44 +34,55 @@ func init() {
 		return buildTransformer(f, "gpt-oss", variant{rope: backend.RopeNeoX, qkvBias: true, moe: &gptoss,
 			sinks: true, swa: true, ffnNorm: "post_attention_norm.weight", expertsOnly: true})
 	})
+	windowReaders["gpt-oss"] = func(l *loader, layers int) ([]int, error) {
+		window, swa, err := swaLayers(l, layers)
+		return windowsOf(window, swa), err
+	}
 }
 
-// readSWA sets m's banded layers and their attention from the file:
-// attention.sliding_window, and the pattern llama.cpp's load_swa_pattern
-// reads — a period (layer i banded when i mod n < n−1; default 2) or one
-// flag per layer.
+// readSWA sets m's banded layers and their attention from the file
+// (swaLayers).
 func readSWA(l *loader, m *transformer) error {
-	c := &m.cfg
-	window := l.uint("attention.sliding_window", -1)
-	if l.err != nil {
-		return l.err
+	window, swa, err := swaLayers(l, m.cfg.Layers)
+	if err != nil {
+		return err
 	}
-	if window == 0 {
-		return fmt.Errorf("metadata %s.attention.sliding_window: zero", l.arch)
-	}
-	key := l.arch + ".attention.sliding_window_pattern"
-	m.swa = make([]bool, c.Layers)
-	if v, ok := l.f.Lookup(key); ok {
-		arr, _ := v.V.(gguf.Array)
-		if flags, isArr := arr.Values.([]bool); isArr {
-			if len(flags) != c.Layers {
-				return fmt.Errorf("metadata %s: %d flags for %d layers", key, len(flags), c.Layers)
-			}
-			copy(m.swa, flags)
-		} else if n, ok := l.f.Uint(key); ok {
-			setSWAPeriod(m.swa, int(n))
-		} else {
-			return fmt.Errorf("metadata %s: neither a period nor one flag per layer", key)
-		}
-	} else {
-		setSWAPeriod(m.swa, 2)
-	}
-	if base, ok := l.f.Float(l.arch + ".rope.freq_base_swa"); ok && float32(base) != l.float("rope.freq_base", 10000) {
-		return fmt.Errorf("metadata %s.rope.freq_base_swa: a RoPE base of its own for the banded layers is not supported", l.arch)
-	}
+	m.swa = swa
 	m.attSWA = m.att
 	m.attSWA.Window = window
 	return nil
+}
+
+// swaLayers reads a banded architecture's window and which of its layers
+// it bands: attention.sliding_window, and the pattern llama.cpp's
+// load_swa_pattern reads — a period (layer i banded when i mod n < n−1;
+// default 2) or one flag per layer.
+func swaLayers(l *loader, layers int) (int, []bool, error) {
+	window := l.uint("attention.sliding_window", -1)
+	if l.err != nil {
+		return 0, nil, l.err
+	}
+	if window == 0 {
+		return 0, nil, fmt.Errorf("metadata %s.attention.sliding_window: zero", l.arch)
+	}
+	key := l.arch + ".attention.sliding_window_pattern"
+	swa := make([]bool, layers)
+	if v, ok := l.f.Lookup(key); ok {
+		arr, _ := v.V.(gguf.Array)
+		if flags, isArr := arr.Values.([]bool); isArr {
+			if len(flags) != layers {
+				return 0, nil, fmt.Errorf("metadata %s: %d flags for %d layers", key, len(flags), layers)
+			}
+			copy(swa, flags)
+		} else if n, ok := l.f.Uint(key); ok {
+			setSWAPeriod(swa, int(n))
+		} else {
+			return 0, nil, fmt.Errorf("metadata %s: neither a period nor one flag per layer", key)
+		}
+	} else {
+		setSWAPeriod(swa, 2)
+	}
+	return window, swa, nil
 }
 
 // setSWAPeriod is llama.cpp's set_swa_pattern: layer i is banded when

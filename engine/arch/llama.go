@@ -72,8 +72,11 @@ type transformer struct {
 	cfg Config
 	v   variant
 	att backend.Attention
-	// attSWA is the attention of the banded layers (swa[layer]).
+	// attSWA is the attention of the banded layers (swa[layer]), ropeSWA
+	// their RoPE: the file's, with rope.freq_base_swa as its base when
+	// the file has one (llama.cpp's rope_freq_base_train_swa).
 	attSWA  backend.Attention
+	ropeSWA backend.Rope
 	swa     []bool
 	embd    *weight // [embd, vocab]
 	outNorm *weight // [embd]
@@ -86,12 +89,37 @@ type transformer struct {
 
 func (m *transformer) Config() *Config { return &m.cfg }
 
-// CacheSpec implements Model: KV rows in every layer.
+// CacheSpec implements Model: KV rows in every layer, a banded layer's
+// in a ring.
 func (m *transformer) CacheSpec(kvType quant.Type, ctx int) []backend.LayerSpec {
-	kv := &backend.KVSpec{Type: kvType, Context: ctx, Dim: m.cfg.KVDim()}
-	out := make([]backend.LayerSpec, m.cfg.Layers)
+	return kvCacheSpec(kvType, ctx, &m.cfg, func(i int) int {
+		if m.swa != nil && m.swa[i] {
+			return m.attSWA.Window
+		}
+		return 0
+	})
+}
+
+// kvCacheSpec gives every layer KV rows; a layer whose window(i) > 0
+// attends over a sliding window and keeps only a ring of
+// backend.RingRows(window, ctx) of them.
+func kvCacheSpec(kvType quant.Type, ctx int, c *Config, window func(i int) int) []backend.LayerSpec {
+	full := &backend.KVSpec{Type: kvType, Context: ctx, Dim: c.KVDim()}
+	rings := map[int]*backend.KVSpec{}
+	out := make([]backend.LayerSpec, c.Layers)
 	for i := range out {
-		out[i].KV = kv
+		w := window(i)
+		out[i] = backend.LayerSpec{KV: full, Window: w}
+		r := backend.RingRows(w, ctx)
+		if r == 0 {
+			continue
+		}
+		if rings[r] == nil {
+			ring := *full
+			ring.Ring = r
+			rings[r] = &ring
+		}
+		out[i].KV = rings[r]
 	}
 	return out
 }
@@ -195,6 +223,8 @@ func buildTransformer(f *gguf.File, name string, v variant) (Model, error) {
 	// the original context; sequences run within it use the short ones.
 	l.known("rope_factors_long.weight")
 	m.cfg.Rope.Mode = v.rope
+	m.ropeSWA = m.cfg.Rope
+	m.ropeSWA.FreqBase = l.float("rope.freq_base_swa", m.cfg.Rope.FreqBase)
 	l.finish()
 	if l.err != nil {
 		return nil, l.err
@@ -494,12 +524,12 @@ func (m *transformer) block(s *Scratch, dev backend.Device, ly *layer, li int, b
 		dev.RMSNorm(q, q, ly.qNorm.on, c.RMSEps)
 		dev.RMSNorm(k, k, ly.kNorm.on, c.RMSEps)
 	}
-	dev.RoPE(q, pos, c.Heads, c.HeadDim, &c.Rope)
-	dev.RoPE(k, pos, c.KVHeads, c.HeadDim, &c.Rope)
-	att, in := &m.att, backend.AttendInputs{}
+	rope, att, in := &c.Rope, &m.att, backend.AttendInputs{}
 	if m.swa != nil && m.swa[li] {
-		att = &m.attSWA
+		rope, att = &m.ropeSWA, &m.attSWA
 	}
+	dev.RoPE(q, pos, c.Heads, c.HeadDim, rope)
+	dev.RoPE(k, pos, c.KVHeads, c.HeadDim, rope)
 	if ly.sinks != nil {
 		in.Sinks = ly.sinks.on
 	}

@@ -20,11 +20,17 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 	matvec := naiveMatVec
 	rmsnorm := func(x, w []float64) []float64 { return naiveRMSNorm(x, w, float64(c.RMSEps)) }
 	hd, nh, nkv := c.HeadDim, c.Heads, c.KVHeads
-	rope := func(x []float64, heads, pos int) {
+	// gpt-oss's banded layers (the even ones) may rotate with a base of
+	// their own.
+	baseSWA, ok := f.Float(c.Arch + ".rope.freq_base_swa")
+	if !ok {
+		baseSWA = float64(c.Rope.FreqBase)
+	}
+	rope := func(x []float64, heads, pos int, base float64) {
 		for h := range heads {
 			v := x[h*hd : (h+1)*hd]
 			for k := 0; k < c.Rope.Dims/2; k++ {
-				theta := float64(pos) * float64(c.Rope.FreqScale) * math.Pow(float64(c.Rope.FreqBase), -2*float64(k)/float64(c.Rope.Dims))
+				theta := float64(pos) * float64(c.Rope.FreqScale) * math.Pow(base, -2*float64(k)/float64(c.Rope.Dims))
 				i, j := 2*k, 2*k+1
 				// Only Llama's GGUF conversion permutes q and k for adjacent
 				// pairs; the others rotate the two halves of each head.
@@ -92,17 +98,17 @@ func naiveForward(t *testing.T, f *gguf.File, c *Config, tokens []int32) []float
 					copy(k[h*hd:], rmsnorm(k[h*hd:(h+1)*hd], kn))
 				}
 			}
-			rope(q, nh, p)
-			rope(k, nkv, p)
+			// gpt-oss: the even layers see the last window positions, and
+			// every head's sink logit joins its softmax's denominator.
+			first, base := 0, float64(c.Rope.FreqBase)
+			if w, ok := f.Uint(c.Arch + ".attention.sliding_window"); ok && l%2 == 0 {
+				first, base = max(0, p-int(w)+1), baseSWA
+			}
+			rope(q, nh, p, base)
+			rope(k, nkv, p, base)
 			keys[l] = append(keys[l], k)
 			vals[l] = append(vals[l], v)
 			att := make([]float64, nh*hd)
-			// gpt-oss: the even layers see the last window positions, and
-			// every head's sink logit joins its softmax's denominator.
-			first := 0
-			if w, ok := f.Uint(c.Arch + ".attention.sliding_window"); ok && l%2 == 0 {
-				first = max(0, p-int(w)+1)
-			}
 			sinks := get(pre + "attn_sinks.weight")
 			for h := range nh {
 				g := h / (nh / nkv)

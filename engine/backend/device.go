@@ -181,6 +181,27 @@ type KVSpec struct {
 	Type    quant.Type // F16, F32 or Q8_0
 	Context int        // capacity in positions
 	Dim     int        // KV heads × head size: one position's keys (or values)
+	// Ring > 0 keeps only the last Ring positions, position p in row
+	// p mod Ring: a sliding-window layer's cache (see RingRows), which
+	// serves a context of any length in Ring rows. 0 keeps a row for
+	// every position.
+	Ring int
+}
+
+// Rows is the number of rows the cache holds: Ring, or Context.
+func (s KVSpec) Rows() int {
+	if s.Ring > 0 {
+		return s.Ring
+	}
+	return s.Context
+}
+
+// Row is the row position p is stored in.
+func (s KVSpec) Row(p int) int {
+	if s.Ring > 0 {
+		return p % s.Ring
+	}
+	return p
 }
 
 // RowSize is the bytes one position's keys (or values) take stored as
@@ -196,12 +217,12 @@ func (s KVSpec) RowSize() int {
 }
 
 // Bytes is the memory a cache of this shape holds.
-func (s KVSpec) Bytes() int64 { return 2 * int64(s.Context) * int64(s.RowSize()) }
+func (s KVSpec) Bytes() int64 { return 2 * int64(s.Rows()) * int64(s.RowSize()) }
 
 // Check reports a shape no device can make.
 func (s KVSpec) Check() error {
-	if s.Context <= 0 || s.Dim <= 0 {
-		return fmt.Errorf("backend: kv cache: bad shape context=%d dim=%d", s.Context, s.Dim)
+	if s.Context <= 0 || s.Dim <= 0 || s.Ring < 0 || s.Ring > s.Context {
+		return fmt.Errorf("backend: kv cache: bad shape context=%d dim=%d ring=%d", s.Context, s.Dim, s.Ring)
 	}
 	switch s.Type {
 	case quant.F16, quant.F32:
@@ -235,7 +256,9 @@ type KV interface {
 	Spec() KVSpec
 	// AppendRows appends the stored rows of positions [p0, p1) of the
 	// keys (values false) or values (true): RowSize bytes a position. It
-	// waits for queued operations that write them.
+	// waits for queued operations that write them. A ring (KVSpec.Ring)
+	// moves at most Ring positions at once, and which of them it still
+	// holds is its Cache's to know (Cache.Held).
 	AppendRows(dst []byte, values bool, p0, p1 int) ([]byte, error)
 	// SetRows stores rows encoded as AppendRows encodes them at positions
 	// p0, p0+1, …; len(src) must be whole rows that fit.
@@ -261,11 +284,14 @@ type State interface {
 	Release()
 }
 
-// CheckRows validates a row range of a cache of spec s: a helper for
-// KV implementations.
+// CheckRows validates a range of positions of a cache of spec s, which
+// a ring holds only Ring of at once: a helper for KV implementations.
 func (s KVSpec) CheckRows(p0, p1 int) error {
 	if p0 < 0 || p1 < p0 || p1 > s.Context {
 		return fmt.Errorf("backend: kv cache: positions [%d,%d) outside [0,%d)", p0, p1, s.Context)
+	}
+	if p1-p0 > s.Rows() {
+		return fmt.Errorf("backend: kv cache: positions [%d,%d) in a ring of %d rows", p0, p1, s.Rows())
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package fit
 
 import (
 	"fmt"
+
+	"github.com/churon/churon/internal/kvring"
 )
 
 // Estimate is the memory a model needs, in bytes.
@@ -21,14 +23,21 @@ const baseOverhead = 256 << 20
 // EstimateMemory estimates the memory to run the model at a context length
 // (0: the model's trained length, capped at 8192, which is what the app
 // opens by default): the weights as stored, an F16 KV cache of
-// layers × context × (K + V) × kv_heads × head_dim × 2 bytes, and an
-// overhead for working buffers.
+// rows × (K + V) × kv_heads × head_dim × 2 bytes — context rows in each
+// layer, but in a sliding-window layer the rows of its ring, as the
+// engine allocates them — and an overhead for working buffers.
 func EstimateMemory(m Meta, context int) Estimate {
 	if context <= 0 {
 		context = min(max(m.ContextLength, 1), 8192)
 	}
 	e := Estimate{Context: context, Weights: m.WeightBytes}
-	e.KVCache = int64(m.Layers) * int64(context) * int64(m.KVHeads) * int64(m.HeadDimK+m.HeadDimV) * 2
+	rows := int64(m.Layers) * int64(context)
+	if w := min(max(m.WindowLayers, 0), m.Layers); w > 0 {
+		if ring := kvring.Rows(m.SlidingWindow, context); ring > 0 {
+			rows -= int64(w) * int64(context-ring)
+		}
+	}
+	e.KVCache = rows * int64(m.KVHeads) * int64(m.HeadDimK+m.HeadDimV) * 2
 	// Activations and logits: a few rows of the model's width per token of
 	// a prompt batch, and attention scores over the context; 5% of the
 	// weights covers the rest (dequantization scratch, the tokenizer).

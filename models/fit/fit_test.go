@@ -20,6 +20,33 @@ func TestEstimate(t *testing.T) {
 	}
 }
 
+// TestEstimateWindows: sliding-window layers count the rows of their
+// rings, not the context: Gemma 3 4B's F16 cache (34 layers, 29 of them
+// local with a window of 1024; 4 KV heads of 256) takes 254 MiB at 4096
+// tokens instead of 544, and 814 MiB instead of 4.25 GiB at 32k.
+func TestEstimateWindows(t *testing.T) {
+	const MiB = 1 << 20
+	g := Meta{Layers: 34, KVHeads: 4, HeadDimK: 256, HeadDimV: 256, Heads: 8, Embedding: 2560, ContextLength: 131072,
+		SlidingWindow: 1024, WindowLayers: 29}
+	for _, c := range []struct {
+		context    int
+		want, full int64
+	}{
+		{4096, 254 * MiB, 544 * MiB},
+		{32768, 814 * MiB, 4352 * MiB},
+		{1024, 136 * MiB, 136 * MiB}, // a ring would be longer than the context
+	} {
+		if got := EstimateMemory(g, c.context).KVCache; got != c.want {
+			t.Errorf("gemma3-4b at %d: KV %d MiB, want %d", c.context, got/MiB, c.want/MiB)
+		}
+		full := g
+		full.WindowLayers = 0
+		if got := EstimateMemory(full, c.context).KVCache; got != c.full {
+			t.Errorf("without windows at %d: KV %d MiB, want %d", c.context, got/MiB, c.full/MiB)
+		}
+	}
+}
+
 func TestCheck(t *testing.T) {
 	const G = 1 << 30
 	cases := []struct {

@@ -13,9 +13,15 @@ type Meta struct {
 	KVHeads       int    `json:"kv_heads"`
 	HeadDimK      int    `json:"head_dim_k"`
 	HeadDimV      int    `json:"head_dim_v"`
-	HasTemplate   bool   `json:"has_template"`
-	WeightBytes   int64  `json:"weight_bytes"` // tensor data in this file
-	FileBytes     int64  `json:"file_bytes"`
-	HeaderBytes   int64  `json:"header_bytes"`
-	SplitCount    int    `json:"split_count,omitempty"` // parts of a split model (this is one of them)
+	// WindowLayers of the Layers attend over a sliding window of
+	// SlidingWindow positions (Gemma 3's local layers, gpt-oss's banded
+	// ones): their KV cache is a ring of internal/kvring.Rows rows, not
+	// one per position.
+	SlidingWindow int   `json:"sliding_window,omitempty"`
+	WindowLayers  int   `json:"window_layers,omitempty"`
+	HasTemplate   bool  `json:"has_template"`
+	WeightBytes   int64 `json:"weight_bytes"` // tensor data in this file
+	FileBytes     int64 `json:"file_bytes"`
+	HeaderBytes   int64 `json:"header_bytes"`
+	SplitCount    int   `json:"split_count,omitempty"` // parts of a split model (this is one of them)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/churon/churon/engine"
 	"github.com/churon/churon/models/fit"
 	"github.com/churon/churon/models/synth"
 )
@@ -104,5 +105,46 @@ func TestRemoteWithoutRanges(t *testing.T) {
 	}
 	if stats.BytesFetched != 0 {
 		t.Errorf("read %d bytes of a whole-file answer", stats.BytesFetched)
+	}
+}
+
+// TestEstimateIsWhatTheEngineAllocates: for architectures with and
+// without sliding windows, the fit estimate's KV cache from a header is
+// exactly what a sequence of the engine allocates (F16, the default), at
+// contexts where the window layers keep rings and where they do not.
+func TestEstimateIsWhatTheEngineAllocates(t *testing.T) {
+	odd, _ := synth.Preset("gemma3-odd", "F16", 1)
+	tiny, _ := synth.Preset("gemma3-tiny", "F16", 1) // the default pattern of 6
+	oss := synth.Tiny("gpt-oss")
+	for name, s := range map[string]synth.Spec{"gemma3-odd": odd, "gemma3-tiny": tiny, "gpt-oss": oss, "llama": synth.Tiny("llama")} {
+		t.Run(name, func(t *testing.T) {
+			s.Context = 1 << 15
+			path := filepath.Join(t.TempDir(), "m.gguf")
+			if err := synth.Write(path, s); err != nil {
+				t.Fatal(err)
+			}
+			meta, err := Local(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (meta.WindowLayers > 0) != (name != "llama") || meta.WindowLayers >= meta.Layers {
+				t.Fatalf("%d of %d layers with a window of %d", meta.WindowLayers, meta.Layers, meta.SlidingWindow)
+			}
+			m, err := engine.Load(context.Background(), path, engine.LoadOptions{Threads: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			for _, n := range []int{256, 4096} {
+				seq, err := m.NewSequence(engine.SequenceOptions{Context: n})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := fit.EstimateMemory(meta, n).KVCache, seq.KVBytes(); got != want {
+					t.Errorf("at %d tokens: the estimate counts %d bytes of KV cache, the engine allocates %d", n, got, want)
+				}
+				seq.Close()
+			}
+		})
 	}
 }

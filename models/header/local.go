@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/churon/churon/engine/arch"
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/models/fit"
 )
@@ -41,6 +42,16 @@ func Describe(f *gguf.File) fit.Meta {
 	}
 	m.HeadDimK = geti("attention.key_length", def)
 	m.HeadDimV = geti("attention.value_length", m.HeadDimK)
+	// Layers that keep a ring of KV rows: what the architecture reads as
+	// a sliding window (a header it cannot read counts as none).
+	if ws, err := arch.Windows(f); err == nil {
+		for _, w := range ws {
+			if w > 0 {
+				m.SlidingWindow = max(m.SlidingWindow, w)
+				m.WindowLayers++
+			}
+		}
+	}
 	_, m.HasTemplate = f.String("tokenizer.chat_template")
 	if n, ok := f.Uint("split.count"); ok && n > 1 && n < 1<<16 {
 		m.SplitCount = int(n)

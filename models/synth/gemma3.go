@@ -4,15 +4,12 @@ import "fmt"
 
 // Gemma3 holds what a gemma3 file has beyond the common shape: llama.cpp's
 // keys of the same names (src/models/gemma3.cpp). Its head width
-// (Gemma's heads are 256 wide whatever the width) and window are Spec's
-// HeadDim and SlidingWindow.
+// (Gemma's heads are 256 wide whatever the width), window and local RoPE
+// base are Spec's HeadDim, SlidingWindow and RopeBaseSWA.
 type Gemma3 struct {
 	// SWAPattern, when > 0, writes attention.sliding_window_pattern: every
 	// SWAPattern-th layer is global (llama.cpp assumes 6 without it).
 	SWAPattern int
-	// RopeBaseSWA, when > 0, writes rope.freq_base_swa, the local layers'
-	// RoPE base (llama.cpp assumes 10 000 without it).
-	RopeBaseSWA float32
 	// LogitSoftCap, when > 0, writes final_logit_softcapping.
 	LogitSoftCap float32
 }

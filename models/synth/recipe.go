@@ -103,20 +103,28 @@ var presets = map[string]Spec{
 	// 1024 on five layers in six, global layers at base 1M scaled ×8).
 	"gemma3-4b": {Arch: "gemma3", Embd: 2560, Layers: 34, Heads: 8, KVHeads: 4, FF: 10240, Vocab: 262208,
 		Context: 131072, Tied: true, RopeBase: 1000000, RopeScaling: "linear", RopeFactor: 8,
-		HeadDim: 256, SlidingWindow: 1024, Gemma3: Gemma3{RopeBaseSWA: 10000}},
+		HeadDim: 256, SlidingWindow: 1024, RopeBaseSWA: 10000},
+	// Gemma 3 12B's and 27B's (heads of 128 on 5376: its queries are
+	// scaled by 1/√(embd/heads)).
+	"gemma3-12b": {Arch: "gemma3", Embd: 3840, Layers: 48, Heads: 16, KVHeads: 8, FF: 15360, Vocab: 262208,
+		Context: 131072, Tied: true, RopeBase: 1000000, RopeScaling: "linear", RopeFactor: 8,
+		HeadDim: 256, SlidingWindow: 1024, RopeBaseSWA: 10000},
+	"gemma3-27b": {Arch: "gemma3", Embd: 5376, Layers: 62, Heads: 32, KVHeads: 16, FF: 21504, Vocab: 262208,
+		Context: 131072, Tied: true, RopeBase: 1000000, RopeScaling: "linear", RopeFactor: 8,
+		HeadDim: 128, SlidingWindow: 1024, RopeBaseSWA: 10000},
 	// Gemma 3 1B's.
 	"gemma3-1b": {Arch: "gemma3", Embd: 1152, Layers: 26, Heads: 4, KVHeads: 1, FF: 6912, Vocab: 262144,
 		Context: 32768, Tied: true, RopeBase: 1000000,
-		HeadDim: 256, SlidingWindow: 512, Gemma3: Gemma3{RopeBaseSWA: 10000}},
+		HeadDim: 256, SlidingWindow: 512, RopeBaseSWA: 10000},
 	// Test shapes: every Gemma 3 feature at a size llama.cpp runs in
 	// milliseconds. The odd one has widths that are no power of two, a
 	// pattern of 3 and a window of 5, so a short prompt crosses it.
 	"gemma3-tiny": {Arch: "gemma3", Embd: 256, Layers: 6, Heads: 4, KVHeads: 2, FF: 512, Vocab: 512,
 		Context: 512, Tied: true, RopeBase: 1000000, RopeScaling: "linear", RopeFactor: 8,
-		HeadDim: 128, SlidingWindow: 8, Gemma3: Gemma3{RopeBaseSWA: 10000}},
+		HeadDim: 128, SlidingWindow: 8, RopeBaseSWA: 10000},
 	"gemma3-odd": {Arch: "gemma3", Embd: 96, Layers: 4, Heads: 3, KVHeads: 1, FF: 160, Vocab: 389,
 		Context: 256, RopeBase: 100000,
-		HeadDim: 64, SlidingWindow: 5, Gemma3: Gemma3{SWAPattern: 3, RopeBaseSWA: 5000, LogitSoftCap: 0.5}},
+		HeadDim: 64, SlidingWindow: 5, RopeBaseSWA: 5000, Gemma3: Gemma3{SWAPattern: 3, LogitSoftCap: 0.5}},
 	// Qwen3-30B-A3B (2507): 128 experts of width 768, 8 per token; heads
 	// of 128 on a width of 2048. At Q4_K_M its 48 layers take 17 GiB:
 	// benchmarks on a small machine pass --layers.
@@ -137,11 +145,12 @@ var presets = map[string]Spec{
 		Experts: 7, ExpertsUsed: 3, ExpertFF: 160, Vocab: 333, Context: 4096, RopeBase: 1000000},
 	// gpt-oss-20b: 24 layers alternating banded (128 positions) and full
 	// attention with sinks, 32 experts of width 2880, 4 per token, YaRN ×32
-	// over 4096 trained positions. Its MXFP4 experts (MXFP4_MOE) take 12
-	// GiB: benchmarks on a small machine pass --layers.
+	// over 4096 trained positions to a context of 131072. Its MXFP4
+	// experts (MXFP4_MOE) take 12 GiB: benchmarks on a small machine pass
+	// --layers.
 	"gpt-oss-20b": {Arch: "gpt-oss", Embd: 2880, Layers: 24, Heads: 64, KVHeads: 8, HeadDim: 64, FF: 2880,
-		Experts: 32, ExpertsUsed: 4, ExpertFF: 2880, SlidingWindow: 128, Vocab: 201088, Context: 4096,
-		RopeBase: 150000, RopeScaling: "yarn", RopeFactor: 32},
+		Experts: 32, ExpertsUsed: 4, ExpertFF: 2880, SlidingWindow: 128, Vocab: 201088, Context: 131072,
+		RopeBase: 150000, RopeScaling: "yarn", RopeFactor: 32, RopeOrigContext: 4096},
 	// Small gpt-oss shapes for conformance tests: windows shorter than
 	// the test prompts; one of odd sizes (5 heads, 7 experts) with YaRN.
 	"gpt-oss-test": {Arch: "gpt-oss", Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FF: 256,
@@ -149,6 +158,11 @@ var presets = map[string]Spec{
 	"gpt-oss-odd": {Arch: "gpt-oss", Embd: 160, Layers: 3, Heads: 5, KVHeads: 1, HeadDim: 32, FF: 96,
 		Experts: 7, ExpertsUsed: 3, ExpertFF: 96, SlidingWindow: 5, Vocab: 333, Context: 4096, RopeBase: 150000,
 		RopeScaling: "yarn", RopeFactor: 4},
+	// gpt-oss whose banded layers rotate with a RoPE base of their own
+	// (rope.freq_base_swa), YaRN-scaled as the full ones.
+	"gpt-oss-ropeswa": {Arch: "gpt-oss", Embd: 128, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 32, FF: 128,
+		Experts: 4, ExpertsUsed: 2, ExpertFF: 128, SlidingWindow: 6, Vocab: 320, Context: 4096, RopeBase: 150000,
+		RopeBaseSWA: 50, RopeScaling: "yarn", RopeFactor: 8, Std: 0.06},
 }
 
 // Presets lists the preset names, sorted.
@@ -175,6 +189,8 @@ func Preset(name string, ft FileType, seed uint64) (Spec, error) {
 	s.FileType = ft
 	s.Type = t.Base
 	s.Seed = seed
-	s.Std = 0.02
+	if s.Std == 0 {
+		s.Std = 0.02
+	}
 	return s, nil
 }

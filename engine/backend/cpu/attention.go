@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"unsafe"
 
@@ -41,6 +42,8 @@ type attnTask struct {
 	qb        int // query rows per job
 	nqb       int // query blocks
 	window    int // a.Window, or 0
+	base      int // the first position any query sees: scores start there
+	ns        int // scores per query: positions [base, last query's]
 	softCap   float32
 	invSoftCp float32
 }
@@ -66,11 +69,18 @@ func (b *Backend) Attend(dst, q, gate []float32, kv *KV, pos []int32, a *backend
 		t.softCap, t.invSoftCp = a.SoftCap, 1/a.SoftCap
 	}
 	t.group = a.Heads / a.KVHeads
-	maxPos := 0
+	maxPos, base := 0, int(pos[0])
 	for _, p := range pos {
 		maxPos = max(maxPos, int(p))
+		base = min(base, t.first(int(p)))
 	}
-	ns := maxPos + 1
+	// Scores are kept for the positions some query sees, so a
+	// sliding-window layer's cost does not grow with the position.
+	ns := maxPos + 1 - base
+	t.base, t.ns = base, ns
+	if rows := kv.spec.Rows(); ns > rows {
+		panic(fmt.Sprintf("cpu: attention over positions [%d,%d] of a cache of %d rows", base, maxPos, rows))
+	}
 
 	// Few rows (decode): split each group's heads across jobs until every
 	// thread has one, so a model with two KV heads still keeps 16 cores
@@ -99,6 +109,14 @@ func (b *Backend) Attend(dst, q, gate []float32, kv *KV, pos []int32, a *backend
 	*t = attnTask{}
 }
 
+// first is the first position a query at p sees.
+func (t *attnTask) first(p int) int {
+	if t.window > 0 {
+		return max(0, p-t.window+1)
+	}
+	return 0
+}
+
 // run does jobs [lo, hi). Later query blocks (more keys in a causal
 // prompt) come first so the longest jobs start earliest.
 func (t *attnTask) run(w, lo, hi int) {
@@ -120,20 +138,15 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 	k16, v16 := t.kv.F16()
 	k32, v32 := t.kv.F32()
 	k8, v8 := t.kv.Q8()
-	dim, rs := t.kv.spec.Dim, t.kv.spec.RowSize()
+	spec := t.kv.spec
+	dim, rs := spec.Dim, spec.RowSize()
 	head := func(i, h int) int { return (r0+i)*a.Heads + kvh*t.group + h0 + h }
-	// first is the first position a query at p sees.
-	first := func(p int) int {
-		if t.window > 0 {
-			return max(0, p-t.window+1)
-		}
-		return 0
-	}
+	base, ns := t.base, t.ns
 
 	maxPos, minFirst := 0, int(t.pos[r0])
 	for i := range rows {
 		maxPos = max(maxPos, int(t.pos[r0+i]))
-		minFirst = min(minFirst, first(int(t.pos[r0+i])))
+		minFirst = min(minFirst, t.first(int(t.pos[r0+i])))
 		for h := range gh {
 			src := t.q[head(i, h)*hd:][:hd]
 			dst := ws.q[(i*gh+h)*hd:][:hd]
@@ -144,29 +157,38 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 			}
 		}
 	}
-	ns := maxPos + 1
+	end := maxPos + 1
 	S := ws.s[:rows*gh*ns]
 	// Blocks before every row's window hold nothing a row sees.
 	kb0 := minFirst / keyBlock * keyBlock
 
-	// block widens positions [kb, ke) of this KV head from the cache and
-	// returns them with their row stride.
+	// block widens positions [kb, ke) of this KV head from the cache
+	// (rows spec.Row(p): a ring's wrap around) and returns them with
+	// their row stride.
 	block := func(c16 []uint16, c32 []float32, c8 []byte, buf []float32, kb, ke int) ([]float32, int) {
 		if c8 != nil {
 			for p := kb; p < ke; p++ {
-				dequantQ8(buf[(p-kb)*hd:(p-kb+1)*hd], c8[p*rs:(p+1)*rs], kvh*hd)
+				r := spec.Row(p)
+				dequantQ8(buf[(p-kb)*hd:(p-kb+1)*hd], c8[r*rs:(r+1)*rs], kvh*hd)
 			}
 			return buf, hd
 		}
 		if c16 == nil {
-			return c32[kb*dim+kvh*hd:], dim
+			if r := spec.Row(kb); r+ke-kb <= spec.Rows() {
+				return c32[r*dim+kvh*hd:], dim
+			}
+			for p := kb; p < ke; p++ {
+				off := spec.Row(p)*dim + kvh*hd
+				copy(buf[(p-kb)*hd:(p-kb+1)*hd], c32[off:off+hd])
+			}
+			return buf, hd
 		}
 		for p := kb; p < ke; p++ {
-			off := p*dim + kvh*hd
+			off := spec.Row(p)*dim + kvh*hd
 			// The cache of a long context lives in memory, not cache:
 			// ask for the same row of the next block meanwhile.
-			if next := off + keyBlock*dim; useAsm && next+hd <= len(c16) {
-				prefetchAsm((*byte)(unsafe.Pointer(&c16[next])), 2*hd)
+			if next := spec.Row(p + keyBlock); useAsm && next < spec.Rows() {
+				prefetchAsm((*byte)(unsafe.Pointer(&c16[next*dim+kvh*hd])), 2*hd)
 			}
 			cvtF16(buf[(p-kb)*hd:(p-kb+1)*hd], c16[off:off+hd])
 		}
@@ -174,19 +196,20 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 	}
 
 	// Pass 1: scores.
-	for kb := kb0; kb < ns; kb += keyBlock {
-		ke := min(kb+keyBlock, ns)
+	for kb := kb0; kb < end; kb += keyBlock {
+		ke := min(kb+keyBlock, end)
 		kf, stride := block(k16, k32, k8, ws.kf, kb, ke)
 		for i := range rows {
 			p := int(t.pos[r0+i])
-			lo := max(kb, first(p))
+			lo := max(kb, t.first(p))
 			if p < lo || lo >= ke {
 				continue
 			}
 			nk := min(ke, p+1) - lo
 			for h := range gh {
 				qi := i*gh + h
-				dots(S[qi*ns+lo:qi*ns+lo+nk], ws.q[qi*hd:(qi+1)*hd], kf[(lo-kb)*stride:], stride, a.Scale)
+				o := qi*ns + lo - base
+				dots(S[o:o+nk], ws.q[qi*hd:(qi+1)*hd], kf[(lo-kb)*stride:], stride, a.Scale)
 			}
 		}
 	}
@@ -198,7 +221,7 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 		p := int(t.pos[r0+i])
 		for h := range gh {
 			qi := i*gh + h
-			s := S[qi*ns+first(p) : qi*ns+p+1]
+			s := S[qi*ns+t.first(p)-base : qi*ns+p+1-base]
 			if t.softCap > 0 {
 				softCap(s, t.softCap, t.invSoftCp)
 			}
@@ -221,19 +244,20 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 	}
 
 	// Pass 2: the weighted sum of values, accumulated straight into dst.
-	for kb := kb0; kb < ns; kb += keyBlock {
-		ke := min(kb+keyBlock, ns)
+	for kb := kb0; kb < end; kb += keyBlock {
+		ke := min(kb+keyBlock, end)
 		vf, stride := block(v16, v32, v8, ws.vf, kb, ke)
 		for i := range rows {
 			p := int(t.pos[r0+i])
-			lo := max(kb, first(p))
+			lo := max(kb, t.first(p))
 			if p < lo || lo >= ke {
 				continue
 			}
 			nk := min(ke, p+1) - lo
 			for h := range gh {
 				qi := i*gh + h
-				accum(t.dst[head(i, h)*hd:][:hd], S[qi*ns+lo:qi*ns+lo+nk], vf[(lo-kb)*stride:], stride)
+				o := qi*ns + lo - base
+				accum(t.dst[head(i, h)*hd:][:hd], S[o:o+nk], vf[(lo-kb)*stride:], stride)
 			}
 		}
 	}

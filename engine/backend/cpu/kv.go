@@ -9,10 +9,11 @@ import (
 )
 
 // KV is one attention layer's keys and values in host memory: the CPU's
-// backend.KV. Keys and values of position p live at [p*Dim, (p+1)*Dim)
-// of their arrays, stored as F16 (the default, as llama.cpp), F32, or
-// Q8_0 (one 34-byte block per 32 values of a row: half the memory of F16,
-// at some cost in quality).
+// backend.KV. Keys and values of position p live in row r = Spec().Row(p)
+// — p itself, or p mod Ring in a sliding-window layer's ring — at
+// [r*Dim, (r+1)*Dim) of their arrays, stored as F16 (the default, as
+// llama.cpp), F32, or Q8_0 (one 34-byte block per 32 values of a row:
+// half the memory of F16, at some cost in quality).
 type KV struct {
 	spec     backend.KVSpec
 	k16, v16 []uint16
@@ -20,20 +21,20 @@ type KV struct {
 	k8, v8   []byte // Q8_0: RowSize() bytes per position
 }
 
-// NewKV allocates one layer's cache of s.Context positions.
+// NewKV allocates one layer's cache of s.Rows() rows.
 func NewKV(s backend.KVSpec) (*KV, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
 	c := &KV{spec: s}
-	n := s.Context * s.Dim
+	n := s.Rows() * s.Dim
 	switch s.Type {
 	case quant.F16:
 		c.k16, c.v16 = make([]uint16, n), make([]uint16, n)
 	case quant.F32:
 		c.k32, c.v32 = make([]float32, n), make([]float32, n)
 	case quant.Q8_0:
-		c.k8, c.v8 = make([]byte, s.Context*s.RowSize()), make([]byte, s.Context*s.RowSize())
+		c.k8, c.v8 = make([]byte, s.Rows()*s.RowSize()), make([]byte, s.Rows()*s.RowSize())
 	}
 	return c, nil
 }
@@ -51,7 +52,8 @@ func (c *KV) Store(pos []int32, k, v []float32) {
 	d := c.spec.Dim
 	rs := c.spec.RowSize()
 	for i, p := range pos {
-		off := int(p) * d
+		r := c.spec.Row(int(p))
+		off := r * d
 		kr, vr := k[i*d:(i+1)*d], v[i*d:(i+1)*d]
 		switch c.spec.Type {
 		case quant.F16:
@@ -60,7 +62,7 @@ func (c *KV) Store(pos []int32, k, v []float32) {
 		case quant.Q8_0:
 			// Sizes are whole blocks by construction (KVSpec.Check), so
 			// Quantize cannot fail here.
-			b := int(p) * rs
+			b := r * rs
 			_ = quant.Quantize(quant.Q8_0, kr, c.k8[b:b+rs])
 			_ = quant.Quantize(quant.Q8_0, vr, c.v8[b:b+rs])
 		default:
@@ -86,23 +88,43 @@ func (c *KV) Q8() (k, v []byte) { return c.k8, c.v8 }
 // one (445 → ~1,000 MiB/s restoring an F16 cache).
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
+// runs splits positions [p0, p1) (at most Rows of them) into the one or
+// two runs of consecutive rows they occupy: a ring's range may wrap.
+func (c *KV) runs(p0, p1 int) (a0, a1, b1 int) {
+	r0, n := c.spec.Row(p0), p1-p0
+	if r0+n <= c.spec.Rows() {
+		return r0, r0 + n, 0
+	}
+	return r0, c.spec.Rows(), r0 + n - c.spec.Rows()
+}
+
 // AppendRows implements backend.KV.
 func (c *KV) AppendRows(dst []byte, values bool, p0, p1 int) ([]byte, error) {
 	if err := c.spec.CheckRows(p0, p1); err != nil {
 		return dst, err
 	}
-	d := c.spec.Dim
 	if p0 == p1 {
 		return dst, nil
 	}
+	a0, a1, b1 := c.runs(p0, p1)
+	dst = c.appendRun(dst, values, a0, a1)
+	if b1 > 0 {
+		dst = c.appendRun(dst, values, 0, b1)
+	}
+	return dst, nil
+}
+
+// appendRun appends rows [r0, r1) (not empty) as stored.
+func (c *KV) appendRun(dst []byte, values bool, r0, r1 int) []byte {
+	d := c.spec.Dim
 	switch c.spec.Type {
 	case quant.F16:
-		return appendLE(dst, keysOrValues(values, c.k16, c.v16)[p0*d:p1*d]), nil
+		return appendLE(dst, keysOrValues(values, c.k16, c.v16)[r0*d:r1*d])
 	case quant.Q8_0:
 		rs := c.spec.RowSize()
-		return append(dst, keysOrValues(values, c.k8, c.v8)[p0*rs:p1*rs]...), nil
+		return append(dst, keysOrValues(values, c.k8, c.v8)[r0*rs:r1*rs]...)
 	}
-	return appendLE(dst, keysOrValues(values, c.k32, c.v32)[p0*d:p1*d]), nil
+	return appendLE(dst, keysOrValues(values, c.k32, c.v32)[r0*d:r1*d])
 }
 
 // SetRows implements backend.KV.
@@ -115,19 +137,28 @@ func (c *KV) SetRows(values bool, p0 int, src []byte) error {
 	if err := c.spec.CheckRows(p0, p1); err != nil {
 		return err
 	}
-	d := c.spec.Dim
 	if p0 == p1 {
 		return nil
 	}
-	switch c.spec.Type {
-	case quant.F16:
-		setLE(keysOrValues(values, c.k16, c.v16)[p0*d:p1*d], src)
-	case quant.Q8_0:
-		copy(keysOrValues(values, c.k8, c.v8)[p0*rs:p1*rs], src)
-	default:
-		setLE(keysOrValues(values, c.k32, c.v32)[p0*d:p1*d], src)
+	a0, a1, b1 := c.runs(p0, p1)
+	c.setRun(values, a0, a1, src[:(a1-a0)*rs])
+	if b1 > 0 {
+		c.setRun(values, 0, b1, src[(a1-a0)*rs:])
 	}
 	return nil
+}
+
+// setRun stores src as rows [r0, r1) (not empty).
+func (c *KV) setRun(values bool, r0, r1 int, src []byte) {
+	d, rs := c.spec.Dim, c.spec.RowSize()
+	switch c.spec.Type {
+	case quant.F16:
+		setLE(keysOrValues(values, c.k16, c.v16)[r0*d:r1*d], src)
+	case quant.Q8_0:
+		copy(keysOrValues(values, c.k8, c.v8)[r0*rs:r1*rs], src)
+	default:
+		setLE(keysOrValues(values, c.k32, c.v32)[r0*d:r1*d], src)
+	}
 }
 
 // keysOrValues is v if values, else k.
