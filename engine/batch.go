@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/churon/churon/engine/arch"
@@ -237,7 +238,16 @@ func (s *Sequence) NewStream(prompt []int32, opt GenerateOptions, onToken func(T
 		st.state, st.err = streamDone, err
 		return nil, err
 	}
-	if len(prompt) == 0 {
+	if s.Refills() {
+		// Truncate cut further back than a sliding-window layer's ring
+		// reaches: the held tokens run again, as the start of the prompt,
+		// in the same chunks between the other streams' steps that a
+		// prompt takes (Feed would run them in one go and hold the batch).
+		st.prompt = append(slices.Clone(s.tokens), prompt...)
+		s.tokens = s.tokens[:0]
+		s.held.cache.Cut(0)
+	}
+	if len(st.prompt) == 0 {
 		st.state = streamReady
 		g.prompted(time.Now())
 	}
@@ -366,7 +376,8 @@ func (m *Model) Step(streams []*Stream, prefill int) error {
 			st.g.s.one[0] = st.next
 			toks = st.g.s.one[:]
 		case streamPrefill:
-			toks = st.prompt[:min(room, len(st.prompt))]
+			// chunk keeps a pass within what a ring may take at once.
+			toks = st.prompt[:st.g.s.chunk(len(st.prompt), room)]
 			room -= len(toks)
 		}
 		if len(toks) == 0 {

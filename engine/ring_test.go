@@ -341,3 +341,68 @@ func TestOffloadRings(t *testing.T) {
 		})
 	}
 }
+
+// TestStepRings: streams run by Step on models with rings — one whose
+// sequence was cut further back than its rings reach, one whose prompt is
+// longer than a ring takes in one pass, fed in passes as large as Step
+// allows — produce exactly what Generate produces on a cold sequence of
+// the same tokens.
+func TestStepRings(t *testing.T) {
+	ctx := context.Background()
+	for name, spec := range ringSpecs(t) {
+		t.Run(name, func(t *testing.T) {
+			m := synthModel(t, spec)
+			vocab := m.Info().VocabSize
+			toks := snapTokens(ringPrompt, vocab, 24)
+			opt := SequenceOptions{Context: ringCtx, Batch: 4096}
+			gen := GenerateOptions{MaxTokens: 8, Sampling: greedy, IgnoreEOS: true}
+
+			cut := must(m.NewSequence(opt))
+			if err := cut.Feed(ctx, toks); err != nil {
+				t.Fatal(err)
+			}
+			if err := cut.Truncate(400); err != nil {
+				t.Fatal(err)
+			}
+			if !cut.Refills() {
+				t.Fatal("a cut to 400 of 1300 tokens should need a refill")
+			}
+			more := snapTokens(30, vocab, 25)
+			long := snapTokens(ringPrompt, vocab, 26)
+			prompts := [][]int32{append(slices.Clone(toks[:400]), more...), long}
+			var want []Result
+			for _, p := range prompts {
+				res, err := must(m.NewSequence(opt)).Generate(ctx, p, gen, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, res)
+			}
+			streams := []*Stream{
+				must(cut.NewStream(more, gen, nil)),
+				must(must(m.NewSequence(opt)).NewStream(long, gen, nil)),
+			}
+			for range 100 {
+				live := slices.DeleteFunc(slices.Clone(streams), (*Stream).Done)
+				if len(live) == 0 {
+					break
+				}
+				if err := m.Step(live, 4096); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, st := range streams {
+				got, err := st.Result()
+				if err != nil || !st.Done() {
+					t.Fatalf("stream %d: done %v, %v", i, st.Done(), err)
+				}
+				if !slices.Equal(got.Tokens, want[i].Tokens) {
+					t.Errorf("stream %d: %v, cold %v", i, got.Tokens, want[i].Tokens)
+				}
+				if !slices.Equal(st.Sequence().Tokens()[:len(prompts[i])], prompts[i]) {
+					t.Errorf("stream %d: the sequence holds other tokens", i)
+				}
+			}
+		})
+	}
+}
