@@ -154,6 +154,7 @@ static inline float shfl_xor(float v, int m) {
 	u64 r = emu::exchange(f32_bits(v), emu::lane() ^ m);
 	return bits_f32((u32)r);
 }
+static inline float shfl(float v, int src) { return bits_f32((u32)emu::exchange(f32_bits(v), src)); }
 static inline int shfl_xor(int v, int m) { return (int)(u32)emu::exchange((u32)v, emu::lane() ^ m); }
 static inline double shfl_xor(double v, int m) {
 	u64 b;

@@ -46,6 +46,8 @@
 //   CHURON_FAKECUDA_FAULT_AFTER fail the Nth launch (0: never)
 //   CHURON_FAKECUDA_JIT_ERROR   fail module loads with this log text
 //   CHURON_FAKECUDA_ORDER       "reverse": run threads and blocks backwards
+//   CHURON_FAKECUDA_SYNC        1: run work when it is queued (to tell an
+//                               ordering bug from an arithmetic one)
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,7 +103,7 @@ long env_long(const char* name, long def) {
 struct Config {
 	long devices = 1, driver = 12040, cc = 89, fault_after = 0;
 	size_t memory = size_t(8) << 30;
-	bool reverse = false;
+	bool reverse = false, immediate = false;
 	std::string jit_error;
 } cfg;
 
@@ -389,7 +391,10 @@ CUresult flush() {
 	return sticky;
 }
 
-void enqueue(std::function<void()> op) { queue.push_back(std::move(op)); }
+void enqueue(std::function<void()> op) {
+	queue.push_back(std::move(op));
+	if (cfg.immediate) flush();
+}
 
 // device_range reports whether [p, p+n) lies inside one allocation.
 bool device_range(CUdeviceptr p, size_t n) {
@@ -559,6 +564,7 @@ API CUresult cuDevicePrimaryCtxRetain(void** ctx, CUdevice d) {
 		cfg.jit_error = j ? j : "";
 		const char* o = getenv("CHURON_FAKECUDA_ORDER");
 		cfg.reverse = o && std::string(o) == "reverse";
+		cfg.immediate = env_long("CHURON_FAKECUDA_SYNC", 0) != 0;
 		sticky = OK;
 		launches = 0;
 	}

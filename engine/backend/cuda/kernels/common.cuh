@@ -54,6 +54,7 @@ DEV int dp4a(int a, int b, int c) {
 }
 
 DEV float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+DEV float shfl(float v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 DEV int shfl_xor(int v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 DEV double shfl_xor(double v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 

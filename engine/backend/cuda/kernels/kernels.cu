@@ -156,16 +156,20 @@ EMU_EXPORT(round_bf16)
 //
 // Every quantized type is read in units of 32 consecutive values of a
 // row. A weight unit decodes to 32 small integers q (packed four to an
-// int for dp4a), an offset o subtracted from each, one integer sub-scale
-// per half (Q6_K has two, the other types one or none), a float scale dw
-// and a float min coefficient mw; an activation unit is 32 int8 a, their
-// sums per half, a float scale da and a float min term sa. The unit's
-// contribution to a dot product is
+// int for dp4a), an offset o subtracted from each, two integer
+// sub-scales (one per 16 values: Q6_K's; the K-quants' 6-bit scale and
+// min otherwise) and two floats (the block's scales); an activation unit
+// is 32 int8 a, their sums per 16, its scale and, for Q8_1, d·Σa.
 //
-//     (dw·da)·[s0·(Σ₀ q·a − o·Σ₀ a) + s1·(Σ₁ q·a − o·Σ₁ a)] + mw·sa
-//
-// which is the CPU's block formula regrouped: the bracket is the CPU's
-// integer sum exactly (quant/vecdot.go), the floats differ in order only.
+// Each block's float is then the CPU's (quant/vecdot.go's generic code)
+// operation for operation: for the 32-value types from the block's exact
+// integer sum; for the K-quants from the two integer sums over a whole
+// superblock of 256 (eight units), which the eight lanes or steps that
+// took its units add up first. The K-quants' superblocks are added in
+// row order, as the CPU adds them (its vector kernels included), so a
+// K-quant product equals the CPU's bit for bit. The 32-value types' blocks
+// are added in row order by the tiled kernel and across lanes by the
+// matrix-vector one; the CPU's vector kernels have orders of their own.
 
 struct WU {
 	int q[8];
@@ -179,27 +183,44 @@ struct AU {
 	float da, sa;
 };
 
-DEV float combine(const WU& w, const AU& a) {
-	int d0 = 0, d1 = 0;
-	d0 = dp4a(w.q[0], a.a[0], d0);
+DEV void dots(const WU& w, const AU& a, int& d0, int& d1) {
+	d0 = dp4a(w.q[0], a.a[0], 0);
 	d0 = dp4a(w.q[1], a.a[1], d0);
 	d0 = dp4a(w.q[2], a.a[2], d0);
 	d0 = dp4a(w.q[3], a.a[3], d0);
-	d1 = dp4a(w.q[4], a.a[4], d1);
+	d1 = dp4a(w.q[4], a.a[4], 0);
 	d1 = dp4a(w.q[5], a.a[5], d1);
 	d1 = dp4a(w.q[6], a.a[6], d1);
 	d1 = dp4a(w.q[7], a.a[7], d1);
-	int idot = w.s0 * (d0 - w.off * a.asum0) + w.s1 * (d1 - w.off * a.asum1);
-	return __fmul_rn(w.dw, a.da) * (float)idot + w.mw * a.sa;
+}
+
+// isum is a 32-value block's exact integer sum Σ(q−o)·a.
+DEV int isum32(const WU& w, const AU& a) {
+	int d0, d1;
+	dots(w, a, d0, d1);
+	return d0 + d1 - w.off * (a.asum0 + a.asum1);
 }
 
 #define ONES 0x01010101
+
+// Types of 32-value blocks: term is the block's float.
+struct B32 {
+	static const bool K = false;
+	DEVM void ints(const WU&, const AU&, int&, int&) {}
+	DEVM float sb(const WU&, float, int, int) { return 0.0f; }
+};
+
+// K-quants: ints adds a unit's part of its superblock's integer sums, sb
+// makes the superblock's float from them.
+struct BK {
+	static const bool K = true;
+	DEVM float term(const WU&, const AU&) { return 0.0f; }
+};
 
 // Activation units.
 
 // Q8_0: 34-byte blocks, a unit each.
 struct AQ8_0 {
-	static const int BB = 34, BV = 32;
 	DEVM void load(const u8* row, int u, AU& a) {
 		const u8* b = row + (i64)u * 34;
 		a.da = ldf16(b);
@@ -212,7 +233,6 @@ struct AQ8_0 {
 
 // Q8_1: 36-byte blocks (d, s = d·Σq, quants), a unit each.
 struct AQ8_1 {
-	static const int BB = 36, BV = 32;
 	DEVM void load(const u8* row, int u, AU& a) {
 		const u8* b = row + (i64)u * 36;
 		a.da = ldf16(b);
@@ -225,7 +245,6 @@ struct AQ8_1 {
 // Q8_K: 292-byte blocks of 256 (float d, quants, 16 sums of 16), eight
 // units each.
 struct AQ8_K {
-	static const int BB = 292, BV = 256;
 	DEVM void load(const u8* row, int u, AU& a) {
 		const u8* b = row + (i64)(u >> 3) * 292;
 		int k = u & 7;
@@ -233,15 +252,14 @@ struct AQ8_K {
 		for (int i = 0; i < 8; i++) a.a[i] = ld32(b + 4 + 32 * k + 4 * i);
 		a.asum0 = *(const i16*)(b + 260 + 4 * k);
 		a.asum1 = *(const i16*)(b + 262 + 4 * k);
-		a.sa = a.da * (float)(a.asum0 + a.asum1);
+		a.sa = 0.0f;
 	}
 };
 
 // Weight units.
 
-struct TQ4_0 {
+struct TQ4_0 : B32 {
 	typedef AQ8_0 Act;
-	static const int BB = 18, BV = 32;
 	DEVM void unit(const u8* row, int u, WU& w) {
 		const u8* b = row + (i64)u * 18;
 		w.dw = ldf16(b);
@@ -253,11 +271,17 @@ struct TQ4_0 {
 			w.q[4 + i] = (v >> 4) & 0x0f0f0f0f;
 		}
 	}
+	// float32(sumi)·d·dx
+	DEVM float term(const WU& w, const AU& a) { return __fmul_rn(__fmul_rn((float)isum32(w, a), w.dw), a.da); }
 };
 
-struct TQ4_1 {
+// d·dx·sumi + m·s
+DEV float term_min(const WU& w, const AU& a) {
+	return __fadd_rn(__fmul_rn(__fmul_rn(w.dw, a.da), (float)isum32(w, a)), __fmul_rn(w.mw, a.sa));
+}
+
+struct TQ4_1 : B32 {
 	typedef AQ8_1 Act;
-	static const int BB = 20, BV = 32;
 	DEVM void unit(const u8* row, int u, WU& w) {
 		const u8* b = row + (i64)u * 20;
 		w.dw = ldf16(b);
@@ -269,6 +293,7 @@ struct TQ4_1 {
 			w.q[4 + i] = (v >> 4) & 0x0f0f0f0f;
 		}
 	}
+	DEVM float term(const WU& w, const AU& a) { return term_min(w, a); }
 };
 
 // spread4 puts bits 0..3 of hb at bit 4 of bytes 0..3: the fifth bits of
@@ -277,9 +302,8 @@ DEV int spread4(u32 hb) {
 	return (int)(((hb & 1u) << 4) | ((hb & 2u) << 11) | ((hb & 4u) << 18) | ((hb & 8u) << 25));
 }
 
-struct TQ5_0 {
+struct TQ5_0 : B32 {
 	typedef AQ8_0 Act;
-	static const int BB = 22, BV = 32;
 	DEVM void unit(const u8* row, int u, WU& w) {
 		const u8* b = row + (i64)u * 22;
 		w.dw = ldf16(b);
@@ -292,11 +316,12 @@ struct TQ5_0 {
 			w.q[4 + i] = ((v >> 4) & 0x0f0f0f0f) | spread4(qh >> (16 + 4 * i));
 		}
 	}
+	// d·dx·float32(sumi)
+	DEVM float term(const WU& w, const AU& a) { return __fmul_rn(__fmul_rn(w.dw, a.da), (float)isum32(w, a)); }
 };
 
-struct TQ5_1 {
+struct TQ5_1 : B32 {
 	typedef AQ8_1 Act;
-	static const int BB = 24, BV = 32;
 	DEVM void unit(const u8* row, int u, WU& w) {
 		const u8* b = row + (i64)u * 24;
 		w.dw = ldf16(b);
@@ -309,11 +334,11 @@ struct TQ5_1 {
 			w.q[4 + i] = ((v >> 4) & 0x0f0f0f0f) | spread4(qh >> (16 + 4 * i));
 		}
 	}
+	DEVM float term(const WU& w, const AU& a) { return term_min(w, a); }
 };
 
-struct TQ8_0 {
+struct TQ8_0 : B32 {
 	typedef AQ8_0 Act;
-	static const int BB = 34, BV = 32;
 	DEVM void unit(const u8* row, int u, WU& w) {
 		const u8* b = row + (i64)u * 34;
 		w.dw = ldf16(b);
@@ -321,6 +346,8 @@ struct TQ8_0 {
 		w.off = 0, w.s0 = w.s1 = 1;
 		for (int i = 0; i < 8; i++) w.q[i] = ld32_b2(b + 2 + 4 * i);
 	}
+	// float32(sumi)·(d·dx)
+	DEVM float term(const WU& w, const AU& a) { return __fmul_rn((float)isum32(w, a), __fmul_rn(w.dw, a.da)); }
 };
 
 // scale_min_k4 unpacks the 6-bit scale and min of group j of a Q4_K or
@@ -335,32 +362,45 @@ DEV void scale_min_k4(int j, const u8* s, int& sc, int& m) {
 	}
 }
 
-struct TQ4_K {
+// Q4_K and Q5_K: d·Σ sc·Σq·a − dmin·Σ m·Σa, d and dmin times the
+// activations' scale. Their units keep sc in s0, m in s1, d and dmin in
+// dw and mw.
+struct KMin : BK {
+	DEVM void ints(const WU& w, const AU& a, int& isum, int& summs) {
+		int d0, d1;
+		dots(w, a, d0, d1);
+		isum += w.s0 * (d0 + d1);
+		summs += w.s1 * (a.asum0 + a.asum1);
+	}
+	DEVM float sb(const WU& w, float dy, int isum, int summs) {
+		return __fsub_rn(__fmul_rn(__fmul_rn(w.dw, dy), (float)isum), __fmul_rn(__fmul_rn(w.mw, dy), (float)summs));
+	}
+};
+
+struct TQ4_K : KMin {
 	typedef AQ8_K Act;
-	static const int BB = 144, BV = 256;
 	DEVM void unit(const u8* row, int u, WU& w) {
 		const u8* b = row + (i64)(u >> 3) * 144;
-		int k = u & 7, sc, m;
-		scale_min_k4(k, b + 4, sc, m);
+		int k = u & 7;
+		scale_min_k4(k, b + 4, w.s0, w.s1);
 		w.dw = ldf16(b);
-		w.mw = -ldf16(b + 2) * (float)m;
-		w.off = 0, w.s0 = w.s1 = sc;
+		w.mw = ldf16(b + 2);
+		w.off = 0;
 		const u8* qs = b + 16 + 32 * (k >> 1);
 		int sh = 4 * (k & 1);
 		for (int i = 0; i < 8; i++) w.q[i] = (ld32(qs + 4 * i) >> sh) & 0x0f0f0f0f;
 	}
 };
 
-struct TQ5_K {
+struct TQ5_K : KMin {
 	typedef AQ8_K Act;
-	static const int BB = 176, BV = 256;
 	DEVM void unit(const u8* row, int u, WU& w) {
 		const u8* b = row + (i64)(u >> 3) * 176;
-		int k = u & 7, sc, m;
-		scale_min_k4(k, b + 4, sc, m);
+		int k = u & 7;
+		scale_min_k4(k, b + 4, w.s0, w.s1);
 		w.dw = ldf16(b);
-		w.mw = -ldf16(b + 2) * (float)m;
-		w.off = 0, w.s0 = w.s1 = sc;
+		w.mw = ldf16(b + 2);
+		w.off = 0;
 		const u8* qh = b + 16;
 		const u8* qs = b + 48 + 32 * (k >> 1);
 		int sh = 4 * (k & 1);
@@ -369,9 +409,9 @@ struct TQ5_K {
 	}
 };
 
-struct TQ6_K {
+// Q6_K: d·dy·Σ sc·Σ(q−32)·a, a sub-scale per 16 values.
+struct TQ6_K : BK {
 	typedef AQ8_K Act;
-	static const int BB = 210, BV = 256;
 	DEVM void unit(const u8* row, int u, WU& w) {
 		const u8* b = row + (i64)(u >> 3) * 210;
 		int k = u & 7, n = k >> 2, kk = k & 3;
@@ -386,14 +426,23 @@ struct TQ6_K {
 		for (int i = 0; i < 8; i++)
 			w.q[i] = ((ld32_b2(ql + 4 * i) >> sh) & 0x0f0f0f0f) | (((ld32_b2(qh + 4 * i) >> (2 * kk)) & 0x03030303) << 4);
 	}
+	DEVM void ints(const WU& w, const AU& a, int& isum, int&) {
+		int d0, d1;
+		dots(w, a, d0, d1);
+		isum += w.s0 * (d0 - 32 * a.asum0) + w.s1 * (d1 - 32 * a.asum1);
+	}
+	DEVM float sb(const WU& w, float dy, int isum, int) { return __fmul_rn(__fmul_rn(w.dw, dy), (float)isum); }
 };
 
 // mmv: up to 8 input rows (decode, a few sequences at once). A warp per
-// weight row; lanes take the row's units in turn.
+// weight row. For the 32-value types lanes take the row's units in turn
+// and their sums meet in a tree; for the K-quants eight lanes take a
+// superblock's eight units, four superblocks at a time, and lane 0 adds
+// the superblocks in order.
 #define MMV_WARPS 4
 
 template <class T>
-DEV void mmv(const u8* W, const u8* A, float* Y, int rows, int units, int n, i64 wstride, i64 astride, int ystride) {
+DEV void mmv32(const u8* W, const u8* A, float* Y, int rows, int units, int n, i64 wstride, i64 astride, int ystride) {
 	int lane = threadIdx.x & 31, row = blockIdx.x * MMV_WARPS + (threadIdx.x >> 5);
 	if (row >= rows) return;
 	const u8* wr = W + row * wstride;
@@ -407,7 +456,7 @@ DEV void mmv(const u8* W, const u8* A, float* Y, int rows, int units, int n, i64
 			if (t < n) {
 				AU a;
 				T::Act::load(A + t * astride, u, a);
-				acc[t] += combine(w, a);
+				acc[t] = __fadd_rn(acc[t], T::term(w, a));
 			}
 		}
 	}
@@ -420,9 +469,53 @@ DEV void mmv(const u8* W, const u8* A, float* Y, int rows, int units, int n, i64
 	}
 }
 
+template <class T>
+DEV void mmvk(const u8* W, const u8* A, float* Y, int rows, int units, int n, i64 wstride, i64 astride, int ystride) {
+	int lane = threadIdx.x & 31, row = blockIdx.x * MMV_WARPS + (threadIdx.x >> 5);
+	if (row >= rows) return;
+	const u8* wr = W + row * wstride;
+	int g = lane >> 3, k = lane & 7, nsb = units >> 3;
+	float acc[8];
+	for (int t = 0; t < 8; t++) acc[t] = 0.0f;
+	for (int s0 = 0; s0 < nsb; s0 += 4) {
+		int s = s0 + g;
+		bool valid = s < nsb;
+		WU w;
+		if (valid) T::unit(wr, s * 8 + k, w);
+#pragma unroll
+		for (int t = 0; t < 8; t++) {
+			if (t < n) {
+				int is = 0, sm = 0;
+				float dy = 0.0f;
+				if (valid) {
+					AU a;
+					T::Act::load(A + t * astride, s * 8 + k, a);
+					T::ints(w, a, is, sm);
+					dy = a.da;
+				}
+				for (int m = 1; m < 8; m <<= 1) {
+					is += shfl_xor(is, m);
+					sm += shfl_xor(sm, m);
+				}
+				float sbf = valid ? T::sb(w, dy, is, sm) : 0.0f;
+				float f1 = shfl(sbf, 8), f2 = shfl(sbf, 16), f3 = shfl(sbf, 24);
+				if (lane == 0) {
+					acc[t] = __fadd_rn(acc[t], sbf);
+					if (s0 + 1 < nsb) acc[t] = __fadd_rn(acc[t], f1);
+					if (s0 + 2 < nsb) acc[t] = __fadd_rn(acc[t], f2);
+					if (s0 + 3 < nsb) acc[t] = __fadd_rn(acc[t], f3);
+				}
+			}
+		}
+	}
+	if (lane == 0)
+		for (int t = 0; t < n; t++) Y[(i64)t * ystride + row] = acc[t];
+}
+
 // mmq: a tile of 64 weight rows × 64 input rows per block of 256
 // threads, four units at a time through shared memory; each thread sums
-// a 4×4 part of the tile, unit by unit in row order.
+// a 4×4 part of the tile, block by block (superblock by superblock) in
+// row order, as the CPU does.
 #define MMQ_TILE 64
 #define MMQ_STEP 4
 
@@ -433,8 +526,9 @@ DEV void mmq(const u8* W, const u8* A, float* Y, int rows, int units, int n, i64
 	int tid = threadIdx.x, r0 = blockIdx.x * MMQ_TILE, c0 = blockIdx.y * MMQ_TILE;
 	int ty = tid >> 4, tx = tid & 15;
 	float acc[4][4];
+	int is[4][4], sm[4][4];
 	for (int i = 0; i < 4; i++)
-		for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;
+		for (int j = 0; j < 4; j++) acc[i][j] = 0.0f, is[i][j] = sm[i][j] = 0;
 	for (int u0 = 0; u0 < units; u0 += MMQ_STEP) {
 		int kk = tid >> 6, r = tid & 63, u = u0 + kk;
 		WU& w = ws[kk][r];
@@ -454,12 +548,23 @@ DEV void mmq(const u8* W, const u8* A, float* Y, int rows, int units, int n, i64
 			a.da = a.sa = 0.0f;
 		}
 		__syncthreads();
-		for (int k = 0; k < MMQ_STEP; k++) {
+		for (int k = 0; k < MMQ_STEP && u0 + k < units; k++) {
 			WU wr[4];
 			for (int i = 0; i < 4; i++) wr[i] = ws[k][ty * 4 + i];
+			bool last = ((u0 + k) & 7) == 7;
 			for (int j = 0; j < 4; j++) {
 				AU ac = as[k][tx * 4 + j];
-				for (int i = 0; i < 4; i++) acc[i][j] += combine(wr[i], ac);
+				for (int i = 0; i < 4; i++) {
+					if (T::K) {
+						T::ints(wr[i], ac, is[i][j], sm[i][j]);
+						if (last) {
+							acc[i][j] = __fadd_rn(acc[i][j], T::sb(wr[i], ac.da, is[i][j], sm[i][j]));
+							is[i][j] = sm[i][j] = 0;
+						}
+					} else {
+						acc[i][j] = __fadd_rn(acc[i][j], T::term(wr[i], ac));
+					}
+				}
 			}
 		}
 		__syncthreads();
@@ -474,10 +579,10 @@ DEV void mmq(const u8* W, const u8* A, float* Y, int rows, int units, int n, i64
 	}
 }
 
-#define MATMUL_KERNELS(name, T)                                                                                      \
+#define MATMUL_KERNELS(name, T, MMV)                                                                                 \
 	KERNEL void mmv_##name(const u8* W, const u8* A, float* Y, int rows, int units, int n, i64 wstride, i64 astride, \
 	                       int ystride) {                                                                            \
-		mmv<T>(W, A, Y, rows, units, n, wstride, astride, ystride);                                                  \
+		MMV<T>(W, A, Y, rows, units, n, wstride, astride, ystride);                                                  \
 	}                                                                                                                \
 	EMU_EXPORT(mmv_##name)                                                                                           \
 	KERNEL void mmq_##name(const u8* W, const u8* A, float* Y, int rows, int units, int n, i64 wstride, i64 astride, \
@@ -486,14 +591,14 @@ DEV void mmq(const u8* W, const u8* A, float* Y, int rows, int units, int n, i64
 	}                                                                                                                \
 	EMU_EXPORT(mmq_##name)
 
-MATMUL_KERNELS(q4_0, TQ4_0)
-MATMUL_KERNELS(q4_1, TQ4_1)
-MATMUL_KERNELS(q5_0, TQ5_0)
-MATMUL_KERNELS(q5_1, TQ5_1)
-MATMUL_KERNELS(q8_0, TQ8_0)
-MATMUL_KERNELS(q4_k, TQ4_K)
-MATMUL_KERNELS(q5_k, TQ5_K)
-MATMUL_KERNELS(q6_k, TQ6_K)
+MATMUL_KERNELS(q4_0, TQ4_0, mmv32)
+MATMUL_KERNELS(q4_1, TQ4_1, mmv32)
+MATMUL_KERNELS(q5_0, TQ5_0, mmv32)
+MATMUL_KERNELS(q5_1, TQ5_1, mmv32)
+MATMUL_KERNELS(q8_0, TQ8_0, mmv32)
+MATMUL_KERNELS(q4_k, TQ4_K, mmvk)
+MATMUL_KERNELS(q5_k, TQ5_K, mmvk)
+MATMUL_KERNELS(q6_k, TQ6_K, mmvk)
 
 // ---------------------------------------------------------------------
 // Float matrix products: F32 weights with F32 activations, F16 and BF16
