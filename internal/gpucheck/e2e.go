@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/churon/churon/engine"
@@ -91,7 +92,13 @@ func (l *Level) String() string {
 // the last layer, half, every layer (the head back on the CPU), and
 // everything.
 func Levels(layers int) []int {
-	return []int{engine.OffloadNone, 1, layers / 2, layers, layers + 1}
+	var out []int
+	for _, n := range []int{engine.OffloadNone, 1, layers / 2, layers, layers + 1} {
+		if n != 0 && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // run is what one model's scenario saw: every logits row, in order, the

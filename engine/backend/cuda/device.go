@@ -35,11 +35,12 @@ type Device struct {
 	stream uintptr
 	label  string
 
-	cmds   []cmd
-	issueF func() // d.issue, made once: the executor takes a func
-	waitF  func()
-	err    error // the first failure since the last Sync
-	closed bool
+	cmds     []cmd
+	launches int64  // kernels launched, for benchmarks
+	issueF   func() // d.issue, made once: the executor takes a func
+	waitF    func()
+	err      error // the first failure since the last Sync
+	closed   bool
 
 	host   stager // pinned host staging
 	params arena  // device memory for host arguments
@@ -308,6 +309,7 @@ func (d *Device) issue() {
 			for j := range c.nargs {
 				putU64(args[8*j:], c.args[j])
 			}
+			d.launches++
 			err = drv.call(cuLaunchKernel, d.g.fn[c.k],
 				uintptr(c.grid[0]), uintptr(c.grid[1]), uintptr(c.grid[2]),
 				uintptr(c.block[0]), uintptr(c.block[1]), uintptr(c.block[2]),

@@ -12,19 +12,48 @@ import (
 
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/backend/cuda"
+	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/internal/gpucheck"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/models/synth"
 )
 
-// e2eFiles are the models of the end-to-end check: stories260K and the
-// quant zoo's files of every type the GPU multiplies, and the mixed
-// Q4_K_M file.
+// e2eFiles are the models of the end-to-end check: stories260K, the
+// quant zoo's files of every type the GPU multiplies and the mixed
+// Q4_K_M file, and synthetic models of the other architectures and
+// variants (biases, q/k norms, fused projections, a tied output, a
+// mixture of experts, gemma3's windows and soft caps, gpt-oss's sinks,
+// bands and clamped SwiGLU, every optional bias and scale).
 func e2eFiles(t *testing.T) map[string]string {
 	dir := testdata.Dir(t)
 	files := map[string]string{"stories260K": filepath.Join(dir, "models", "stories260K.gguf")}
 	for _, ty := range []string{"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M-mixed"} {
 		files["zoo-"+ty] = filepath.Join(dir, "quantzoo", "zoo-"+ty+".gguf")
 	}
+	tmp := t.TempDir()
+	write := func(name string, s synth.Spec) {
+		p := filepath.Join(tmp, name+".gguf")
+		if err := synth.Write(p, s); err != nil {
+			t.Fatal(err)
+		}
+		files["synth-"+name] = p
+	}
+	for _, arch := range []string{"qwen2", "qwen3", "phi3", "qwen3moe", "gpt-oss"} {
+		s := synth.Tiny(arch)
+		s.Tied = arch == "qwen2"
+		write(arch, s)
+	}
+	moe := synth.Tiny("qwen3moe")
+	moe.Type = quant.Q8_0
+	write("qwen3moe-q8_0", moe)
+	g3, err := synth.Preset("gemma3-odd", "F16", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("gemma3", g3)
+	extras := synth.Tiny("llama")
+	extras.Biases, extras.Scales = true, true
+	write("llama-extras", extras)
 	return files
 }
 
@@ -147,7 +176,7 @@ func TestEngineNoGPU(t *testing.T) {
 		if os.Getenv("CHURON_CUDA_REAL") == "1" {
 			t.Skip("sizes the emulated GPU")
 		}
-		t.Setenv("CHURON_FAKECUDA_MEMORY", fmt.Sprint(700<<20))
+		t.Setenv("CHURON_FAKECUDA_MEMORY", fmt.Sprint(600<<20))
 		m := loadModel(t, stories(t), engine.LoadOptions{})
 		in := m.Info()
 		if in.Accelerator != "" || len(in.DeviceNotes) == 0 || !strings.Contains(in.DeviceNotes[0], "not one layer fits") {

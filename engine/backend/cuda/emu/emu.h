@@ -44,6 +44,8 @@ void sync_block();
 // lane src published, once every lane of the warp has published.
 u64 exchange(u64 v, int src);
 int lane();
+// misaligned fails the launch: the GPU would fault there.
+void misaligned(const void* p, int n);
 
 }  // namespace emu
 
@@ -59,6 +61,8 @@ int lane();
 #define __restrict__ __restrict
 
 #define DEV static inline
+#define ALIGNED(p, n) \
+	if ((uintptr_t)(p) % (n) != 0) emu::misaligned(p, n)
 #define DEVM static inline
 #define KERNEL extern "C"
 

@@ -18,7 +18,8 @@
 //     and as half: cuMemAlloc does not zero), each followed by an
 //     inaccessible guard page, so a kernel that reads past its buffer
 //     faults. Reads before a buffer are not caught.
-//   - Launches: grid and block limits, parameter counts; inside a block,
+//   - Launches: grid and block limits, parameter counts; the alignment of
+//     every load and store of a block's contents (ALIGNED); inside a block,
 //     barriers that can never complete (a divergent __syncthreads, a
 //     shuffle with lanes that exited) fail the launch with
 //     CUDA_ERROR_LAUNCH_FAILED. Threads run one at a time in lane order
@@ -208,6 +209,14 @@ static void to_sched(Thread& t) {
 #endif
 
 Thread* cur() { return run->current; }
+
+void misaligned(const void* p, int n) {
+	if (run->error.empty()) {
+		char buf[96];
+		snprintf(buf, sizeof buf, "a %d-byte access at %p, which is not %d-byte aligned", n, p, n);
+		run->error = buf;
+	}
+}
 const uint3& thread_idx(Thread* t) { return t->tid; }
 const uint3& block_idx() { return run->bidx; }
 const uint3& block_dim() { return run->bdim; }

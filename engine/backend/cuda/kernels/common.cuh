@@ -73,12 +73,37 @@ DEV int imax(int a, int b) { return a > b ? a : b; }
 DEV float fmax2(float a, float b) { return a > b ? a : b; }
 DEV float fmin2(float a, float b) { return a < b ? a : b; }
 
-// Loads of little-endian values at any 2-byte alignment: quantized blocks
-// of 18, 22 and 34 bytes leave their quants 2-byte aligned only.
-DEV u16 ld16(const u8* p) { return *(const u16*)p; }
+// Loads and stores of the values inside quantized blocks. A GPU faults
+// on an access its size does not divide the address of (sticky
+// CUDA_ERROR_MISALIGNED_ADDRESS); the emulator checks each (ALIGNED), so
+// the CPU catches a block layout that would fault on the GPU. Blocks of
+// 18, 22, 34 and 210 bytes leave their contents 2-byte aligned only:
+// ld32_b2 reads those in halves.
+#ifndef ALIGNED
+#define ALIGNED(p, n)
+#endif
+DEV u16 ld16(const u8* p) {
+	ALIGNED(p, 2);
+	return *(const u16*)p;
+}
 DEV int ld32_b2(const u8* p) { return (int)((u32)ld16(p) | ((u32)ld16(p + 2) << 16)); }
-DEV int ld32(const u8* p) { return *(const int*)p; }
+DEV int ld32(const u8* p) {
+	ALIGNED(p, 4);
+	return *(const int*)p;
+}
 DEV float ldf16(const u8* p) { return f16_to_f32(ld16(p)); }
+DEV float ldf32(const u8* p) {
+	ALIGNED(p, 4);
+	return *(const float*)p;
+}
+DEV void st16(u8* p, u16 v) {
+	ALIGNED(p, 2);
+	*(u16*)p = v;
+}
+DEV void st32(u8* p, u32 v) {
+	ALIGNED(p, 4);
+	*(u32*)p = v;
+}
 
 // warp_sum and warp_max reduce across the 32 lanes of a warp; every lane
 // gets the result.

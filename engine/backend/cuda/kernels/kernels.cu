@@ -67,7 +67,7 @@ KERNEL void quantize_q8_0(const float* x, u8* y, int nblocks) {
 	float d = __fdiv_rn(amax, 127.0f);
 	float id = amax != 0.0f ? __fdiv_rn(127.0f, amax) : 0.0f;
 	u8* o = y + (i64)b * 34;
-	if (lane == 0) *(u16*)o = f32_to_f16(d);
+	if (lane == 0) st16(o, f32_to_f16(d));
 	o[2 + lane] = (u8)(i8)(int)rintf(__fmul_rn(v, id));
 }
 EMU_EXPORT(quantize_q8_0)
@@ -84,8 +84,8 @@ KERNEL void quantize_q8_1(const float* x, u8* y, int nblocks) {
 	int sum = warp_sum(q);
 	u8* o = y + (i64)b * 36;
 	if (lane == 0) {
-		*(u16*)o = f32_to_f16(d);
-		*(u16*)(o + 2) = f32_to_f16(__fmul_rn(d, (float)sum));
+		st16(o, f32_to_f16(d));
+		st16(o + 2, f32_to_f16(__fmul_rn(d, (float)sum)));
 	}
 	o[4 + lane] = (u8)(i8)q;
 }
@@ -121,7 +121,7 @@ KERNEL void quantize_q8_k(const float* x, u8* y, int nblocks) {
 	}
 	u8* o = y + (i64)b * 292;
 	if (amax == 0.0f) {
-		for (int j = lane; j < 292 / 4; j += 32) ((u32*)o)[j] = 0;
+		for (int j = lane; j < 292 / 4; j += 32) st32(o + 4 * j, 0);
 		return;
 	}
 	float iscale = __fdiv_rn(-127.0f, xb[idx]);
@@ -134,9 +134,9 @@ KERNEL void quantize_q8_k(const float* x, u8* y, int nblocks) {
 	for (int k = 0; k < 8; k++) {
 		int s = q[k];
 		for (int m = 8; m > 0; m >>= 1) s += shfl_xor(s, m);
-		if ((lane & 15) == 0) *(i16*)(o + 260 + 2 * (2 * k + (lane >> 4))) = (i16)s;
+		if ((lane & 15) == 0) st16(o + 260 + 2 * (2 * k + (lane >> 4)), (u16)(i16)s);
 	}
-	if (lane == 0) *(float*)o = __fdiv_rn(1.0f, iscale);
+	if (lane == 0) st32(o, f32_bits(__fdiv_rn(1.0f, iscale)));
 }
 EMU_EXPORT(quantize_q8_k)
 
@@ -248,10 +248,10 @@ struct AQ8_K {
 	DEVM void load(const u8* row, int u, AU& a) {
 		const u8* b = row + (i64)(u >> 3) * 292;
 		int k = u & 7;
-		a.da = *(const float*)b;
+		a.da = ldf32(b);
 		for (int i = 0; i < 8; i++) a.a[i] = ld32(b + 4 + 32 * k + 4 * i);
-		a.asum0 = *(const i16*)(b + 260 + 4 * k);
-		a.asum1 = *(const i16*)(b + 262 + 4 * k);
+		a.asum0 = (i16)ld16(b + 260 + 4 * k);
+		a.asum1 = (i16)ld16(b + 262 + 4 * k);
 		a.sa = 0.0f;
 	}
 };
@@ -767,7 +767,7 @@ KERNEL void store_kv_q8_0(const float* k, const float* v, u8* kc, u8* vc, const 
 	float d = __fdiv_rn(amax, 127.0f);
 	float id = d != 0.0f ? __fdiv_rn(1.0f, d) : 0.0f;
 	u8* o = (isv ? vc : kc) + (i64)pos[i] * (bpr * 34) + blk * 34;
-	if (lane == 0) *(u16*)o = f32_to_f16(d);
+	if (lane == 0) st16(o, f32_to_f16(d));
 	o[2 + lane] = (u8)(i8)(int)roundf(__fmul_rn(x, id));
 }
 EMU_EXPORT(store_kv_q8_0)
