@@ -198,6 +198,9 @@ type Options struct {
 	KV      engine.KVType
 	// OnLevel, when set, is called with each level as it is done.
 	OnLevel func(Level)
+	// Levels, when set, picks some of Levels' offload levels by the
+	// number of layers (the CUDA tests do, to save time under emulation).
+	Levels func(layers int) []int
 }
 
 // Compare runs the scenario on the CPU alone and at each offload level,
@@ -222,7 +225,11 @@ func Compare(ctx context.Context, path string, opt Options) ([]Level, error) {
 	}
 	bar := Bar(cpu.Info().QuantMix)
 	var out []Level
-	for _, n := range Levels(cpu.Info().Layers) {
+	levels := Levels
+	if opt.Levels != nil {
+		levels = opt.Levels
+	}
+	for _, n := range levels(cpu.Info().Layers) {
 		l := Level{GPULayers: n, Bar: bar}
 		func() {
 			m, err := load(engine.LoadOptions{Device: opt.Device, GPULayers: n})

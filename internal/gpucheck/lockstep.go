@@ -243,22 +243,22 @@ func (l *Lockstep) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *bac
 	l.check(fmt.Sprintf("Attend pos %v", pos), dst)
 }
 
-func (l *Lockstep) SwiGLU(dst, gate, up backend.Buf) {
+// three runs an operation of a destination and two inputs on both.
+func (l *Lockstep) three(op string, dst, a, b backend.Buf, f func(d backend.Device, dst, a, b backend.Buf)) {
 	dt, dr := split(dst)
-	gt, gr := split(gate)
-	ut, ur := split(up)
-	l.Test.SwiGLU(dt, gt, ut)
-	l.Ref.SwiGLU(dr, gr, ur)
-	l.check("SwiGLU", dst)
+	at, ar := split(a)
+	bt, br := split(b)
+	f(l.Test, dt, at, bt)
+	f(l.Ref, dr, ar, br)
+	l.check(op, dst)
+}
+
+func (l *Lockstep) SwiGLU(dst, gate, up backend.Buf) {
+	l.three("SwiGLU", dst, gate, up, func(d backend.Device, x, g, u backend.Buf) { d.SwiGLU(x, g, u) })
 }
 
 func (l *Lockstep) GeGLU(dst, gate, up backend.Buf) {
-	dt, dr := split(dst)
-	gt, gr := split(gate)
-	ut, ur := split(up)
-	l.Test.GeGLU(dt, gt, ut)
-	l.Ref.GeGLU(dr, gr, ur)
-	l.check("GeGLU", dst)
+	l.three("GeGLU", dst, gate, up, func(d backend.Device, x, g, u backend.Buf) { d.GeGLU(x, g, u) })
 }
 
 func (l *Lockstep) Scale(x backend.Buf, s float32) {
@@ -319,12 +319,7 @@ func (l *Lockstep) ScatterAddRows(dst, src backend.Buf, cols int, rows []int32, 
 }
 
 func (l *Lockstep) SwiGLUClamped(dst, gate, up backend.Buf, alpha, limit float32) {
-	dt, dr := split(dst)
-	gt, gr := split(gate)
-	ut, ur := split(up)
-	l.Test.SwiGLUClamped(dt, gt, ut, alpha, limit)
-	l.Ref.SwiGLUClamped(dr, gr, ur, alpha, limit)
-	l.check("SwiGLUClamped", dst)
+	l.three("SwiGLUClamped", dst, gate, up, func(d backend.Device, x, g, u backend.Buf) { d.SwiGLUClamped(x, g, u, alpha, limit) })
 }
 
 func (l *Lockstep) Sync() error {

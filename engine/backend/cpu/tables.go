@@ -23,3 +23,8 @@ func GELUTable() []uint16 { return geluTab() }
 // kernels (AVX2 and FMA: their sums and exponentials differ from the Go
 // loops' in the last bits) rather than their Go twins.
 func VectorKernels() bool { return useAsm }
+
+// SameRope reports whether a RoPE table made for a still holds for b:
+// the same parameters and the same frequency factors (by identity: they
+// are the model's).
+func SameRope(a, b *backend.Rope) bool { return sameRope(a, b) }

@@ -193,24 +193,11 @@ type ropeState struct {
 	addr uint64
 }
 
-// sameRope is the CPU's test of whether a table still holds: equal
-// parameters, the same frequency factors (by identity: they are the
-// model's).
-func sameRope(a, b *backend.Rope) bool {
-	if len(a.FreqFactors) != len(b.FreqFactors) ||
-		(len(a.FreqFactors) > 0 && &a.FreqFactors[0] != &b.FreqFactors[0]) {
-		return false
-	}
-	return a.Mode == b.Mode && a.Dims == b.Dims && a.FreqBase == b.FreqBase && a.FreqScale == b.FreqScale &&
-		a.ExtFactor == b.ExtFactor && a.AttnFactor == b.AttnFactor && a.BetaFast == b.BetaFast &&
-		a.BetaSlow == b.BetaSlow && a.OrigContext == b.OrigContext
-}
-
 // ropeTable returns the device address of the (cos, sin) table for pos
 // and r, made by the CPU's code (cpu.RopeTable).
 func (d *Device) ropeTable(pos []int32, r *backend.Rope) uint64 {
 	s := &d.rope
-	if s.ok && sameRope(&s.r, r) && slices.Equal(s.pos, pos) {
+	if s.ok && cpu.SameRope(&s.r, r) && slices.Equal(s.pos, pos) {
 		return s.addr
 	}
 	s.ok = false

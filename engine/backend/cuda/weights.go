@@ -111,28 +111,11 @@ func (d *Device) UploadPart(ts []*backend.Tensor) ([]backend.Weight, error) {
 func (d *Device) WeightSlice(w backend.Weight, i int) (backend.Weight, error) {
 	cw := d.weight(w)
 	t := cw.t
-	last := 3
-	for last > 0 && t.Ne[last] == 1 {
-		last--
+	sub, err := t.Slice(i)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
 	}
-	if last == 0 {
-		panic(fmt.Sprintf("cuda: %s is one row: it has no slices", t.Name))
-	}
-	n := t.Ne[last]
-	if i < 0 || i >= n {
-		panic(fmt.Sprintf("cuda: slice %d of %s, which has %d", i, t.Name, n))
-	}
-	rb, ok := t.Type.RowSize(t.Ne[0])
-	if !ok {
-		return nil, fmt.Errorf("cuda: %s: rows of %d are not whole %v blocks", t.Name, t.Ne[0], t.Type)
-	}
-	ne := t.Ne
-	ne[last] = 1
-	size := rb * ne[1] * ne[2] * ne[3]
-	if len(t.Data) < size*n {
-		return nil, fmt.Errorf("cuda: %s: %d bytes for %d slices of %d", t.Name, len(t.Data), n, size)
-	}
-	sub := &backend.Tensor{Name: fmt.Sprintf("%s[%d]", t.Name, i), Type: t.Type, Ne: ne, Data: t.Data[i*size : (i+1)*size]}
+	size := len(sub.Data)
 	if !sub.IsVector() || t.Type == quant.F32 {
 		return &Weight{d: d, t: sub, ptr: cw.ptr + uint64(i*size), vec: sub.IsVector()}, nil
 	}
