@@ -6,6 +6,7 @@ require (
 	fyne.io/fyne/v2 v2.7.1
 	github.com/adrg/xdg v0.5.3
 	github.com/ardanlabs/jinja v1.8.0
+	github.com/ebitengine/purego v0.11.3
 	github.com/go-text/typesetting v0.2.1
 	github.com/mattn/go-isatty v0.0.24
 	github.com/yuin/goldmark v1.8.7

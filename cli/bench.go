@@ -153,6 +153,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(w, "model %s: %s %s, %.1f MiB, %s parameters, %s, %s\n", info.Path, info.Architecture,
 				info.FileType, float64(info.FileBytes)/(1<<20), humanCount(info.Parameters), info.Backend,
 				map[bool]string{true: "weights in memory", false: "weights mapped"}[*noMmap])
+			for _, n := range info.DeviceNotes {
+				fmt.Fprintf(w, "device note: %s\n", n)
+			}
 			benchRow(w, "test", "tokens/s", "weights GB/s")
 			w.Flush()
 		}

@@ -104,11 +104,7 @@ func (s *statusLine) refresh() {
 		if m.Quant != "" {
 			parts = append(parts, m.Quant)
 		}
-		if m.Backend != "" {
-			b := m.Backend
-			if m.Threads > 0 && !strings.Contains(b, "thread") {
-				b += " · " + lang.X("status.threads", "{{.N}} threads", map[string]any{"N": m.Threads})
-			}
+		if b := deviceSummary(m); b != "" {
 			parts = append(parts, b)
 		}
 		parts = append(parts, lang.X("status.weights", "weights {{.Size}}", map[string]any{"Size": units.Bytes(m.WeightBytes)}))
@@ -125,6 +121,36 @@ func (s *statusLine) refresh() {
 		parts = append(parts, cacheText(*c))
 	}
 	s.left.SetText(strings.Join(parts, "  ·  "))
+}
+
+// deviceSummary says what runs the model: the accelerator and its share
+// ("CUDA · NVIDIA GeForce RTX 4070 (sm_89, driver 550.54) · 28/28
+// layers"), or the CPU and, when a GPU backend could not be used, why
+// ("CPU avx2 (8 threads) — no NVIDIA driver found: libcuda.so.1: …").
+func deviceSummary(m *core.ModelInfo) string {
+	if m.Accelerator != "" {
+		s := m.Accelerator + " · " + lang.X("status.layers", "{{.N}}/{{.Of}} layers", map[string]any{"N": m.OffloadedLayers, "Of": m.Layers})
+		if m.OffloadedLayers < m.Layers || !m.OffloadedOutput {
+			s += " " + lang.X("status.layers.rest", "(the rest on the CPU)")
+		}
+		return s
+	}
+	b := m.Backend
+	if b == "" {
+		return ""
+	}
+	if m.Threads > 0 && !strings.Contains(b, "thread") {
+		b += " · " + lang.X("status.threads", "{{.N}} threads", map[string]any{"N": m.Threads})
+	}
+	if len(m.DeviceNotes) > 0 {
+		// "cuda: no NVIDIA driver found: …": the backend's reason, first.
+		note := m.DeviceNotes[len(m.DeviceNotes)-1]
+		if prefix, why, ok := strings.Cut(note, ": "); ok && !strings.Contains(prefix, " ") {
+			note = why
+		}
+		b += " — " + note
+	}
+	return b
 }
 
 // cacheText says where a conversation's KV cache is: in RAM, a follow-up

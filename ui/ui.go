@@ -298,6 +298,7 @@ func (u *UI) apply(ev session.Event) {
 		u.w.Model = &core.ModelInfo{Path: in.Path, Name: in.Name, Arch: in.Architecture, Quant: in.FileType,
 			Backend: in.Backend, Threads: in.Threads, Context: in.ContextLength,
 			Params: in.Parameters, FileBytes: in.FileBytes, WeightBytes: in.WeightBytes, DeviceNotes: in.DeviceNotes,
+			Accelerator: in.Accelerator, Layers: in.Layers, OffloadedLayers: in.OffloadedLayers, OffloadedOutput: in.OffloadedOutput,
 			Thinks: in.Thinks, ThinkingSwitch: in.ThinkingSwitch}
 		if u.w.LoadingPath == in.Path {
 			u.w.LoadingPath = ""

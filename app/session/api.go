@@ -45,6 +45,7 @@ const (
 	CacheRAM            = api.CacheRAM
 	CacheDisk           = api.CacheDisk
 	DefaultKVDiskBudget = api.DefaultKVDiskBudget
+	SettingGPU          = api.SettingGPU
 	ReasonEOS           = api.ReasonEOS
 	ReasonStop          = api.ReasonStop
 	ReasonLength        = api.ReasonLength

@@ -13,13 +13,14 @@ func (m *Manager) startLoad(path, restore string) {
 	l := &loadJob{path: path, restore: restore, ctx: ctx, cancel: cancel}
 	m.s.loading = l
 	m.emit(ModelLoading{Path: path, Progress: 0})
+	device, layers := m.gpuChoice()
 	go func() {
 		// The model the fallback describes: set before the model reaches
 		// the scheduler, so before any pass that could fail.
 		var mod *engine.Model
 		mod, err := loadEngine(ctx, path, engine.LoadOptions{
 			Threads: m.opt.Threads, InMemory: m.opt.InMemory,
-			Device: m.opt.Device, GPULayers: m.opt.GPULayers, KVType: m.opt.KVType,
+			Device: device, GPULayers: layers, KVType: m.opt.KVType,
 			Progress: func(f float64) {
 				if f > 0 { // 0 was announced when the load was started
 					m.emit(ModelLoading{Path: path, Progress: f})

@@ -87,20 +87,57 @@ func (r *resident) Weights() []Part {
 	return out
 }
 
-// Place implements Model.
+// Place implements Model. A part's weights go to its device together
+// (backend.PartUploader), part by part.
 func (r *resident) Place(p *backend.Plan) error {
+	var todo []*weight
 	for _, w := range r.weights {
-		d := p.Stage(w.part)
-		if w.dev == d {
-			continue
+		if p.Stage(w.part) != w.dev {
+			todo = append(todo, w)
 		}
+	}
+	for len(todo) > 0 {
+		part := todo[0].part
+		var group, rest []*weight
+		for _, w := range todo {
+			if w.part == part {
+				group = append(group, w)
+			} else {
+				rest = append(rest, w)
+			}
+		}
+		todo = rest
+		if err := placePart(p.Stage(part), group); err != nil {
+			return err
+		}
+	}
+	r.plan = p
+	return nil
+}
+
+// placePart makes the weights of one part resident on d.
+func placePart(d backend.Device, ws []*weight) error {
+	if pu, ok := d.(backend.PartUploader); ok && len(ws) > 1 {
+		ts := make([]*backend.Tensor, len(ws))
+		for i, w := range ws {
+			ts[i] = w.t
+		}
+		on, err := pu.UploadPart(ts)
+		if err != nil {
+			return fmt.Errorf("place %s and the rest of its part on %s: %w", ws[0].t.Name, d.Name(), err)
+		}
+		for i, w := range ws {
+			w.on, w.dev = on[i], d
+		}
+		return nil
+	}
+	for _, w := range ws {
 		on, err := d.Upload(w.t)
 		if err != nil {
 			return fmt.Errorf("place %s on %s: %w", w.t.Name, d.Name(), err)
 		}
 		w.on, w.dev = on, d
 	}
-	r.plan = p
 	return nil
 }
 

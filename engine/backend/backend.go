@@ -22,7 +22,11 @@
 // n tokens of width d is n*d values, token i at [i*d, (i+1)*d).
 package backend
 
-import "github.com/churon/churon/engine/quant"
+import (
+	"fmt"
+
+	"github.com/churon/churon/engine/quant"
+)
 
 // Tensor is a weight matrix or vector as stored in the model file.
 // Data is usually a zero-copy slice of the mapped file.
@@ -43,6 +47,35 @@ func (t *Tensor) Rows() int { return t.Ne[1] * t.Ne[2] * t.Ne[3] }
 
 // Elements is the total number of values.
 func (t *Tensor) Elements() int { return t.Ne[0] * t.Ne[1] * t.Ne[2] * t.Ne[3] }
+
+// Slice is the i-th slice of t along its last dimension that is not 1 —
+// one expert's matrix of a 3-D expert tensor, one expert's bias row of a
+// 2-D one — sharing t's data. It panics for a one-row t or an i out of
+// range (callers' bugs) and fails for data that does not hold the slices.
+func (t *Tensor) Slice(i int) (*Tensor, error) {
+	last := 3
+	for last > 0 && t.Ne[last] == 1 {
+		last--
+	}
+	if last == 0 {
+		panic(fmt.Sprintf("backend: %s is one row: it has no slices", t.Name))
+	}
+	n := t.Ne[last]
+	if i < 0 || i >= n {
+		panic(fmt.Sprintf("backend: slice %d of %s, which has %d", i, t.Name, n))
+	}
+	rowBytes, ok := t.Type.RowSize(t.Ne[0])
+	if !ok {
+		return nil, fmt.Errorf("backend: %s: rows of %d are not whole %v blocks", t.Name, t.Ne[0], t.Type)
+	}
+	ne := t.Ne
+	ne[last] = 1
+	size := rowBytes * ne[1] * ne[2] * ne[3]
+	if len(t.Data) < size*n {
+		return nil, fmt.Errorf("backend: %s: %d bytes for %d slices of %d", t.Name, len(t.Data), n, size)
+	}
+	return &Tensor{Name: fmt.Sprintf("%s[%d]", t.Name, i), Type: t.Type, Ne: ne, Data: t.Data[i*size : (i+1)*size]}, nil
+}
 
 // IsVector reports whether the tensor is one row (a norm weight, a bias,
 // attention sinks): devices keep those as float32 values.

@@ -295,3 +295,12 @@ func (s KVSpec) CheckRows(p0, p1 int) error {
 	}
 	return nil
 }
+
+// PartUploader is a Device that makes the weights of one part of a model
+// (a layer, the output head) resident together: a GPU backend puts them
+// in one allocation instead of one per tensor. The weights Place makes
+// for a part come from one UploadPart call when the part's device has it.
+type PartUploader interface {
+	// UploadPart is Upload for each of ts, in order.
+	UploadPart(ts []*Tensor) ([]Weight, error)
+}

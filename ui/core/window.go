@@ -80,6 +80,12 @@ type ModelInfo struct {
 	Threads, Context                 int
 	Params, FileBytes, WeightBytes   int64
 	DeviceNotes                      []string // why an accelerator is not used, a line each
+	// Accelerator is the device layers run on besides the CPU ("" for
+	// none): OffloadedLayers of Layers, and the output head when
+	// OffloadedOutput.
+	Accelerator             string
+	Layers, OffloadedLayers int
+	OffloadedOutput         bool
 	// Thinks is how the model reasons ("think", "harmony", ""), and
 	// ThinkingSwitch whether a chat can turn its thinking off.
 	Thinks         string

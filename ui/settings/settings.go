@@ -59,6 +59,8 @@ type settingsPanel struct {
 	theme                          *widget.Select
 	reloadLast                     *widget.Check
 	server                         *serverPanel // nil: no server in this window
+	gpu                            *widget.Select
+	gpuLayers                      *widget.Entry
 	content                        fyne.CanvasObject
 }
 
@@ -197,6 +199,7 @@ func newSettingsPanel(w *core.Window) *settingsPanel {
 			p.theme.SetSelectedIndex(i)
 		}
 	}
+	p.gpu, p.gpuLayers = gpuChoice(w, num)
 	p.reloadLast = widget.NewCheck(lang.X("settings.reload", "Load the last model again"), nil)
 	p.reloadLast.SetChecked(w.ReloadLast())
 	app := widget.NewForm(
@@ -213,6 +216,8 @@ func newSettingsPanel(w *core.Window) *settingsPanel {
 				map[string]any{"Default": core.FormatBytes(session.DefaultKVDiskBudget)})},
 		&widget.FormItem{Text: lang.X("settings.devices", "Runs on"), Widget: devicesView(w.Model),
 			HintText: lang.X("settings.devices.hint", "Where the loaded model runs, and why a GPU is not used")},
+		&widget.FormItem{Text: lang.X("settings.gpu", "GPU"), Widget: container.NewBorder(nil, nil, nil, p.gpuLayers, p.gpu),
+			HintText: lang.X("settings.gpu.hint", "From the next model load: as many layers on the GPU as fit, none, or this many")},
 	)
 	chatTitle := lang.X("settings.tab.chat", "This chat")
 	if w.Conv == 0 {
@@ -415,6 +420,11 @@ func (p *settingsPanel) onSave() {
 			core.SetTheme(w.App, themeChoices[i])
 		}
 	}
+	if v, err := p.gpuValue(); err != nil {
+		w.ShowError(err)
+	} else if cur, _ := w.Setting(session.SettingGPU); v != cur {
+		w.SetSetting(session.SettingGPU, v)
+	}
 	if p.reloadLast.Checked != w.ReloadLast() {
 		w.SetSetting(core.SettingReloadLast, strconv.FormatBool(p.reloadLast.Checked))
 	}
@@ -428,4 +438,51 @@ func (p *settingsPanel) onSave() {
 			w.SetLanguage(code)
 		}
 	}
+}
+
+// gpuChoice makes the GPU setting's widgets: Auto, CPU only, or a number
+// of layers (llama.cpp's -ngl), shown as the setting holds it now.
+func gpuChoice(w *core.Window, num func(string) *widget.Entry) (*widget.Select, *widget.Entry) {
+	layers := num("")
+	layers.SetPlaceHolder(lang.X("settings.gpu.layers.hint", "layers"))
+	sel := widget.NewSelect([]string{
+		lang.X("settings.gpu.auto", "Auto"),
+		lang.X("settings.gpu.cpu", "CPU only"),
+		lang.X("settings.gpu.layers", "GPU layers:"),
+	}, func(string) {})
+	sel.OnChanged = func(string) {
+		if sel.SelectedIndex() == 2 {
+			layers.Enable()
+		} else {
+			layers.Disable()
+		}
+	}
+	cur, _ := w.Setting(session.SettingGPU)
+	cpu, n, err := session.ParseGPU(cur)
+	switch {
+	case err == nil && cpu:
+		sel.SetSelectedIndex(1)
+	case err == nil && n > 0:
+		layers.SetText(strconv.Itoa(n))
+		sel.SetSelectedIndex(2)
+	default:
+		sel.SetSelectedIndex(0)
+	}
+	return sel, layers
+}
+
+// gpuValue is the GPU setting the widgets say.
+func (p *settingsPanel) gpuValue() (string, error) {
+	switch p.gpu.SelectedIndex() {
+	case 1:
+		return "cpu", nil
+	case 2:
+		n, err := strconv.Atoi(strings.TrimSpace(p.gpuLayers.Text))
+		if err != nil || n <= 0 {
+			return "", fmt.Errorf("%s: %s", lang.X("settings.gpu", "GPU"),
+				lang.X("settings.gpu.bad", "the number of layers must be a whole number above 0"))
+		}
+		return strconv.Itoa(n), nil
+	}
+	return "auto", nil
 }

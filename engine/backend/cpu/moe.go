@@ -13,29 +13,10 @@ import (
 // reads only that expert's rows; a one-row slice is widened to float32
 // like any one-row weight.
 func (w *Weight) Slice(i int) (*Weight, error) {
-	t := w.t
-	last := 3
-	for last > 0 && t.Ne[last] == 1 {
-		last--
+	sub, err := w.t.Slice(i)
+	if err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
 	}
-	if last == 0 {
-		panic(fmt.Sprintf("cpu: %s is one row: it has no slices", t.Name))
-	}
-	n := t.Ne[last]
-	if i < 0 || i >= n {
-		panic(fmt.Sprintf("cpu: slice %d of %s, which has %d", i, t.Name, n))
-	}
-	rowBytes, ok := t.Type.RowSize(t.Ne[0])
-	if !ok {
-		return nil, fmt.Errorf("cpu: %s: rows of %d are not whole %v blocks", t.Name, t.Ne[0], t.Type)
-	}
-	ne := t.Ne
-	ne[last] = 1
-	size := rowBytes * ne[1] * ne[2] * ne[3]
-	if len(t.Data) < size*n {
-		return nil, fmt.Errorf("cpu: %s: %d bytes for %d slices of %d", t.Name, len(t.Data), n, size)
-	}
-	sub := &backend.Tensor{Name: fmt.Sprintf("%s[%d]", t.Name, i), Type: t.Type, Ne: ne, Data: t.Data[i*size : (i+1)*size]}
 	return NewWeight(sub)
 }
 

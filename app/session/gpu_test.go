@@ -1,0 +1,49 @@
+package session
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/engine"
+)
+
+// TestGPUChoice: the person's GPU setting decides where the next model
+// runs unless the program chose; a value it cannot read means automatic.
+func TestGPUChoice(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "churon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, tc := range []struct {
+		opt     Options
+		setting string
+		device  string
+		layers  int
+	}{
+		{Options{}, "", "", engine.OffloadAuto},
+		{Options{}, "auto", "", engine.OffloadAuto},
+		{Options{}, "cpu", "cpu", engine.OffloadNone},
+		{Options{}, "0", "cpu", engine.OffloadNone},
+		{Options{}, "12", "", 12},
+		{Options{}, "lots", "", engine.OffloadAuto},
+		{Options{Device: "cuda"}, "cpu", "cuda", engine.OffloadAuto},
+		{Options{GPULayers: 3}, "cpu", "", 3},
+		{Options{Device: "cpu", GPULayers: engine.OffloadNone}, "20", "cpu", engine.OffloadNone},
+	} {
+		m := New(st, tc.opt)
+		if tc.setting != "" {
+			if err := m.SetSetting(SettingGPU, tc.setting); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dev, n := m.gpuChoice()
+		if dev != tc.device || n != tc.layers {
+			t.Errorf("options %+v, setting %q: device %q, %d layers; want %q, %d", tc.opt, tc.setting, dev, n, tc.device, tc.layers)
+		}
+		_ = m.SetSetting(SettingGPU, "")
+		m.Close()
+	}
+}

@@ -1,0 +1,223 @@
+//go:build linux || windows
+
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/quant"
+)
+
+// act is the format a matrix product's input is rounded to, by weight
+// type (quant.VecDotType): the device keeps one buffer for each.
+type act int
+
+const (
+	actQ8_0 act = iota
+	actQ8_1
+	actQ8_K
+	actF16
+	actBF16
+	numActs
+	actNone act = -1 // F32 weights multiply the input as it is
+)
+
+func actOf(t quant.Type) act {
+	switch quant.VecDotType(t) {
+	case quant.Q8_0:
+		return actQ8_0
+	case quant.Q8_1:
+		return actQ8_1
+	case quant.Q8_K:
+		return actQ8_K
+	case quant.F16:
+		return actF16
+	case quant.BF16:
+		return actBF16
+	}
+	return actNone
+}
+
+var actTypes = [numActs]quant.Type{actQ8_0: quant.Q8_0, actQ8_1: quant.Q8_1, actQ8_K: quant.Q8_K, actF16: quant.F16, actBF16: quant.BF16}
+
+// rowBytes is the bytes of one input row of cols values in format a.
+func (a act) rowBytes(cols int) int {
+	if a == actNone {
+		return 4 * cols
+	}
+	n, _ := actTypes[a].RowSize(cols)
+	return n
+}
+
+// round queues the rounding of n rows of cols values at x into format
+// a at dst, exactly as quant.QuantizeActivations rounds them.
+func (d *Device) round(a act, dst, x uint64, n, cols int) {
+	switch a {
+	case actQ8_0, actQ8_1, actQ8_K:
+		k := [...]kernel{actQ8_0: kQuantizeQ8_0, actQ8_1: kQuantizeQ8_1, actQ8_K: kQuantizeQ8_K}[a]
+		bs := actTypes[a].BlockSize()
+		blocks := n * cols / bs
+		// a warp per block, eight to a thread block
+		d.launch(k, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, x, dst, i32(blocks))
+	case actF16:
+		d.launch1(kRoundF16, n*cols, x, dst, i32(n*cols))
+	case actBF16:
+		d.launch1(kRoundBF16, n*cols, x, dst, i32(n*cols))
+	}
+}
+
+// input is one distinct input of a set of products: a view, its rows,
+// and where it went rounded to each format.
+type input struct {
+	x    backend.Buf
+	n    int
+	at   [numActs]int64 // offset in d.acts[a], -1 when not rounded yet
+	cols int
+}
+
+// product is one dst = w · x of a set.
+type product struct {
+	dst backend.Buf
+	w   *Weight
+	in  int // index into the inputs
+}
+
+// matmuls runs a set of products: each distinct input is rounded once
+// per format its weights need, then each product runs on it.
+func (d *Device) matmuls(ps []product, ins []input) {
+	cols := ps[0].w.t.Cols()
+	// Room for every rounded input, per format.
+	var need [numActs]int64
+	for i := range ins {
+		for a := range ins[i].at {
+			ins[i].at[a] = -1
+		}
+	}
+	for _, p := range ps {
+		t := p.w.t
+		if t.Cols() != cols {
+			panic(fmt.Sprintf("cuda: matmul %s: %d columns, %s has %d", t.Name, t.Cols(), ps[0].w.t.Name, cols))
+		}
+		a := actOf(t.Type)
+		in := &ins[p.in]
+		if in.x.Len() < in.n*cols || p.dst.Len() < in.n*t.Rows() {
+			panic(fmt.Sprintf("cuda: matmul %s: buffers too small for %d rows", t.Name, in.n))
+		}
+		if a != actNone && in.at[a] < 0 {
+			in.at[a] = need[a]
+			need[a] += (int64(a.rowBytes(cols))*int64(in.n) + 255) &^ 255
+		}
+	}
+	var base [numActs]uint64
+	for a := range numActs {
+		if need[a] > 0 {
+			if base[a] = d.ensure(&d.acts[a], need[a], "rounded activations"); base[a] == 0 {
+				return
+			}
+		}
+	}
+	for i := range ins {
+		in := &ins[i]
+		for a := range numActs {
+			if in.at[a] >= 0 {
+				d.round(act(a), base[a]+uint64(in.at[a]), d.ptr(in.x), in.n, cols)
+			}
+		}
+	}
+	for _, p := range ps {
+		in := &ins[p.in]
+		a := actOf(p.w.t.Type)
+		x := d.ptr(in.x)
+		if a != actNone {
+			x = base[a] + uint64(in.at[a])
+		}
+		d.product(d.ptr(p.dst), p.w, x, in.n)
+	}
+}
+
+// product launches dst = w · A for n input rows already in w's format.
+func (d *Device) product(dst uint64, w *Weight, a uint64, n int) {
+	t := w.t
+	rows, cols := t.Rows(), t.Cols()
+	ks := matmulKernels[t.Type]
+	tiled := n > mmvMaxRows
+	k := ks[0]
+	grid := [3]uint32{uint32((rows + 3) / 4), 1, 1}
+	block := [3]uint32{128, 1, 1}
+	if tiled {
+		k = ks[1]
+		grid = [3]uint32{uint32((rows + 63) / 64), uint32((n + 63) / 64), 1}
+		block = [3]uint32{256, 1, 1}
+	}
+	for r0 := 0; r0 < n; r0 += 65535 * 64 {
+		// the grid's second dimension holds up to 65535 tiles of 64 rows
+		rn := min(n-r0, 65535*64)
+		aoff := uint64(r0) * uint64(actOf(t.Type).rowBytes(cols))
+		yoff := uint64(r0) * uint64(rows) * 4
+		if tiled {
+			grid[1] = uint32((rn + 63) / 64)
+		}
+		switch t.Type {
+		case quant.F32, quant.F16, quant.BF16:
+			d.launch(k, grid, block, w.ptr, a+aoff, dst+yoff, i32(rows), i32(cols), i32(rn), i32(rows))
+		default:
+			wrow, _ := t.Type.RowSize(cols)
+			d.launch(k, grid, block, w.ptr, a+aoff, dst+yoff, i32(rows), i32(cols/32), i32(rn), i64(wrow),
+				i64(actOf(t.Type).rowBytes(cols)), i32(rows))
+		}
+	}
+}
+
+// MatMul implements backend.Device.
+func (d *Device) MatMul(dst backend.Buf, w backend.Weight, x backend.Buf, n int) {
+	if n <= 0 {
+		return
+	}
+	d.matmuls([]product{{dst: dst, w: d.weight(w)}}, []input{{x: x, n: n}})
+}
+
+// MatMulMulti implements backend.Device: the input is rounded once per
+// format.
+func (d *Device) MatMulMulti(dst []backend.Buf, w []backend.Weight, x backend.Buf, n int) {
+	if len(dst) != len(w) || len(w) == 0 {
+		panic(fmt.Sprintf("cuda: MatMulMulti: %d outputs for %d weights", len(dst), len(w)))
+	}
+	if n <= 0 {
+		return
+	}
+	ps := make([]product, len(w))
+	for i := range w {
+		ps[i] = product{dst: dst[i], w: d.weight(w[i])}
+	}
+	d.matmuls(ps, []input{{x: x, n: n}})
+}
+
+// MatMulEach implements backend.Device: products given the same view of
+// the same rows share its rounding.
+func (d *Device) MatMulEach(dst []backend.Buf, w []backend.Weight, x []backend.Buf, n []int) {
+	if len(dst) != len(w) || len(x) != len(w) || len(n) != len(w) || len(w) == 0 {
+		panic(fmt.Sprintf("cuda: MatMulEach: %d outputs, %d inputs and %d row counts for %d weights", len(dst), len(x), len(n), len(w)))
+	}
+	var ps []product
+	var ins []input
+	for i := range w {
+		if n[i] <= 0 {
+			continue
+		}
+		in := -1
+		for j := range ins {
+			if ins[j].x == x[i] && ins[j].n == n[i] {
+				in = j
+			}
+		}
+		if in < 0 {
+			in = len(ins)
+			ins = append(ins, input{x: x[i], n: n[i]})
+		}
+		ps = append(ps, product{dst: dst[i], w: d.weight(w[i]), in: in})
+	}
+	if len(ps) > 0 {
+		d.matmuls(ps, ins)
+	}
+}

@@ -1,0 +1,263 @@
+//go:build linux || windows
+
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/cpu"
+	"github.com/churon/churon/engine/quant"
+)
+
+// Write implements backend.Device.
+func (d *Device) Write(dst backend.Buf, src []float32) {
+	n := min(len(src), dst.Len())
+	if n == 0 {
+		return
+	}
+	p := d.ptr(dst)
+	h, buf := d.stage(4 * n)
+	copy(buf, floats(src[:n]))
+	d.record(cmd{op: opHtoD, nargs: 3, args: [maxArgs]uint64{p, uint64(h), uint64(4 * n)}})
+}
+
+// Read implements backend.Device: dst is filled at the next Sync.
+func (d *Device) Read(dst []float32, src backend.Buf) {
+	n := min(len(dst), src.Len())
+	if n == 0 {
+		return
+	}
+	p := d.ptr(src)
+	h, _ := d.stage(4 * n)
+	d.record(cmd{op: opDtoH, nargs: 3, args: [maxArgs]uint64{uint64(h), p, uint64(4 * n)}})
+	d.reads = append(d.reads, pendingRead{dst: dst[:n], src: h})
+}
+
+// CopyRows implements backend.Device.
+func (d *Device) CopyRows(dst backend.Buf, dstStride int, src backend.Buf, srcStride int, rows, cols int) {
+	if rows <= 0 || cols <= 0 {
+		return
+	}
+	pd, ps := d.ptr(dst), d.ptr(src)
+	if dstStride == cols && srcStride == cols {
+		d.record(cmd{op: opDtoD, nargs: 3, args: [maxArgs]uint64{pd, ps, uint64(4 * rows * cols)}})
+		return
+	}
+	d.launch1(kCopyRows, rows*cols, pd, i32(dstStride), ps, i32(srcStride), i32(rows), i32(cols))
+}
+
+// Embed implements backend.Device: the rows are widened on the host from
+// the file's table (as the CPU does) and written.
+func (d *Device) Embed(dst backend.Buf, table backend.Weight, ids []int32) {
+	t := d.weight(table).t
+	cols := t.Cols()
+	rb, _ := t.Type.RowSize(cols)
+	rows := make([]float32, len(ids)*cols)
+	for i, id := range ids {
+		if err := quant.Dequantize(t.Type, t.Data[int(id)*rb:(int(id)+1)*rb], rows[i*cols:(i+1)*cols]); err != nil {
+			d.failOp(fmt.Errorf("cuda: embed %s: %w", t.Name, err))
+			return
+		}
+	}
+	d.Write(dst, rows)
+}
+
+// RMSNorm implements backend.Device.
+func (d *Device) RMSNorm(dst, x backend.Buf, w backend.Weight, eps float32) {
+	dim := d.weight(w).t.Elements()
+	rows := x.Len() / dim
+	if rows == 0 {
+		return
+	}
+	d.launch(kRMSNorm, [3]uint32{uint32(rows), 1, 1}, [3]uint32{256, 1, 1}, d.ptr(x), d.ptr(dst), d.values(w), i32(dim), f32(eps))
+}
+
+// AddBias implements backend.Device.
+func (d *Device) AddBias(x backend.Buf, b backend.Weight) {
+	dim := d.weight(b).t.Elements()
+	n := x.Len() / dim * dim
+	d.launch1(kAddBias, n, d.ptr(x), d.values(b), i64(n), i32(dim))
+}
+
+// RoPE implements backend.Device, with the CPU's table.
+func (d *Device) RoPE(x backend.Buf, pos []int32, heads, headDim int, r *backend.Rope) {
+	if len(pos) == 0 || r.Dims <= 0 {
+		return
+	}
+	tab := d.ropeTable(pos, r)
+	if tab == 0 {
+		return
+	}
+	neox := 0
+	if r.Mode == backend.RopeNeoX {
+		neox = 1
+	}
+	d.launch1(kRope, len(pos)*heads*(r.Dims/2), d.ptr(x), tab, i32(len(pos)), i32(heads), i32(headDim), i32(r.Dims), i32(neox))
+}
+
+// StoreKV implements backend.Device.
+func (d *Device) StoreKV(kv backend.KV, pos []int32, k, v backend.Buf) {
+	c := d.kv(kv)
+	n := len(pos)
+	if n == 0 {
+		return
+	}
+	pp := d.toDevice(int32s(pos))[0]
+	if pp == 0 {
+		return
+	}
+	dim := c.spec.Dim
+	switch c.spec.Type {
+	case quant.F16:
+		d.launch1(kStoreKVF16, n*dim, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
+	case quant.Q8_0:
+		warps := 2 * n * dim / 32
+		d.launch(kStoreKVQ8_0, [3]uint32{uint32((warps + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
+	default:
+		d.launch1(kStoreKVF32, n*dim, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
+	}
+}
+
+// scoreBudget bounds the attention scores one launch keeps (bytes): a
+// long prompt is attended in chunks of query rows.
+var scoreBudget int64 = 64 << 20
+
+// maxHeadDim is the largest head the attention kernel holds.
+const maxHeadDim = 512
+
+// Attend implements backend.Device.
+func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backend.Attention, in backend.AttendInputs) {
+	c := d.kv(kv)
+	n := len(pos)
+	if n == 0 {
+		return
+	}
+	if a.HeadDim > maxHeadDim || a.HeadDim <= 0 || a.KVHeads <= 0 || a.Heads%a.KVHeads != 0 {
+		d.failOp(fmt.Errorf("cuda: attention of %d heads of %d over %d KV heads is not supported (heads up to %d)", a.Heads, a.HeadDim, a.KVHeads, maxHeadDim))
+		return
+	}
+	// Scores per query row and head: as many as the widest row sees.
+	widest := 0
+	for _, p := range pos {
+		first := 0
+		if a.Window > 0 {
+			first = max(0, int(p)-a.Window+1)
+		}
+		widest = max(widest, int(p)-first+1)
+	}
+	perRow := int64(a.Heads) * int64(widest) * 4
+	chunk := int(max(1, min(int64(n), scoreBudget/perRow)))
+	sp := d.ensure(&d.scores, int64(chunk)*perRow, "attention scores")
+	pp := d.toDevice(int32s(pos))[0]
+	if sp == 0 || pp == 0 {
+		return
+	}
+	k := kAttendF32
+	switch c.spec.Type {
+	case quant.F16:
+		k = kAttendF16
+	case quant.Q8_0:
+		k = kAttendQ8_0
+	}
+	var sinks, gate uint64
+	if a.Sinks {
+		sinks = d.values(in.Sinks)
+	}
+	qd := int64(a.Heads) * int64(a.HeadDim) * 4
+	if a.Gated {
+		gate = d.ptr(in.Gate)
+	}
+	softcap := float32(0)
+	if a.SoftCap > 0 {
+		softcap = a.SoftCap
+	}
+	window := max(0, a.Window)
+	for r0 := 0; r0 < n; r0 += chunk {
+		rn := min(chunk, n-r0)
+		off := uint64(int64(r0) * qd)
+		g := uint64(0)
+		if gate != 0 {
+			g = gate + off
+		}
+		d.launch(k, [3]uint32{uint32(rn), uint32(a.Heads), 1}, [3]uint32{256, 1, 1},
+			d.ptr(dst)+off, d.ptr(q)+off, c.k, c.v, pp+uint64(4*r0),
+			i32(a.Heads), i32(a.KVHeads), i32(a.HeadDim), i32(c.spec.Dim), f32(a.Scale), i32(window), f32(softcap),
+			sinks, g, sp, i32(widest), cpuVec)
+	}
+}
+
+// cpuVec tells the kernels whose exponentials and sums follow the CPU's
+// which CPU kernels to follow: its vector kernels (AVX2 and FMA), or its
+// plain Go loops. Either is as accurate; following this machine's keeps
+// the GPU equal to the CPU it falls back to.
+var cpuVec = func() uint64 {
+	if cpu.VectorKernels() {
+		return 1
+	}
+	return 0
+}()
+
+// SwiGLU implements backend.Device.
+func (d *Device) SwiGLU(dst, gate, up backend.Buf) {
+	n := gate.Len()
+	d.launch1(kSwiGLU, n, d.ptr(dst), d.ptr(gate), d.ptr(up), i64(n), cpuVec)
+}
+
+// GeGLU implements backend.Device, through the CPU's GELU table.
+func (d *Device) GeGLU(dst, gate, up backend.Buf) {
+	n := gate.Len()
+	d.launch1(kGeGLU, n, d.ptr(dst), d.ptr(gate), d.ptr(up), i64(n), d.gelu)
+}
+
+// SwiGLUClamped implements backend.Device.
+func (d *Device) SwiGLUClamped(dst, gate, up backend.Buf, alpha, limit float32) {
+	n := gate.Len()
+	d.launch1(kSwiGLUClamped, n, d.ptr(dst), d.ptr(gate), d.ptr(up), i64(n), f32(alpha), f32(limit))
+}
+
+// Scale implements backend.Device.
+func (d *Device) Scale(x backend.Buf, s float32) {
+	d.launch1(kScale, x.Len(), d.ptr(x), i64(x.Len()), f32(s))
+}
+
+// SoftCap implements backend.Device.
+func (d *Device) SoftCap(x backend.Buf, c float32) {
+	d.launch1(kSoftCap, x.Len(), d.ptr(x), i64(x.Len()), f32(c))
+}
+
+// Add implements backend.Device.
+func (d *Device) Add(dst, x backend.Buf) {
+	n := x.Len()
+	d.launch1(kAdd, n, d.ptr(dst), d.ptr(x), i64(n))
+}
+
+// GatherRows implements backend.Device.
+func (d *Device) GatherRows(dst, src backend.Buf, cols int, rows []int32) {
+	if len(rows) == 0 {
+		return
+	}
+	ip := d.toDevice(int32s(rows))[0]
+	if ip == 0 {
+		return
+	}
+	d.launch1(kGatherRows, len(rows)*cols, d.ptr(dst), d.ptr(src), i32(cols), ip, i32(len(rows)))
+}
+
+// ScatterAddRows implements backend.Device.
+func (d *Device) ScatterAddRows(dst, src backend.Buf, cols int, rows []int32, scale []float32) {
+	if len(rows) == 0 {
+		return
+	}
+	var ip, sp uint64
+	if scale != nil {
+		p := d.toDevice(int32s(rows), floats(scale[:len(rows)]))
+		ip, sp = p[0], p[1]
+	} else {
+		ip = d.toDevice(int32s(rows))[0]
+	}
+	if ip == 0 || (scale != nil && sp == 0) {
+		return
+	}
+	d.launch1(kScatterAddRows, cols, d.ptr(dst), d.ptr(src), i32(cols), ip, sp, i32(len(rows)))
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The GPU check, in one command, on a Linux machine with an NVIDIA GPU and
+# the binaries build.sh prepared (no Go toolchain needed). Run from the
+# repository root: bash tools/gpucheck/run.sh [OUTPUT_DIR]
+# It writes every step's log into OUTPUT_DIR ($OUT, else ./gpucheck-out)
+# as it goes, and a summary last; it takes 3–6 minutes.
+#
+# GPUCHECK_SHAPES replaces the benchmark models (SHAPE:TYPE[:layers=N]
+# ...). GPUCHECK_EMULATED=1 rehearses the script on a machine without a
+# GPU: with CHURON_CUDA_LIBRARY pointing at the emulated driver the tests
+# build (emu/), everything runs as here, only slowly.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+b="$root/tools/gpucheck/bundle"
+out="${1:-${OUT:-$root/gpucheck-out}}"
+mkdir -p "$out"
+start=$(date +%s)
+step() { echo; echo "==> $* ($(( $(date +%s) - start ))s)"; }
+status=0
+record() { # name rc
+  if [ "$2" -eq 0 ]; then echo "$1: ok" >> "$out/summary.txt"; else echo "$1: FAILED ($2)" >> "$out/summary.txt"; status=1; fi
+}
+: > "$out/summary.txt"
+[ -x "$b/gpucheck" ] || { echo "run.sh: no $b/gpucheck: run tools/gpucheck/build.sh first"; exit 2; }
+threads=$(( $(nproc) < 16 ? $(nproc) : 16 ))
+
+step "environment"
+{ echo "bundle built from: $(cat "$b/commit" 2>/dev/null)"; uname -a; nproc; free -g | head -2
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1 || echo "no nvidia-smi"
+} | tee "$out/env.txt"
+
+step "benchmark models (written in the background meanwhile)"
+models="$out/models"
+shapes=${GPUCHECK_SHAPES:-"qwen2.5-0.5b:Q4_0 qwen2.5-0.5b:Q4_K_M tinyllama-1.1b:Q4_0 llama3-8b:Q4_0:layers=8 llama3-8b:Q4_K_M:layers=8"}
+# shellcheck disable=SC2086 # the shapes are words
+( "$b/gpucheck" synth -o "$models" $shapes > "$out/synth.log" 2>&1; echo $? > "$out/synth.rc" ) &
+synth_pid=$!
+
+step "the driver, the GPU and the kernels' JIT"
+timeout 120 "$b/gpucheck" smoke 2>&1 | tee "$out/smoke.log"
+record smoke "${PIPESTATUS[0]}"
+
+step "every kernel against its CPU twin"
+real=1
+[ "${GPUCHECK_EMULATED:-}" = 1 ] && real=0
+( cd engine/backend/cuda && CHURON_CUDA_REAL=$real timeout 240 "$b/cuda.test" -test.v -test.count=1 \
+    -test.run 'TestKernel|TestPTXMatchesSources|TestProbeNoLibrary|TestProbeNotCUDA' ) > "$out/kernels.log" 2>&1
+rc=$?
+grep -E '^(--- |=== RUN|PASS|FAIL|ok)' "$out/kernels.log" | grep -v '=== RUN' | tail -30
+record kernels "$rc"
+
+step "end to end: logits against the CPU at every offload level, two sequences, snapshots restored on the CPU"
+timeout 240 "$b/gpucheck" e2e -t "$threads" "$b/testdata/models/stories260K.gguf" "$b"/testdata/quantzoo/*.gguf 2>&1 | tee "$out/e2e.log"
+record e2e "${PIPESTATUS[0]}"
+
+step "speed: pp512 and tg128 (waiting for the models)"
+wait "$synth_pid"
+cat "$out/synth.log"
+if [ "$(cat "$out/synth.rc")" = 0 ]; then
+  timeout 200 "$b/gpucheck" perf -t "$threads" -json "$out/perf.json" "$models"/*.gguf 2>&1 | tee "$out/perf.log"
+  record perf "${PIPESTATUS[0]}"
+else
+  record synth 1
+fi
+rm -rf "$models" # gigabytes: not worth bringing back
+
+if [ "$real" = 1 ] && command -v compute-sanitizer > /dev/null; then
+  step "compute-sanitizer memcheck on the matrix and attention kernels"
+  ( cd engine/backend/cuda && CHURON_CUDA_REAL=1 timeout 90 compute-sanitizer --tool memcheck \
+      "$b/cuda.test" -test.run 'TestKernel(MatMul|Attend|Quantize)$' ) > "$out/sanitizer.log" 2>&1
+  tail -5 "$out/sanitizer.log"
+  if grep -q 'ERROR SUMMARY: 0 errors' "$out/sanitizer.log"; then
+    record sanitizer 0
+  elif grep -q 'ERROR SUMMARY' "$out/sanitizer.log"; then
+    record sanitizer 1
+  else
+    echo "sanitizer: could not run (see sanitizer.log)" >> "$out/summary.txt"
+  fi
+fi
+
+step "summary"
+cat "$out/summary.txt"
+echo "logs in $out; $(( $(date +%s) - start ))s"
+exit $status
