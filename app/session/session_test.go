@@ -351,13 +351,33 @@ func TestRegenerateAndEdit(t *testing.T) {
 // cache): each is what the engine alone gives.
 func TestTwoConversations(t *testing.T) {
 	path := storiesPath(t)
-	f := newFixture(t, Options{})
+	// A is held after its first token until the checks below are done:
+	// stories260K answers 48 tokens in milliseconds, faster than the
+	// test's next commands on a loaded machine (A was once done before
+	// the busy check). Sends only queue work, so they do not wait on the
+	// held batch.
+	var a int64
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f := newFixture(t, Options{tokenHook: func(c int64, n int) {
+		if c == a && n == 1 {
+			once.Do(func() { close(held); <-release })
+		}
+	}})
 	f.load(path)
 	setA, setB := greedy(48), greedy(12)
-	a, b := f.conv(setA), f.conv(setB)
+	a = f.conv(setA)
+	b := f.conv(setB)
 	if _, err := f.m.Send(a, "Once upon a time"); err != nil {
 		t.Fatal(err)
 	}
+	<-held
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
 	if _, err := f.m.Send(b, "The little dog"); err != nil {
 		t.Fatal(err)
 	}
@@ -379,6 +399,8 @@ func TestTwoConversations(t *testing.T) {
 	if st, _ := f.m.Status(); len(st.Answering) == 0 || st.MaxAnswers < 2 {
 		t.Fatalf("status %+v", st)
 	}
+	released = true
+	close(release)
 	evs := f.waitAll(a, b)
 	ta, tb := collect(t, evs, a), collect(t, evs, b)
 	if len(tb.queue) != 0 {
