@@ -122,7 +122,7 @@ for (const g of groups.values()) {
         pp_ratio: ratio(cpp, lpp), tg_ratio: ratio(ctg, ltg),
         weights_bytes: wb, read_gbps: bw,
         others_cpu_pct: busy.length ? { mean: busy.reduce((a, b) => a + b, 0) / busy.length, max: Math.max(...busy) } : null,
-        churon_backend: C[0]?.backend?.replace(/ \(\d+ threads?\)$/, "") ?? null,
+        churon_backend: C[0]?.backend?.replace(/ \(\d+ threads?(; ([^)]*))?\)$/, (_, _s, note) => (note ? ` (${note})` : "")) ?? null,
     });
 }
 
