@@ -99,6 +99,18 @@ var presets = map[string]Spec{
 	// 8k tokens) and with a filler vocabulary.
 	"llama3.2-1b": {Arch: "llama", Embd: 2048, Layers: 16, Heads: 32, KVHeads: 8, FF: 8192, Vocab: 128256,
 		Context: 131072, Tied: true, RopeBase: 500000},
+	// The 7–8B models people run on a desktop. Llama 3.1 8B (config.json:
+	// 4096 wide, 14336 feed-forward, 32 layers, 32 heads over 8 KV heads,
+	// 128256 tokens, base 500000, untied), again without rope_freqs. At
+	// Q4_K_M it takes 4.6 GiB: benchmarks on a small machine may pass
+	// --layers (each layer is 124 MiB of the file).
+	"llama3-8b": {Arch: "llama", Embd: 4096, Layers: 32, Heads: 32, KVHeads: 8, FF: 14336, Vocab: 128256,
+		Context: 131072, RopeBase: 500000},
+	// Qwen2.5-7B(-Instruct): 3584 wide (14 blocks of 256), 18944
+	// feed-forward, 28 layers, 28 heads over 4 KV heads, biases on q, k
+	// and v, 152064 tokens, untied, base 1000000, 32768 positions.
+	"qwen2.5-7b": {Arch: "qwen2", Embd: 3584, Layers: 28, Heads: 28, KVHeads: 4, FF: 18944, Vocab: 152064,
+		Context: 32768, RopeBase: 1000000},
 	// Gemma 3 4B's text model (262208 tokens, heads of 256, a window of
 	// 1024 on five layers in six, global layers at base 1M scaled ×8).
 	"gemma3-4b": {Arch: "gemma3", Embd: 2560, Layers: 34, Heads: 8, KVHeads: 4, FF: 10240, Vocab: 262208,

@@ -200,3 +200,37 @@ func TestFileTypeWritten(t *testing.T) {
 		t.Error("unknown file type built")
 	}
 }
+
+// TestPresetParams pins the desktop shapes to their models' parameter
+// counts as published (Llama 3.1 8B: 8,030,261,248; Qwen2.5-7B:
+// 7,615,616,512, of which 6.53B outside the embeddings, per its model
+// card), so a wrong width or count in a preset shows here.
+func TestPresetParams(t *testing.T) {
+	for _, tc := range []struct {
+		shape string
+		want  int64
+	}{
+		{"llama3-8b", 8_030_261_248},
+		{"qwen2.5-7b", 7_615_616_512},
+	} {
+		s, err := Preset(tc.shape, "Q4_K_M", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, err := s.Tensors()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, x := range ts {
+			k := int64(1)
+			for _, d := range x.Shape {
+				k *= int64(d)
+			}
+			n += k
+		}
+		if n != tc.want {
+			t.Errorf("%s: %d parameters, want %d", tc.shape, n, tc.want)
+		}
+	}
+}

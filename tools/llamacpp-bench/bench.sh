@@ -1,22 +1,41 @@
 #!/usr/bin/env bash
-# Runs llama.cpp (bench.mjs, prebuilt CPU binaries from node-llama-cpp) and
-# `churon bench` on the same GGUF files, interleaved (A B A B …), and prints
-# one table (or JSON) with the ratios churon ÷ llama.cpp. See README.md.
+# Runs llama.cpp and `churon bench` on the same GGUF files, interleaved
+# (A B A B …), and prints one table (or JSON) with the ratios churon ÷
+# llama.cpp. llama.cpp is the reference chosen with --reference: the prebuilt
+# CPU binaries node-llama-cpp ships (bench.mjs), or a llama-bench that
+# build.sh compiled for this CPU (llamabench.mjs). See README.md.
 #
 #   tools/llamacpp-bench/bench.sh [options] MODEL.gguf...
-#   tools/llamacpp-bench/bench.sh --standard          # issue 3's four files
+#   tools/llamacpp-bench/bench.sh --standard          # issue 22's six files
 #
 # Options:
 #   -p N, -n N, -r N    prompt tokens, generated tokens, repetitions (128, 64, 3)
 #   -t LIST             threads, comma-separated (1,2)
 #   -d, --depth LIST    tokens already in the KV cache before each timed test,
-#                       comma-separated (0; llama-bench's -d): e.g. 0,2048
-#   --rounds K          A B pairs per model, thread count and depth (2)
+#                       comma-separated (0; llama-bench's -d): e.g. 0,4096
+#   --rounds K          rounds per model, thread count and depth (2): each runs
+#                       the reference(s), then churon
+#   --reference R       prebuilt (default): node-llama-cpp's binaries, the CPU
+#                       variant ggml picks; native or avx2: build.sh's builds;
+#                       best: prebuilt and native both, the faster one per cell
+#                       is the reference
+#   --builds DIR        where build.sh put its builds
+#                       (${XDG_CACHE_HOME:-~/.cache}/churon/llamacpp-build)
 #   --churon PATH       churon binary (default: $CHURON, else built from this repo)
+#   --churon-cpu LEVEL  run churon with CHURON_CPU=LEVEL (avx2, avx512, go); with
+#                       --reference avx2 it defaults to avx2. The run fails if
+#                       churon's backend does not report that level
+#   --no-churon         run only the reference(s): llama.cpp's figures, no ratios
 #   --fa auto|on|off    llama.cpp flash attention (auto, llama-bench's default)
-#   --cpu-variant NAME  make llama.cpp use libggml-cpu-NAME.so (e.g. zen4:
-#                       AVX-512 VNNI, no AMX, as on issue 3's EPYC) instead of the best one ggml picks
-#   --standard          synthesize (once) and bench the 0.5B Q4_0/Q8_0/Q4_K_M and 1.1B Q4_0 files
+#   --cpu-variant NAME  make the prebuilt llama.cpp use libggml-cpu-NAME.so
+#                       (e.g. zen4, alderlake) instead of the one ggml picks
+#   --synth SPEC        synthesize (once, into the cache) and bench
+#                       SHAPE:TYPE[:LAYERS[:VOCAB[:TIED]]] (churon dev synth's
+#                       --shape --type --layers --vocab --tied, seed 1; empty
+#                       fields keep the shape's own), e.g. llama3-8b:Q4_K_M:8;
+#                       repeatable
+#   --standard          issue 22's six files: qwen2.5-0.5b (--vocab 32000
+#                       --tied no) and tinyllama-1.1b, each Q4_0, Q8_0, Q4_K_M
 #   --wait-idle S       before each run wait (at most S seconds) until other processes
 #                       use under 10 % of the CPUs over 2 s
 #   --out FILE          keep the raw JSON lines there (default under the cache dir)
@@ -24,6 +43,7 @@
 #   --install           only install node-llama-cpp into the cache dir
 # Environment: LLAMACPP_BENCH_DIR (cache; default ${XDG_CACHE_HOME:-~/.cache}/churon/llamacpp-bench).
 set -euo pipefail
+shopt -s extglob
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -32,6 +52,7 @@ cache=${LLAMACPP_BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/churon/llamacpp-benc
 export NODE_LLAMA_CPP_SKIP_DOWNLOAD=true NODE_LLAMA_CPP_POSTINSTALL=skip
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
+invocation="tools/llamacpp-bench/bench.sh$(printf ' %q' "$@")"
 
 install() {
     mkdir -p "$cache"
@@ -52,9 +73,10 @@ install() {
     cp "$here/package-lock.json" "$cache/"
 }
 
-p=128 n=64 r=3 threads=1,2 depths=0 rounds=2 fa=auto variant="" standard=0 out="" asjson=0 only_install=0 wait_idle=0
+p=128 n=64 r=3 threads=1,2 depths=0 rounds=2 fa=auto variant="" out="" asjson=0 only_install=0 wait_idle=0
+no_churon=0 reference=prebuilt builds=${XDG_CACHE_HOME:-$HOME/.cache}/churon/llamacpp-build churon_cpu="" churon_cpu_set=0
 churon=${CHURON:-}
-models=()
+models=() synths=()
 while (($#)); do
     case $1 in
         -p) p=$2; shift 2 ;;
@@ -66,12 +88,20 @@ while (($#)); do
         --churon) churon=$2; shift 2 ;;
         --fa) fa=$2; shift 2 ;;
         --cpu-variant) variant=$2; shift 2 ;;
-        --standard) standard=1; shift ;;
+        --reference) reference=$2; shift 2 ;;
+        --builds) builds=$2; shift 2 ;;
+        --churon-cpu) churon_cpu=$2; churon_cpu_set=1; shift 2 ;;
+        --synth) synths+=("$2"); shift 2 ;;
+        --no-churon) no_churon=1; shift ;;
+        --standard)
+            synths+=(qwen2.5-0.5b:Q4_0::32000:no qwen2.5-0.5b:Q8_0::32000:no qwen2.5-0.5b:Q4_K_M::32000:no
+                tinyllama-1.1b:Q4_0 tinyllama-1.1b:Q8_0 tinyllama-1.1b:Q4_K_M)
+            shift ;;
         --out) out=$2; shift 2 ;;
         --wait-idle) wait_idle=$2; shift 2 ;;
         --json) asjson=1; shift ;;
         --install) only_install=1; shift ;;
-        -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option $1" ;;
         *) models+=("$1"); shift ;;
     esac
@@ -82,6 +112,22 @@ dset=""
 [[ $depths == 0 ]] || dset=1
 ((${#dlist[@]})) || die "-d: empty depth list"
 for d in "${dlist[@]}"; do [[ $d =~ ^(0|[1-9][0-9]*)$ ]] || die "-d: not a non-negative integer: '$d'"; done
+
+# The references each round runs, in order.
+case $reference in
+    prebuilt) refs=(prebuilt) ;;
+    native|avx2) refs=("$reference") ;;
+    best) refs=(prebuilt native) ;;
+    *) die "--reference: want prebuilt, native, avx2 or best, got '$reference'" ;;
+esac
+[[ $reference == avx2 ]] && ((!churon_cpu_set && !no_churon)) && churon_cpu=avx2
+[[ -z $churon_cpu || $churon_cpu =~ ^[a-z0-9]+$ ]] || die "--churon-cpu: not a level: '$churon_cpu'"
+[[ -z $variant || " ${refs[*]} " == *" prebuilt "* ]] || die "--cpu-variant applies to the prebuilt reference only"
+for ref in "${refs[@]}"; do
+    [[ $ref == prebuilt ]] && continue
+    [[ -x $builds/$ref/bin/llama-bench && -s $builds/$ref/build-info.txt ]] ||
+        die "no $ref build in $builds/$ref (run tools/llamacpp-bench/build.sh $ref)"
+done
 
 install
 ((only_install)) && exit 0
@@ -110,24 +156,27 @@ else
     churon_desc="given, $("$churon" --version 2>/dev/null | head -1), sha256 $(sha256sum "$churon" | cut -c1-12)"
 fi
 
-if ((standard)); then
+for spec in "${synths[@]}"; do
+    IFS=: read -r shape type layers vocab tied <<<"$spec"
+    [[ -n $shape && -n $type && ${layers:-1} =~ ^[1-9][0-9]*$ && ${vocab:-1} =~ ^[1-9][0-9]*$ && ${tied:-no} =~ ^(yes|no)$ ]] ||
+        die "--synth: want SHAPE:TYPE[:LAYERS[:VOCAB[:TIED]]], got '$spec'"
     mdir=$cache/models
     mkdir -p "$mdir"
-    # The sizes of issue 3's reference files: --vocab 32000 --tied no for the 0.5B shape.
-    for spec in "qwen2.5-0.5b Q4_0" "qwen2.5-0.5b Q8_0" "qwen2.5-0.5b Q4_K_M" "tinyllama-1.1b Q4_0"; do
-        read -r shape type <<<"$spec"
-        f=$mdir/$shape-$type-seed1.gguf
-        extra=()
-        [[ $shape == qwen2.5-0.5b ]] && extra=(--vocab 32000 --tied no)
-        if [[ ! -s $f ]]; then
-            echo "bench.sh: synthesizing $f" >&2
-            "$churon" dev synth --shape "$shape" --type "$type" --seed 1 "${extra[@]}" -o "$f.tmp" >"$f.log" 2>&1 ||
-                die "churon dev synth failed (see $f.log)"
-            mv "$f.tmp" "$f"
-        fi
-        models+=("$f")
-    done
-fi
+    extra=() tag=$shape
+    [[ -n $layers ]] && extra+=(--layers "$layers") tag+=-cut$layers
+    [[ -n $vocab ]] && extra+=(--vocab "$vocab") tag+=-v$vocab
+    [[ -n $tied ]] && extra+=(--tied "$tied") tag+=-tied$tied
+    f=$mdir/$tag-$type-seed1.gguf
+    # The names earlier versions of this script gave the standard files.
+    [[ $spec == qwen2.5-0.5b:+([A-Z0-9_])::32000:no || $spec == tinyllama-1.1b:+([A-Z0-9_]) ]] && f=$mdir/$shape-$type-seed1.gguf
+    if [[ ! -s $f ]]; then
+        echo "bench.sh: synthesizing $f" >&2
+        "$churon" dev synth --shape "$shape" --type "$type" --seed 1 "${extra[@]}" -o "$f.tmp" >"$f.log" 2>&1 ||
+            die "churon dev synth failed (see $f.log)"
+        mv "$f.tmp" "$f"
+    fi
+    models+=("$f")
+done
 ((${#models[@]})) || die "no model given (MODEL.gguf... or --standard)"
 for m in "${models[@]}"; do [[ -s $m ]] || die "no such model: $m"; done
 
@@ -139,12 +188,28 @@ fi
 log=${out%.jsonl}.log
 : >"$log"
 
+refdesc() {
+    case $1 in
+        prebuilt) echo "prebuilt: node-llama-cpp $(node -p "require('$moddir/node_modules/node-llama-cpp/package.json').version")'s binaries${variant:+, CPU variant forced to $variant}" ;;
+        *) local info=$builds/$1/build-info.txt arch
+            arch=$(sed -n 's/^compiler resolves them to //p' "$info")
+            [[ -n $arch ]] || arch=$(sed -n 's/^ggml-cpu arch flags //p' "$info")
+            echo "$1: llama-bench built by build.sh in $builds/$1 ($(sed -n 's/^source //p' "$info" | cut -d, -f1), $(grep '^compiler ' "$info" | grep -v '^compiler resolves' | head -1 | sed 's/^compiler //; s/^cc //'); ${arch% })" ;;
+    esac
+}
+refline=$(for ref in "${refs[@]}"; do refdesc "$ref"; done | paste -sd ';' | sed 's/;/; /g')
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 {
+    echo "# $invocation"
     echo "# $(date -u +%FT%TZ) $(uname -n), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-    echo "# churon $churon ($churon_desc); llama.cpp via node-llama-cpp $(node -p "require('$moddir/node_modules/node-llama-cpp/package.json').version")${variant:+, CPU variant forced to $variant}"
-    echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "# -p $p -n $n -r $r -t $threads${dset:+ -d $depths}, $rounds round(s) of llama.cpp then churon per model, thread count${dset:+ and depth}; raw: $out"
+    ((no_churon)) || echo "# churon $churon ($churon_desc)${churon_cpu:+, CHURON_CPU=$churon_cpu}"
+    echo "# reference $reference: $refline"
+    echo "# load before: $load_before"
+    echo "# -p $p -n $n -r $r -t $threads${dset:+ -d $depths}, $rounds round(s) of ${refs[*]} then churon per model, thread count${dset:+ and depth}; raw: $out"
 } >&2
+# The first line of the raw file says what made the rest (compare.mjs prints it).
+jstr() { node -p 'JSON.stringify(process.argv[1])' "$1"; }
+echo "{\"meta\":{\"command\":$(jstr "$invocation"),\"date\":\"$(date -u +%FT%TZ)\",\"reference\":\"$reference\",\"references\":$(jstr "$refline"),\"churon\":$(jstr "$churon ($churon_desc)"),\"churon_cpu\":$(jstr "$churon_cpu"),\"cpu\":$(jstr "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"),\"load_before\":\"$load_before\"}}" >>"$out"
 
 IFS=, read -r -a tlist <<<"$threads"
 hz=$(getconf CLK_TCK)
@@ -166,23 +231,37 @@ wait_idle() {
     done
     echo "bench.sh:   still busy after ${wait_idle}s; running anyway" >&2
 }
-# run ENGINE ROUND CMD...: run CMD, tag its JSON lines, and add how busy the
-# rest of the machine was meanwhile (percent of all CPUs).
+# run ENGINE REFERENCE ROUND CMD...: run CMD, tag its JSON lines, and add how
+# busy the rest of the machine was meanwhile (percent of all CPUs).
 run() {
-    local engine=$1 k=$2 res b0 c0 w0 b1 c1 w1 foreign
-    shift 2
+    local engine=$1 ref=$2 k=$3 res b0 c0 w0 b1 c1 w1 foreign tag
+    shift 3
     wait_idle
     child_ms >"$timesf.c"; c0=$(<"$timesf.c")
     b0=$(busy_ms) w0=$(date +%s%3N)
-    res=$("$@" 2>>"$log") || die "$engine run failed (see $log)"
+    res=$("$@" 2>>"$log") || die "$engine${ref:+ ($ref)} run failed (see $log)"
     b1=$(busy_ms) w1=$(date +%s%3N)
     child_ms >"$timesf.c"; c1=$(<"$timesf.c")
+    [[ -n $res ]] || die "$engine${ref:+ ($ref)} printed no result (see $log)"
     foreign=$(awk -v b=$((b1 - b0)) -v c=$((c1 - c0)) -v w=$((w1 - w0)) -v n="$ncpu" \
         'BEGIN { f = (b - c) / (w * n) * 100; if (f < 0) f = 0; printf "%.1f", f }')
-    sed -e "/^{\"engine\":/!s/^{/{\"engine\":\"$engine\",/" \
-        -e "s/^{/{\"round\":$k,\"foreign_cpu_pct\":$foreign,/" <<<"$res" >>"$out"
+    if [[ $engine == churon && -n $churon_cpu ]] && grep -qv "\"backend\":\"CPU $churon_cpu[ +]" <<<"$res"; then
+        die "churon ran with CHURON_CPU=$churon_cpu but its backend says $(grep -o '"backend":"[^"]*"' <<<"$res" | head -1): this churon has no such level"
+    fi
+    tag="\"round\":$k,\"foreign_cpu_pct\":$foreign,"
+    [[ -n $ref ]] && tag+="\"reference\":\"$ref\","
+    sed -e "/^{\"engine\":/!s/^{/{\"engine\":\"$engine\",/" -e "s/^{/{$tag/" <<<"$res" >>"$out"
     echo "bench.sh:   others used $foreign % of the CPUs meanwhile" >&2
 }
+churon_env=()
+if [[ -n $churon_cpu ]] && ((!no_churon)); then
+    churon_env=(CHURON_CPU="$churon_cpu")
+    # Before any long run: does this churon have that level at all?
+    b=$(env "${churon_env[@]}" "$churon" info -m "${models[0]}" --json | grep -o '"Backend":"[^"]*"') ||
+        die "churon info failed on ${models[0]}"
+    [[ $b == "\"Backend\":\"CPU $churon_cpu "* || $b == "\"Backend\":\"CPU $churon_cpu+"* ]] ||
+        die "churon with CHURON_CPU=$churon_cpu reports $b: this churon has no such level (pass --churon-cpu \"\" to run it as it is, knowing the comparison is not like for like)"
+fi
 for m in "${models[@]}"; do
     for t in "${tlist[@]}"; do
         for d in "${dlist[@]}"; do
@@ -190,18 +269,27 @@ for m in "${models[@]}"; do
             dflag=() at=""
             ((d > 0)) && dflag=(--depth "$d") at=" d=$d"
             for ((k = 1; k <= rounds; k++)); do
-                echo "bench.sh: $(basename "$m") t=$t$at round $k: llama.cpp" >&2
-                run llama.cpp "$k" env LLAMACPP_BENCH_DIR="$moddir" node "$here/bench.mjs" -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" "${dflag[@]}" --fa "$fa" --json
-                echo "bench.sh: $(basename "$m") t=$t$at round $k: churon" >&2
-                run churon "$k" "$churon" bench -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" "${dflag[@]}" --no-mmap --json
+                for ref in "${refs[@]}"; do
+                    echo "bench.sh: $(basename "$m") t=$t$at round $k: llama.cpp ($ref)" >&2
+                    if [[ $ref == prebuilt ]]; then
+                        run llama.cpp "$ref" "$k" env LLAMACPP_BENCH_DIR="$moddir" node "$here/bench.mjs" -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" "${dflag[@]}" --fa "$fa" --json
+                    else
+                        run llama.cpp "$ref" "$k" node "$here/llamabench.mjs" --build "$builds/$ref" -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" -d "$d" --fa "$fa"
+                    fi
+                done
+                ((no_churon)) && continue
+                echo "bench.sh: $(basename "$m") t=$t$at round $k: churon${churon_cpu:+ (CHURON_CPU=$churon_cpu)}" >&2
+                run churon "" "$k" env "${churon_env[@]}" "$churon" bench -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" "${dflag[@]}" --no-mmap --json
             done
         done
     done
 done
-echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "# load after: $load_after" >&2
+echo "{\"meta\":{\"load_after\":\"$load_after\"}}" >>"$out"
 
 if ((asjson)); then
-    node "$here/compare.mjs" "$out" --json
+    node "$here/compare.mjs" "$out" --reference "$reference" --json
 else
-    node "$here/compare.mjs" "$out"
+    node "$here/compare.mjs" "$out" --reference "$reference"
 fi
