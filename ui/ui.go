@@ -451,6 +451,10 @@ func (u *UI) send(text string) bool {
 			u.w.Do(func() {
 				if u.w.Conv == 0 {
 					u.showNewConversation(id)
+					// The chat shown is now id: it is busy, and a Stop
+					// pressed in it must find this send.
+					u.w.Generating[id] = true
+					u.sending[id] = stop
 				}
 			})
 		}
@@ -462,8 +466,10 @@ func (u *UI) send(text string) bool {
 		}
 		return id, err
 	}, func(id int64, err error) {
-		if u.sending[conv] == stop {
-			delete(u.sending, conv)
+		for _, c := range []int64{conv, id} {
+			if u.sending[c] == stop {
+				delete(u.sending, c)
+			}
 		}
 		if stop.Load() && err == nil && conv == 0 {
 			u.stopConv(id) // it came after the worker looked (twice stops nothing)
@@ -472,6 +478,9 @@ func (u *UI) send(text string) bool {
 			// The mark of "conversation 0" was only for the wait; a
 			// refused Send has no Done to clear its own.
 			delete(u.w.Generating, conv)
+		}
+		if err != nil && id != conv {
+			delete(u.w.Generating, id)
 		}
 		if err != nil {
 			u.w.ShowError(err)
