@@ -148,9 +148,37 @@ func deviceSummary(m *core.ModelInfo) string {
 		if prefix, why, ok := strings.Cut(note, ": "); ok && !strings.Contains(prefix, " ") {
 			note = why
 		}
-		b += " — " + note
+		b += " — " + headline(note)
 	}
 	return b
+}
+
+// headline is a reason's first clause: "no NVIDIA GPU found (cuInit:
+// CUDA_ERROR_NO_DEVICE (…))" says "no NVIDIA GPU found". The status line
+// has room for what happened; the chain behind it is in Settings' GPU
+// notes and `churon devices`.
+func headline(note string) string {
+	head, _, cut := strings.Cut(note, ": ")
+	if !cut {
+		return note
+	}
+	// A clause opened before the colon and not closed is the detail's.
+	depth, open := 0, -1
+	for i, r := range head {
+		switch r {
+		case '(':
+			if depth == 0 {
+				open = i
+			}
+			depth++
+		case ')':
+			depth--
+		}
+	}
+	if depth > 0 && open > 0 {
+		head = head[:open]
+	}
+	return strings.TrimRight(head, " ;,")
 }
 
 // cacheText says where a conversation's KV cache is: in RAM, a follow-up
