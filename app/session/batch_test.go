@@ -52,14 +52,31 @@ func TestBatchEqualsAlone(t *testing.T) {
 		}
 		want = append(want, res)
 	}
+	// Answer k joins after step 4k while answer 0 (40 steps) still
+	// decodes: the batch holds at step 4k until the test has started k,
+	// so a slow test goroutine (a loaded CI machine sleeps long) cannot
+	// let answer 0 finish first and leave nothing to interleave with.
+	started := make([]chan struct{}, len(cases))
+	for i := range started {
+		started[i] = make(chan struct{})
+	}
 	var steps, mixed atomic.Int32
 	b := NewBatch(model, BatchOptions{Prefill: 3, OnStep: func(si StepInfo) {
-		steps.Add(1)
+		n := steps.Add(1)
 		if si.Decoding > 0 && si.Prefill > 0 {
 			mixed.Add(1)
 		}
+		if k := int(n / 4); n%4 == 0 && k < len(cases) {
+			<-started[k] // Start never waits for the batch: no deadlock
+		}
 	}})
 	defer b.Close()
+	opened := 0
+	defer func() { // a failed Start must not leave the batch held
+		for _, c := range started[opened:] {
+			close(c)
+		}
+	}()
 	runs := make([]*Run, len(cases))
 	texts := make([]string, len(cases))
 	var mu sync.Mutex
@@ -76,6 +93,8 @@ func TestBatchEqualsAlone(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+		close(started[i])
+		opened = i + 1
 		// The next joins while this one decodes (answer 0 alone takes 40
 		// steps).
 		for deadline := time.Now().Add(waitLimit); steps.Load() < int32(4*(i+1)) && time.Now().Before(deadline); {
