@@ -14,8 +14,9 @@ import (
 
 // useAMX: the tile kernels need AMX-TILE and AMX-INT8, the avx512 level
 // (their epilogues are 512-bit), and the operating system's leave to use
-// tile data (requestAMX). CHURON_NOAMX=1 turns them off alone.
-var useAMX = useAVX512 && cpu.X86.HasAMXTile && cpu.X86.HasAMXInt8 &&
+// tile data (requestAMX). CHURON_NOAMX=1 turns them off alone, as does
+// CHURON_CPU below amx.
+var useAMX = useAVX512 && cpuCap == "amx" && cpu.X86.HasAMXTile && cpu.X86.HasAMXInt8 &&
 	os.Getenv("CHURON_NOAMX") != "1" && requestAMX() == nil
 
 // AMX reports whether the tile kernels are in use on this machine.

@@ -173,7 +173,7 @@ func TestAMXEnv(t *testing.T) {
 		return
 	}
 	t.Logf("AMX tile kernels in use: %v", AMX())
-	for _, env := range []string{"CHURON_NOAMX=1", "CHURON_NOSIMD=1"} {
+	for _, env := range []string{"CHURON_NOAMX=1", "CHURON_NOSIMD=1", "CHURON_CPU=avx512", "CHURON_CPU=avx2"} {
 		out, err := runChild(t, []string{"-test.run=^TestAMXEnv$", "-test.count=1"}, "CHURON_AMX_CHILD=1", env)
 		if err != nil {
 			t.Fatalf("child: %v\n%s", err, out)

@@ -17,13 +17,18 @@ import (
 // does not report but every AVX2 processor has. The avx512 level adds
 // AVX-512 F, BW, VL and VNNI (Ice Lake, Zen 4 and later); a CPU with
 // AVX-512 but no VNNI (Skylake-X) runs the avx2 kernels. CHURON_NOSIMD=1
-// in the environment, or the noasm build tag, forces the generic code.
+// in the environment, or the noasm build tag, forces the generic code;
+// CHURON_CPU=go|avx2|avx512|amx caps the level (avx512: no AMX tile
+// kernels), so that the avx2 kernels can be measured on an AVX-512
+// machine and the avx512 ones on a Xeon with AMX.
 var (
-	useAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("CHURON_NOSIMD") != "1"
-	useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
+	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("CHURON_NOSIMD") != "1"
+	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
 		cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
-	hasAVX2, hasAVX512 = useAVX2, useAVX512
+	cpuCap, cpuKnown = cpuSetting([]string{"go", "avx2", "avx512", "amx"})
+	useAVX2          = hasAVX2 && cpuCap != "go"
+	useAVX512        = hasAVX512 && (cpuCap == "avx512" || cpuCap == "amx")
 )
 
 // SIMDLevel names the implementation VecDot uses on this machine: "go",

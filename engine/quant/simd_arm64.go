@@ -16,12 +16,14 @@ import (
 // FEAT_FP16). The dotprod level adds FEAT_DotProd's SDOT for the integer
 // sums (Apple M1 and later, Cortex-A76/Neoverse N1 and later).
 // CHURON_NOSIMD=1 in the environment, or the noasm build tag, forces the
-// generic code.
+// generic code; CHURON_CPU=go|neon|dotprod caps the level.
 var (
-	useNEON    = cpu.ARM64.HasASIMD && os.Getenv("CHURON_NOSIMD") != "1"
-	useDotProd = useNEON && cpu.ARM64.HasASIMDDP
+	hasNEON    = cpu.ARM64.HasASIMD && os.Getenv("CHURON_NOSIMD") != "1"
+	hasDotProd = hasNEON && cpu.ARM64.HasASIMDDP
 
-	hasNEON, hasDotProd = useNEON, useDotProd
+	cpuCap, cpuKnown = cpuSetting([]string{"go", "neon", "dotprod"})
+	useNEON          = hasNEON && cpuCap != "go"
+	useDotProd       = hasDotProd && cpuCap == "dotprod"
 )
 
 // SIMDLevel names the implementation VecDot uses on this machine: "go",

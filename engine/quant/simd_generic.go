@@ -5,6 +5,9 @@ package quant
 // Without SIMD kernels (architectures other than amd64 and arm64, or the
 // noasm build tag) every dot product runs the generic code.
 
+// CHURON_CPU can only say go here.
+var cpuCap, cpuKnown = cpuSetting([]string{"go"})
+
 func vecDotFast(w Type, wRow, act []byte, n int) (float32, bool) { return 0, false }
 
 func vecDotF32Fast(w, x []float32) (float32, bool) { return 0, false }

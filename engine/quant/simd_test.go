@@ -453,35 +453,41 @@ func TestSIMDNoAllocs(t *testing.T) {
 	})
 }
 
-// TestSIMDLevelEnv checks that CHURON_NOSIMD=1 selects the generic code:
-// it reruns this test binary with the variable set, since the features
+// TestSIMDLevelEnv checks that CHURON_NOSIMD=1 selects the generic code
+// and that CHURON_CPU caps the level at each one this machine has: it
+// reruns this test binary with the variables set, since the features
 // are read once at start-up.
 func TestSIMDLevelEnv(t *testing.T) {
 	if os.Getenv("CHURON_SIMD_CHILD") == "1" {
-		fmt.Printf("level=%s\n", SIMDLevel())
+		_, known := CPUSetting()
+		fmt.Printf("level=%s known=%v\n", SIMDLevel(), known)
 		return
 	}
 	levels := simdLevels()
 	t.Logf("SIMD level %s; levels here: %v", SIMDLevel(), levels)
-	if got, want := SIMDLevel(), levels[len(levels)-1]; got != want && os.Getenv("CHURON_NOSIMD") == "" {
+	if got, want := SIMDLevel(), levels[len(levels)-1]; got != want && os.Getenv("CHURON_NOSIMD") == "" && os.Getenv("CHURON_CPU") == "" {
 		t.Errorf("SIMDLevel() = %q, want the best available, %q", got, want)
 	}
-	envs := []string{"1", ""}
-	if os.Getenv("CHURON_NOSIMD") == "1" {
-		envs = envs[:1] // the best level is unknown here
+	best := levels[len(levels)-1]
+	cases := []struct{ nosimd, cpu, want string }{
+		{"1", "", "level=go known=true"},
+		{"", "", "level=" + best + " known=true"},
+		{"", "no-such-level", "level=" + best + " known=false"},
 	}
-	for _, env := range envs {
+	if os.Getenv("CHURON_NOSIMD") == "1" {
+		cases = cases[:1] // the best level is unknown here
+	}
+	for _, l := range levels {
+		cases = append(cases, struct{ nosimd, cpu, want string }{"", l, "level=" + l + " known=true"})
+	}
+	for _, c := range cases {
 		out, err := runChild(t, []string{"-test.run=^TestSIMDLevelEnv$", "-test.count=1"},
-			"CHURON_SIMD_CHILD=1", "CHURON_NOSIMD="+env)
+			"CHURON_SIMD_CHILD=1", "CHURON_NOSIMD="+c.nosimd, "CHURON_CPU="+c.cpu)
 		if err != nil {
 			t.Fatalf("child: %v\n%s", err, out)
 		}
-		want := "level=go"
-		if env == "" {
-			want = "level=" + levels[len(levels)-1]
-		}
-		if !strings.Contains(string(out), want) {
-			t.Errorf("CHURON_NOSIMD=%q: child printed %q, want %q", env, out, want)
+		if !strings.Contains(string(out), c.want) {
+			t.Errorf("CHURON_NOSIMD=%q CHURON_CPU=%q: child printed %q, want %q", c.nosimd, c.cpu, out, c.want)
 		}
 	}
 	// setSIMDLevel restores what it changed.

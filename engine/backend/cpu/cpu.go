@@ -54,13 +54,22 @@ func (b *Backend) Threads() int { return b.threads }
 
 // Name describes the backend for the status line and benchmark reports:
 // which kernels run ("avx512", with "+amx" where prompts run on tile
-// kernels) and on how many threads.
+// kernels), on how many threads, and CHURON_CPU where it is set (it
+// caps the level).
 func (b *Backend) Name() string {
 	level := quant.SIMDLevel()
 	if quant.AMX() {
 		level += "+amx"
 	}
-	return fmt.Sprintf("CPU %s (%d threads)", level, b.threads)
+	note := ""
+	if v, known := quant.CPUSetting(); v != "" {
+		if known {
+			note = "; CHURON_CPU=" + v
+		} else {
+			note = fmt.Sprintf("; CHURON_CPU=%q not understood", v)
+		}
+	}
+	return fmt.Sprintf("CPU %s (%d threads%s)", level, b.threads, note)
 }
 
 func growF(s []float32, n int) []float32 {
