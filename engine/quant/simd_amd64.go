@@ -428,6 +428,10 @@ func vecDotTileF16(rows []byte, rowStride, nRows int, acts []byte, actStride, nA
 // checked inputs with n > 0: activation rows four at a time, each group
 // laid out once and run against every weight row.
 func vecDotTileFast(w Type, rows []byte, rowStride, nRows int, acts []byte, actStride, nActs, n int, out []float32, outStride int) bool {
+	if kTileFits(w, nActs, rowStride) {
+		vecDotTileK(w, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
+		return true
+	}
 	if w == F16 && f16x4Fits(n) {
 		vecDotTileF16(rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
 		return true

@@ -1,0 +1,103 @@
+//go:build amd64 && !noasm
+
+package quant
+
+import (
+	"math"
+	"sync"
+)
+
+// K-quant matrix tiles without AMX (ktile_amd64.s): VecDotTile's path for
+// Q4_K and Q6_K weights against many activation rows (a prompt) at the
+// avx512 level. Each group of 16 weight rows is widened once into a
+// scratch layout (per super-block 5.1 KiB for Q4_K, 5.6 KiB for Q6_K:
+// 36 and 27 times the rows' size, for 16 rows only, so a few hundred
+// KiB of pooled memory per thread; nothing is kept between calls) and
+// then run against the activation rows eight at a time, as they lie.
+// Every result is bit-identical to the generic twin's (see the .s file).
+
+// kTileMinActs is the fewest activation rows VecDotTile runs through the
+// tile kernels: widening 16 rows costs about what one pass of eight
+// activation rows does, and a batched decode (2-8 rows) keeps the
+// four-row kernels, which read the weights where they lie.
+const kTileMinActs = 16
+
+// kTileRows are a tile kernel's eight activation rows and where each
+// row's 16 results go.
+type kTileRows struct {
+	x [8]*byte
+	o [8]*float32
+}
+
+// kTileBuf is a worker's widened rows.
+type kTileBuf struct{ b []byte }
+
+var kTilePool = sync.Pool{New: func() any { return new(kTileBuf) }}
+
+// kTileSB is the scratch bytes per super-block of w (KQ4SB, KQ6SB).
+func kTileSB(w Type) int {
+	if w == Q4_K {
+		return 5248
+	}
+	return 5696
+}
+
+// kTileFits reports whether VecDotTile runs w through the tile kernels
+// for nActs activation rows with weight rows rowStride bytes apart (the
+// gathers take 32-bit offsets of 16 rows).
+func kTileFits(w Type, nActs, rowStride int) bool {
+	return useAVX512 && (w == Q4_K || w == Q6_K) && nActs >= kTileMinActs &&
+		rowStride <= math.MaxInt32/16
+}
+
+// vecDotTileK is vecDotTileFast for Q4_K and Q6_K on checked inputs
+// (kTileFits): weight rows 16 at a time, widened, against the activation
+// rows eight at a time. A last group of fewer than eight repeats the
+// last row into a dummy result.
+func vecDotTileK(w Type, rows []byte, rowStride, nRows int, acts []byte, actStride, nActs, n int, out []float32, outStride int) {
+	nsb := n / QK_K
+	buf := kTilePool.Get().(*kTileBuf)
+	buf.b = grow(buf.b, nsb*kTileSB(w))
+	var idx [16]int32
+	for r := range idx {
+		idx[r] = int32(r * rowStride)
+	}
+	var k kTileRows
+	var dummy [16]float32
+	for r0 := 0; r0 < nRows; r0 += 16 {
+		nr := min(16, nRows-r0)
+		mask := 1<<nr - 1
+		if w == Q4_K {
+			kWidenQ4_K(&rows[r0*rowStride], &idx[0], mask, nsb, &buf.b[0])
+		} else {
+			kWidenQ6_K(&rows[r0*rowStride], &idx[0], mask, nsb, &buf.b[0])
+		}
+		for a := 0; a < nActs; a += 8 {
+			for i := range 8 {
+				if a+i < nActs {
+					k.x[i], k.o[i] = &acts[(a+i)*actStride], &out[(a+i)*outStride+r0]
+				} else {
+					k.x[i], k.o[i] = &acts[(nActs-1)*actStride], &dummy[0]
+				}
+			}
+			if w == Q4_K {
+				kTileQ4_K(&buf.b[0], nsb, mask, &k)
+			} else {
+				kTileQ6_K(&buf.b[0], nsb, mask, &k)
+			}
+		}
+	}
+	kTilePool.Put(buf)
+}
+
+//go:noescape
+func kWidenQ4_K(rows *byte, idx *int32, mask, nsb int, dst *byte)
+
+//go:noescape
+func kWidenQ6_K(rows *byte, idx *int32, mask, nsb int, dst *byte)
+
+//go:noescape
+func kTileQ4_K(w *byte, nsb, mask int, k *kTileRows)
+
+//go:noescape
+func kTileQ6_K(w *byte, nsb, mask int, k *kTileRows)

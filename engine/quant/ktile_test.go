@@ -1,0 +1,155 @@
+package quant
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// rawKRows fills rows of K-quant blocks with random bytes, their d (and
+// dmin) set to ordinary halves: every quant, scale and min value occurs,
+// the extremes included (Q4_K scale 63 and quant 15, Q6_K scale −128).
+func rawKRows(r *rand.Rand, typ Type, rows, n int) []byte {
+	size, _ := typ.RowSize(n)
+	b := make([]byte, rows*size)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	bs := typ.TypeSize()
+	for o := 0; o < len(b); o += bs {
+		h := func() uint16 { return FP32ToFP16(float32(r.NormFloat64()) * 0.01) }
+		switch typ {
+		case Q4_K, Q5_K:
+			binary.LittleEndian.PutUint16(b[o:], h())
+			binary.LittleEndian.PutUint16(b[o+2:], h())
+		case Q6_K:
+			binary.LittleEndian.PutUint16(b[o+208:], h())
+		case Q2_K:
+			binary.LittleEndian.PutUint16(b[o+80:], h())
+			binary.LittleEndian.PutUint16(b[o+82:], h())
+		case Q3_K:
+			binary.LittleEndian.PutUint16(b[o+108:], h())
+		}
+	}
+	return b
+}
+
+// rawQ8KRows fills Q8_K rows with random quants in [−128, 127], −128 and
+// 127 runs included, their bsums as Quantize writes them.
+func rawQ8KRows(r *rand.Rand, rows, n int) []byte {
+	size, _ := Q8_K.RowSize(n)
+	b := make([]byte, rows*size)
+	for o := 0; o < len(b); o += 292 {
+		binary.LittleEndian.PutUint32(b[o:], math.Float32bits(float32(r.NormFloat64())*0.02))
+		q := b[o+4 : o+260]
+		for i := range q {
+			switch r.IntN(8) {
+			case 0:
+				q[i] = 0x80
+			case 1:
+				q[i] = 127
+			default:
+				q[i] = byte(r.Uint32())
+			}
+		}
+		for j := range 16 {
+			s := 0
+			for _, v := range q[16*j : 16*j+16] {
+				s += int(int8(v))
+			}
+			binary.LittleEndian.PutUint16(b[o+260+2*j:], uint16(int16(s)))
+		}
+	}
+	return b
+}
+
+// TestVecDotTileKQuants runs K-quant tiles with enough activation rows
+// for the tile kernels (kTileMinActs), partial groups of 16 weight rows
+// and of eight activation rows, and padded strides, at every level:
+// every element bit-identical to the generic code.
+func TestVecDotTileKQuants(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(22, 7))
+		for _, typ := range []Type{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
+			for _, c := range []struct {
+				n, nRows, nActs int
+				raw             bool
+			}{
+				{256, 16, 16, true}, {256, 1, 17, true}, {512, 33, 23, true}, {2304, 17, 40, true},
+				{768, 15, 16, false}, {1280, 40, 25, false},
+			} {
+				if !c.raw && typ != Q4_K && typ != Q6_K {
+					continue
+				}
+				wrow, _ := typ.RowSize(c.n)
+				arow, _ := Q8_K.RowSize(c.n)
+				rowStride, actStride := wrow+2*(c.nRows%2), arow+4*(c.nActs%2)
+				var wr, ar []byte
+				if c.raw {
+					wr, ar = rawKRows(r, typ, c.nRows, c.n), rawQ8KRows(r, c.nActs, c.n)
+				} else {
+					wr, ar = randRows(r, typ, c.nRows, c.n, 1), randRows(r, Q8_K, c.nActs, c.n, 3)
+				}
+				rows := make([]byte, c.nRows*rowStride)
+				for i := range c.nRows {
+					copy(rows[i*rowStride:], wr[i*wrow:(i+1)*wrow])
+				}
+				acts := make([]byte, c.nActs*actStride)
+				for a := range c.nActs {
+					copy(acts[a*actStride:], ar[a*arow:(a+1)*arow])
+				}
+				outStride := c.nRows + 3
+				out := make([]float32, c.nActs*outStride)
+				for i := range out {
+					out[i] = 42
+				}
+				VecDotTile(typ, rows, rowStride, c.nRows, acts, actStride, c.nActs, c.n, out, outStride)
+				bad := 0
+				for a := range c.nActs {
+					for i := range outStride {
+						got := out[a*outStride+i]
+						if i >= c.nRows {
+							if got != 42 {
+								t.Fatalf("%v n=%d %dx%d: wrote past the rows at act %d col %d", typ, c.n, c.nRows, c.nActs, a, i)
+							}
+							continue
+						}
+						want := vecDotGeneric(typ, rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow], c.n)
+						if math.Float32bits(got) != math.Float32bits(want) && bad < 5 {
+							bad++
+							t.Errorf("%v n=%d %dx%d raw=%v: out[act %d, row %d] = %g, generic %g", typ, c.n, c.nRows, c.nActs, c.raw, a, i, got, want)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkVecDotTileK measures K-quant prompt tiles: a backend job's
+// 128 weight rows of a 2048-wide matrix against 16 to 128 activation
+// rows per op (ps/MAC: picoseconds per multiply-add).
+func BenchmarkVecDotTileK(b *testing.B) {
+	r := rand.New(rand.NewPCG(22, 8))
+	const n, nRows = 2048, 128
+	for _, typ := range []Type{Q4_K, Q6_K} {
+		rows := rawKRows(r, typ, nRows, n)
+		wrow, _ := typ.RowSize(n)
+		for _, nActs := range []int{8, 16, 128} {
+			acts := rawQ8KRows(r, nActs, n)
+			arow, _ := Q8_K.RowSize(n)
+			out := make([]float32, nRows*nActs)
+			for _, l := range simdLevels()[1:] {
+				b.Run(fmt.Sprintf("%v/tile=%dx%d/%s", typ, nRows, nActs, l), func(b *testing.B) {
+					defer setSIMDLevel(l)()
+					for b.Loop() {
+						VecDotTile(typ, rows, wrow, nRows, acts, arow, nActs, n, out, nRows)
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*nRows*nActs)*1e3, "ps/MAC")
+				})
+			}
+		}
+	}
+}
