@@ -46,7 +46,7 @@ func kTileSB(w Type) int {
 // for nActs activation rows with weight rows rowStride bytes apart (the
 // gathers take 32-bit offsets of 16 rows).
 func kTileFits(w Type, nActs, rowStride int) bool {
-	return useAVX512 && (w == Q4_K || w == Q6_K) && nActs >= kTileMinActs &&
+	return useAVX2 && (w == Q4_K || w == Q6_K) && nActs >= kTileMinActs &&
 		rowStride <= math.MaxInt32/16
 }
 
@@ -55,6 +55,10 @@ func kTileFits(w Type, nActs, rowStride int) bool {
 // rows eight at a time. A last group of fewer than eight repeats the
 // last row into a dummy result.
 func vecDotTileK(w Type, rows []byte, rowStride, nRows int, acts []byte, actStride, nActs, n int, out []float32, outStride int) {
+	if !useAVX512 {
+		vecDotTileKAVX2(w, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
+		return
+	}
 	nsb := n / QK_K
 	buf := kTilePool.Get().(*kTileBuf)
 	buf.b = grow(buf.b, nsb*kTileSB(w))
@@ -89,6 +93,65 @@ func vecDotTileK(w Type, rows []byte, rowStride, nRows int, acts []byte, actStri
 	}
 	kTilePool.Put(buf)
 }
+
+// vecDotTileKAVX2 is vecDotTileK at the avx2 level: each half of a
+// group of 16 weight rows widened and run against the activation rows
+// four at a time. Results of a partial half, or of rows past nActs, go
+// through tmp.
+func vecDotTileKAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, actStride, nActs, n int, out []float32, outStride int) {
+	nsb := n / QK_K
+	buf := kTilePool.Get().(*kTileBuf)
+	buf.b = grow(buf.b, nsb*kTileSB(w))
+	var idx [8]int32
+	for r := range idx {
+		idx[r] = int32(r * rowStride)
+	}
+	var k kTileRows
+	var tmp [4][8]float32
+	for r0 := 0; r0 < nRows; r0 += 16 {
+		for h := 0; h < 2 && r0+8*h < nRows; h++ {
+			lo := r0 + 8*h
+			nr := min(8, nRows-lo)
+			dst := &buf.b[32*h]
+			if w == Q4_K {
+				kWidenQ4_KAVX2(&rows[lo*rowStride], &idx[0], nr, nsb, dst)
+			} else {
+				kWidenQ6_KAVX2(&rows[lo*rowStride], &idx[0], nr, nsb, dst)
+			}
+			for a := 0; a < nActs; a += 4 {
+				for i := range 4 {
+					k.x[i], k.o[i] = &acts[min(a+i, nActs-1)*actStride], &tmp[i][0]
+					if a+i < nActs && nr == 8 {
+						k.o[i] = &out[(a+i)*outStride+lo]
+					}
+				}
+				if w == Q4_K {
+					kTileQ4_KAVX2(dst, nsb, &k)
+				} else {
+					kTileQ6_KAVX2(dst, nsb, &k)
+				}
+				if nr < 8 {
+					for i := range min(4, nActs-a) {
+						copy(out[(a+i)*outStride+lo:(a+i)*outStride+lo+nr], tmp[i][:nr])
+					}
+				}
+			}
+		}
+	}
+	kTilePool.Put(buf)
+}
+
+//go:noescape
+func kWidenQ4_KAVX2(rows *byte, idx *int32, nr, nsb int, dst *byte)
+
+//go:noescape
+func kWidenQ6_KAVX2(rows *byte, idx *int32, nr, nsb int, dst *byte)
+
+//go:noescape
+func kTileQ4_KAVX2(w *byte, nsb int, k *kTileRows)
+
+//go:noescape
+func kTileQ6_KAVX2(w *byte, nsb int, k *kTileRows)
 
 //go:noescape
 func kWidenQ4_K(rows *byte, idx *int32, mask, nsb int, dst *byte)

@@ -551,3 +551,548 @@ kt6_loop:
 	KTSTORE
 	VZEROUPPER
 	RET
+// ---- avx2 -------------------------------------------------------------
+// The same scratch layout, widened and run eight rows at a time (the low
+// or high 32 bytes of every 64: the Go side passes dst or dst+32), with
+// 256-bit gathers, and VPMADDUBSW for the products: each 16-bit lane of
+// a sub-block's sum holds at most eight Q4_K pairs (8·2·15·128 = 30720)
+// or two Q6_K ones (2·2·63·128 = 32256), so nothing saturates or wraps,
+// and VPMADDWD applies the scales, which the avx2 widening stores as
+// int16 pairs (sc, sc).
+
+// KGATHER2 loads dword off of each of the eight rows (SI + Y15 lanes;
+// rows outside the mask Y14 read as zero) into y (Y13 clobbered).
+#define KGATHER2(off, y) \
+	VMOVDQU Y14, Y13; \
+	VPXOR y, y, y; \
+	VPGATHERDD Y13, off(SI)(Y15*1), y
+
+// KW2SETUP: Y15 = the rows' offsets, Y14 = the mask of the first nr of
+// them (AX clobbered).
+#define KW2SETUP \
+	VMOVDQU (AX), Y15; \
+	VMOVD BX, X14; \
+	VPBROADCASTD X14, Y14; \
+	VMOVDQU kwlanes<>(SB), Y13; \
+	VPCMPGTD Y13, Y14, Y14
+
+// KDUP turns int32 lanes y (values in int16) into pairs (y, y); Y12 =
+// 0x0000ffff (t clobbered).
+#define KDUP(y, t) \
+	VPAND Y12, y, y; \
+	VPSLLD $16, y, t; \
+	VPOR t, y, y
+
+// KWHALF2 stores the fp16 in the low (sh = 0) or high (sh = 16) half of
+// each dword of y as a float at off(DI) (Y12 = 0x0000ffff).
+#define KWHALF2(y, sh, off) \
+	VPSRLD $sh, y, Y8; \
+	VPAND Y12, Y8, Y8; \
+	VPACKUSDW Y8, Y8, Y8; \
+	VPERMQ $0x08, Y8, Y8; \
+	VCVTPH2PS X8, Y8; \
+	VMOVUPS Y8, off(DI)
+
+// BCAST32 fills every dword of y with imm (AX clobbered).
+#define BCAST32(imm, x, y) MOVL $imm, AX; VMOVD AX, x; VPBROADCASTD x, y
+
+DATA kwlanes<>+0(SB)/8, $0x0000000100000000
+DATA kwlanes<>+8(SB)/8, $0x0000000300000002
+DATA kwlanes<>+16(SB)/8, $0x0000000500000004
+DATA kwlanes<>+24(SB)/8, $0x0000000700000006
+GLOBL kwlanes<>(SB), RODATA|NOPTR, $32
+
+#define KW4QS2(j, k) \
+	KGATHER2(16+32*j+4*k, Y0); \
+	VPAND Y11, Y0, Y1; \
+	VMOVDQU Y1, ((16*j+k)*64)(DI); \
+	VPSRLD $4, Y0, Y2; \
+	VPAND Y11, Y2, Y2; \
+	VMOVDQU Y2, ((16*j+8+k)*64)(DI)
+
+#define KW4LO2(j) \
+	VPSRLD $(8*j), Y3, Y7; \
+	VPAND Y10, Y7, Y7; \
+	KDUP(Y7, Y8); \
+	VMOVDQU Y7, (4096+64*j)(DI); \
+	VPSRLD $(8*j), Y4, Y7; \
+	VPAND Y10, Y7, Y7; \
+	KDUP(Y7, Y8); \
+	VMOVDQU Y7, (4608+64*j)(DI)
+
+#define KW4HI2(i) \
+	VPSRLD $(8*i), Y5, Y7; \
+	VPAND Y9, Y7, Y7; \
+	VPSRLD $(8*i+2), Y3, Y8; \
+	VPAND Y6, Y8, Y8; \
+	VPOR Y8, Y7, Y7; \
+	KDUP(Y7, Y8); \
+	VMOVDQU Y7, (4096+64*(4+i))(DI); \
+	VPSRLD $(8*i+4), Y5, Y7; \
+	VPAND Y9, Y7, Y7; \
+	VPSRLD $(8*i+2), Y4, Y8; \
+	VPAND Y6, Y8, Y8; \
+	VPOR Y8, Y7, Y7; \
+	KDUP(Y7, Y8); \
+	VMOVDQU Y7, (4608+64*(4+i))(DI)
+
+// func kWidenQ4_KAVX2(rows *byte, idx *int32, nr, nsb int, dst *byte)
+TEXT ·kWidenQ4_KAVX2(SB), NOSPLIT, $0-40
+	MOVQ rows+0(FP), SI
+	MOVQ idx+8(FP), AX
+	MOVQ nr+16(FP), BX
+	MOVQ nsb+24(FP), CX
+	MOVQ dst+32(FP), DI
+	KW2SETUP
+	BCAST32(0x0000ffff, X12, Y12)
+	BCAST32(0x0f0f0f0f, X11, Y11)
+	BCAST32(0x3f, X10, Y10)
+	BCAST32(0x0f, X9, Y9)
+kw42_loop:
+	KW4QS2(0, 0)
+	KW4QS2(0, 1)
+	KW4QS2(0, 2)
+	KW4QS2(0, 3)
+	KW4QS2(0, 4)
+	KW4QS2(0, 5)
+	KW4QS2(0, 6)
+	KW4QS2(0, 7)
+	KW4QS2(1, 0)
+	KW4QS2(1, 1)
+	KW4QS2(1, 2)
+	KW4QS2(1, 3)
+	KW4QS2(1, 4)
+	KW4QS2(1, 5)
+	KW4QS2(1, 6)
+	KW4QS2(1, 7)
+	KW4QS2(2, 0)
+	KW4QS2(2, 1)
+	KW4QS2(2, 2)
+	KW4QS2(2, 3)
+	KW4QS2(2, 4)
+	KW4QS2(2, 5)
+	KW4QS2(2, 6)
+	KW4QS2(2, 7)
+	KW4QS2(3, 0)
+	KW4QS2(3, 1)
+	KW4QS2(3, 2)
+	KW4QS2(3, 3)
+	KW4QS2(3, 4)
+	KW4QS2(3, 5)
+	KW4QS2(3, 6)
+	KW4QS2(3, 7)
+	BCAST32(0x30, X6, Y6)
+	KGATHER2(4, Y3)
+	KGATHER2(8, Y4)
+	KGATHER2(12, Y5)
+	KW4LO2(0)
+	KW4LO2(1)
+	KW4LO2(2)
+	KW4LO2(3)
+	KW4HI2(0)
+	KW4HI2(1)
+	KW4HI2(2)
+	KW4HI2(3)
+	KGATHER2(0, Y6)
+	KWHALF2(Y6, 0, 5120)
+	KWHALF2(Y6, 16, 5184)
+	ADDQ $144, SI
+	ADDQ $KQ4SB, DI
+	DECQ CX
+	JNZ  kw42_loop
+	VZEROUPPER
+	RET
+
+#define KW6Q2(h, k) \
+	KGATHER2(64*h+4*k, Y0); \
+	KGATHER2(64*h+32+4*k, Y1); \
+	KGATHER2(128+32*h+4*k, Y2); \
+	VPAND Y11, Y0, Y3; \
+	VPSLLD $4, Y2, Y4; \
+	VPAND Y10, Y4, Y4; \
+	VPOR Y4, Y3, Y3; \
+	VMOVDQU Y3, ((32*h+k)*64)(DI); \
+	VPAND Y11, Y1, Y3; \
+	VPSLLD $2, Y2, Y4; \
+	VPAND Y10, Y4, Y4; \
+	VPOR Y4, Y3, Y3; \
+	VMOVDQU Y3, ((32*h+8+k)*64)(DI); \
+	VPSRLD $4, Y0, Y3; \
+	VPAND Y11, Y3, Y3; \
+	VPAND Y10, Y2, Y4; \
+	VPOR Y4, Y3, Y3; \
+	VMOVDQU Y3, ((32*h+16+k)*64)(DI); \
+	VPSRLD $4, Y1, Y3; \
+	VPAND Y11, Y3, Y3; \
+	VPSRLD $2, Y2, Y4; \
+	VPAND Y10, Y4, Y4; \
+	VPOR Y4, Y3, Y3; \
+	VMOVDQU Y3, ((32*h+24+k)*64)(DI)
+
+#define KW6SC2(g) \
+	KGATHER2(192+4*g, Y0); \
+	VPSLLD $24, Y0, Y1; \
+	VPSRAD $24, Y1, Y1; \
+	VMOVDQU Y1, Y3; \
+	KDUP(Y3, Y4); \
+	VMOVDQU Y3, (4096+64*(4*g))(DI); \
+	VPSLLD $16, Y0, Y2; \
+	VPSRAD $24, Y2, Y2; \
+	VMOVDQU Y2, Y3; \
+	KDUP(Y3, Y4); \
+	VMOVDQU Y3, (4096+64*(4*g+1))(DI); \
+	VPAND Y12, Y1, Y1; \
+	VPSLLD $16, Y2, Y2; \
+	VPOR Y2, Y1, Y1; \
+	VMOVDQU Y1, (5120+64*(2*g))(DI); \
+	VPSLLD $8, Y0, Y1; \
+	VPSRAD $24, Y1, Y1; \
+	VMOVDQU Y1, Y3; \
+	KDUP(Y3, Y4); \
+	VMOVDQU Y3, (4096+64*(4*g+2))(DI); \
+	VPSRAD $24, Y0, Y2; \
+	VMOVDQU Y2, Y3; \
+	KDUP(Y3, Y4); \
+	VMOVDQU Y3, (4096+64*(4*g+3))(DI); \
+	VPAND Y12, Y1, Y1; \
+	VPSLLD $16, Y2, Y2; \
+	VPOR Y2, Y1, Y1; \
+	VMOVDQU Y1, (5120+64*(2*g+1))(DI)
+
+// func kWidenQ6_KAVX2(rows *byte, idx *int32, nr, nsb int, dst *byte)
+TEXT ·kWidenQ6_KAVX2(SB), NOSPLIT, $0-40
+	MOVQ rows+0(FP), SI
+	MOVQ idx+8(FP), AX
+	MOVQ nr+16(FP), BX
+	MOVQ nsb+24(FP), CX
+	MOVQ dst+32(FP), DI
+	KW2SETUP
+	BCAST32(0x0000ffff, X12, Y12)
+	BCAST32(0x0f0f0f0f, X11, Y11)
+	BCAST32(0x30303030, X10, Y10)
+kw62_loop:
+	KW6Q2(0, 0)
+	KW6Q2(0, 1)
+	KW6Q2(0, 2)
+	KW6Q2(0, 3)
+	KW6Q2(0, 4)
+	KW6Q2(0, 5)
+	KW6Q2(0, 6)
+	KW6Q2(0, 7)
+	KW6Q2(1, 0)
+	KW6Q2(1, 1)
+	KW6Q2(1, 2)
+	KW6Q2(1, 3)
+	KW6Q2(1, 4)
+	KW6Q2(1, 5)
+	KW6Q2(1, 6)
+	KW6Q2(1, 7)
+	KW6SC2(0)
+	KW6SC2(1)
+	KW6SC2(2)
+	KW6SC2(3)
+	KGATHER2(206, Y6)
+	KWHALF2(Y6, 16, 5632)
+	ADDQ $210, SI
+	ADDQ $KQ6SB, DI
+	DECQ CX
+	JNZ  kw62_loop
+	VZEROUPPER
+	RET
+
+// The avx2 tile kernels: eight rows against four activation rows (R8-
+// R11); per row a, Y(a) the super-block's integer sum, Y(4+a) a
+// sub-block's int16 sums (then the mins' or offsets' int32 sums), Y(8+a)
+// the float sums.
+
+// KG2 runs group off(SI) against the quants at xo of every row, into
+// fresh (first) or accumulated int16 sums.
+#define KG2FIRST(off, xo) \
+	VMOVDQU off(SI), Y12; \
+	VPBROADCASTD xo(R8), Y13; \
+	VPMADDUBSW Y13, Y12, Y4; \
+	VPBROADCASTD xo(R9), Y13; \
+	VPMADDUBSW Y13, Y12, Y5; \
+	VPBROADCASTD xo(R10), Y13; \
+	VPMADDUBSW Y13, Y12, Y6; \
+	VPBROADCASTD xo(R11), Y13; \
+	VPMADDUBSW Y13, Y12, Y7
+
+#define KG2(off, xo) \
+	VMOVDQU off(SI), Y12; \
+	VPBROADCASTD xo(R8), Y13; \
+	VPMADDUBSW Y13, Y12, Y13; \
+	VPADDW Y13, Y4, Y4; \
+	VPBROADCASTD xo(R9), Y13; \
+	VPMADDUBSW Y13, Y12, Y13; \
+	VPADDW Y13, Y5, Y5; \
+	VPBROADCASTD xo(R10), Y13; \
+	VPMADDUBSW Y13, Y12, Y13; \
+	VPADDW Y13, Y6, Y6; \
+	VPBROADCASTD xo(R11), Y13; \
+	VPMADDUBSW Y13, Y12, Y13; \
+	VPADDW Y13, Y7, Y7
+
+#define KSCALE2(off) \
+	VMOVDQU off(SI), Y12; \
+	VPMADDWD Y12, Y4, Y4; \
+	VPADDD Y4, Y0, Y0; \
+	VPMADDWD Y12, Y5, Y5; \
+	VPADDD Y5, Y1, Y1; \
+	VPMADDWD Y12, Y6, Y6; \
+	VPADDD Y6, Y2, Y2; \
+	VPMADDWD Y12, Y7, Y7; \
+	VPADDD Y7, Y3, Y3
+
+#define K4SUB2(s) \
+	KG2FIRST((512*s), (4+32*s)); \
+	KG2((512*s+64*1), (4+32*s+4*1)); \
+	KG2((512*s+64*2), (4+32*s+4*2)); \
+	KG2((512*s+64*3), (4+32*s+4*3)); \
+	KG2((512*s+64*4), (4+32*s+4*4)); \
+	KG2((512*s+64*5), (4+32*s+4*5)); \
+	KG2((512*s+64*6), (4+32*s+4*6)); \
+	KG2((512*s+64*7), (4+32*s+4*7)); \
+	KSCALE2((4096+64*s))
+
+#define K6SUB2(t) \
+	KG2FIRST((256*t), (4+16*t)); \
+	KG2((256*t+64), (4+16*t+4)); \
+	KSCALE2((4096+64*t)); \
+	KG2FIRST((256*t+128), (4+16*t+8)); \
+	KG2((256*t+192), (4+16*t+12)); \
+	KSCALE2((4096+64*t))
+
+#define KPAIRS2(off) \
+	VPXOR Y4, Y4, Y4; \
+	VPXOR Y5, Y5, Y5; \
+	VPXOR Y6, Y6, Y6; \
+	VPXOR Y7, Y7, Y7; \
+	VMOVDQU (off+64*0)(SI), Y12; \
+	VPBROADCASTD (260+4*0)(R8), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y4, Y4; \
+	VPBROADCASTD (260+4*0)(R9), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y5, Y5; \
+	VPBROADCASTD (260+4*0)(R10), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y6, Y6; \
+	VPBROADCASTD (260+4*0)(R11), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y7, Y7; \
+	VMOVDQU (off+64*1)(SI), Y12; \
+	VPBROADCASTD (260+4*1)(R8), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y4, Y4; \
+	VPBROADCASTD (260+4*1)(R9), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y5, Y5; \
+	VPBROADCASTD (260+4*1)(R10), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y6, Y6; \
+	VPBROADCASTD (260+4*1)(R11), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y7, Y7; \
+	VMOVDQU (off+64*2)(SI), Y12; \
+	VPBROADCASTD (260+4*2)(R8), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y4, Y4; \
+	VPBROADCASTD (260+4*2)(R9), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y5, Y5; \
+	VPBROADCASTD (260+4*2)(R10), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y6, Y6; \
+	VPBROADCASTD (260+4*2)(R11), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y7, Y7; \
+	VMOVDQU (off+64*3)(SI), Y12; \
+	VPBROADCASTD (260+4*3)(R8), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y4, Y4; \
+	VPBROADCASTD (260+4*3)(R9), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y5, Y5; \
+	VPBROADCASTD (260+4*3)(R10), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y6, Y6; \
+	VPBROADCASTD (260+4*3)(R11), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y7, Y7; \
+	VMOVDQU (off+64*4)(SI), Y12; \
+	VPBROADCASTD (260+4*4)(R8), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y4, Y4; \
+	VPBROADCASTD (260+4*4)(R9), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y5, Y5; \
+	VPBROADCASTD (260+4*4)(R10), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y6, Y6; \
+	VPBROADCASTD (260+4*4)(R11), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y7, Y7; \
+	VMOVDQU (off+64*5)(SI), Y12; \
+	VPBROADCASTD (260+4*5)(R8), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y4, Y4; \
+	VPBROADCASTD (260+4*5)(R9), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y5, Y5; \
+	VPBROADCASTD (260+4*5)(R10), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y6, Y6; \
+	VPBROADCASTD (260+4*5)(R11), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y7, Y7; \
+	VMOVDQU (off+64*6)(SI), Y12; \
+	VPBROADCASTD (260+4*6)(R8), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y4, Y4; \
+	VPBROADCASTD (260+4*6)(R9), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y5, Y5; \
+	VPBROADCASTD (260+4*6)(R10), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y6, Y6; \
+	VPBROADCASTD (260+4*6)(R11), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y7, Y7; \
+	VMOVDQU (off+64*7)(SI), Y12; \
+	VPBROADCASTD (260+4*7)(R8), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y4, Y4; \
+	VPBROADCASTD (260+4*7)(R9), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y5, Y5; \
+	VPBROADCASTD (260+4*7)(R10), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y6, Y6; \
+	VPBROADCASTD (260+4*7)(R11), Y13; \
+	VPMADDWD Y13, Y12, Y13; \
+	VPADDD Y13, Y7, Y7
+
+// K4FL: Q4_K's float term for row x: acc += float32(d·dy·isum) −
+// float32(dmin·dy·summs), d and dmin in Y12, Y13.
+#define K4FL(x, isum, mins, acc) \
+	VBROADCASTSS (x), Y14; \
+	VMULPS Y14, Y12, Y15; \
+	VCVTDQ2PS isum, isum; \
+	VMULPS isum, Y15, Y15; \
+	VMULPS Y14, Y13, Y14; \
+	VCVTDQ2PS mins, mins; \
+	VMULPS mins, Y14, Y14; \
+	VSUBPS Y14, Y15, Y15; \
+	VADDPS Y15, acc, acc
+
+// K6FL: Q6_K's: isum −= 32·Σ sc·bsum, acc += float32(d·dy·isum), d in Y12.
+#define K6FL(x, isum, offs, acc) \
+	VPSLLD $5, offs, offs; \
+	VPSUBD offs, isum, isum; \
+	VBROADCASTSS (x), Y14; \
+	VMULPS Y14, Y12, Y15; \
+	VCVTDQ2PS isum, isum; \
+	VMULPS isum, Y15, Y15; \
+	VADDPS Y15, acc, acc
+
+#define KT2SETUP \
+	MOVQ 0(DI), R8; \
+	MOVQ 8(DI), R9; \
+	MOVQ 16(DI), R10; \
+	MOVQ 24(DI), R11; \
+	VPXOR Y8, Y8, Y8; \
+	VPXOR Y9, Y9, Y9; \
+	VPXOR Y10, Y10, Y10; \
+	VPXOR Y11, Y11, Y11
+
+#define KT2NEXT(sb) \
+	ADDQ $sb, SI; \
+	ADDQ $292, R8; \
+	ADDQ $292, R9; \
+	ADDQ $292, R10; \
+	ADDQ $292, R11
+
+#define KT2STORE \
+	MOVQ 64(DI), AX; \
+	VMOVUPS Y8, (AX); \
+	MOVQ 72(DI), AX; \
+	VMOVUPS Y9, (AX); \
+	MOVQ 80(DI), AX; \
+	VMOVUPS Y10, (AX); \
+	MOVQ 88(DI), AX; \
+	VMOVUPS Y11, (AX)
+
+#define KISUMZERO2 \
+	VPXOR Y0, Y0, Y0; \
+	VPXOR Y1, Y1, Y1; \
+	VPXOR Y2, Y2, Y2; \
+	VPXOR Y3, Y3, Y3
+
+// func kTileQ4_KAVX2(w *byte, nsb int, k *kTileRows)
+TEXT ·kTileQ4_KAVX2(SB), NOSPLIT, $0-24
+	MOVQ w+0(FP), SI
+	MOVQ nsb+8(FP), CX
+	MOVQ k+16(FP), DI
+	KT2SETUP
+kt42_loop:
+	KISUMZERO2
+	K4SUB2(0)
+	K4SUB2(1)
+	K4SUB2(2)
+	K4SUB2(3)
+	K4SUB2(4)
+	K4SUB2(5)
+	K4SUB2(6)
+	K4SUB2(7)
+	KPAIRS2(4608)
+	VMOVUPS 5120(SI), Y12
+	VMOVUPS 5184(SI), Y13
+	K4FL(R8, Y0, Y4, Y8)
+	K4FL(R9, Y1, Y5, Y9)
+	K4FL(R10, Y2, Y6, Y10)
+	K4FL(R11, Y3, Y7, Y11)
+	KT2NEXT(KQ4SB)
+	DECQ CX
+	JNZ  kt42_loop
+	KT2STORE
+	VZEROUPPER
+	RET
+
+// func kTileQ6_KAVX2(w *byte, nsb int, k *kTileRows)
+TEXT ·kTileQ6_KAVX2(SB), NOSPLIT, $0-24
+	MOVQ w+0(FP), SI
+	MOVQ nsb+8(FP), CX
+	MOVQ k+16(FP), DI
+	KT2SETUP
+kt62_loop:
+	KISUMZERO2
+	K6SUB2(0)
+	K6SUB2(1)
+	K6SUB2(2)
+	K6SUB2(3)
+	K6SUB2(4)
+	K6SUB2(5)
+	K6SUB2(6)
+	K6SUB2(7)
+	K6SUB2(8)
+	K6SUB2(9)
+	K6SUB2(10)
+	K6SUB2(11)
+	K6SUB2(12)
+	K6SUB2(13)
+	K6SUB2(14)
+	K6SUB2(15)
+	KPAIRS2(5120)
+	VMOVUPS 5632(SI), Y12
+	K6FL(R8, Y0, Y4, Y8)
+	K6FL(R9, Y1, Y5, Y9)
+	K6FL(R10, Y2, Y6, Y10)
+	K6FL(R11, Y3, Y7, Y11)
+	KT2NEXT(KQ6SB)
+	DECQ CX
+	JNZ  kt62_loop
+	KT2STORE
+	VZEROUPPER
+	RET
+
