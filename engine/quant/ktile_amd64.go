@@ -164,3 +164,6 @@ func kTileQ4_K(w *byte, nsb, mask int, k *kTileRows)
 
 //go:noescape
 func kTileQ6_K(w *byte, nsb, mask int, k *kTileRows)
+
+//go:noescape
+func dotQ4_KRows4AVX512(w *byte, stride, ngroups int, x *byte, nsb int, out *float32)

@@ -153,3 +153,38 @@ func BenchmarkVecDotTileK(b *testing.B) {
 		}
 	}
 }
+
+// TestVecDotRowsKQuantsRaw runs decode-shaped products (VecDotRows) on
+// random K-quant blocks, every scale and quant value included, at every
+// level: bit-identical to the generic code, group remainders included.
+func TestVecDotRowsKQuantsRaw(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(22, 9))
+		for _, typ := range []Type{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
+			for _, n := range []int{256, 1536} {
+				for _, nRows := range []int{1, 4, 7, 13} {
+					wrow, _ := typ.RowSize(n)
+					rowStride := wrow + 6*(nRows%2)
+					wr := rawKRows(r, typ, nRows, n)
+					rows := make([]byte, nRows*rowStride)
+					for i := range nRows {
+						copy(rows[i*rowStride:], wr[i*wrow:(i+1)*wrow])
+					}
+					act := rawQ8KRows(r, 1, n)
+					out := make([]float32, nRows+1)
+					out[nRows] = 42
+					VecDotRows(typ, rows, rowStride, nRows, act, n, out[:nRows])
+					if out[nRows] != 42 {
+						t.Fatalf("%v n=%d: wrote past the rows", typ, n)
+					}
+					for i := range nRows {
+						want := vecDotGeneric(typ, rows[i*rowStride:i*rowStride+wrow], act, n)
+						if math.Float32bits(out[i]) != math.Float32bits(want) {
+							t.Errorf("%v n=%d nRows=%d: row %d = %g, generic %g", typ, n, nRows, i, out[i], want)
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -298,6 +298,15 @@ func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, o
 		prepPool.Put(prep)
 		return true
 	}
+	if w == Q4_K && useAVX512 && nRows >= 4 {
+		// Four rows at a time, each in its lanes (prefetching each ahead).
+		g := nRows / 4
+		dotQ4_KRows4AVX512(&rows[0], stride, g, &act[0], n/QK_K, &out[0])
+		for r := 4 * g; r < nRows; r++ {
+			out[r] = dotQ4_KAVX2(&rows[r*stride], &act[0], n/QK_K)
+		}
+		return true
+	}
 	// Two streams, as the many-row kernels read them (TWOSTREAMS). The
 	// Q4_K, Q6_K and F16 kernels prefetch as they go (PFSB2-4).
 	wrow, _ := w.RowSize(n)
