@@ -167,3 +167,6 @@ func kTileQ6_K(w *byte, nsb, mask int, k *kTileRows)
 
 //go:noescape
 func dotQ4_KRows4AVX512(w *byte, stride, ngroups int, x *byte, nsb int, out *float32)
+
+//go:noescape
+func dotQ6_KRows4AVX512(w *byte, stride, ngroups int, x *byte, nsb int, out *float32)

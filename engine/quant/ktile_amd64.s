@@ -1343,3 +1343,198 @@ k4r_loop:
 	JNZ  k4r_group
 	VZEROUPPER
 	RET
+// ---- Q6_K × Q8_K, four rows at a time, 512-bit ------------------------
+// As the Q4_K kernel above: one row per 128-bit lane. Each 16-byte run
+// of low bits and of high bits gives four 16-quant sub-blocks of the four
+// rows; VPMADDUBSW multiplies one by the broadcast activations (pairs of
+// at most 2·63·128, which cannot saturate) and VPDPWSSD adds them times
+// the sub-block's scale, sign-extended to words and spread over the
+// row's lane by VPSHUFB. The offset −32·Σ sc·bsum is taken from the
+// activation's bsums as in the one-row kernel.
+
+DATA k6rsc<>+0(SB)/8, $0x0100010001000100
+DATA k6rsc<>+8(SB)/8, $0x0100010001000100
+DATA k6rsc<>+16(SB)/8, $0x0100010001000100
+DATA k6rsc<>+24(SB)/8, $0x0100010001000100
+DATA k6rsc<>+32(SB)/8, $0x0100010001000100
+DATA k6rsc<>+40(SB)/8, $0x0100010001000100
+DATA k6rsc<>+48(SB)/8, $0x0100010001000100
+DATA k6rsc<>+56(SB)/8, $0x0100010001000100
+DATA k6rsc<>+64(SB)/8, $0x0302030203020302
+DATA k6rsc<>+72(SB)/8, $0x0302030203020302
+DATA k6rsc<>+80(SB)/8, $0x0302030203020302
+DATA k6rsc<>+88(SB)/8, $0x0302030203020302
+DATA k6rsc<>+96(SB)/8, $0x0302030203020302
+DATA k6rsc<>+104(SB)/8, $0x0302030203020302
+DATA k6rsc<>+112(SB)/8, $0x0302030203020302
+DATA k6rsc<>+120(SB)/8, $0x0302030203020302
+DATA k6rsc<>+128(SB)/8, $0x0504050405040504
+DATA k6rsc<>+136(SB)/8, $0x0504050405040504
+DATA k6rsc<>+144(SB)/8, $0x0504050405040504
+DATA k6rsc<>+152(SB)/8, $0x0504050405040504
+DATA k6rsc<>+160(SB)/8, $0x0504050405040504
+DATA k6rsc<>+168(SB)/8, $0x0504050405040504
+DATA k6rsc<>+176(SB)/8, $0x0504050405040504
+DATA k6rsc<>+184(SB)/8, $0x0504050405040504
+DATA k6rsc<>+192(SB)/8, $0x0706070607060706
+DATA k6rsc<>+200(SB)/8, $0x0706070607060706
+DATA k6rsc<>+208(SB)/8, $0x0706070607060706
+DATA k6rsc<>+216(SB)/8, $0x0706070607060706
+DATA k6rsc<>+224(SB)/8, $0x0706070607060706
+DATA k6rsc<>+232(SB)/8, $0x0706070607060706
+DATA k6rsc<>+240(SB)/8, $0x0706070607060706
+DATA k6rsc<>+248(SB)/8, $0x0706070607060706
+DATA k6rsc<>+256(SB)/8, $0x0908090809080908
+DATA k6rsc<>+264(SB)/8, $0x0908090809080908
+DATA k6rsc<>+272(SB)/8, $0x0908090809080908
+DATA k6rsc<>+280(SB)/8, $0x0908090809080908
+DATA k6rsc<>+288(SB)/8, $0x0908090809080908
+DATA k6rsc<>+296(SB)/8, $0x0908090809080908
+DATA k6rsc<>+304(SB)/8, $0x0908090809080908
+DATA k6rsc<>+312(SB)/8, $0x0908090809080908
+DATA k6rsc<>+320(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k6rsc<>+328(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k6rsc<>+336(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k6rsc<>+344(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k6rsc<>+352(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k6rsc<>+360(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k6rsc<>+368(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k6rsc<>+376(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k6rsc<>+384(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k6rsc<>+392(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k6rsc<>+400(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k6rsc<>+408(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k6rsc<>+416(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k6rsc<>+424(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k6rsc<>+432(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k6rsc<>+440(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k6rsc<>+448(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k6rsc<>+456(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k6rsc<>+464(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k6rsc<>+472(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k6rsc<>+480(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k6rsc<>+488(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k6rsc<>+496(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k6rsc<>+504(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL k6rsc<>(SB), RODATA|NOPTR, $512
+DATA k6rwidx<>+0(SB)/8, $0x001f0017000f0007
+DATA k6rwidx<>+8(SB)/8, $0x0000000000000000
+DATA k6rwidx<>+16(SB)/8, $0x0000000000000000
+DATA k6rwidx<>+24(SB)/8, $0x0000000000000000
+DATA k6rwidx<>+32(SB)/8, $0x0000000000000000
+DATA k6rwidx<>+40(SB)/8, $0x0000000000000000
+DATA k6rwidx<>+48(SB)/8, $0x0000000000000000
+DATA k6rwidx<>+56(SB)/8, $0x0000000000000000
+GLOBL k6rwidx<>(SB), RODATA|NOPTR, $64
+
+// K6RSUB adds sub-block t of the four rows (quants in q) times its
+// scales (words in sc, at offset so of k6rsc) to Z0.
+#define K6RSUB(q, ao, sc, so) \
+	VBROADCASTI32X4 ao(DI), Z6; \
+	VPMADDUBSW Z6, q, Z6; \
+	VPSHUFB k6rsc<>+so(SB), sc, Z7; \
+	VPDPWSSD Z7, Z6, Z0
+
+// K6RRUN adds run h of half n: sub-blocks 8n+h, +2, +4, +6.
+#define K6RRUN(n, h, a1, a2, a3, a4, sc, s1, s2, s3, s4) \
+	K4RLOAD((64*n+16*h), X1, Z1); \
+	K4RLOAD((64*n+32+16*h), X2, Z2); \
+	K4RLOAD((128+32*n+16*h), X3, Z3); \
+	VPANDD Z31, Z1, Z4; \
+	VPSLLD $4, Z3, Z5; \
+	VPANDD Z28, Z5, Z5; \
+	VPORD Z5, Z4, Z4; \
+	K6RSUB(Z4, a1, sc, s1); \
+	VPANDD Z31, Z2, Z4; \
+	VPSLLD $2, Z3, Z5; \
+	VPANDD Z28, Z5, Z5; \
+	VPORD Z5, Z4, Z4; \
+	K6RSUB(Z4, a2, sc, s2); \
+	VPSRLD $4, Z1, Z4; \
+	VPANDD Z31, Z4, Z4; \
+	VPANDD Z28, Z3, Z5; \
+	VPORD Z5, Z4, Z4; \
+	K6RSUB(Z4, a3, sc, s3); \
+	VPSRLD $4, Z2, Z4; \
+	VPANDD Z31, Z4, Z4; \
+	VPSRLD $2, Z3, Z5; \
+	VPANDD Z28, Z5, Z5; \
+	VPORD Z5, Z4, Z4; \
+	K6RSUB(Z4, a4, sc, s4)
+
+// func dotQ6_KRows4AVX512(w *byte, stride, ngroups int, x *byte, nsb int, out *float32)
+TEXT ·dotQ6_KRows4AVX512(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), R10
+	MOVQ stride+8(FP), R8
+	MOVQ ngroups+16(FP), DX
+	MOVQ x+24(FP), R11
+	MOVQ nsb+32(FP), R12
+	MOVQ out+40(FP), BX
+	LEAQ (R8)(R8*2), R9
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Z28
+	VMOVDQU64 k4rdidx<>(SB), Z26
+	VMOVDQU64 k6rwidx<>(SB), Z25
+k6r_group:
+	MOVQ R10, SI
+	MOVQ R11, DI
+	MOVQ R12, CX
+	VPXORD X20, X20, X20
+k6r_loop:
+	PREFETCHT0 KPFDIST(SI)
+	PREFETCHT0 KPFDIST+64(SI)
+	PREFETCHT0 KPFDIST+128(SI)
+	PREFETCHT0 KPFDIST+192(SI)
+	PREFETCHT0 KPFDIST(SI)(R8*1)
+	PREFETCHT0 KPFDIST+64(SI)(R8*1)
+	PREFETCHT0 KPFDIST+128(SI)(R8*1)
+	PREFETCHT0 KPFDIST+192(SI)(R8*1)
+	PREFETCHT0 KPFDIST(SI)(R8*2)
+	PREFETCHT0 KPFDIST+64(SI)(R8*2)
+	PREFETCHT0 KPFDIST+128(SI)(R8*2)
+	PREFETCHT0 KPFDIST+192(SI)(R8*2)
+	PREFETCHT0 KPFDIST(SI)(R9*1)
+	PREFETCHT0 KPFDIST+64(SI)(R9*1)
+	PREFETCHT0 KPFDIST+128(SI)(R9*1)
+	PREFETCHT0 KPFDIST+192(SI)(R9*1)
+	K4RLOAD(192, X8, Z8) // the scales
+	VPUNPCKLBW Z8, Z8, Z9
+	VPSRAW $8, Z9, Z9 // sc0-7 as words
+	VPUNPCKHBW Z8, Z8, Z10
+	VPSRAW $8, Z10, Z10 // sc8-15
+	VPXORD Z0, Z0, Z0
+	K6RRUN(0, 0, 4, 36, 68, 100, Z9, 0, 128, 256, 384)
+	K6RRUN(0, 1, 20, 52, 84, 116, Z9, 64, 192, 320, 448)
+	K6RRUN(1, 0, 132, 164, 196, 228, Z10, 0, 128, 256, 384)
+	K6RRUN(1, 1, 148, 180, 212, 244, Z10, 64, 192, 320, 448)
+	// isum −= 32·Σ sc·bsum
+	VBROADCASTI32X4 260(DI), Z11
+	VPMADDWD Z11, Z9, Z11
+	VBROADCASTI32X4 276(DI), Z12
+	VPMADDWD Z12, Z10, Z12
+	VPADDD Z12, Z11, Z11
+	VPSLLD $5, Z11, Z11
+	VPSUBD Z11, Z0, Z0
+	K4RLANESUM(Z0)
+	VPERMD Z0, Z26, Z14
+	VCVTDQ2PS X14, X14
+	K4RLOAD(194, X8, Z8) // d is word 7 of each lane
+	VPERMW Z8, Z25, Z16
+	VCVTPH2PS X16, X16
+	VBROADCASTSS (DI), X17
+	VMULPS X17, X16, X16
+	VMULPS X14, X16, X16
+	VADDPS X16, X20, X20
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  k6r_loop
+	VMOVUPS X20, (BX)
+	ADDQ $16, BX
+	LEAQ (R10)(R8*4), R10
+	DECQ DX
+	JNZ  k6r_group
+	VZEROUPPER
+	RET

@@ -298,12 +298,16 @@ func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, o
 		prepPool.Put(prep)
 		return true
 	}
-	if w == Q4_K && useAVX512 && nRows >= 4 {
+	if (w == Q4_K || w == Q6_K) && useAVX512 && nRows >= 4 {
 		// Four rows at a time, each in its lanes (prefetching each ahead).
-		g := nRows / 4
-		dotQ4_KRows4AVX512(&rows[0], stride, g, &act[0], n/QK_K, &out[0])
+		g, nsb := nRows/4, n/QK_K
+		if w == Q4_K {
+			dotQ4_KRows4AVX512(&rows[0], stride, g, &act[0], nsb, &out[0])
+		} else {
+			dotQ6_KRows4AVX512(&rows[0], stride, g, &act[0], nsb, &out[0])
+		}
 		for r := 4 * g; r < nRows; r++ {
-			out[r] = dotQ4_KAVX2(&rows[r*stride], &act[0], n/QK_K)
+			out[r], _ = vecDotFast(w, rows[r*stride:], act, n)
 		}
 		return true
 	}
