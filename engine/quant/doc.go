@@ -110,7 +110,9 @@
 //	        with its codebook and an E8M0 scale table)
 //	avx512  AVX-512 F/BW/VL + VNNI: 512-bit VPDPBUSD kernels for Q4_0,
 //	        Q5_0 and Q8_0, 256-bit VPDPBUSD for Q4_1, Q5_1, IQ4_NL,
-//	        512-bit F16, BF16 and F32; the K-quants run their avx2 kernels
+//	        512-bit F16, BF16 and F32, four-row decode and tile kernels
+//	        for Q4_K and Q6_K (ktile_amd64.s); the other K-quants run
+//	        their avx2 kernels
 //
 // On arm64 (dot_arm64.s, Go side in simd_arm64.go; Apple silicon's CPU
 // path):
@@ -131,7 +133,10 @@
 // QEMU_CPU=cortex-a72 (neon only).
 //
 // CHURON_NOSIMD=1 in the environment or the noasm build tag forces the
-// generic code, which other architectures always run.
+// generic code, which other architectures always run. CHURON_CPU caps
+// the level at run time (amd64: go, avx2, avx512 — no AMX tiles — or
+// amx; arm64: go, neon, dotprod), so that the avx2 kernels can be
+// measured on an AVX-512 machine; CPUSetting reports it.
 //
 // The kernels are hand-written rather than generated with avo or written
 // with GOEXPERIMENT=simd. The experiment would make the default build
@@ -166,6 +171,25 @@
 // — quants in register order, four blocks per register, the scales as
 // floats — so every weight row reuses it, and on arm64 VecDotRows loads
 // each activation block of those types once for four weight rows.
+//
+// # K-quant tiles without AMX
+//
+// VecDotTile runs Q4_K and Q6_K weights against 16 or more activation
+// rows (a prompt) on tile kernels at the avx2 and avx512 levels
+// (ktile_amd64.s): each group of 16 weight rows is widened once into a
+// scratch layout in which every 64 bytes hold four consecutive quants of
+// each of the 16 rows (gathered, so the dword lane r is row r), with the
+// rows' scales, mins and d unpacked the same way; then every activation
+// row, as it lies, is multiplied against them with its quants broadcast
+// four at a time (avx512: eight activation rows per pass, VPDPBUSD with
+// {1to16}; avx2: four, VPMADDUBSW into int16 lanes that cannot saturate).
+// The scratch costs 36 (Q4_K) or 27 (Q6_K) times the size of 16 rows'
+// super-block, a few hundred KiB per worker from a pool; nothing is
+// repacked at load. Every sub-block's sum is exact and the float terms
+// follow the generic code's operations in its order, so the results are
+// bit-identical to vecDotGeneric (and so to VecDot: the K-quant kernels
+// all are). Decode (VecDotRows) at avx512 runs four Q4_K or Q6_K rows at
+// once, one per 128-bit lane, their scales and float terms side by side.
 //
 // # Tile kernels (AMX)
 //
