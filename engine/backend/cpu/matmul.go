@@ -203,8 +203,9 @@ func (b *Backend) matmul(x []float32, n, k int) {
 		if o.n > 1 {
 			s = max(8, min(s, l2Budget/o.wrow))
 		}
-		if o.packed != nil {
-			// whole groups of 16 weight rows for the tile kernel
+		if o.packed != nil || o.n >= packedMinRows {
+			// whole groups of 16 weight rows for the tile kernels (AMX,
+			// and quant's K-quant tiles, which widen 16 rows at a time)
 			s = (s + 15) &^ 15
 		}
 		for lo := 0; lo < rows; lo += s {
