@@ -170,3 +170,9 @@ func dotQ4_KRows4AVX512(w *byte, stride, ngroups int, x *byte, nsb int, out *flo
 
 //go:noescape
 func dotQ6_KRows4AVX512(w *byte, stride, ngroups int, x *byte, nsb int, out *float32)
+
+//go:noescape
+func dotQ4_KRows2AVX2(w *byte, stride, npairs int, x *byte, nsb int, out *float32)
+
+//go:noescape
+func dotQ6_KRows2AVX2(w *byte, stride, npairs int, x *byte, nsb int, out *float32)

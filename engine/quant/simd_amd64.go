@@ -311,6 +311,19 @@ func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, o
 		}
 		return true
 	}
+	if (w == Q4_K || w == Q6_K) && nRows >= 2 {
+		// avx2: two rows at a time, one per 128-bit lane.
+		g, nsb := nRows/2, n/QK_K
+		if w == Q4_K {
+			dotQ4_KRows2AVX2(&rows[0], stride, g, &act[0], nsb, &out[0])
+		} else {
+			dotQ6_KRows2AVX2(&rows[0], stride, g, &act[0], nsb, &out[0])
+		}
+		if nRows%2 != 0 {
+			out[nRows-1], _ = vecDotFast(w, rows[(nRows-1)*stride:], act, n)
+		}
+		return true
+	}
 	// Two streams, as the many-row kernels read them (TWOSTREAMS). The
 	// Q4_K, Q6_K and F16 kernels prefetch as they go (PFSB2-4).
 	wrow, _ := w.RowSize(n)
