@@ -274,3 +274,7 @@ func useEmu(t testing.TB, o emuOpts, env ...string) {
 	openRunner = func() (runner, error) { return newEmuRunner(t, o) }
 	t.Cleanup(func() { openRunner = old })
 }
+
+// useTestBackend makes the registered "metal" backend the device the
+// engine tests load models on: the emulated runner here.
+func useTestBackend(t testing.TB) { useEmu(t, emuOpts{wrap: true}) }
