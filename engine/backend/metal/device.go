@@ -59,8 +59,10 @@ type pendingRead struct {
 // none). Tests replace it with the emulated one.
 var openRunner = openSystem
 
-// errNotAvailable is why there is no Metal off a Mac.
-var errNotAvailable = errors.New("Metal: not available on this system")
+// errNotAvailable is why there is no Metal off a Mac. Reasons read after
+// the backend's name ("metal: …") and are cut at their first colon in the
+// status line, so none starts with "Metal:".
+var errNotAvailable = errors.New("not available on this system (Metal runs on macOS)")
 
 // New opens the system's default Metal device, or says in one line why
 // there is none.

@@ -12,7 +12,7 @@
 // it a runner does the few things that need Metal itself: shared buffers,
 // pipelines, dispatches, commit and wait. The darwin runner
 // (metal_darwin.go) is the only code that talks to Metal.framework;
-// elsewhere New says "Metal: not available on this system".
+// elsewhere New says Metal is not available on this system.
 //
 // The kernels compute what the CPU backend computes (see kernels.metal
 // for where they are equal bit for bit and where only within rounding).

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/churon/churon/engine/backend"
 	"github.com/ebitengine/purego"
 )
 
@@ -158,7 +159,7 @@ func (r *emuRunner) pipelines(names []string) error {
 	for i, n := range names {
 		r.ids[i] = r.l.kernel(n)
 		if r.ids[i] < 0 || n == r.missing {
-			return fmt.Errorf("Metal: the kernels do not compile: function %s not found in the library", n)
+			return fmt.Errorf("the Metal kernels have no function %s", n)
 		}
 	}
 	return nil
@@ -278,3 +279,15 @@ func useEmu(t testing.TB, o emuOpts, env ...string) {
 // useTestBackend makes the registered "metal" backend the device the
 // engine tests load models on: the emulated runner here.
 func useTestBackend(t testing.TB) { useEmu(t, emuOpts{wrap: true}) }
+
+// The tests register the backend here too (probe.go registers it on
+// macOS only): New, which the tests point at the emulated runner.
+func init() {
+	backend.Register("metal", func() (backend.Device, error) {
+		d, err := New()
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
+	})
+}

@@ -67,20 +67,20 @@ func loadMetal() error {
 	const metalPath = "/System/Library/Frameworks/Metal.framework/Metal"
 	h, err := purego.Dlopen(metalPath, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
-		return fmt.Errorf("Metal: %s: %w", metalPath, err)
+		return fmt.Errorf("no Metal framework (%s): %w", metalPath, err)
 	}
 	// A program that never linked CoreGraphics can get no device from
 	// MTLCreateSystemDefaultDevice; loading it is harmless otherwise.
 	_, _ = purego.Dlopen("/System/Library/Frameworks/CoreGraphics.framework/CoreGraphics", purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if mtlCreateSystemDefaultDevice, err = purego.Dlsym(h, "MTLCreateSystemDefaultDevice"); err != nil {
-		return fmt.Errorf("Metal: %w", err)
+		return fmt.Errorf("Metal framework: %w", err)
 	}
 	lib, err := purego.Dlopen("/usr/lib/libobjc.A.dylib", purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
-		return fmt.Errorf("Metal: libobjc: %w", err)
+		return fmt.Errorf("no Objective-C runtime: %w", err)
 	}
 	if msgSend, err = purego.Dlsym(lib, "objc_msgSend"); err != nil {
-		return fmt.Errorf("Metal: %w", err)
+		return fmt.Errorf("Metal framework: %w", err)
 	}
 	purego.RegisterLibFunc(&autoreleasePoolPush, lib, "objc_autoreleasePoolPush")
 	purego.RegisterLibFunc(&autoreleasePoolPop, lib, "objc_autoreleasePoolPop")
@@ -212,7 +212,7 @@ func openSystem() (runner, error) {
 	r.ex.do(func() {
 		d, _, _ := purego.SyscallN(mtlCreateSystemDefaultDevice)
 		if d == 0 {
-			err = errors.New("Metal: no Metal device (MTLCreateSystemDefaultDevice returned none)")
+			err = errors.New("no Metal GPU found (MTLCreateSystemDefaultDevice returned none)")
 			return
 		}
 		r.dev = objc.ID(d) // a new reference: released in close
@@ -228,7 +228,7 @@ func openSystem() (runner, error) {
 		}
 		r.queue = r.dev.Send(sel.newCommandQueue)
 		if r.queue == 0 {
-			err = fmt.Errorf("Metal: %s: no command queue", r.in.Name)
+			err = fmt.Errorf("no command queue on %s", r.in.Name)
 		}
 	})
 	if err != nil {
@@ -237,7 +237,7 @@ func openSystem() (runner, error) {
 	}
 	if !r.in.Unified {
 		r.close()
-		return nil, fmt.Errorf("Metal: %s has no unified memory (an Intel Mac's discrete GPU): not supported", r.in.Name)
+		return nil, fmt.Errorf("%s has no unified memory (an Intel Mac's GPU), which this backend needs", r.in.Name)
 	}
 	return r, nil
 }
@@ -275,7 +275,7 @@ func (r *darwinRunner) pipelines(names []string) error {
 			errs = append(errs, fmt.Sprintf("MSL %s: %s", lang.name, msg))
 		}
 		if r.lib == 0 {
-			err = fmt.Errorf("Metal: the kernels do not compile on %s: %s", r.in.Name, strings.Join(errs, "; "))
+			err = fmt.Errorf("the Metal kernels do not compile on %s (%s)", r.in.Name, strings.Join(errs, "; "))
 			return
 		}
 		for _, n := range names {
@@ -283,20 +283,20 @@ func (r *darwinRunner) pipelines(names []string) error {
 			fn := r.lib.Send(sel.newFunctionWithName, ns)
 			ns.Send(sel.release)
 			if fn == 0 {
-				err = fmt.Errorf("Metal: the kernels have no function %s", n)
+				err = fmt.Errorf("the Metal kernels have no function %s", n)
 				return
 			}
 			r.fns = append(r.fns, fn)
 			var nserr objc.ID
 			p := r.dev.Send(sel.newComputePipelineState, fn, unsafe.Pointer(&nserr))
 			if p == 0 {
-				err = fmt.Errorf("Metal: pipeline %s: %s", n, describe(nserr))
+				err = fmt.Errorf("no Metal pipeline for %s (%s)", n, describe(nserr))
 				return
 			}
 			r.pipes = append(r.pipes, p)
 			// Every kernel runs threadgroups of up to 256 threads.
 			if mt := objc.Send[uint64](p, sel.maxTotalThreadsPerThreadgroup); mt < 256 {
-				err = fmt.Errorf("Metal: pipeline %s runs at most %d threads a threadgroup on %s, the kernels need 256", n, mt, r.in.Name)
+				err = fmt.Errorf("the Metal pipeline %s runs at most %d threads a threadgroup on %s, the kernels need 256", n, mt, r.in.Name)
 				return
 			}
 		}
