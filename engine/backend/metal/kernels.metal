@@ -130,6 +130,16 @@ DEV int dp4a(int x, int y, int c) {
 	return c;
 }
 
+// div_rn is x/y rounded as IEEE division rounds it, whatever the accuracy
+// of the GPU's divide: one correction from the exact residual (fma)
+// moves a quotient that is an ulp off, and leaves a right one alone
+// (and infinities, zeros and NaNs as the divide gave them).
+DEV float div_rn(float x, float y) {
+	float q = x / y, iy = 1.0f / y;
+	float r = fma(-q, y, x);
+	return isfinite(q) && isfinite(r) && isfinite(iy) ? fma(r, iy, q) : q;
+}
+
 // Reductions across a SIMD group of 32 by butterfly, so that every lane
 // gets the same value and the float sums add in one known order.
 DEV float sg_sum(float v) {
@@ -262,8 +272,8 @@ kernel void quantize_q8_0(IDS constant u32* a [[buffer(0)]], device const float*
 	if (b >= nblocks) return;
 	float v = x[(i64)b * 32 + lane];
 	float amax = sg_max(fabs(v));
-	float d = amax / 127.0f;
-	float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+	float d = div_rn(amax, 127.0f);
+	float id = amax != 0.0f ? div_rn(127.0f, amax) : 0.0f;
 	device u8* o = y + (i64)b * 34;
 	if (lane == 0) st16(o, f32_to_f16(d));
 	o[2 + lane] = (u8)(i8)(int)rint(v * id);
@@ -278,8 +288,8 @@ kernel void quantize_q8_1(IDS constant u32* a [[buffer(0)]], device const float*
 	if (b >= nblocks) return;
 	float v = x[(i64)b * 32 + lane];
 	float amax = sg_max(fabs(v));
-	float d = amax / 127.0f;
-	float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+	float d = div_rn(amax, 127.0f);
+	float id = amax != 0.0f ? div_rn(127.0f, amax) : 0.0f;
 	int q = (int)rint(v * id);
 	int sum = sg_sum(q);
 	device u8* o = y + (i64)b * 36;
@@ -324,7 +334,7 @@ kernel void quantize_q8_k(IDS constant u32* a [[buffer(0)]], device const float*
 		for (int j = lane; j < 292 / 4; j += 32) st32(o + 4 * j, 0);
 		return;
 	}
-	float iscale = -127.0f / xb[idx];
+	float iscale = div_rn(-127.0f, xb[idx]);
 	int q[8];
 	for (int k = 0; k < 8; k++) {
 		q[k] = imin(127, nearest_int(iscale * v[k]));
@@ -335,7 +345,7 @@ kernel void quantize_q8_k(IDS constant u32* a [[buffer(0)]], device const float*
 		for (ushort m = 8; m > 0; m >>= 1) s += simd_shuffle_xor(s, m);
 		if ((lane & 15) == 0) st16(o + 260 + 2 * (2 * k + (lane >> 4)), (u16)(i16)s);
 	}
-	if (lane == 0) st32(o, f32_bits(1.0f / iscale));
+	if (lane == 0) st32(o, f32_bits(div_rn(1.0f, iscale)));
 }
 EMU_EXPORT(quantize_q8_k)
 
@@ -974,8 +984,8 @@ kernel void store_kv_q8_0(IDS constant u32* a [[buffer(0)]], device const float*
 	int i = (int)(r / bpr), blk = (int)(r % bpr);
 	float xv = (isv ? v : k)[(i64)i * dim + blk * 32 + lane];
 	float amax = sg_max(fabs(xv));
-	float d = amax / 127.0f;
-	float id = d != 0.0f ? 1.0f / d : 0.0f;
+	float d = div_rn(amax, 127.0f);
+	float id = d != 0.0f ? div_rn(1.0f, d) : 0.0f;
 	device u8* o = (isv ? vc : kc) + (i64)pos[i] * (bpr * 34) + blk * 34;
 	if (lane == 0) st16(o, f32_to_f16(d));
 	o[2 + lane] = (u8)(i8)(int)round(xv * id);
@@ -1071,7 +1081,7 @@ DEV void attend(constant u32* a, device float* dst, device const float* q, devic
 	}
 	BARRIER();
 	float mx = bits_f32(0xff800000u);
-	float inv = softcap > 0.0f ? 1.0f / softcap : 0.0f;
+	float inv = softcap > 0.0f ? div_rn(1.0f, softcap) : 0.0f;
 	for (int t = (int)tid; t < nk; t += (int)nthreads) {
 		float s = S[t];
 		if (softcap > 0.0f) {
@@ -1146,7 +1156,7 @@ kernel void swiglu(IDS constant u32* a [[buffer(0)]], device float* dst [[buffer
 	if (i >= A_INT(0)) return;
 	float g = gate[i];
 	float e = A_INT(1) ? expf_vec(-g) : expf_go(-g);
-	dst[i] = (g / (1.0f + e)) * up[i];
+	dst[i] = div_rn(g, 1.0f + e) * up[i];
 }
 EMU_EXPORT(swiglu)
 
@@ -1174,7 +1184,7 @@ kernel void swiglu_clamped(IDS constant u32* a [[buffer(0)]], device float* dst 
 	float g = fmin2(gate[i], limit);
 	float u = fmax2(-limit, fmin2(up[i], limit));
 	float e = precise::exp(-(alpha * g));
-	dst[i] = (g / (1.0f + e)) * (u + 1.0f);
+	dst[i] = div_rn(g, 1.0f + e) * (u + 1.0f);
 }
 EMU_EXPORT(swiglu_clamped)
 
@@ -1203,7 +1213,7 @@ kernel void soft_cap(IDS constant u32* a [[buffer(0)]], device float* x [[buffer
 	i64 i = GID;
 	if (i >= A_INT(0)) return;
 	float c = A_F(1);
-	float inv = 1.0f / c;
+	float inv = div_rn(1.0f, c);
 	x[i] = precise::tanh(x[i] * inv) * c;
 }
 EMU_EXPORT(soft_cap)

@@ -92,6 +92,7 @@ enum { mem_none = 0, mem_threadgroup = 2 };
 static inline void threadgroup_barrier(int) { emu::barrier(); }
 
 using std::fabs;
+using std::isfinite;
 using std::fma;
 using std::rint;
 using std::round;
