@@ -57,8 +57,8 @@ var sel = struct {
 
 var (
 	mtlCreateSystemDefaultDevice uintptr
-	autoreleasePoolPush          func() uintptr
-	autoreleasePoolPop           func(uintptr)
+	autoreleasePoolPush          uintptr // void *objc_autoreleasePoolPush(void)
+	autoreleasePoolPop           uintptr // void objc_autoreleasePoolPop(void *)
 	msgSend                      uintptr // objc_msgSend, called directly on the encoding path
 	loadErr                      error
 )
@@ -73,17 +73,21 @@ func loadMetal() error {
 	// MTLCreateSystemDefaultDevice; loading it is harmless otherwise.
 	_, _ = purego.Dlopen("/System/Library/Frameworks/CoreGraphics.framework/CoreGraphics", purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if mtlCreateSystemDefaultDevice, err = purego.Dlsym(h, "MTLCreateSystemDefaultDevice"); err != nil {
-		return fmt.Errorf("Metal framework: %w", err)
+		return fmt.Errorf("no MTLCreateSystemDefaultDevice in the Metal framework: %w", err)
 	}
 	lib, err := purego.Dlopen("/usr/lib/libobjc.A.dylib", purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		return fmt.Errorf("no Objective-C runtime: %w", err)
 	}
 	if msgSend, err = purego.Dlsym(lib, "objc_msgSend"); err != nil {
-		return fmt.Errorf("Metal framework: %w", err)
+		return fmt.Errorf("Objective-C runtime: %w", err)
 	}
-	purego.RegisterLibFunc(&autoreleasePoolPush, lib, "objc_autoreleasePoolPush")
-	purego.RegisterLibFunc(&autoreleasePoolPop, lib, "objc_autoreleasePoolPop")
+	if autoreleasePoolPush, err = purego.Dlsym(lib, "objc_autoreleasePoolPush"); err != nil {
+		return fmt.Errorf("Objective-C runtime: %w", err)
+	}
+	if autoreleasePoolPop, err = purego.Dlsym(lib, "objc_autoreleasePoolPop"); err != nil {
+		return fmt.Errorf("Objective-C runtime: %w", err)
+	}
 	r := objc.RegisterName
 	sel.alloc, sel.init, sel.release, sel.retain = r("alloc"), r("init"), r("release"), r("retain")
 	sel.name, sel.recommendedMaxWorkingSetSize = r("name"), r("recommendedMaxWorkingSetSize")
@@ -143,9 +147,9 @@ func newExecutor() *executor {
 	go func() {
 		runtime.LockOSThread()
 		for f := range e.jobs {
-			pool := autoreleasePoolPush()
+			pool, _, _ := purego.SyscallN(autoreleasePoolPush)
 			f()
-			autoreleasePoolPop(pool)
+			purego.SyscallN(autoreleasePoolPop, pool)
 			e.done <- struct{}{}
 		}
 		runtime.UnlockOSThread()
