@@ -47,6 +47,7 @@ var sel = struct {
 	supportsFamily, newCommandQueue                                       objc.SEL
 	initWithUTF8String, utf8String, localizedDescription                  objc.SEL
 	setLanguageVersion, languageVersion, setFastMathEnabled               objc.SEL
+	setMathMode, setMathFloatingPointFunctions, respondsToSelector        objc.SEL
 	newLibraryWithSource, newFunctionWithName, newComputePipelineState    objc.SEL
 	maxTotalThreadsPerThreadgroup                                         objc.SEL
 	newBufferWithLength, newBufferWithBytesNoCopy, contents               objc.SEL
@@ -97,6 +98,8 @@ func loadMetal() error {
 	sel.localizedDescription = r("localizedDescription")
 	sel.setLanguageVersion, sel.languageVersion = r("setLanguageVersion:"), r("languageVersion")
 	sel.setFastMathEnabled = r("setFastMathEnabled:")
+	sel.setMathMode, sel.setMathFloatingPointFunctions = r("setMathMode:"), r("setMathFloatingPointFunctions:")
+	sel.respondsToSelector = r("respondsToSelector:")
 	sel.newLibraryWithSource = r("newLibraryWithSource:options:error:")
 	sel.newFunctionWithName = r("newFunctionWithName:")
 	sel.newComputePipelineState = r("newComputePipelineStateWithFunction:error:")
@@ -260,6 +263,13 @@ func (r *darwinRunner) pipelines(names []string) error {
 			opts := objc.ID(objc.GetClass("MTLCompileOptions")).Send(sel.alloc).Send(sel.init)
 			opts.Send(sel.setLanguageVersion, lang.v)
 			opts.Send(sel.setFastMathEnabled, false)
+			// macOS 15 replaces fastMathEnabled by mathMode (Safe = 0) and
+			// the precise library functions (Precise = 1) [values from
+			// Apple's headers as remembered: unverified on a Mac].
+			if objc.Send[bool](opts, sel.respondsToSelector, sel.setMathMode) {
+				opts.Send(sel.setMathMode, int64(0))
+				opts.Send(sel.setMathFloatingPointFunctions, int64(1))
+			}
 			got := objc.Send[uint64](opts, sel.languageVersion)
 			var nserr objc.ID
 			lib := r.dev.Send(sel.newLibraryWithSource, src, opts, unsafe.Pointer(&nserr))
