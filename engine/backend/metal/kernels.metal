@@ -409,8 +409,9 @@ DEV void load_q8_0(device const u8* row, int u, thread AU& x) {
 	x.da = ldf16(b);
 	x.sa = 0.0f;
 	for (int i = 0; i < 8; i++) x.a[i] = ld32_b2(b + 2 + 4 * i);
-	x.asum0 = dp4a(x.a[3], ONES, dp4a(x.a[2], ONES, dp4a(x.a[1], ONES, dp4a(x.a[0], ONES, 0))));
-	x.asum1 = dp4a(x.a[7], ONES, dp4a(x.a[6], ONES, dp4a(x.a[5], ONES, dp4a(x.a[4], ONES, 0))));
+	// The weights of Q8_0 activations (Q4_0, Q5_0, Q8_0) come centred
+	// (off 0): their sums would be multiplied by 0.
+	x.asum0 = x.asum1 = 0;
 }
 
 DEV void load_q8_1(device const u8* row, int u, thread AU& x) {
@@ -438,6 +439,12 @@ DEV float term_min(thread const WU& w, thread const AU& x) {
 	return (w.dw * x.da) * (float)isum32(w, x) + w.mw * x.sa;
 }
 
+// centre subtracts o from each of four packed quants (0 ≤ q < 128, o a
+// byte repeated) and returns the signed bytes q−o: the 32-value types'
+// offsets taken off the weights, so their dot products need no sums of
+// the activations. The high bit set first keeps borrows in their byte.
+DEV int centre(int q, int o) { return (int)(((u32)(q | (int)0x80808080) - (u32)o) ^ 0x80808080u); }
+
 struct TQ4_0 {
 	enum { K = 0 };
 	static void act(device const u8* row, int u, thread AU& x) { load_q8_0(row, u, x); }
@@ -445,11 +452,11 @@ struct TQ4_0 {
 		device const u8* b = row + (i64)u * 18;
 		w.dw = ldf16(b);
 		w.mw = 0.0f;
-		w.off = 8, w.s0 = w.s1 = 1;
+		w.off = 0, w.s0 = w.s1 = 1;
 		for (int i = 0; i < 4; i++) {
 			int v = ld32_b2(b + 2 + 4 * i);
-			w.q[i] = v & 0x0f0f0f0f;
-			w.q[4 + i] = (v >> 4) & 0x0f0f0f0f;
+			w.q[i] = centre(v & 0x0f0f0f0f, 0x08080808);
+			w.q[4 + i] = centre((v >> 4) & 0x0f0f0f0f, 0x08080808);
 		}
 	}
 	static float term(thread const WU& w, thread const AU& x) { return ((float)isum32(w, x) * w.dw) * x.da; }
@@ -488,12 +495,12 @@ struct TQ5_0 {
 		device const u8* b = row + (i64)u * 22;
 		w.dw = ldf16(b);
 		w.mw = 0.0f;
-		w.off = 16, w.s0 = w.s1 = 1;
+		w.off = 0, w.s0 = w.s1 = 1;
 		u32 qh = (u32)ld32_b2(b + 2);
 		for (int i = 0; i < 4; i++) {
 			int v = ld32_b2(b + 6 + 4 * i);
-			w.q[i] = (v & 0x0f0f0f0f) | spread4(qh >> (4 * i));
-			w.q[4 + i] = ((v >> 4) & 0x0f0f0f0f) | spread4(qh >> (16 + 4 * i));
+			w.q[i] = centre((v & 0x0f0f0f0f) | spread4(qh >> (4 * i)), 0x10101010);
+			w.q[4 + i] = centre(((v >> 4) & 0x0f0f0f0f) | spread4(qh >> (16 + 4 * i)), 0x10101010);
 		}
 	}
 	static float term(thread const WU& w, thread const AU& x) { return (w.dw * x.da) * (float)isum32(w, x); }
