@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -116,7 +117,7 @@ func loadMetal() error {
 	return nil
 }
 
-var loaded = false
+var loadOnce sync.Once
 
 // nsString makes an NSString (+1: the caller releases it).
 func nsString(s string) objc.ID {
@@ -207,10 +208,7 @@ type darwinRunner struct {
 
 // openSystem opens the system's default Metal device.
 func openSystem() (runner, error) {
-	if !loaded {
-		loadErr = loadMetal()
-		loaded = true
-	}
+	loadOnce.Do(func() { loadErr = loadMetal() })
 	if loadErr != nil {
 		return nil, loadErr
 	}
