@@ -50,7 +50,7 @@ var sel = struct {
 	setLanguageVersion, languageVersion, setFastMathEnabled               objc.SEL
 	setMathMode, setMathFloatingPointFunctions, respondsToSelector        objc.SEL
 	newLibraryWithSource, newFunctionWithName, newComputePipelineState    objc.SEL
-	maxTotalThreadsPerThreadgroup                                         objc.SEL
+	maxTotalThreadsPerThreadgroup, threadExecutionWidth                   objc.SEL
 	newBufferWithLength, newBufferWithBytesNoCopy, contents               objc.SEL
 	commandBuffer, computeCommandEncoder, setComputePipelineState         objc.SEL
 	setBytes, setBuffer, dispatchThreadgroups, endEncoding                objc.SEL
@@ -105,6 +105,7 @@ func loadMetal() error {
 	sel.newFunctionWithName = r("newFunctionWithName:")
 	sel.newComputePipelineState = r("newComputePipelineStateWithFunction:error:")
 	sel.maxTotalThreadsPerThreadgroup = r("maxTotalThreadsPerThreadgroup")
+	sel.threadExecutionWidth = r("threadExecutionWidth")
 	sel.newBufferWithLength = r("newBufferWithLength:options:")
 	sel.newBufferWithBytesNoCopy = r("newBufferWithBytesNoCopy:length:options:deallocator:")
 	sel.contents = r("contents")
@@ -309,6 +310,11 @@ func (r *darwinRunner) pipelines(names []string) error {
 			// Every kernel runs threadgroups of up to 256 threads.
 			if mt := objc.Send[uint64](p, sel.maxTotalThreadsPerThreadgroup); mt < 256 {
 				err = fmt.Errorf("the Metal pipeline %s runs at most %d threads a threadgroup on %s, the kernels need 256", n, mt, r.in.Name)
+				return
+			}
+			// The kernels' reductions are written for SIMD groups of 32.
+			if w := objc.Send[uint64](p, sel.threadExecutionWidth); w != 32 {
+				err = fmt.Errorf("%s runs SIMD groups of %d threads, the Metal kernels need 32", r.in.Name, w)
 				return
 			}
 		}
