@@ -183,9 +183,9 @@
 // row, as it lies, is multiplied against them with its quants broadcast
 // four at a time (avx512: eight activation rows per pass, VPDPBUSD with
 // {1to16}; avx2: four, VPMADDUBSW into int16 lanes that cannot saturate).
-// The scratch costs 36 (Q4_K) or 27 (Q6_K) times the size of 16 rows'
-// super-block, a few hundred KiB per worker from a pool; nothing is
-// repacked at load. Every sub-block's sum is exact and the float terms
+// The scratch takes 2.3 (Q4_K) or 1.7 (Q6_K) times the bytes of the 16
+// rows it holds, one group at a time (at most a few hundred KiB per
+// worker, pooled); nothing is repacked at load. Every sub-block's sum is exact and the float terms
 // follow the generic code's operations in its order, so the results are
 // bit-identical to vecDotGeneric (and so to VecDot: the K-quant kernels
 // all are). Decode (VecDotRows) at avx512 runs four Q4_K or Q6_K rows at
