@@ -278,8 +278,8 @@ func (c *Client) statusError(resp *http.Response, model string) error {
 	msg := ""
 	var body struct {
 		Error  *ErrorBody `json:"error"`
-		Detail any       `json:"detail"` // FastAPI's (vLLM's router) shape
-		Msg    string    `json:"message"`
+		Detail any        `json:"detail"` // FastAPI's (vLLM's router) shape
+		Msg    string     `json:"message"`
 	}
 	if json.Unmarshal(b, &body) == nil {
 		switch {
