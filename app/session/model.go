@@ -43,6 +43,14 @@ func (m *Manager) loaded(r loadResult) {
 	superseded := r.job.ctx.Err() != nil
 	r.job.cancel()
 	switch {
+	case r.remote != nil && r.err == nil && !superseded:
+		s.remote = r.remote
+		s.autoCap = remoteCap
+		m.emit(ModelLoaded{Info: r.remote.info})
+		return
+	case r.remote != nil && r.err == nil:
+		m.emit(ModelUnloaded{Path: r.job.path})
+		return
 	case r.err != nil:
 		if !superseded {
 			m.emit(Error{Op: "load model", Err: loadError(r.job.path, r.err)})
@@ -76,6 +84,10 @@ func (m *Manager) dropModel() {
 			m.emitCache(id)
 		}
 	}
+	if r := m.s.remote; r != nil {
+		m.s.remote = nil
+		m.emit(ModelUnloaded{Path: r.path})
+	}
 	if m.s.model == nil {
 		return
 	}
@@ -100,6 +112,12 @@ func (m *Manager) dropModel() {
 // loaded. A load that fails later (out of memory) loads the previous model
 // again.
 func (m *Manager) LoadModel(path string) error {
+	if IsRemote(path) {
+		if m.opt.Remote == nil {
+			return ErrNoRemotes
+		}
+		return m.changeModel(path)
+	}
 	if !IsDemo(path) {
 		if err := checkModel(path); err != nil {
 			return loadError(path, err)
@@ -141,6 +159,10 @@ func (m *Manager) Status() (Status, error) {
 	err := m.call(func() error {
 		if m.s.model != nil {
 			in := modelInfo(m.s.model.Info(), m.s.model.Template())
+			st.Model = &in
+		}
+		if m.s.remote != nil {
+			in := m.s.remote.info
 			st.Model = &in
 		}
 		if m.s.loading != nil {

@@ -135,7 +135,12 @@ func (e *Error) todo() string {
 			return "try again in " + e.RetryAfter.Round(time.Second).String()
 		}
 		return "wait a little and try again"
-	case ErrServer, ErrStreamCut, ErrStalled:
+	case ErrServer:
+		if e.Status > 0 {
+			return "try again; if it keeps failing, the server's log says why"
+		}
+		return "what arrived is kept; try again"
+	case ErrStreamCut, ErrStalled:
 		return "what arrived is kept; try again"
 	case ErrBadResponse:
 		return "check that the address is an OpenAI-compatible API"
