@@ -29,6 +29,9 @@ var (
 	RemoteError  = api.RemoteError
 )
 
+// RemotePrefix starts a remote model's path.
+const RemotePrefix = api.RemotePrefix
+
 // remoteCap is how many answers run at once on a remote model: the
 // server has its own queue, and a few in flight keep it busy without
 // flooding it.
