@@ -78,7 +78,3 @@ func TestRemoteChat(t *testing.T) {
 		{"chat", "--remote", "no-model", "--message", "x"}, {"chat", "--remote", "a/b", "-m", "x.gguf", "--message", "x"},
 	})
 }
-
-
-
-
