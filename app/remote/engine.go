@@ -143,6 +143,9 @@ func (e *Engine) Stream(ctx context.Context, model string, msgs []session.Reques
 		ch, err := st.Next()
 		if err != nil {
 			res.Finish = st.FinishReason()
+			if tm := st.Timings(); tm != nil {
+				res.PromptTPS, res.GenTPS = tm.PromptPerSecond, tm.PredictedPerSecond
+			}
 			if u := st.Usage(); u != nil {
 				res.PromptTokens, res.CompletionTokens = u.PromptTokens, u.CompletionTokens
 				if u.PromptTokensDetails != nil {

@@ -125,7 +125,7 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	}
 	ans, err := m.st.AddMessage(bg, store.Message{
 		ConversationID: conv, Role: store.RoleAssistant, ParentID: parent,
-		Model: r.path, Quant: "remote", Sampler: encodeSettings(set),
+		Model: r.path, Quant: "remote: " + r.conn, Sampler: encodeSettings(set),
 	})
 	m.liveMu.Lock()
 	if m.cuts[conv] == j {
@@ -143,7 +143,7 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	stopSaving := m.saveEvery(conv, ans.ID)
 
 	out := answerParts{m: m, conv: conv, msg: ans.ID}
-	var first, last time.Time
+	var first time.Time
 	pieces := 0
 	result, err := r.engine.Stream(j.ctx, r.model, remoteMessages(set, hist), set, func(d RemoteDelta) {
 		if d.Text == "" {
@@ -153,7 +153,6 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 		if first.IsZero() {
 			first = now
 		}
-		last = now
 		pieces++
 		kind := chat.PartContent
 		if d.Reasoning {
@@ -186,16 +185,25 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	if gen == 0 {
 		gen = pieces // the server gave no usage: a chunk is about a token
 	}
+	// Speed: the server's own figure when it gives one; else from the
+	// first text to the stream's end, unless the text came bunched (a
+	// fast server, or the client reading late, delivers many tokens in
+	// one read): then over the whole request, an underestimate rather
+	// than an absurd figure.
+	end := time.Now()
 	var ttft time.Duration
-	var tps float64
+	tps := result.GenTPS
 	if !first.IsZero() {
 		ttft = first.Sub(start)
-		if d := last.Sub(first); d > 0 && gen > 1 {
+		if d, whole := end.Sub(first), end.Sub(start); tps == 0 && gen > 1 && whole > 0 {
+			if d < whole/10 {
+				d = whole
+			}
 			tps = float64(gen-1) / d.Seconds()
 		}
 	}
 	final.PromptTokens, final.PromptReused, final.GenTokens = result.PromptTokens, result.CachedTokens, gen
-	final.TTFT, final.GenTPS = ttft, tps
+	final.TTFT, final.GenTPS, final.PromptTPS = ttft, tps, result.PromptTPS
 	final.ReasoningTokens, final.ReasoningTime = out.reasTokens, out.reasTime
 	if err := m.st.FinishMessage(bg, final); err != nil {
 		m.emit(Error{Conv: conv, Op: "save answer", Err: err})
@@ -208,7 +216,7 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	}
 	res.events = append(res.events, Stats{
 		Conv: conv, Msg: ans.ID, PromptTokens: result.PromptTokens, Reused: result.CachedTokens,
-		Processed: result.PromptTokens - result.CachedTokens, GenTokens: gen, TTFT: ttft, GenTPS: tps,
+		Processed: result.PromptTokens - result.CachedTokens, GenTokens: gen, TTFT: ttft, GenTPS: tps, PromptTPS: result.PromptTPS,
 		ReasoningTokens: out.reasTokens, ReasoningTime: out.reasTime,
 	})
 	res.events = append(res.events, Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})

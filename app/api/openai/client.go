@@ -362,12 +362,13 @@ type Stream struct {
 	sse    *SSEReader
 	watch  *time.Timer
 
-	mu     sync.Mutex
-	stall  bool // the watch fired
-	usage  *Usage
-	finish string
-	done   bool
-	err    error
+	mu      sync.Mutex
+	stall   bool // the watch fired
+	usage   *Usage
+	timings *Timings
+	finish  string
+	done    bool
+	err     error
 }
 
 // activity resets the stall watch at every byte the server sends.
@@ -429,6 +430,10 @@ func (s *Stream) Next() (ChatChunk, error) {
 		if ch.Usage != nil {
 			u := *ch.Usage
 			s.usage = &u
+		}
+		if ch.Timings != nil {
+			tm := *ch.Timings
+			s.timings = &tm
 		}
 		if f := ch.Finish(); f != "" {
 			s.finish = f
@@ -495,6 +500,10 @@ func (s *Stream) endErr() error { return s.err }
 // Usage is what the server said the answer cost (its last chunk's
 // usage), nil when it said nothing.
 func (s *Stream) Usage() *Usage { return s.usage }
+
+// Timings are the server's own measurements (llama-server's), nil when
+// it sent none.
+func (s *Stream) Timings() *Timings { return s.timings }
 
 // FinishReason is why the answer ended ("stop", "length", …), "" until
 // the server says.

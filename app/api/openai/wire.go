@@ -71,6 +71,8 @@ type ChatChunk struct {
 	Model   string   `json:"model"`
 	Choices []Choice `json:"choices"`
 	Usage   *Usage   `json:"usage,omitempty"`
+	// Timings are llama-server's own measurements (its last chunk).
+	Timings *Timings `json:"timings,omitempty"`
 	// Error is set by servers that report a failure inside the stream
 	// (llama-server, vLLM and Ollama send {"error": {...}} as a data
 	// event).
@@ -78,6 +80,15 @@ type ChatChunk struct {
 	// Message is vLLM's older in-stream error, a bare ErrorResponse
 	// ({"object": "error", "message": …}).
 	Message string `json:"message,omitempty"`
+}
+
+// Timings are llama-server's measurements of an answer: prompt and
+// generation speed as the server saw them, free of the network.
+type Timings struct {
+	PromptN            int     `json:"prompt_n"`
+	PromptPerSecond    float64 `json:"prompt_per_second"`
+	PredictedN         int     `json:"predicted_n"`
+	PredictedPerSecond float64 `json:"predicted_per_second"`
 }
 
 // Choice is one choice of a chunk: Churon asks for one (n = 1).

@@ -71,6 +71,9 @@ type RemoteDelta struct {
 type RemoteResult struct {
 	PromptTokens, CompletionTokens, CachedTokens int
 	Finish                                       string
+	// PromptTPS, GenTPS are the server's own speeds, when it reports
+	// them (llama-server's timings); 0: the client measures.
+	PromptTPS, GenTPS float64
 }
 
 // ErrNoRemotes: a remote model was asked for where no connections are
