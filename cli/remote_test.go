@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/app/remote"
+	"github.com/churon/churon/assets/demo"
 	"github.com/churon/churon/internal/remotetest"
 )
 
@@ -50,6 +51,19 @@ func TestRemoteChat(t *testing.T) {
 		t.Errorf("the export does not name the connection and model:\n%s", exp)
 	}
 	outputs = append(outputs, exp)
+
+	// Compare across engines: the demo model's file here, served there.
+	local := filepath.Join(t.TempDir(), "stories260K.gguf")
+	if err := os.WriteFile(local, demo.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmp, cerr := runOK(t, "compare", "-m", local, "-m", "remote:local/"+srv.Model, "-p", "Once upon a time", "-n", "16")
+	outputs = append(outputs, cmp, cerr)
+	for _, want := range []string{"TTFT ms", "gen tok/s", "KLD (est.)", "ref  remote:local/" + srv.Model, "estimated from 5 alternatives", "estimated from the 5 most likely tokens"} {
+		if !strings.Contains(cmp, want) {
+			t.Errorf("compare lacks %q:\n%s", want, cmp)
+		}
+	}
 
 	// A wrong key: one clear line, exit 1, the person's message stored.
 	runOK(t, "remote", "add", "wrong", srv.Base, "--key", "sk-not-the-key-0000000000", "--model", srv.Model)

@@ -33,6 +33,12 @@ type Served struct {
 // ("" for none), on a free loopback port; it stops with the test.
 func Serve(t testing.TB, key string) Served {
 	t.Helper()
+	return ServeModel(t, session.DemoPath, key)
+}
+
+// ServeModel is Serve over the model at path.
+func ServeModel(t testing.TB, path, key string) Served {
+	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "server.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +63,7 @@ func Serve(t testing.TB, key string) Served {
 			}
 		}
 	}()
-	if err := m.LoadModel(session.DemoPath); err != nil {
+	if err := m.LoadModel(path); err != nil {
 		t.Fatal(err)
 	}
 	select {
