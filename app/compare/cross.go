@@ -11,7 +11,6 @@ import (
 
 	"github.com/churon/churon/app/api/openai"
 	"github.com/churon/churon/app/api/session"
-	"github.com/churon/churon/app/remote"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
 	"github.com/churon/churon/engine/sample"
@@ -36,8 +35,9 @@ import (
 type CrossOptions struct {
 	// Models are 2 to 4 paths: GGUF files and remote:CONN/MODEL.
 	Models []string
-	// Remotes resolve the remote models' connections.
-	Remotes *remote.Connections
+	// Remotes resolve the remote models' connections (app/remote's
+	// Connections).
+	Remotes RemoteClients
 	// Ref is the reference, one of Models (default: the first remote).
 	Ref            string
 	Prompt, System string
@@ -45,6 +45,11 @@ type CrossOptions struct {
 	// asked of the reference (0: 5; OpenAI allows up to 20).
 	MaxTokens, TopK int
 	Threads         int
+}
+
+// RemoteClients makes the client of a connection by its name.
+type RemoteClients interface {
+	Client(conn string) (*openai.Client, error)
 }
 
 // CrossColumn is one model's column.
@@ -183,8 +188,12 @@ func runRemote(ctx context.Context, opt CrossOptions, path string, msgs []sessio
 	if err != nil {
 		return nil, err
 	}
-	set := session.Settings{Temperature: 0, TopP: 1, MaxTokens: opt.MaxTokens, Seed: 0}
-	req := remote.Request(model, msgs, set)
+	// Greedy, as the local models answer.
+	zero, seed, maxTokens := 0.0, int64(0), opt.MaxTokens
+	req := openai.ChatRequest{Model: model, Temperature: &zero, Seed: &seed, MaxTokens: &maxTokens}
+	for _, m := range msgs {
+		req.Messages = append(req.Messages, openai.Message{Role: m.Role, Content: m.Content})
+	}
 	if isRef {
 		req.Logprobs, req.TopLogprobs = true, &opt.TopK
 	}
