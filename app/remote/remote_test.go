@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -324,5 +327,61 @@ func TestStop(t *testing.T) {
 		case <-time.After(waitLimit):
 			t.Fatal("Stop did not end the answer")
 		}
+	}
+}
+
+// TestRetry: after a cut stream, Regenerate (the chat's retry) asks
+// again and the new answer is a version beside the cut one, which stays
+// as it was, marked.
+func TestRetry(t *testing.T) {
+	var calls atomic.Int32
+	cut := remotetest.Faults()[4] // "Once upon", then the connection drops
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && calls.Add(1) > 1 {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.Copy(io.Discard, r.Body)
+			io.WriteString(w, remotetest.Chunk("Once upon a time, there was a cat.")+
+				"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+			return
+		}
+		cut.Handler(w, r)
+	}))
+	defer srv.Close()
+	c := newClient(t)
+	if _, err := c.conns.Add(Connection{Name: "flaky", BaseURL: srv.URL}, "", false); err != nil {
+		t.Fatal(err)
+	}
+	c.load(session.RemotePath("flaky", "m"))
+	conv, _, _, done := c.ask("Tell me a story")
+	if done.Reason != session.ReasonError {
+		t.Fatalf("first answer: %s", done.Reason)
+	}
+	first := c.answer(conv)
+	if err := c.m.Regenerate(conv, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev := <-c.events
+		if d, ok := ev.(session.Done); ok && d.Conv == conv {
+			if d.Reason != session.ReasonEOS {
+				t.Fatalf("retry: %s %v", d.Reason, d.Err)
+			}
+			break
+		}
+	}
+	again := c.answer(conv)
+	if again.Content != "Once upon a time, there was a cat." || again.Versions != 2 || session.RemoteError(again) != "" {
+		t.Fatalf("after the retry: %+v", again)
+	}
+	all, err := c.st.AllMessages(context.Background(), conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := false
+	for _, m := range all {
+		kept = kept || (m.ID == first.ID && m.Content == "Once upon" && session.RemoteError(m) != "")
+	}
+	if !kept {
+		t.Errorf("the cut answer is not kept as a version: %+v", all)
 	}
 }
