@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/churon/churon/app/remote"
+	"github.com/churon/churon/app/session"
 )
 
 func init() {
@@ -245,6 +246,17 @@ func remoteModels(ctx context.Context, conns *remote.Connections, args []string,
 	}
 	for _, id := range ids {
 		fmt.Fprintf(stdout, "remote:%s/%s\n", pos[0], id)
+	}
+	return nil
+}
+
+// localOnly refuses a remote model where a command runs the model here
+// (generate, bench, tokenize…): its weights, KV cache and memory
+// bandwidth are its server's.
+func localOnly(path string) error {
+	if _, _, ok := session.ParseRemote(path); ok {
+		return usagef("%s is a remote model: this command runs models here (their weights, KV cache, memory bandwidth); "+
+			"remote models answer in churon chat --remote and churon compare, and churon remote test measures their server", path)
 	}
 	return nil
 }

@@ -89,6 +89,7 @@ func TestRemoteChat(t *testing.T) {
 	}
 	wantUsageErrors(t, [][]string{
 		{"remote"}, {"remote", "add", "only-a-name"}, {"remote", "frob"},
-		{"chat", "--remote", "no-model", "--message", "x"}, {"chat", "--remote", "a/b", "-m", "x.gguf", "--message", "x"},
+		{"chat", "--remote", "no-model", "--message", "x"},
+		{"bench", "-m", "remote:local/" + srv.Model}, {"generate", "-m", "remote:local/" + srv.Model, "-p", "x"}, {"chat", "--remote", "a/b", "-m", "x.gguf", "--message", "x"},
 	})
 }
