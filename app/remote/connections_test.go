@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -104,5 +105,24 @@ func TestConnections(t *testing.T) {
 				t.Error("the key stayed in the file after Remove")
 			}
 		})
+	}
+}
+
+// TestNoSessionBus: without a D-Bus session (a headless Linux machine,
+// CI) the system keyring is not tried; the key goes to the file, and
+// the connection says why.
+func TestNoSessionBus(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "darwin" {
+		t.Skip("their keyrings need no D-Bus")
+	}
+	t.Setenv("CHURON_KEYRING", "")
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	c := Open(filepath.Join(t.TempDir(), FileName), SystemKeyring())
+	got, err := c.Add(Connection{Name: "lab", BaseURL: "127.0.0.1:1"}, key, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.KeyWhere, "permissions 0600") || !strings.Contains(got.KeyWhere, "no D-Bus session") {
+		t.Fatalf("KeyWhere %q", got.KeyWhere)
 	}
 }

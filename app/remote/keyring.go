@@ -3,6 +3,7 @@ package remote
 import (
 	"errors"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/zalando/go-keyring"
@@ -30,8 +31,21 @@ func SystemKeyring() Keyring {
 	if v := strings.ToLower(strings.TrimSpace(os.Getenv("CHURON_KEYRING"))); v == "off" || v == "0" || v == "file" {
 		return nil
 	}
+	if runtime.GOOS != "windows" && runtime.GOOS != "darwin" && os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
+		// The Secret Service lives on the session bus; without one, D-Bus
+		// would try to start a bus of its own (dbus-launch) for nothing.
+		return unavailable{why: "no D-Bus session: DBUS_SESSION_BUS_ADDRESS is not set"}
+	}
 	return systemKeyring{}
 }
+
+// unavailable is a keyring that cannot be reached, and says why.
+type unavailable struct{ why string }
+
+func (u unavailable) Get(string) (string, error) { return "", errors.New(u.why) }
+func (u unavailable) Set(string, string) error   { return errors.New(u.why) }
+func (u unavailable) Delete(string) error        { return nil }
+func (u unavailable) Where() string              { return "the system keyring" }
 
 type systemKeyring struct{}
 

@@ -385,3 +385,21 @@ func TestRetry(t *testing.T) {
 		t.Errorf("the cut answer is not kept as a version: %+v", all)
 	}
 }
+
+// TestUnknownConnection: a model of a connection that is not there is
+// refused at once, and the model loaded stays loaded.
+func TestUnknownConnection(t *testing.T) {
+	srv := remotetest.Serve(t, "")
+	c := newClient(t)
+	if _, err := c.conns.Add(Connection{Name: "local", BaseURL: srv.Base}, "", false); err != nil {
+		t.Fatal(err)
+	}
+	path := session.RemotePath("local", srv.Model)
+	c.load(path)
+	if err := c.m.LoadModel(session.RemotePath("nowhere", "m")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("an unknown connection: %v, want ErrNotFound", err)
+	}
+	if st, err := c.m.Status(); err != nil || st.Model == nil || st.Model.Path != path {
+		t.Fatalf("after the refusal: %+v, %v", st.Model, err)
+	}
+}

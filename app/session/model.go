@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/churon/churon/engine"
 )
@@ -115,6 +116,12 @@ func (m *Manager) LoadModel(path string) error {
 	if IsRemote(path) {
 		if m.opt.Remote == nil {
 			return ErrNoRemotes
+		}
+		// A connection that is not there is refused before anything is
+		// unloaded, as a file that cannot load is.
+		conn, _, _ := ParseRemote(path)
+		if _, err := m.opt.Remote.Engine(conn); err != nil {
+			return fmt.Errorf("remote %q: %w", conn, err)
 		}
 		return m.changeModel(path)
 	}
