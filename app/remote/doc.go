@@ -7,7 +7,7 @@
 // a local model).
 //
 //	conns := remote.Open(remote.DefaultPath(), remote.SystemKeyring())
-//	c, err := conns.Add(remote.Connection{Name: "lab", BaseURL: "http://10.0.0.5:8080"}, key)
+//	c, err := conns.Add(remote.Connection{Name: "lab", BaseURL: "http://10.0.0.5:8080"}, key, false)
 //	m := session.New(st, session.Options{Remote: conns})
 //	m.LoadModel(session.RemotePath("lab", "Qwen3-32B"))
 //
@@ -18,7 +18,9 @@
 // macOS, the Credential Manager on Windows, through
 // github.com/zalando/go-keyring — under the service "churon" and the
 // connection's name. Without one (no D-Bus session, a headless machine,
-// CHURON_KEYRING=off) the key is kept in the connections file itself,
+// CHURON_KEYRING=off) the key is kept in the connections file itself
+// ($CHURON_HOME/config/remotes.json, else the XDG config folder's
+// churon/remotes.json),
 // which is written with permissions 0600, and Connection.KeyWhere says so,
 // for the Settings page and `churon remote list` to show. The key is
 // never logged, never in an export or an error, and never sent anywhere
