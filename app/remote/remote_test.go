@@ -45,9 +45,10 @@ func newClient(t *testing.T) *client {
 		t.Fatal(err)
 	}
 	conns := Open(filepath.Join(dir, FileName), nil)
-	conns.FirstByte, conns.Stall = 500*time.Millisecond, 500*time.Millisecond
 	logs := &bytes.Buffer{}
-	m := session.New(st, session.Options{Remote: conns, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	set := session.DefaultSettings()
+	set.MaxTokens = 32 // answers of a few words: the servers here are tiny models
+	m := session.New(st, session.Options{Remote: conns, Defaults: &set, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	c := &client{t: t, st: st, m: m, conns: conns, events: make(chan session.Event, 4096), logs: logs}
 	drained := make(chan struct{})
 	go func() {
@@ -221,6 +222,9 @@ func noKey(t *testing.T, key, where, s string) {
 // stored answer, marked, and never shows the key.
 func TestFaults(t *testing.T) {
 	c := newClient(t)
+	// The fakes answer at once or never: short waits only decide how soon
+	// "never" is said (the real servers' tests keep the defaults).
+	c.conns.FirstByte, c.conns.Stall = 500*time.Millisecond, 500*time.Millisecond
 	type fault struct {
 		remotetest.Fault
 		base string
