@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/churon/churon/app/api/openai"
+	"github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/session"
 )
 
 // TestLlamaServer runs against a real llama-server (tools/llama-server/run.sh
 // builds and starts one serving stories260K): discovery, the connection
-// test, a conversation, a wrong key and a model it does not serve.
+// test, a conversation, a comparison of our engine with llama.cpp's on
+// the same file (the KLD estimate from its top_logprobs) and a wrong key.
 func TestLlamaServer(t *testing.T) {
 	base, key := os.Getenv("CHURON_LLAMA_SERVER"), os.Getenv("CHURON_LLAMA_SERVER_KEY")
 	if base == "" {
@@ -45,6 +47,24 @@ func TestLlamaServer(t *testing.T) {
 		t.Fatalf("stored %+v (streamed %q)", ans, streamed)
 	}
 	t.Logf("answer: %d prompt, %d generated tokens, TTFT %v, %.1f tok/s (%s): %.60q", stats.PromptTokens, stats.GenTokens, stats.TTFT, stats.GenTPS, done.Reason, ans.Content)
+
+	// Churon's engine against llama.cpp's on the same file: the KLD
+	// estimate from llama-server's top_logprobs, and top-1 agreement.
+	if file := os.Getenv("CHURON_LLAMA_SERVER_MODEL"); file != "" {
+		res, err := compare.RunCross(context.Background(), compare.CrossOptions{Models: []string{file, path}, Remotes: c.conns,
+			Prompt: "Once upon a time", MaxTokens: 64, TopK: 5, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := res.Columns[0]
+		if local.Error != "" || local.KLD == nil {
+			t.Fatalf("compare: %+v", local)
+		}
+		t.Logf("compare against llama-server: KLD %.5f (est., top-5), top-1 %.1f%% over %d places", *local.KLD, 100**local.Top1, local.Positions)
+		if *local.Top1 < 0.9 || *local.KLD > 0.05 {
+			t.Errorf("the same F32 file on two engines: KLD %g, top-1 %g", *local.KLD, *local.Top1)
+		}
+	}
 
 	if _, err := c.conns.Add(Connection{Name: "wrong", BaseURL: base, Models: ids}, "sk-wrong-0123456789", false); err != nil {
 		t.Fatal(err)

@@ -46,13 +46,13 @@ if [[ ! -x $bin ]]; then
         die "build failed (see $out/build.log)"
     echo "run.sh: built in $((SECONDS - t0)) s" >&2
 fi
-echo "run.sh: llama-server from $(git -C "$src" rev-parse --short HEAD) ($("$bin" --version 2>&1 | head -1))" >&2
+echo "run.sh: llama-server from $(git -C "$src" rev-parse --short HEAD) ($("$bin" --version 2>&1 | grep -m1 -i version || true))" >&2
 
 # A free port on loopback.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 key=sk-llama-server-test-$RANDOM$RANDOM
 log=$(mktemp)
-"$bin" -m "$model" --host 127.0.0.1 --port "$port" --api-key "$key" -c 1024 -np 2 -t 2 >"$log" 2>&1 &
+"$bin" -m "$model" --host 127.0.0.1 --port "$port" --api-key "$key" -c 512 -np 2 -t 2 >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$log"' EXIT
 for _ in $(seq 120); do
@@ -63,5 +63,5 @@ done
 curl -sf "http://127.0.0.1:$port/health" >/dev/null || { tail -20 "$log" >&2; die "llama-server did not come up"; }
 echo "run.sh: llama-server serving stories260K at http://127.0.0.1:$port" >&2
 cd "$repo"
-CHURON_LLAMA_SERVER=http://127.0.0.1:$port CHURON_LLAMA_SERVER_KEY=$key \
+CHURON_LLAMA_SERVER=http://127.0.0.1:$port CHURON_LLAMA_SERVER_KEY=$key CHURON_LLAMA_SERVER_MODEL=$model \
     go test -count=1 -run 'TestLlamaServer' -v "$@" ./app/remote/
