@@ -211,3 +211,14 @@ func (s *Sequence) CheckpointBytes() int64 {
 	}
 	return n
 }
+
+// liveState is a copy of every recurrent layer's state now, read holding
+// the model's lock (as cache rows are for a snapshot).
+func (s *Sequence) liveState() ([]byte, error) {
+	s.m.exec.Lock()
+	defer s.m.exec.Unlock()
+	if err := s.cacheCurrent(); err != nil {
+		return nil, err
+	}
+	return s.appendState(make([]byte, 0, s.stateBytes))
+}

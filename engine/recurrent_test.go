@@ -1,9 +1,15 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/churon/churon/models/synth"
@@ -157,5 +163,116 @@ func TestRecurrentStreams(t *testing.T) {
 	}
 	if want := cold(again); !slices.Equal(got.Tokens, want.Tokens) {
 		t.Errorf("after a cut into the answer: %v, cold %v", got.Tokens, want.Tokens)
+	}
+}
+
+// TestRecurrentSnapshot: a qwen35 sequence written to a snapshot — whole,
+// then as appended segments after a follow-up and after an edit —
+// restores in a model loaded anew with its tokens, logits, recurrent
+// states and checkpoints: it goes on exactly as the sequence it was, and
+// a cut after the restore resumes from a restored checkpoint. A stale
+// sequence (cut, not fed) is not written; a snapshot of the format
+// before recurrent states, or damaged, is refused.
+func TestRecurrentSnapshot(t *testing.T) {
+	s, err := synth.Preset("qwen35-test", "Q8_0", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := synthFile(t, "q35.gguf", s)
+	m := loadModel(t, path)
+	ctx := context.Background()
+	opt := SequenceOptions{Context: 512, CheckpointEvery: 16}
+	vocab := m.Info().VocabSize
+	seq := must(m.NewSequence(opt))
+	if err := seq.Feed(ctx, snapTokens(70, vocab, 1)); err != nil {
+		t.Fatal(err)
+	}
+	var file bytes.Buffer
+	if err := seq.WriteSnapshot(&file); err != nil {
+		t.Fatal(err)
+	}
+	// A follow-up, then an edit back into it, each saved as a segment.
+	if err := seq.Feed(ctx, snapTokens(20, vocab, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := seq.WriteSnapshotSegment(&file, 70, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := seq.Truncate(81); err != nil {
+		t.Fatal(err)
+	}
+	var stale bytes.Buffer
+	if err := seq.WriteSnapshotSegment(&stale, 81, nil); err == nil {
+		t.Error("a cut sequence whose states are ahead of its tokens was written")
+	}
+	if err := seq.Feed(ctx, snapTokens(6, vocab, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := seq.WriteSnapshotSegment(&file, 81, nil); err != nil {
+		t.Fatal(err)
+	}
+	snap := file.Bytes()
+
+	fresh := loadModel(t, path) // as a new process would
+	got, err := fresh.ReadSnapshot(bytes.NewReader(snap), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Tokens(), seq.Tokens()) {
+		t.Fatalf("restored %d tokens, want %d", got.Len(), seq.Len())
+	}
+	sameFloats(t, "restored logits", got.Logits(), seq.Logits())
+	more := snapTokens(4, vocab, 4)
+	for _, q := range []*Sequence{got, seq} {
+		if err := q.Feed(ctx, more); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameFloats(t, "fed after the restore", got.Logits(), seq.Logits())
+	// The checkpoints came along: a cut to 57 resumes from 48.
+	if err := got.Truncate(57); err != nil {
+		t.Fatal(err)
+	}
+	if r := got.Reused(); r != 48 {
+		t.Errorf("Reused() = %d after a cut to 57 of a restored sequence, want 48", r)
+	}
+	if err := got.Feed(ctx, more); err != nil {
+		t.Fatal(err)
+	}
+	sameFloats(t, "cut after the restore", got.Logits(), coldLogits(t, fresh, append(slices.Clone(seq.Tokens()[:57]), more...)))
+
+	// The format before recurrent states (3: no states' bytes in the
+	// header) is refused as a mismatch, naming the reason.
+	le := binary.LittleEndian
+	hlen := int(le.Uint32(snap[12:]))
+	v3 := bytes.Clone(snap[:snapPrefix+hlen-4])
+	le.PutUint32(v3[8:], snapFormat3)
+	le.PutUint32(v3[12:], uint32(hlen-4))
+	for l := range fresh.Info().Layers { // format 3 had no layers without rows
+		if off := snapPrefix + hlen - 4 - 4*(fresh.Info().Layers-l); le.Uint32(v3[off:]) == snapNoRows {
+			le.PutUint32(v3[off:], 0)
+		}
+	}
+	v3 = le.AppendUint32(v3, crc32.Checksum(v3, castagnoli))
+	v3 = append(v3, snap[snapPrefix+hlen+4:]...)
+	if _, err := fresh.ReadSnapshot(bytes.NewReader(v3), opt); !errors.Is(err, ErrSnapshotMismatch) || !strings.Contains(err.Error(), "recurrent") {
+		t.Errorf("a format 3 snapshot of a recurrent model: %v, want a mismatch naming the recurrent states", err)
+	}
+	// Damage anywhere is refused, or in the last segment taken as a torn
+	// append (the state of the save before it, 90 tokens), never trusted.
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 60 {
+		d := bytes.Clone(snap)
+		i := r.IntN(len(d))
+		d[i] ^= 1 << r.IntN(8)
+		if q, err := fresh.ReadSnapshot(bytes.NewReader(d), opt); err == nil && q.Len() != 90 {
+			t.Fatalf("a bit flipped at byte %d of %d: restored %d tokens", i, len(d), q.Len())
+		}
+	}
+	for n := 0; n < len(snap); n += 1 + n/16 {
+		q, err := fresh.ReadSnapshot(bytes.NewReader(snap[:n]), opt)
+		if err == nil && (q.Len() != 70 && q.Len() != 90) {
+			t.Fatalf("cut at byte %d: restored %d tokens, none of the saved states", n, q.Len())
+		}
 	}
 }
