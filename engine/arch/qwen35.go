@@ -145,7 +145,7 @@ func buildQwen35(f *gguf.File, name string, experts bool) (Model, error) {
 			ly.ssmNorm = l.vector(p+"ssm_norm.weight", false, shape.HeadDim)
 			ly.out = l.matrix(p+"ssm_out.weight", false, vd, embd)
 			dn := shape
-			dn.Conv = l.hostMatrix(p+"ssm_conv1d.weight", shape.ConvKernel, cd)
+			dn.Conv = tapMajor(l.hostMatrix(p+"ssm_conv1d.weight", shape.ConvKernel, cd), shape.ConvKernel)
 			dn.DTBias = l.hostVector(p+"ssm_dt.bias", false, shape.VHeads)
 			dn.A = l.hostVector(p+"ssm_a", false, shape.VHeads)
 			ly.dn = &dn
@@ -275,6 +275,22 @@ func (l *loader) hostMatrix(name string, cols, rows int) []float32 {
 	if err := quant.Dequantize(t.Type, t.Data, out); err != nil {
 		l.fail("tensor %s: %v", name, err)
 		return nil
+	}
+	return out
+}
+
+// tapMajor turns a convolution kernel stored taps per channel (ggml's
+// [taps, channels]) into one row per tap.
+func tapMajor(w []float32, taps int) []float32 {
+	if w == nil {
+		return nil
+	}
+	ch := len(w) / taps
+	out := make([]float32, len(w))
+	for c := range ch {
+		for i := range taps {
+			out[i*ch+c] = w[c*taps+i]
+		}
 	}
 	return out
 }

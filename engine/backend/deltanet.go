@@ -25,8 +25,9 @@ type DeltaNet struct {
 	HeadDim        int
 	ConvKernel     int     // taps of the convolution (4)
 	Eps            float32 // of the L2 norms (the model's RMS epsilon)
-	// Conv is the convolution's kernel, ConvKernel taps per channel
-	// (channel-major, tap 0 the oldest input); DTBias and A have VHeads
+	// Conv is the convolution's kernel, tap-major: ConvKernel rows of
+	// ConvDim, tap 0 applying to the oldest input (the file's ssm_conv1d
+	// is channel-major: taps per channel). DTBias and A have VHeads
 	// values.
 	Conv      []float32
 	DTBias, A []float32

@@ -18,6 +18,7 @@ type deltaTask struct {
 	s       []float32 // the VHeads state matrices
 	dst     []float32 // n×ValueDim
 	tmp     [][]float32
+	ones    []float32 // SiLU is SwiGLU with up = 1
 }
 
 func (t *deltaTask) run(w, lo, hi int) {
@@ -86,25 +87,38 @@ func (b *Backend) DeltaNet(dst, qkv, alpha, beta []float32, st []byte, n int, d 
 	t.g = growF(t.g, n*H)
 	t.beta = growF(t.beta, n*H)
 	// The convolution: channel ch of token tok sums its last K inputs,
-	// the state's K−1 then the token's own, oldest first.
+	// the state's K−1 then the token's own, oldest first; then SiLU, on
+	// the vector kernel ggml's silu shares with its SwiGLU (times ones).
 	for tok := range n {
 		out := t.c[tok*cd : (tok+1)*cd]
-		for ch := range cd {
-			w := d.Conv[ch*K : (ch+1)*K]
-			var s float32
-			for i := range K {
-				src := tok - (K - 1) + i // the input's token, < 0 in the state
-				var x float32
-				if src >= 0 {
-					x = qkv[src*cd+ch]
-				} else {
-					x = conv[(K-1+src)*cd+ch]
-				}
-				s += x * w[i]
+		for i := range K {
+			src := tok - (K - 1) + i // the input's token, < 0 in the state
+			var x []float32
+			if src >= 0 {
+				x = qkv[src*cd : (src+1)*cd]
+			} else {
+				x = conv[(K-1+src)*cd : (K+src)*cd]
 			}
-			out[ch] = s / (1 + float32(math.Exp(float64(-s))))
+			w := d.Conv[i*cd : (i+1)*cd]
+			x, w = x[:len(out)], w[:len(out)]
+			if i == 0 {
+				for ch := range out {
+					out[ch] = x[ch] * w[ch]
+				}
+			} else {
+				for ch := range out {
+					out[ch] += x[ch] * w[ch]
+				}
+			}
 		}
 	}
+	if len(t.ones) < n*cd {
+		t.ones = make([]float32, n*cd)
+		for i := range t.ones {
+			t.ones[i] = 1
+		}
+	}
+	swiglu(t.c, t.c, t.ones[:n*cd])
 	// The state keeps the last K−1 inputs.
 	if keep := K - 1; n >= keep {
 		copy(conv, qkv[(n-keep)*cd:n*cd])

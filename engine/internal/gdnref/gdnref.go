@@ -51,9 +51,9 @@ func Run(d *backend.DeltaNet, st *State, qkv, alpha, beta []float32, n int) []fl
 		x := qkv[t*cd : (t+1)*cd]
 		// the causal convolution over the last K inputs, then SiLU
 		for ch := range cd {
-			s := float64(d.Conv[ch*K+K-1]) * float64(x[ch])
+			s := float64(d.Conv[(K-1)*cd+ch]) * float64(x[ch])
 			for i := 0; i < K-1; i++ {
-				s += float64(d.Conv[ch*K+i]) * st.Conv[i*cd+ch]
+				s += float64(d.Conv[i*cd+ch]) * st.Conv[i*cd+ch]
 			}
 			c[ch] = s / (1 + math.Exp(-s))
 		}
