@@ -29,7 +29,7 @@ func recurrentModel(t *testing.T, shape string) *Model {
 // coldLogits feeds toks to a fresh sequence and returns its logits.
 func coldLogits(t *testing.T, m *Model, toks []int32) []float32 {
 	t.Helper()
-	s, err := m.NewSequence(SequenceOptions{Context: 512})
+	s, err := m.NewSequence(SequenceOptions{Context: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,13 +124,26 @@ func TestRecurrentStreams(t *testing.T) {
 	if err := a.Truncate(40); err != nil {
 		t.Fatal(err)
 	}
+	// c is cut back before its first checkpoint: its stream starts from
+	// zero states, with no checkpoint to restore.
+	c := must(m.NewSequence(SequenceOptions{Context: 512, Batch: 7, CheckpointEvery: 16}))
+	if err := c.Feed(ctx, prompt[:10]); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Truncate(5); err != nil {
+		t.Fatal(err)
+	}
+	if c.Reused() != 0 {
+		t.Errorf("Reused() = %d before any checkpoint", c.Reused())
+	}
 	sa := must(a.NewStream(more, opt, nil))
 	sb := must(b.NewStream(other, opt, nil))
-	for step := 0; !sa.Done() || !sb.Done(); step++ {
+	sc := must(c.NewStream(more, opt, nil))
+	for step := 0; !sa.Done() || !sb.Done() || !sc.Done(); step++ {
 		if step > 200 {
 			t.Fatal("the streams did not end")
 		}
-		if err := m.Step([]*Stream{sa, sb}, 6); err != nil {
+		if err := m.Step([]*Stream{sa, sb, sc}, 6); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,7 +151,7 @@ func TestRecurrentStreams(t *testing.T) {
 	for i, c := range []struct {
 		st     *Stream
 		prompt []int32
-	}{{sa, head}, {sb, other}} {
+	}{{sa, head}, {sb, other}, {sc, append(slices.Clone(prompt[:5]), more...)}} {
 		got, err := c.st.Result()
 		if err != nil {
 			t.Fatal(err)
@@ -275,4 +288,69 @@ func TestRecurrentSnapshot(t *testing.T) {
 			t.Fatalf("cut at byte %d: restored %d tokens, none of the saved states", n, q.Len())
 		}
 	}
+}
+
+// TestRecurrentLongConversation: a conversation of 2,000 tokens in ten
+// turns, then an edit in its middle: with the default checkpoints the
+// feed after the edit runs at most CheckpointEvery held tokens again, and
+// with only four checkpoints kept they stay spread over the conversation
+// (the newest kept); either way the logits are a cold prefill's.
+func TestRecurrentLongConversation(t *testing.T) {
+	m := recurrentModel(t, "qwen35-test")
+	ctx := context.Background()
+	vocab := m.Info().VocabSize
+	for _, tc := range []struct {
+		max       int
+		worstRedo int
+	}{{0, DefaultCheckpointEvery}, {4, 1000}} {
+		t.Run(fmt.Sprint("max ", tc.max), func(t *testing.T) {
+			s := must(m.NewSequence(SequenceOptions{Context: 4096, MaxCheckpoints: tc.max}))
+			defer s.Close()
+			var all []int32
+			for turn := range 10 {
+				toks := snapTokens(200, vocab, uint64(10+turn))
+				if err := s.Feed(ctx, toks); err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, toks...)
+			}
+			limit := tc.max
+			if limit == 0 {
+				limit = DefaultMaxCheckpoints
+			}
+			if len(s.ckpts) > limit || s.ckpts[len(s.ckpts)-1].pos < 1999 {
+				t.Fatalf("%d checkpoints (at most %d), the newest at %d", len(s.ckpts), limit, s.ckpts[len(s.ckpts)-1].pos)
+			}
+			if got, want := s.CheckpointBytes(), int64(len(s.ckpts)*s.stateBytes); got != want || s.KVBytes() < got {
+				t.Errorf("CheckpointBytes %d, want %d (KVBytes %d)", got, want, s.KVBytes())
+			}
+			const cut = 1010
+			if err := s.Truncate(cut); err != nil {
+				t.Fatal(err)
+			}
+			redo := cut - s.Reused()
+			if redo < 0 || redo > tc.worstRedo {
+				t.Errorf("an edit at %d runs %d held tokens again (resuming at %d), want at most %d", cut, redo, s.Reused(), tc.worstRedo)
+			}
+			edit := snapTokens(30, vocab, 99)
+			before := m.rowsRun
+			if err := s.Feed(ctx, edit); err != nil {
+				t.Fatal(err)
+			}
+			if ran := m.rowsRun - before; ran != int64(redo+len(edit)) {
+				t.Errorf("the edit ran %d rows, want %d", ran, redo+len(edit))
+			}
+			t.Logf("%d checkpoints at %v; the edit at %d ran %d held tokens again", len(s.ckpts), positions(s.ckpts), cut, redo)
+			want := coldLogits(t, m, append(slices.Clone(all[:cut]), edit...))
+			sameFloats(t, "after the edit", s.Logits(), want)
+		})
+	}
+}
+
+func positions(cps []checkpoint) []int {
+	out := make([]int, len(cps))
+	for i, c := range cps {
+		out[i] = c.pos
+	}
+	return out
 }
