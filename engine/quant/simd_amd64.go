@@ -432,6 +432,10 @@ func vecDotTileFast(w Type, rows []byte, rowStride, nRows int, acts []byte, actS
 	if !ok {
 		return false
 	}
+	if w == Q4_0 || w == Q8_0 {
+		vecDotTileGroups(w, rows, rowStride, nRows, acts, actStride, nActs, nb, quads, pstride, out, outStride)
+		return true
+	}
 	prep := prepPool.Get().(*prepBuf)
 	var tmp [4]float32
 	a := 0
