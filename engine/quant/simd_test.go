@@ -326,7 +326,7 @@ func TestVecDotMulti(t *testing.T) {
 	forRowShapes(t, 25, []int{1, 3, 5, 7}, func(t *testing.T, r *rand.Rand, typ, at Type, n int) {
 		wq, _, _ := weightRows(t, r, typ, n, 1, 0)
 		acts, arow, stride := actRows(t, r, at, n, 11, 6) // padded rows
-		for _, nActs := range []int{1, 3, 4, 5, 8, 11} {
+		for _, nActs := range []int{1, 2, 3, 4, 5, 6, 7, 8, 11} {
 			out := make([]float32, nActs+1)
 			out[nActs] = 42
 			VecDotMulti(typ, wq, acts, stride, nActs, n, out)

@@ -11,7 +11,7 @@ import (
 
 // BenchmarkVecDotTileActs measures a batched decode step's tile, a
 // job's block of weight rows (in cache) against 1 to 8 activation rows,
-// at this machine's level, and reports the thread's CPU time per
+// at every level this machine has, and reports the thread's CPU time per
 // activation row (ns/act): on a loaded machine wall time says little.
 // With every row count decoding each weight block once, ns/act falls as
 // rows are added.
@@ -23,18 +23,21 @@ func BenchmarkVecDotTileActs(b *testing.B) {
 		acts, arow, _ := actRows(b, r, VecDotType(typ), n, 8, 0)
 		out := make([]float32, nRows*8)
 		for _, k := range []int{1, 2, 3, 4, 5, 6, 7, 8} {
-			b.Run(fmt.Sprintf("%v/acts=%d", typ, k), func(b *testing.B) {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				b.SetBytes(int64(len(rows)))
-				_ = wrow
-				start := threadCPU()
-				for b.Loop() {
-					VecDotTile(typ, rows, wrow, nRows, acts, arow, k, n, out, nRows)
-				}
-				cpu := threadCPU() - start
-				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(k), "ns/act")
-			})
+			for _, level := range simdLevels() {
+				b.Run(fmt.Sprintf("%v/acts=%d/impl=%s", typ, k, level), func(b *testing.B) {
+					defer setSIMDLevel(level)()
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					b.SetBytes(int64(len(rows)))
+					_ = wrow
+					start := threadCPU()
+					for b.Loop() {
+						VecDotTile(typ, rows, wrow, nRows, acts, arow, k, n, out, nRows)
+					}
+					cpu := threadCPU() - start
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(k), "ns/act")
+				})
+			}
 		}
 	}
 }
