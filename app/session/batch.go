@@ -302,7 +302,16 @@ type stepCost struct {
 	// while the others' time between tokens stays within PrefillSlack 98
 	// times in 100 (their p95 untouched).
 	credit float64
+	// sinceLong counts the decode steps since the last burst of
+	// BurstSlack for a long prompt: those come one in longBurstEvery at
+	// most, whatever the credit (the bursts in hand are for short prompts
+	// arriving together).
+	sinceLong int
 }
+
+// longBurstEvery: a long prompt's bursts are at least this many decode
+// steps apart (1/BurstShare).
+const longBurstEvery = 50
 
 // A burst: at most one step in 50 over time (so that the others'
 // inter-token p95 keeps PrefillSlack), at most four times a decode step,
@@ -336,6 +345,7 @@ func (c *stepCost) observe(decoding, fed int, took time.Duration) {
 	}
 	c.secs[n] = ewma(c.secs[n], took.Seconds())
 	c.credit = min(c.credit+BurstShare, BurstCap)
+	c.sinceLong++
 }
 
 // short is the chunk of a burst that feeds waiting prompts whole, the
@@ -390,9 +400,10 @@ func (c *stepCost) chunk(d, waiting int) int {
 	c.steps++
 	room := min(engine.DefaultBatch, maxStepRows-d)
 	n := c.normal(d, base, room)
-	if waiting > n && c.credit >= 1 {
+	if waiting > n && c.credit >= 1 && c.sinceLong >= longBurstEvery {
 		if b := c.burst(d, base, room); b > n {
 			c.credit--
+			c.sinceLong = 0
 			return b
 		}
 	}

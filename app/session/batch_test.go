@@ -316,3 +316,29 @@ func TestShortBurst(t *testing.T) {
 		t.Errorf("%d bursts in 500 steps, want one in 50", bursts)
 	}
 }
+
+// TestLongBurstsApart: the bursts in hand are for short prompts; a long
+// prompt's bursts stay at least longBurstEvery decode steps apart even
+// with BurstCap of them in hand, so its chunks do not slow the others
+// several steps in a row.
+func TestLongBurstsApart(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	c := stepCost{credit: BurstCap}
+	last := -longBurstEvery
+	bursts := 0
+	for i := range 300 {
+		before := c.credit
+		k := c.chunk(3, 2000)
+		if c.credit < before { // a burst spends credit
+			if i-last < longBurstEvery {
+				t.Fatalf("bursts at steps %d and %d", last, i)
+			}
+			last = i
+			bursts++
+		}
+		c.observe(3, k, ms(38*float64(3+k)))
+	}
+	if bursts == 0 {
+		t.Error("no burst for a long prompt in 300 steps")
+	}
+}
