@@ -324,13 +324,14 @@ func TestShortBurst(t *testing.T) {
 func TestLongBurstsApart(t *testing.T) {
 	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
 	c := stepCost{credit: BurstCap}
-	last := -longBurstEvery
+	apart := int(1 / BurstShare) // one burst in 50 over time
+	last := -apart
 	bursts := 0
 	for i := range 300 {
 		before := c.credit
 		k := c.chunk(3, 2000)
 		if c.credit < before { // a burst spends credit
-			if i-last < longBurstEvery {
+			if i-last < apart {
 				t.Fatalf("bursts at steps %d and %d", last, i)
 			}
 			last = i
