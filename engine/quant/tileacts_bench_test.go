@@ -20,9 +20,9 @@ func BenchmarkVecDotTileActs(b *testing.B) {
 	const n, nRows = 896, 256
 	for _, typ := range []Type{Q4_0, Q8_0} {
 		rows, wrow, _ := weightRows(b, r, typ, n, nRows, 0)
-		acts, arow, _ := actRows(b, r, VecDotType(typ), n, 8, 0)
-		out := make([]float32, nRows*8)
-		for _, k := range []int{1, 2, 3, 4, 5, 6, 7, 8} {
+		acts, arow, _ := actRows(b, r, VecDotType(typ), n, 64, 0)
+		out := make([]float32, nRows*64)
+		for _, k := range []int{1, 2, 3, 4, 5, 6, 7, 8, 16, 64} {
 			for _, level := range simdLevels() {
 				b.Run(fmt.Sprintf("%v/acts=%d/impl=%s", typ, k, level), func(b *testing.B) {
 					defer setSIMDLevel(level)()
