@@ -44,8 +44,10 @@
 // most three quarters longer than one without (PrefillSlack,
 // Options.Prefill): nobody's time between tokens doubles for another's
 // long prompt, and the prompt still gets its share. One step in fifty at
-// most may be a burst of up to four times a decode step (BurstShare,
-// BurstSlack), so that short prompts arriving together start at once
+// most (over time; up to three in a row after a quiet spell, BurstCap)
+// may be a burst: up to four times a decode step (BurstShare,
+// BurstSlack), or short waiting prompts fed whole, up to BurstTokens
+// between them, so that short prompts arriving together start at once
 // even where the CPU is the limit and a prompt token costs a decode row. An answer leaves the batch the step it ends.
 //
 // Up to a cap run at once: SettingMaxAnswers, by default as many KV
