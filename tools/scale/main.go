@@ -103,8 +103,8 @@ func measure(o options, t *table) error {
 	if err != nil {
 		return err
 	}
-	t.add("import (session.Import of the zip)", ms(lib.Import), fmt.Sprintf("%d conversations", lib.Imported))
-	t.add("export (session.Export + JSON)", ms(lib.Export), fmt.Sprintf("%.0f MB", float64(lib.ExportBytes)/1e6))
+	t.add("import (session.Import of the zip)", ms(lib.Import), fmt.Sprintf("%d conversations; CPU %s", lib.Imported, ms(lib.ImportCPU)))
+	t.add("export (session.Export + JSON)", ms(lib.Export), fmt.Sprintf("%.0f MB; CPU %s", float64(lib.ExportBytes)/1e6, ms(lib.ExportCPU)))
 	for _, s := range lib.Search {
 		t.add("search "+quote(s.Query)+" (session, first page of chats)", ms(s.Took), fmt.Sprintf("%d chats", s.Hits))
 	}
