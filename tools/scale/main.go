@@ -156,6 +156,11 @@ func measure(o options, t *table) error {
 					more += " (each to its painted frame)"
 				}
 				t.add(what, ms(sc.Slowest), more)
+				if sc.Turns > 0 {
+					t.add(mode+": scroll, slowest turn of the window's goroutine", ms(sc.TurnSlowest),
+						fmt.Sprintf("CPU %s; %d turns, %d over %s (%d in CPU time); most CPU of one %s",
+							ms(sc.TurnSlowestCPU), sc.Turns, sc.TurnsOver, ms(frameBudget), sc.TurnsOverCPU, ms(sc.TurnMostCPU)))
+				}
 				t.add(mode+": RSS added by the open and the scroll", mb(r.ScrollRSS),
 					fmt.Sprintf("%s once collected and returned; Go heap live after %s", mb(r.ScrollSettled), mb(r.ScrollLive)))
 			}
