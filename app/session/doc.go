@@ -117,6 +117,22 @@
 // before Done is sent. Messages returns a streaming answer with its live
 // text.
 //
+// # Remote models
+//
+// With Options.Remote (app/remote's connections), LoadModel also takes a
+// model served elsewhere, "remote:CONN/MODEL" (RemotePath): nothing
+// loads here; each answer sends the conversation — the system prompt and
+// the turns, as messages, for the server's own chat template — and
+// streams the reply, behind the same commands and events as a local
+// model's (Send, Stop, Regenerate, Edit; Token, Stats, Done). Answers are
+// stored with Model set to the path, so history and exports say which
+// connection and model answered. When the server fails part-way, what
+// arrived is kept, the answer ends with ReasonError and its error line is
+// stored with it (RemoteError). KV caches, snapshots and the batch are a
+// local model's only; up to four remote answers run at once (the server
+// queues the rest), and API requests (serve/) are refused while a remote
+// model is loaded.
+//
 // # Back-pressure
 //
 // Events are never dropped. The manager never blocks on the consumer

@@ -289,7 +289,13 @@ func (v *messageView) refreshFooter() {
 	case session.ReasonLength, session.ReasonContext:
 		parts = append(parts, lang.X("footer.length", "cut off at the length limit"))
 	case session.ReasonError:
-		parts = append(parts, lang.X("footer.error", "failed"))
+		if line := session.RemoteError(v.msg); line != "" {
+			// A remote server failed part-way: why, and that Regenerate
+			// tries again; what arrived above is kept.
+			parts = append(parts, lang.X("footer.remote_error", "failed: {{.Err}} — Regenerate to retry", map[string]any{"Err": line}))
+		} else {
+			parts = append(parts, lang.X("footer.error", "failed"))
+		}
 	}
 	if v.streaming {
 		parts = append(parts, lang.X("footer.generating", "generating…"))

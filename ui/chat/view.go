@@ -465,6 +465,10 @@ func (c *View) OnDone(d session.Done) {
 	if v := c.byID[d.Msg]; v != nil {
 		v.streaming = false
 		v.msg.FinishReason = string(d.Reason)
+		if d.Reason == session.ReasonError && d.Err != nil && session.IsRemote(v.msg.Model) {
+			// As the session stored it: the footer says why (RemoteError).
+			v.msg.Sampler = session.WithRemoteError(v.msg.Sampler, d.Err.Error())
+		}
 		delete(c.dirty, v)
 		v.renderNow()
 		if c.follow {
