@@ -52,6 +52,10 @@ type Options struct {
 	// Models configures the model service (nil: the app's own folders
 	// and hub).
 	Models *Library
+	// OnStep sees every step of the session's batch, on the batch's
+	// goroutine (session.Options.OnStep): a test may hold the answers
+	// there while it checks what the window did meanwhile.
+	OnStep func(session.StepInfo)
 }
 
 // New makes the app, the database, the session manager and the window;
@@ -74,7 +78,7 @@ func New(t *testing.T, o Options, open func(h *Harness) (closeWindow func())) *H
 	if o.Settings != nil {
 		set = *o.Settings
 	}
-	h.M = session.New(st, session.Options{Threads: 2, Defaults: &set, Disk: o.Disk})
+	h.M = session.New(st, session.Options{Threads: 2, Defaults: &set, Disk: o.Disk, OnStep: o.OnStep})
 	var mo models.Options
 	if o.Models != nil {
 		mo = *o.Models
