@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/models"
+	"github.com/churon/churon/app/remote"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/testdata"
@@ -52,6 +53,9 @@ type Options struct {
 	// Models configures the model service (nil: the app's own folders
 	// and hub).
 	Models *Library
+	// Remotes are the connections to remote engines the session and the
+	// window use (nil: none).
+	Remotes *remote.Connections
 	// OnStep sees every step of the session's batch, on the batch's
 	// goroutine (session.Options.OnStep): a test may hold the answers
 	// there while it checks what the window did meanwhile.
@@ -78,7 +82,11 @@ func New(t *testing.T, o Options, open func(h *Harness) (closeWindow func())) *H
 	if o.Settings != nil {
 		set = *o.Settings
 	}
-	h.M = session.New(st, session.Options{Threads: 2, Defaults: &set, Disk: o.Disk, OnStep: o.OnStep})
+	sopt := session.Options{Threads: 2, Defaults: &set, Disk: o.Disk, OnStep: o.OnStep}
+	if o.Remotes != nil {
+		sopt.Remote = o.Remotes
+	}
+	h.M = session.New(st, sopt)
 	var mo models.Options
 	if o.Models != nil {
 		mo = *o.Models
