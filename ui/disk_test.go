@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,9 +72,13 @@ func TestWindowNeverWaitsOnTheDisk(t *testing.T) {
 	h.Load(uitest.StoriesPath(t))
 	older := h.addStoredChat("Older chat", "How?", "Like this.")
 
-	// Another process takes the write lock and does not let go.
+	// Another process takes the write lock and does not let go. It waits
+	// for the lock as the app's own connections do: the app may be
+	// writing at this moment (the sidebar, the model just loaded), and a
+	// connection without a busy timeout fails at once with SQLITE_BUSY.
 	ctx := context.Background()
-	db, err := sql.Open("sqlite", "file:"+h.St.Path())
+	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Opaque: h.St.Path(),
+		RawQuery: url.Values{"_busy_timeout": {fmt.Sprint(store.BusyTimeout.Milliseconds())}}.Encode()}).String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,9 +175,13 @@ func TestWindowNeverWaitsOnTheDisk(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// The sidebar may show the imported chat before the import's own
+	// report lands (another reload, for the answer, reads it first): wait
+	// for both.
 	h.Wait("the pin and the import", func() bool {
 		titles := h.sidebarTitles()
-		return len(titles) == 3 && titles[0] == "Older chat" && strings.Contains(strings.Join(titles, "|"), "A very long chat")
+		return len(titles) == 3 && titles[0] == "Older chat" && strings.Contains(strings.Join(titles, "|"), "A very long chat") &&
+			strings.Contains(uitest.Text(u.w.Notice), "Imported 1 chats")
 	})
 	if got := uitest.Text(u.w.Notice); !strings.Contains(got, "Imported 1 chats") || strings.Contains(got, "locked") {
 		t.Errorf("once the disk answered the window says: %s", got)

@@ -217,6 +217,9 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 		return nil
 	})
 	var result engine.Result
+	if err == nil && m.opt.joinHook != nil {
+		m.opt.joinHook(conv)
+	}
 	if err == nil {
 		result, err = run.Wait()
 	} else if errors.Is(err, engine.ErrContextFull) {

@@ -66,6 +66,9 @@ type Options struct {
 	// tokenHook, for tests, runs on the batch's goroutine after each
 	// generated token with the number generated so far.
 	tokenHook func(conv int64, generated int)
+	// joinHook, for tests, runs on the answer's goroutine once the
+	// answer has joined its model's batch: it is in the batch's next step.
+	joinHook func(conv int64)
 }
 
 // Manager runs conversations against one loaded model. Its methods are

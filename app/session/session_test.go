@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -356,18 +357,30 @@ func TestTwoConversations(t *testing.T) {
 	// test's next commands on a loaded machine (A was once done before
 	// the busy check). Sends only queue work, so they do not wait on the
 	// held batch.
-	var a int64
-	held, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
+	// A is released once B has joined the batch, so B's answer starts
+	// while A's has most of its tokens to go, however slowly B's goroutine
+	// got there (on a loaded machine A once finished before B joined).
+	var a, b int64
+	held, release, joinedB := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var once, onceB sync.Once
+	var together atomic.Int32 // batch steps that ran both answers
 	f := newFixture(t, Options{tokenHook: func(c int64, n int) {
 		if c == a && n == 1 {
 			once.Do(func() { close(held); <-release })
+		}
+	}, joinHook: func(c int64) {
+		if c == b {
+			onceB.Do(func() { close(joinedB) })
+		}
+	}, OnStep: func(si StepInfo) {
+		if si.Decoding+si.Prefills >= 2 {
+			together.Add(1)
 		}
 	}})
 	f.load(path)
 	setA, setB := greedy(48), greedy(12)
 	a = f.conv(setA)
-	b := f.conv(setB)
+	b = f.conv(setB)
 	if _, err := f.m.Send(a, "Once upon a time"); err != nil {
 		t.Fatal(err)
 	}
@@ -399,10 +412,18 @@ func TestTwoConversations(t *testing.T) {
 	if st, _ := f.m.Status(); len(st.Answering) == 0 || st.MaxAnswers < 2 {
 		t.Fatalf("status %+v", st)
 	}
+	select {
+	case <-joinedB:
+	case <-time.After(waitLimit):
+		t.Fatal("B never joined the batch while A was held")
+	}
 	released = true
 	close(release)
 	evs := f.waitAll(a, b)
 	ta, tb := collect(t, evs, a), collect(t, evs, b)
+	if together.Load() == 0 {
+		t.Fatal("no batch step ran both answers")
+	}
 	if len(tb.queue) != 0 {
 		t.Fatalf("B waited although the cap leaves room: %+v", tb.queue)
 	}

@@ -56,6 +56,10 @@ type Options struct {
 	// Remotes are the connections to remote engines the session and the
 	// window use (nil: none).
 	Remotes *remote.Connections
+	// OnStep sees every step of the session's batch, on the batch's
+	// goroutine (session.Options.OnStep): a test may hold the answers
+	// there while it checks what the window did meanwhile.
+	OnStep func(session.StepInfo)
 }
 
 // New makes the app, the database, the session manager and the window;
@@ -78,7 +82,7 @@ func New(t *testing.T, o Options, open func(h *Harness) (closeWindow func())) *H
 	if o.Settings != nil {
 		set = *o.Settings
 	}
-	sopt := session.Options{Threads: 2, Defaults: &set, Disk: o.Disk}
+	sopt := session.Options{Threads: 2, Defaults: &set, Disk: o.Disk, OnStep: o.OnStep}
 	if o.Remotes != nil {
 		sopt.Remote = o.Remotes
 	}

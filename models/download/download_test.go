@@ -3,6 +3,7 @@ package download
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,9 +61,18 @@ func noFile(t *testing.T, dest string) {
 	}
 }
 
+// heldOpts are fastOpts for a download held midway by the server
+// (fileServer.holdAfter): its connections wait there as long as the test
+// takes to act, without giving up on the stall.
+func heldOpts() Options {
+	o := fastOpts()
+	o.StallTimeout = 2 * time.Minute
+	return o
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -219,11 +229,11 @@ func TestRetryAfterIsCapped(t *testing.T) {
 
 func TestResumeAfterCut(t *testing.T) {
 	fs, srv := newFileServer(t, 2<<20)
-	fs.set(func(fs *fileServer) { fs.pace = 2 * time.Millisecond })
+	fs.holdAfter(1 << 20) // half: it cannot finish before the cut
 	dest := filepath.Join(t.TempDir(), "m.gguf")
 	req := Request{URL: srv.URL, Dest: dest, SHA256: sum(fs.data)}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := Start(ctx, req, fastOpts())
+	d := Start(ctx, req, heldOpts())
 	waitFor(t, "a third of the file", func() bool { return d.BytesComplete() > int64(len(fs.data))/3 })
 	cancel()
 	if err := waitDone(t, d); err == nil || errors.Is(err, ErrCanceled) || !errors.Is(err, context.Canceled) {
@@ -234,7 +244,7 @@ func TestResumeAfterCut(t *testing.T) {
 		t.Fatalf("no state file after the cut: %v", err)
 	}
 	before := fs.served.Load()
-	fs.set(func(fs *fileServer) { fs.pace = 0 })
+	fs.release()
 	d2 := Start(context.Background(), req, fastOpts())
 	if err := waitDone(t, d2); err != nil {
 		t.Fatal(err)
@@ -253,12 +263,15 @@ func TestResumeAfterCut(t *testing.T) {
 
 func TestPauseResume(t *testing.T) {
 	fs, srv := newFileServer(t, 1<<20)
-	fs.set(func(fs *fileServer) { fs.pace = 2 * time.Millisecond })
+	fs.holdAfter(256 << 10)
 	dest := filepath.Join(t.TempDir(), "m.gguf")
-	d := Start(context.Background(), Request{URL: srv.URL, Dest: dest, SHA256: sum(fs.data)}, fastOpts())
+	d := Start(context.Background(), Request{URL: srv.URL, Dest: dest, SHA256: sum(fs.data)}, heldOpts())
 	waitFor(t, "some progress", func() bool { return d.BytesComplete() > 100<<10 })
 	d.Pause()
 	waitFor(t, "paused", func() bool { return d.Status() == Paused })
+	// Let the server send again: a connection the pause left open would
+	// now move bytes.
+	fs.release()
 	n := d.BytesComplete()
 	time.Sleep(100 * time.Millisecond)
 	if d.BytesComplete() != n {
@@ -268,7 +281,6 @@ func TestPauseResume(t *testing.T) {
 	if d.Rate() != 0 || d.ETA() != -1 {
 		t.Errorf("paused: rate %v ETA %v", d.Rate(), d.ETA())
 	}
-	fs.set(func(fs *fileServer) { fs.pace = 0 })
 	d.Resume()
 	if err := waitDone(t, d); err != nil {
 		t.Fatal(err)
@@ -283,9 +295,9 @@ func TestCancelRemovesEverything(t *testing.T) {
 	for _, when := range []string{"running", "paused"} {
 		t.Run(when, func(t *testing.T) {
 			fs, srv := newFileServer(t, 1<<20)
-			fs.set(func(fs *fileServer) { fs.pace = 2 * time.Millisecond })
+			fs.holdAfter(256 << 10)
 			dest := filepath.Join(t.TempDir(), "m.gguf")
-			d := Start(context.Background(), Request{URL: srv.URL, Dest: dest}, fastOpts())
+			d := Start(context.Background(), Request{URL: srv.URL, Dest: dest}, heldOpts())
 			waitFor(t, "some progress", func() bool { return d.BytesComplete() > 50<<10 })
 			if when == "paused" {
 				d.Pause()
@@ -304,29 +316,41 @@ func TestCancelRemovesEverything(t *testing.T) {
 	}
 }
 
+// TestFileChangedOnServerRestarts pauses a download, changes the file on
+// the server and resumes: the download starts over and ends with the new
+// file. Without an ETag the new length is the only sign; a longer file
+// answers every old range (206, with the new length in Content-Range).
 func TestFileChangedOnServerRestarts(t *testing.T) {
 	for _, etag := range []string{"", `"v1"`} {
-		t.Run("etag="+etag, func(t *testing.T) {
-			fs, srv := newFileServer(t, 1<<20)
-			fs.set(func(fs *fileServer) { fs.pace, fs.etag = 2*time.Millisecond, etag })
-			dest := filepath.Join(t.TempDir(), "m.gguf")
-			d := Start(context.Background(), Request{URL: srv.URL, Dest: dest}, fastOpts())
-			waitFor(t, "some progress", func() bool { return d.BytesComplete() > 100<<10 })
-			d.Pause()
-			waitFor(t, "paused", func() bool { return d.Status() == Paused })
-			newData := randomBytes(700<<10, 99) // smaller: old ranges are now 416
-			fs.set(func(fs *fileServer) {
-				fs.data, fs.pace = newData, 0
-				if etag != "" {
-					fs.etag = `"v2"`
+		for _, size := range []int{700 << 10, 1300 << 10} {
+			t.Run(fmt.Sprintf("etag=%s/%dKiB", etag, size>>10), func(t *testing.T) {
+				fs, srv := newFileServer(t, 1<<20)
+				fs.set(func(fs *fileServer) { fs.etag = etag })
+				// Held a quarter of the way: paused with most of the old
+				// file still to fetch, never after it was all fetched (a
+				// download that has every byte is done, whatever the
+				// server holds now).
+				fs.holdAfter(256 << 10)
+				dest := filepath.Join(t.TempDir(), "m.gguf")
+				d := Start(context.Background(), Request{URL: srv.URL, Dest: dest}, heldOpts())
+				waitFor(t, "some progress", func() bool { return d.BytesComplete() > 100<<10 })
+				d.Pause()
+				waitFor(t, "paused", func() bool { return d.Status() == Paused })
+				newData := randomBytes(size, 99)
+				fs.set(func(fs *fileServer) {
+					fs.data = newData
+					if etag != "" {
+						fs.etag = `"v2"`
+					}
+				})
+				fs.release()
+				d.Resume()
+				if err := waitDone(t, d); err != nil {
+					t.Fatal(err)
 				}
+				checkFile(t, dest, newData)
 			})
-			d.Resume()
-			if err := waitDone(t, d); err != nil {
-				t.Fatal(err)
-			}
-			checkFile(t, dest, newData)
-		})
+		}
 	}
 }
 

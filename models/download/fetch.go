@@ -435,6 +435,12 @@ func (d *Download) fetchOnce(ctx context.Context, f partFile, st *state, i int, 
 	switch resp.StatusCode {
 	case http.StatusPartialContent:
 		s, e, total, ok := parseContentRange(resp.Header.Get("Content-Range"))
+		if st.Ranges && ok && total >= 0 && st.Size >= 0 && total != st.Size {
+			// The file is another length now: it changed on the server
+			// (without an ETag to say so), and the bytes on disk are of
+			// the old one. Start over; retrying would only give up.
+			return 0, errRestart
+		}
 		if !st.Ranges || !ok || s != off || e != c.End || total != st.Size {
 			return 0, &retryable{err: fmt.Errorf("download: %s: asked for bytes %d-%d of %d, got Content-Range %q",
 				httpfile.Redact(d.req.URL), off, c.End, st.Size, resp.Header.Get("Content-Range"))}

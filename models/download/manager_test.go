@@ -78,11 +78,11 @@ func TestManagerQueueSplitFiles(t *testing.T) {
 func TestManagerQueuePersists(t *testing.T) {
 	dir := t.TempDir()
 	fs, srv := newFileServer(t, 1<<20)
-	fs.set(func(fs *fileServer) { fs.pace = 2 * time.Millisecond })
+	fs.holdAfter(512 << 10) // midway: Close stops it there
 	fs2, srv2 := newFileServer(t, 100<<10)
 	fs2.set(func(fs *fileServer) { fs.statuses = []int{503}; fs.retryAt = "1" }) // long enough to pause it first
 	queue := filepath.Join(dir, "state", "queue.json")
-	cfg := Config{Options: fastOpts(), Concurrency: 2, QueueFile: queue}
+	cfg := Config{Options: heldOpts(), Concurrency: 2, QueueFile: queue}
 	m, err := NewManager(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestManagerQueuePersists(t *testing.T) {
 		t.Errorf("Add after Close: %v", err)
 	}
 
-	fs.set(func(fs *fileServer) { fs.pace = 0 })
+	fs.release()
 	before := fs.served.Load()
 	m2, err := NewManager(cfg)
 	if err != nil {

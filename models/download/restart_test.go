@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/churon/churon/internal/testutil"
 )
@@ -17,7 +16,7 @@ import (
 // the restart test kills.
 func TestMain(m *testing.M) {
 	if url := os.Getenv("CHURON_DL_CHILD_URL"); url != "" {
-		opt := fastOpts()
+		opt := heldOpts() // the parent holds the server midway, until the kill
 		d := Start(context.Background(), Request{URL: url, Dest: os.Getenv("CHURON_DL_CHILD_DEST"), SHA256: os.Getenv("CHURON_DL_CHILD_SHA")}, opt)
 		if err := d.Err(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -33,7 +32,7 @@ func TestMain(m *testing.M) {
 // with the right bytes.
 func TestResumeAfterProcessKilled(t *testing.T) {
 	fs, srv := newFileServer(t, 3<<20)
-	fs.set(func(fs *fileServer) { fs.pace = 3 * time.Millisecond })
+	fs.holdAfter(int64(len(fs.data)) * 3 / 5) // the child cannot finish before the kill
 	dest := filepath.Join(t.TempDir(), "model.gguf")
 	// TestMain plays the child; it writes nothing to the unread stdout.
 	cmd, _ := testutil.StartChild(t, 0, "^$",
@@ -58,7 +57,7 @@ func TestResumeAfterProcessKilled(t *testing.T) {
 	kept := saved()
 	before := fs.served.Load()
 
-	fs.set(func(fs *fileServer) { fs.pace = 0 })
+	fs.release()
 	d := Start(context.Background(), Request{URL: srv.URL + "/model.gguf", Dest: dest, SHA256: sum(fs.data)}, fastOpts())
 	if err := waitDone(t, d); err != nil {
 		t.Fatal(err)

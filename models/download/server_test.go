@@ -31,6 +31,8 @@ type fileServer struct {
 	corrupt   bool          // flip a byte in the middle of every body
 	pace      time.Duration // sleep between 16 KiB writes
 	etag      string
+	holdAt    int64         // with held: once this many body bytes are served in all, every response waits
+	held      chan struct{} // closed by release
 
 	requests atomic.Int64
 	served   atomic.Int64 // body bytes sent
@@ -43,7 +45,47 @@ func newFileServer(t *testing.T, size int) (*fileServer, *httptest.Server) {
 	fs := &fileServer{data: randomBytes(size, uint64(size))}
 	srv := httptest.NewServer(fs)
 	t.Cleanup(srv.Close)
+	t.Cleanup(fs.release) // first: srv.Close waits for the held responses
 	return fs, srv
+}
+
+// holdAfter makes the server stop sending once it has served n body
+// bytes in all (counting from the start), until release: a test that
+// pauses, cuts or cancels a download "midway" holds it there, so that a
+// slow test goroutine cannot let it finish first, however loaded the
+// machine. A held response goes on waiting when the client retries
+// (hold tests give a long StallTimeout) and ends when the client goes.
+func (fs *fileServer) holdAfter(n int64) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.holdAt, fs.held = n, make(chan struct{})
+}
+
+// release lets held responses go on, and ends the hold.
+func (fs *fileServer) release() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.held != nil {
+		close(fs.held)
+		fs.holdAt, fs.held = 0, nil
+	}
+}
+
+// wait blocks while the server is held; false: the client went away.
+func (fs *fileServer) wait(r *http.Request) bool {
+	fs.mu.Lock()
+	held := fs.held
+	if held == nil || fs.served.Load() < fs.holdAt {
+		fs.mu.Unlock()
+		return true
+	}
+	fs.mu.Unlock()
+	select {
+	case <-held:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 func randomBytes(n int, seed uint64) []byte {
@@ -130,6 +172,9 @@ func (fs *fileServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		limit = stallAt
 	}
 	for sent := 0; sent < limit; {
+		if !fs.wait(r) {
+			return
+		}
 		n := min(16<<10, limit-sent)
 		if _, err := w.Write(body[sent : sent+n]); err != nil {
 			return

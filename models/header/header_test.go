@@ -76,7 +76,7 @@ func TestRemoteEqualsLocal(t *testing.T) {
 	}
 	// The handler counts a write once it returns, which can be after the
 	// client has read it.
-	for i := 0; i < 100 && sent.Load() < stats.BytesFetched; i++ {
+	for deadline := time.Now().Add(time.Minute); sent.Load() < stats.BytesFetched && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if stats.BytesFetched != sent.Load() || stats.FileSize != local.FileBytes {

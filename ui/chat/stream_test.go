@@ -3,6 +3,7 @@ package chat
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,30 +105,63 @@ func TestJumpToLatest(t *testing.T) {
 func TestStopRightAfterEnter(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		wait func(h *harness) // between Enter and Escape
+		// hold: the command worker is held from before Enter until
+		// after Escape, so the message has left the box but its Send
+		// waits on the worker, however slow the machine.
+		hold bool
 	}{
-		{"within the input method's settle", func(*harness) {}},
-		{"before the session has the message", func(h *harness) {
-			e := h.composer().entry
-			// Fyne's goroutine only: the message leaves the box, its Send
-			// waits on the command worker.
-			for deadline := time.Now().Add(uitest.WaitLimit); e.Text != "" && time.Now().Before(deadline); {
-				h.Drain()
-				time.Sleep(time.Millisecond)
-			}
-			if h.Core.Conv != 0 {
-				h.T.Log("the new chat was made before Escape: this run checks the later case")
-			}
-		}},
+		{"within the input method's settle", false},
+		{"before the session has the message", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := longAnswers(t, 1024)
+			// Once Enter is pressed the batch is held after each step
+			// until the window's Stop has reached the session:
+			// stories260K writes thousands of tokens a second, so without
+			// the hold the count below would measure how soon a loaded
+			// machine ran the goroutines, not whether the Stop went at
+			// once.
+			var armed atomic.Bool
+			hold := make(chan struct{})
+			var once sync.Once
+			release := func() { once.Do(func() { close(hold) }) }
+			long := uitest.Quick(0)
+			long.Context = 1024
+			h := newHarness(t, uitest.Options{Settings: &long, OnStep: func(session.StepInfo) {
+				if armed.Load() {
+					<-hold
+				}
+			}})
+			t.Cleanup(release) // before the harness's: its Close waits for the batch
+			h.W.Resize(fyne.NewSize(700, 480))
+			h.Load(uitest.StoriesPath(t))
+			armed.Store(true)
 			e := h.composer().entry
 			h.W.Canvas().Focus(e)
 			test.Type(e, "Once upon a time")
+			gate := make(chan struct{})
+			if tc.hold {
+				h.Core.Commands.Run(func() error { <-gate; return nil }, nil)
+			}
 			e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
-			tc.wait(h)
+			if tc.hold {
+				// Fyne's goroutine only (Settle would wait on the held
+				// worker): the message leaves the box, its Send queues.
+				for deadline := time.Now().Add(uitest.WaitLimit); e.Text != ""; {
+					if time.Now().After(deadline) {
+						close(gate)
+						t.Fatal("the message never left the box")
+					}
+					h.Drain()
+					time.Sleep(time.Millisecond)
+				}
+			}
 			e.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+			close(gate)
+			// The send is made (after the input method's settle), and the
+			// commands it queued have run: the Stop is with the session.
+			h.Wait("the message to leave the box", func() bool { return e.Text == "" })
+			h.Core.Commands.Sync()
+			release()
 			h.Wait("the message to be sent and its answer to end", func() bool {
 				return h.Core.Conv != 0 && h.Stored(h.Core.Conv) > 0 && h.Idle()
 			})
