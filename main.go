@@ -6,8 +6,9 @@ import (
 
 	"github.com/churon/churon/cli"
 	"github.com/churon/churon/desktop"
-	_ "github.com/churon/churon/engine/backend/cuda" // registers the CUDA backend (Linux, Windows)
-	_ "github.com/churon/churon/internal/clocale"    // before Fyne reads the locale; see the package
+	_ "github.com/churon/churon/engine/backend/cuda"  // registers the CUDA backend (Linux, Windows)
+	_ "github.com/churon/churon/engine/backend/metal" // registers the Metal backend (macOS)
+	_ "github.com/churon/churon/internal/clocale"     // before Fyne reads the locale; see the package
 )
 
 func main() {

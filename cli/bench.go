@@ -128,6 +128,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *model == "" {
 		return usagef("a model is required: -m FILE.gguf (or --bandwidth)")
 	}
+	if err := localOnly(*model); err != nil {
+		return err
+	}
 	if *followup {
 		n := 16
 		if givenFlags(fs)["n"] && len(tg) > 0 {

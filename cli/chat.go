@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/churon/churon/app/remote"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
@@ -57,9 +58,20 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	system := fs.String("system", "", "system prompt, saved with the conversation")
 	asJSON := fs.Bool("json", false, "with --message: print one JSON object instead of streaming text")
 	noSnap := fs.Bool("no-snapshots", false, "neither read nor write KV cache snapshots (every run processes the whole conversation)")
+	remoteModel := fs.String("remote", "", "answer with `CONN/MODEL`, a model a remote connection serves (churon remote add)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if *remoteModel != "" {
+		if mf.path != "" {
+			return usagef("-m and --remote exclude each other")
+		}
+		path := session.RemotePrefix + strings.TrimPrefix(*remoteModel, session.RemotePrefix)
+		if !session.IsRemote(path) {
+			return usagef("--remote %q: want CONN/MODEL (churon remote list shows them)", *remoteModel)
+		}
+		mf.path = path
 	}
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q (use --message TEXT)", pos[0])
@@ -486,7 +498,8 @@ func openSession(ctx context.Context, mf *modelFlags, kv engine.KVType, stderr i
 	if err != nil {
 		return nil, nil, err
 	}
-	opt := session.Options{Threads: mf.threads, InMemory: mf.inMemory, KVType: kv, Device: lo.Device, GPULayers: lo.GPULayers, MaxAnswers: maxAnswers}
+	opt := session.Options{Threads: mf.threads, InMemory: mf.inMemory, KVType: kv, Device: lo.Device, GPULayers: lo.GPULayers, MaxAnswers: maxAnswers,
+		Remote: remote.Open(remote.DefaultPath(), remote.SystemKeyring())}
 	if snapshots {
 		if disk, err := session.OpenDiskCache(0); err != nil {
 			fmt.Fprintf(stderr, "churon: %v (continuing without KV snapshots)\n", err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/churon/churon/app/compare"
@@ -27,7 +28,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlags("compare", stderr)
 	var models stringList
 	var sf samplingFlags
-	fs.Var(&models, "m", "model `file` (GGUF; repeat for 2 to 4 models)")
+	fs.Var(&models, "m", "model `file` (GGUF, or remote:CONN/MODEL served elsewhere; repeat for 2 to 4 models)")
 	prompt := fs.String("p", "", "prompt `text` (or give it as an argument)")
 	system := fs.String("system", "", "system prompt (chat template only)")
 	raw := fs.Bool("raw", false, "use the prompt as is, without the reference's chat template")
@@ -47,6 +48,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	list := fs.Bool("list", false, "list the saved comparisons instead of running one")
 	show := fs.Int64("show", 0, "reopen saved comparison `ID` instead of running one (prints it; --json, --md, --html, --png apply)")
 	quiet := fs.Bool("q", false, "no progress on stderr")
+	topLogprobs := fs.Int("top-logprobs", 5, "with a remote model (-m remote:CONN/MODEL): the `k` most likely tokens the reference reports at each place, for the KLD estimate (1–20)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -81,6 +83,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		if _, err := kvType(*kv); err != nil {
 			return err
+		}
+		if compare.HasRemote(models) {
+			if *save || *md != "" || *htmlOut != "" || *pngOut != "" {
+				return usagef("--save, --md, --html and --png compare local models only, for now")
+			}
+			return runCrossCompare(ctx, w, stderr, compare.CrossOptions{Models: models, Remotes: openRemotes(), Ref: *ref,
+				Prompt: text, System: *system, MaxTokens: sf.n, TopK: *topLogprobs, Threads: *threads}, *asJSON)
 		}
 		opt := compare.Options{
 			Models: models, Ref: *ref, Prompt: text, System: *system, Raw: *raw, Sampling: compare.SamplingOf(gen),
@@ -195,4 +204,45 @@ func compareProgress(stderr io.Writer) func(compare.Event) {
 				strconv.FormatFloat(e.Quality.KLDMean, 'g', 4, 64), 100*e.Quality.Top1Agreement)
 		}
 	}
+}
+
+// runCrossCompare compares local models with remote ones (see
+// compare.RunCross) and prints the columns side by side.
+func runCrossCompare(ctx context.Context, w *bufio.Writer, stderr io.Writer, opt compare.CrossOptions, asJSON bool) error {
+	if opt.TopK < 1 || opt.TopK > 20 {
+		return usagef("--top-logprobs %d: want 1 to 20", opt.TopK)
+	}
+	res, err := compare.RunCross(ctx, opt)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(w, res)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tmodel\tTTFT ms\tgen tok/s\tprompt\tgenerated\tKLD (est.)\ttop-1\tnote")
+	for i, c := range res.Columns {
+		mark := ""
+		if i == res.Reference {
+			mark = "ref"
+		}
+		kld, top1 := "—", "—"
+		if c.KLD != nil {
+			kld = fmt.Sprintf("%.4f", *c.KLD)
+		}
+		if c.Top1 != nil {
+			top1 = fmt.Sprintf("%.1f%%", 100**c.Top1)
+		}
+		note := c.Note
+		if c.Error != "" {
+			note = "failed: " + c.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.1f\t%d\t%d\t%s\t%s\t%s\n", mark, c.Model, c.TTFTMs, c.GenTPS, c.PromptTokens, c.GenTokens, kld, top1, note)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%s.\n", res.Label)
+	for _, c := range res.Columns {
+		fmt.Fprintf(w, "\n%s:\n%s\n", c.Model, strings.TrimSpace(c.Text))
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,9 +21,9 @@ func init() {
 // plannedBackends are the accelerator backends Churon is to have; one
 // this build does not register is listed as such, so a person sees why
 // the GPU is not used.
-var plannedBackends = []struct{ name, what string }{
-	{"cuda", "NVIDIA GPUs through the CUDA driver (Linux, Windows)"},
-	{"metal", "Apple silicon GPUs through Metal (macOS)"},
+var plannedBackends = []struct{ name, what, goos string }{
+	{"cuda", "NVIDIA GPUs through the CUDA driver (Linux, Windows)", "linux windows"},
+	{"metal", "Apple silicon GPUs through Metal (macOS)", "darwin"},
 }
 
 // deviceJSON is one line of `churon devices --json`.
@@ -47,9 +49,16 @@ func listDevices(threads int) (out []deviceJSON, registered int) {
 	}
 	registered = len(out) - 1
 	for _, p := range plannedBackends {
-		if !seen[p.name] {
-			out = append(out, deviceJSON{Backend: p.name, Reason: "not built into this program yet (" + p.what + ")"})
+		if seen[p.name] {
+			continue
 		}
+		reason := "not built into this program yet (" + p.what + ")"
+		if !slices.Contains(strings.Fields(p.goos), runtime.GOOS) {
+			// The Metal backend registers on macOS only: elsewhere it
+			// is built in but has nothing to find.
+			reason = "not available on this system (" + p.what + ")"
+		}
+		out = append(out, deviceJSON{Backend: p.name, Reason: reason})
 	}
 	return out, registered
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/churon/churon/app/api/openai"
 	"io"
 	"io/fs"
 	"net"
@@ -59,7 +60,10 @@ func message(err error) string {
 		dns        *net.DNSError
 		pathErr    *fs.PathError
 	)
+	var remoteErr *openai.Error
 	switch {
+	case errors.As(err, &remoteErr):
+		return remoteErr.Error() // already one line for people
 	case errors.As(err, &unreach):
 		return fmt.Sprintf("cannot reach %s: check the internet connection%s", unreach.Host, unreachableWhy(err))
 	case errors.As(err, &dns):
@@ -105,7 +109,7 @@ func unreachableWhy(err error) string {
 // a developer reading a log, at the start of the message or of a wrapped
 // part; a person reads the rest. Names that are also plain words in our
 // messages ("models", "chat") are left alone.
-var ourPackages = regexp.MustCompile(`(^|: )(download|hub|gguf|engine|session|library|arch|backend|store|fit|sample|export|compare|kvcache|quantize|tokenizer|header): `)
+var ourPackages = regexp.MustCompile(`(^|: )(download|hub|gguf|engine|session|library|arch|backend|store|fit|sample|export|compare|kvcache|quantize|tokenizer|header|remote|openai): `)
 
 func stripPackages(s string) string {
 	for {

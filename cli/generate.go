@@ -53,6 +53,9 @@ func (f *modelFlags) load(ctx context.Context) (*engine.Model, error) {
 	if f.path == "" {
 		return nil, usagef("a model is required: -m FILE.gguf")
 	}
+	if err := localOnly(f.path); err != nil {
+		return nil, err
+	}
 	kv, err := kvType(f.kv)
 	if err != nil {
 		return nil, err

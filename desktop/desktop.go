@@ -19,6 +19,7 @@ import (
 	"github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/models"
 	"github.com/churon/churon/app/paths"
+	"github.com/churon/churon/app/remote"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/assets"
@@ -42,7 +43,9 @@ func Run() int {
 	defer st.Close()
 	// KV snapshots let an old chat resume without re-reading its history;
 	// without the folder the app still works, only slower to resume.
-	opt := session.Options{}
+	// Remote engines: the connections `churon remote` and Settings add.
+	remotes := remote.Open(remote.DefaultPath(), remote.SystemKeyring())
+	opt := session.Options{Remote: remotes}
 	if disk, err := session.OpenDiskCache(0); err != nil {
 		fmt.Fprintf(os.Stderr, "churon: %v (continuing without KV snapshots)\n", err)
 	} else {
@@ -78,7 +81,7 @@ func Run() int {
 			fmt.Fprintf(os.Stderr, "churon: the API server did not start: %v\n", err)
 		}
 	}
-	u := ui.New(a, w, ui.Options{Session: m, Compare: compare.Runner{Exclusive: m.Exclusive}, Models: mdl, Server: srv})
+	u := ui.New(a, w, ui.Options{Session: m, Compare: compare.Runner{Exclusive: m.Exclusive}, Models: mdl, Server: srv, Remotes: remotes})
 	defer u.Close()
 	w.SetMaster()
 	w.ShowAndRun()

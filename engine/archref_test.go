@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/churon/churon/engine/sample"
 	"github.com/churon/churon/models/synth"
 )
 
@@ -32,6 +34,7 @@ type archCase struct {
 	Layers      int     `json:"layers"`
 	Window      int     `json:"window"`
 	SWAPattern  int     `json:"swa_pattern"`
+	Greedy      int     `json:"greedy"`
 }
 
 // TestArchReferences is the one check of the architectures against
@@ -81,6 +84,9 @@ func TestArchReferences(t *testing.T) {
 			}
 			worst := compareReference(t, ref, logits, m.Info().VocabSize, minCosine(c.Type), c.ExpertFlips)
 			t.Logf("%s: worst cosine %.7f over %d rows", c.Name, worst, len(ref.Logits))
+			if c.Greedy > 0 {
+				compareGreedy(t, m, ref, c.KV)
+			}
 		})
 	}
 }
@@ -124,6 +130,45 @@ func compareReference(t *testing.T, ref reference, logits []float32, vocab int, 
 		}
 	}
 	return worst
+}
+
+// compareGreedy decodes greedily after ref's prompt, as many tokens as
+// llama.cpp did, and checks they are llama.cpp's until the first that
+// differs at a near tie: a step whose top two logits were within 0.05
+// there may go either way, and the rest then differs.
+func compareGreedy(t *testing.T, m *Model, ref reference, kv string) {
+	t.Helper()
+	if len(ref.GeneratedIDs) == 0 || len(ref.GeneratedGaps) != len(ref.GeneratedIDs) {
+		t.Fatalf("reference has %d generated tokens and %d gaps", len(ref.GeneratedIDs), len(ref.GeneratedGaps))
+	}
+	seq, err := m.NewSequence(SequenceOptions{KVType: kvType(t, kv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := seq.Generate(context.Background(), ref.PromptIDs, GenerateOptions{
+		MaxTokens: len(ref.GeneratedIDs), IgnoreEOS: true, Sampling: sample.Greedy(),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tokens) != len(ref.GeneratedIDs) {
+		t.Fatalf("generated %d tokens, llama.cpp %d", len(res.Tokens), len(ref.GeneratedIDs))
+	}
+	n := 0
+	for ; n < len(res.Tokens) && res.Tokens[n] == ref.GeneratedIDs[n]; n++ {
+	}
+	if n < len(res.Tokens) {
+		// Token i was chosen at a gap of topGap(the prompt's last row) for
+		// i = 0, GeneratedGaps[i-1] after.
+		gap := topGap(ref.PromptTop[len(ref.PromptTop)-1])
+		if n > 0 {
+			gap = ref.GeneratedGaps[n-1]
+		}
+		if gap > 0.05 {
+			t.Errorf("greedy token %d: %d, llama.cpp %d (its gap %.3f)\n got %v\nwant %v", n, res.Tokens[n], ref.GeneratedIDs[n], gap, res.Tokens, ref.GeneratedIDs)
+		}
+	}
+	t.Logf("greedy: %d of %d tokens equal (then a near tie)", n, len(ref.GeneratedIDs))
 }
 
 // writeArchModel writes the case's model and checks it is the one

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/churon/churon/engine/arch"
@@ -56,6 +55,9 @@ func (m *Model) DecodeBatch(ctx context.Context, seqs []*Sequence, tokens []int3
 	}
 	for i, s := range seqs {
 		s.tokens = append(s.tokens, tokens[i])
+		if err := s.stored(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -84,6 +86,9 @@ func (m *Model) FeedBatch(ctx context.Context, seqs []*Sequence, toks [][]int32)
 		if err := s.refill(ctx); err != nil {
 			return err
 		}
+	}
+	for i, s := range seqs {
+		s.prompting(len(toks[i]))
 	}
 	lead := seqs[0]
 	done := make([]int, len(seqs)) // tokens of each sequence fed so far
@@ -130,6 +135,11 @@ func (m *Model) FeedBatch(ctx context.Context, seqs []*Sequence, toks [][]int32)
 		for i, s := range seqs {
 			s.tokens = append(s.tokens, toks[i][done[i]:done[i]+took[i]]...)
 			done[i] += took[i]
+			if took[i] > 0 {
+				if err := s.stored(); err != nil {
+					return err
+				}
+			}
 		}
 	}
 }
@@ -240,13 +250,18 @@ func (s *Sequence) NewStream(prompt []int32, opt GenerateOptions, onToken func(T
 	}
 	if s.Refills() {
 		// Truncate cut further back than a sliding-window layer's ring
-		// reaches: the held tokens run again, as the start of the prompt,
-		// in the same chunks between the other streams' steps that a
-		// prompt takes (Feed would run them in one go and hold the batch).
-		st.prompt = append(slices.Clone(s.tokens), prompt...)
-		s.tokens = s.tokens[:0]
-		s.held.cache.Cut(0)
+		// reaches, or cut a recurrent model: the held tokens after where
+		// the cache resumes run again, as the start of the prompt, in the
+		// same chunks between the other streams' steps that a prompt
+		// takes (Feed would run them in one go and hold the batch).
+		again, err := s.rewind()
+		if err != nil {
+			st.state, st.err = streamDone, err
+			return nil, err
+		}
+		st.prompt = append(again, prompt...)
 	}
+	s.prompting(len(st.prompt))
 	if len(st.prompt) == 0 {
 		st.state = streamReady
 		g.prompted(time.Now())
@@ -411,6 +426,10 @@ func (m *Model) Step(streams []*Stream, prefill int) error {
 		s := st.g.s
 		g := bt.Groups[i]
 		s.tokens = append(s.tokens, bt.Tokens[g.Start:g.End]...)
+		if err := s.stored(); err != nil {
+			st.fail(err)
+			continue
+		}
 		switch st.state {
 		case streamTail:
 			st.state = streamDone
@@ -428,8 +447,8 @@ func (m *Model) Step(streams []*Stream, prefill int) error {
 }
 
 // SequenceBytes is the memory a sequence made with opt holds for its
-// cache — every layer's KV rows for the whole context and any layer's
-// state — so that a scheduler can count what its answers take before
+// cache — every layer's KV rows for the whole context, any layer's state
+// and its checkpoints — so that a scheduler can count what its answers take before
 // it makes them.
 func (m *Model) SequenceBytes(opt SequenceOptions) int64 {
 	kvType, err := opt.KVType.quantType()
@@ -442,6 +461,13 @@ func (m *Model) SequenceBytes(opt SequenceOptions) int64 {
 			n += l.KV.Bytes()
 		}
 		n += int64(l.StateBytes)
+		if l.StateBytes > 0 {
+			ck := opt.MaxCheckpoints
+			if ck <= 0 {
+				ck = DefaultMaxCheckpoints
+			}
+			n += int64(ck) * int64(l.StateBytes) // the checkpoints, at most
+		}
 	}
 	return n
 }

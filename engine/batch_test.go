@@ -29,8 +29,12 @@ func batchSpecs() map[string]synth.Spec {
 	// gpt-oss: MXFP4 experts, sinks, a window shorter than the prompts
 	oss := synth.Tiny("gpt-oss")
 	oss.FileType = "MXFP4_MOE"
+	// qwen35 and qwen35moe: Gated DeltaNet layers with a state per
+	// sequence, checkpointed every 256 positions and at turn boundaries.
+	q35, _ := synth.Preset("qwen35-odd", "Q8_0", 1)
+	q35moe, _ := synth.Preset("qwen35moe-test", "F16", 1)
 	return map[string]synth.Spec{"qwen2-Q8_0": q8, "llama-Q4_K_M": k4, "gemma3-F16": g3,
-		"qwen3moe-Q8_0": moe, "gpt-oss-MXFP4_MOE": oss}
+		"qwen3moe-Q8_0": moe, "gpt-oss-MXFP4_MOE": oss, "qwen35-Q8_0": q35, "qwen35moe-F16": q35moe}
 }
 
 func sameFloats(t *testing.T, what string, got, want []float32) {

@@ -16,14 +16,18 @@ import (
 
 // reference is the part of a llama.cpp reference file the tests read.
 type reference struct {
-	Model        string      `json:"model"`
-	KVCacheType  string      `json:"kv_cache_type"`
-	Prompt       string      `json:"prompt"`
-	AddBOS       bool        `json:"add_bos"`
-	PromptIDs    []int32     `json:"prompt_ids"`
-	GeneratedIDs []int32     `json:"generated_ids"`
-	Logits       [][]float32 `json:"full_logits_prompt"`
-	PromptTop    [][][]any   `json:"prompt_top"`
+	Model        string  `json:"model"`
+	KVCacheType  string  `json:"kv_cache_type"`
+	Prompt       string  `json:"prompt"`
+	AddBOS       bool    `json:"add_bos"`
+	PromptIDs    []int32 `json:"prompt_ids"`
+	GeneratedIDs []int32 `json:"generated_ids"`
+	// GeneratedGaps is, for each generated token after the first, the gap
+	// between llama.cpp's top two logits at the step that chose it
+	// (tools/llamacpp-bench/logits.mjs --greedy).
+	GeneratedGaps []float64   `json:"generated_gaps"`
+	Logits        [][]float32 `json:"full_logits_prompt"`
+	PromptTop     [][][]any   `json:"prompt_top"`
 }
 
 func readReference(t *testing.T, path string) reference {

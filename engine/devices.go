@@ -116,6 +116,20 @@ func (m *Model) planInputs(accel backend.Device, opt LoadOptions) (func(int) boo
 	seqs := max(1, opt.Sequences)
 	specs := m.net.CacheSpec(kvType, ctxLen)
 	s := backend.Sizes{Layer: make([]int64, L)}
+	// A recurrent layer (its state) runs where the device has the
+	// operation: Gated DeltaNet is the only one so far.
+	if _, ok := accel.(backend.DeltaNetRunner); !ok {
+		kept := 0
+		for i := range L {
+			if specs[i].StateBytes > 0 {
+				unsupported[i] = true
+				kept++
+			}
+		}
+		if kept > 0 {
+			m.note(fmt.Sprintf("%s does not run Gated DeltaNet layers: %d of %d layers stay on the CPU", accel.Name(), kept, L))
+		}
+	}
 	for i := range L {
 		s.Layer[i] = bytes[i]
 		if kv := specs[i].KV; kv != nil {
@@ -179,11 +193,15 @@ func (m *Model) forward(bt *arch.Batch, seqs []*Sequence, logits []float32) erro
 			if !c.Holds(int(bt.Pos[g.Start])) {
 				return fmt.Errorf("engine: a sequence's cache lacks the rows of its window at position %d", bt.Pos[g.Start])
 			}
+			if s.stale {
+				return fmt.Errorf("engine: a sequence's recurrent states are of a later position than %d (not rewound)", bt.Pos[g.Start])
+			}
 			// Before the pass: the rows it overwrites are gone even if it
 			// fails.
 			c.Stored(int(bt.Pos[g.End-1]) + 1)
 			g.Cache = c
 		}
+		m.rowsRun += int64(len(bt.Tokens))
 		return m.net.Forward(&m.scratch, bt, logits)
 	})
 }
@@ -269,6 +287,7 @@ func (m *Model) revive(s *Sequence) error {
 		s.held.cache.Release()
 	}
 	s.held.cache = cache
+	s.stale = false // the states were computed again, up to the last token
 	return nil
 }
 

@@ -97,6 +97,7 @@ type Model struct {
 	closed  bool // guarded by exec
 	plan    *backend.Plan
 	scratch arch.Scratch
+	rowsRun int64      // rows of every pass run, for tests: what feeding cost
 	infoMu  sync.Mutex // guards info's device fields, which a fallback changes
 }
 

@@ -52,7 +52,51 @@ func offloadFiles(t *testing.T) map[string]string {
 	oss := synth.Tiny("gpt-oss")
 	oss.FileType = "MXFP4_MOE"
 	files["synth-gpt-oss"] = synthFile(t, "gpt-oss.gguf", oss)
+	// qwen35 and qwen35moe: Gated DeltaNet layers, whose states the fake
+	// device keeps, and gated attention.
+	for _, shape := range []string{"qwen35-odd", "qwen35moe-odd"} {
+		q, err := synth.Preset(shape, "F16", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["synth-"+shape] = synthFile(t, shape+".gguf", q)
+	}
 	return files
+}
+
+// noDeltaNet is a device without the Gated DeltaNet operation, as the
+// CUDA one is: embedding the interface hides the fake's DeltaNet.
+type noDeltaNet struct{ backend.Device }
+
+// TestOffloadWithoutDeltaNet: on a device that does not run Gated
+// DeltaNet layers, a qwen35 model offloads its attention layers and its
+// output head, keeps the recurrent layers on the CPU with a note saying
+// so, and computes the CPU's logits bit for bit.
+func TestOffloadWithoutDeltaNet(t *testing.T) {
+	q, err := synth.Preset("qwen35-odd", "F16", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := synthFile(t, "qwen35-odd.gguf", q)
+	want := offloadRun(t, loadWith(t, path, LoadOptions{Device: "cpu"}), KVF16)
+	dev := fake.New(fake.Options{})
+	m := loadWith(t, path, LoadOptions{Accelerator: noDeltaNet{dev}, GPULayers: q.Layers + 1})
+	in := m.Info()
+	attention := q.Layers / q.FullAttnInterval
+	if in.OffloadedLayers != attention || !in.OffloadedOutput {
+		t.Fatalf("%d layers and output %v offloaded, want the %d attention layers and the output (%s)", in.OffloadedLayers, in.OffloadedOutput, attention, in.Backend)
+	}
+	note := false
+	for _, n := range in.DeviceNotes {
+		note = note || strings.Contains(n, "does not run Gated DeltaNet layers")
+	}
+	if !note {
+		t.Errorf("no note about the DeltaNet layers kept on the CPU: %q", in.DeviceNotes)
+	}
+	sameFloats(t, in.Backend, offloadRun(t, m, KVF16), want)
+	if dev.Ops() == 0 {
+		t.Fatal("nothing ran on the device")
+	}
 }
 
 func loadWith(t *testing.T, path string, opt LoadOptions) *Model {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/churon/churon/engine/arch"
@@ -23,6 +22,11 @@ type SequenceOptions struct {
 	// Batch is the most tokens run through the model in one forward pass
 	// while feeding a prompt; 0 means DefaultBatch.
 	Batch int
+	// CheckpointEvery and MaxCheckpoints bound the checkpoints of a model
+	// with recurrent layers (recurrent.go): taken every CheckpointEvery
+	// positions (0: DefaultCheckpointEvery) and at turn boundaries, at
+	// most MaxCheckpoints kept (0: DefaultMaxCheckpoints).
+	CheckpointEvery, MaxCheckpoints int
 }
 
 // KVType selects the KV cache's storage type. The values are written in
@@ -113,6 +117,17 @@ type Sequence struct {
 	outRows []int
 	one     [1]int32 // the token a decode step feeds, without allocating
 
+	// Recurrent layers (recurrent.go): the bytes of their states, the
+	// checkpoints' spacing and number, the checkpoints (by position), the
+	// position before the last token of the prompt being fed (a turn
+	// boundary, checkpointed), and whether Truncate left the live states
+	// at a later position than the tokens.
+	stateBytes     int
+	ckEvery, ckMax int
+	ckpts          []checkpoint
+	mark           int
+	stale          bool
+
 	// Buffers for the batched calls this sequence leads (FeedBatch uses
 	// the first sequence's), reused so steady decoding does not allocate.
 	bt      arch.Batch
@@ -145,6 +160,16 @@ func (m *Model) NewSequence(opt SequenceOptions) (*Sequence, error) {
 		batch = DefaultBatch
 	}
 	s := &Sequence{m: m, ctxLen: ctxLen, kvType: kvType, batch: batch, logits: make([]float32, cfg.Vocab), held: &heldCache{m: m}}
+	for _, l := range m.net.CacheSpec(kvType, ctxLen) {
+		s.stateBytes += l.StateBytes
+	}
+	s.ckEvery, s.ckMax = opt.CheckpointEvery, opt.MaxCheckpoints
+	if s.ckEvery <= 0 {
+		s.ckEvery = DefaultCheckpointEvery
+	}
+	if s.ckMax <= 0 {
+		s.ckMax = DefaultMaxCheckpoints
+	}
 	m.exec.Lock()
 	err = m.withFallback(func() error { return m.revive(s) })
 	m.exec.Unlock()
@@ -211,16 +236,19 @@ func (s *Sequence) Tokens() []int32 { return s.tokens }
 // (do not modify; valid until the next Feed).
 func (s *Sequence) Logits() []float32 { return s.logits }
 
-// KVBytes is the memory held by the sequence's cache.
+// KVBytes is the memory held by the sequence's cache: every layer's KV
+// rows and state, and the recurrent states' checkpoints.
 func (s *Sequence) KVBytes() int64 {
 	if s.held.cache == nil {
 		return 0
 	}
-	return s.held.cache.Bytes()
+	return s.held.cache.Bytes() + s.CheckpointBytes()
 }
 
 // Truncate drops cached tokens from position n on, so the next Feed
 // continues from there. Entries past n are simply overwritten later.
+// A model's recurrent layers resume from the newest checkpoint at or
+// before n (see Reused), running the tokens after it again.
 // A sliding-window layer keeps only the last rows of its ring
 // (backend.RingMargin beyond its window): cut back further than that, the
 // sequence no longer holds what position n needs, and the next Feed first
@@ -230,6 +258,7 @@ func (s *Sequence) Truncate(n int) error {
 	if n < 0 || n > len(s.tokens) {
 		return fmt.Errorf("engine: truncate to %d: sequence holds %d tokens", n, len(s.tokens))
 	}
+	s.cutCheckpoints(n)
 	s.tokens = s.tokens[:n]
 	if s.held.cache != nil {
 		s.held.cache.Cut(n)
@@ -237,21 +266,34 @@ func (s *Sequence) Truncate(n int) error {
 	return nil
 }
 
-// Refills reports whether the next Feed runs the sequence's tokens again
-// from the start before its own: Truncate cut it further back than its
-// sliding-window layers' rings reach.
+// Refills reports whether the next Feed runs some of the sequence's held
+// tokens again before its own: Truncate cut it further back than its
+// sliding-window layers' rings reach (all of them), or cut a model with
+// recurrent layers (those after the checkpoint it resumes from, Reused).
 func (s *Sequence) Refills() bool {
-	return s.held.cache != nil && !s.held.cache.Holds(len(s.tokens))
+	return s.held.cache != nil && (s.stale || !s.held.cache.Holds(len(s.tokens)))
 }
 
 // chunk is how many of rest tokens the next pass of s feeds, at most
-// limit.
+// limit: up to a checkpoint's position at most.
 func (s *Sequence) chunk(rest, limit int) int {
 	n := min(limit, rest)
 	if s.run > 0 {
 		n = min(n, s.run)
 	}
+	if b := s.boundary(len(s.tokens)); b > 0 {
+		n = min(n, b-len(s.tokens))
+	}
 	return n
+}
+
+// prompting marks the position before the last of n tokens about to be
+// fed as a turn boundary, checkpointed on the way.
+func (s *Sequence) prompting(n int) {
+	s.mark = 0
+	if n >= 2 {
+		s.mark = len(s.tokens) + n - 1
+	}
 }
 
 // refill runs the sequence's tokens through the model again from the
@@ -262,10 +304,10 @@ func (s *Sequence) refill(ctx context.Context) error {
 	if !s.Refills() {
 		return nil
 	}
-	c := s.held.cache
-	toks := slices.Clone(s.tokens)
-	s.tokens = s.tokens[:0]
-	c.Cut(0)
+	toks, err := s.rewind()
+	if err != nil {
+		return err
+	}
 	return s.feed(ctx, toks, nil)
 }
 
@@ -314,6 +356,7 @@ func (s *Sequence) feed(ctx context.Context, toks []int32, all []float32) error 
 		return err
 	}
 	vocab := s.m.info.VocabSize
+	s.prompting(len(toks))
 	for done := 0; done < len(toks); {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -345,6 +388,9 @@ func (s *Sequence) feed(ctx context.Context, toks []int32, all []float32) error 
 		}
 		s.tokens = append(s.tokens, chunk...)
 		done += n
+		if err := s.stored(); err != nil {
+			return err
+		}
 	}
 	if all != nil {
 		copy(s.logits, all[(len(toks)-1)*vocab:])

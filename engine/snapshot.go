@@ -18,11 +18,27 @@ import (
 // ones — with each layer's rings in the header and each segment's first
 // row per layer in its head. Version 2 files still read (their rows are
 // the same computation; a ring keeps the last of them), and a store
-// rewrites them whole at its next save.
-const SnapshotFormat uint32 = 3
+// rewrites them whole at its next save. Version 4 holds the states of
+// recurrent layers (Qwen 3.5's Gated DeltaNet): the header says how many
+// bytes a state of all of them takes and marks the layers without KV
+// rows, and each segment carries the states at its checkpoints and at
+// its end. Versions 2 and 3 still read for models without recurrent
+// layers; a model with them refuses them as a mismatch.
+const SnapshotFormat uint32 = 4
 
-// snapFormat2 is the last version before rings, which still reads.
-const snapFormat2 uint32 = 2
+// snapFormat2 is the last version before rings, snapFormat3 the last
+// before recurrent states; both still read.
+const (
+	snapFormat2 uint32 = 2
+	snapFormat3 uint32 = 3
+)
+
+// snapNoRows marks, in a version 4 header's rings, a layer without KV
+// rows (a recurrent layer); segLayout.rings holds it as -1.
+const snapNoRows = 0xFFFFFFFF
+
+// snapMaxStates bounds the states one segment may carry.
+const snapMaxStates = 1 << 10
 
 // The snapshot file, all integers little-endian, is a header and then
 // segments, each a checked piece of the sequence's history:
@@ -34,7 +50,9 @@ const snapFormat2 uint32 = 2
 //	16      H       file size u64, hash [32], architecture (u16 length +
 //	                bytes), context u32, KV type u32, layers u32, KV
 //	                width u32, vocabulary u32, then per layer the rows of
-//	                its ring u32 (0: a row per position; version 3)
+//	                its ring u32 (0: a row per position, snapNoRows: no
+//	                rows; version 3), then the bytes B of the recurrent
+//	                layers' states u32 (version 4)
 //	16+H    4       CRC-32C of bytes [0, 16+H)
 //
 //	segment: n positions from start (L layers, rows of R bytes, V logits)
@@ -43,12 +61,17 @@ const snapFormat2 uint32 = 2
 //	8       4       n
 //	12      4L      per layer, f: the first position it has rows of here
 //	                (version 3; version 2 has no such field, f = start)
-//	12+4L   4       CRC-32C of the segment's bytes before it
+//	…       4       k: the recurrent states it carries (version 4)
+//	…       4       CRC-32C of the segment's bytes before it
 //	16+4L   4n      token ids of positions [start, start+n), int32
 //	…       4       CRC-32C of the segment's bytes before it
 //	…       per layer: the keys of positions [f, start+n), then their
 //	                values, R bytes a row, exactly as the cache stores them
 //	…       4V      logits after the segment's last token, float32
+//	…       k(4+B)  (version 4) k states: the position u32 and B bytes of
+//	                every recurrent layer's state after it, in layer
+//	                order; positions ascending within [start, start+n],
+//	                the last start+n
 //	end-4   4       CRC-32C of every byte of the segment before it
 //
 // The state a file holds starts empty; each segment truncates it to start
@@ -59,7 +82,12 @@ const snapFormat2 uint32 = 2
 // positions (no more than the ring holds) or more, from before start
 // (rows the state lacks after a cut further back than its ring reaches);
 // the layer then holds rows from f on — or from where it held them
-// before, when f ≤ start — but never more than its last ring-many.
+// before, when f ≤ start — but never more than its last ring-many. A
+// layer without rows has f = start+n. Of the recurrent states, a segment
+// drops those of positions after start and adds its own: the sequence's
+// checkpoints within it and its state at its end, which every segment of
+// a model with recurrent layers carries, so the last one's is the
+// restored sequence's.
 // WriteSnapshot writes the header and one segment from position 0. A
 // store keeping a conversation appends a segment per save instead of
 // rewriting the file: after a follow-up turn it writes only the new
@@ -133,26 +161,32 @@ type segLayout struct {
 	vocab   int
 	context int
 	// rings is, per layer, the rows of its ring, 0 for a row per
-	// position; nil in version 2, which does not record them.
+	// position, -1 for none; nil in version 2, which does not record them.
 	rings []int
+	// stateBytes is a recurrent state's bytes, all layers' (version 4).
+	stateBytes int
 }
 
 // headSize is the bytes of a segment's head, with its checksum.
 func (g *segLayout) headSize() int {
-	if g.format == snapFormat2 {
+	switch g.format {
+	case snapFormat2:
 		return snapSegHead
+	case snapFormat3:
+		return snapSegHead + 4*g.layers
 	}
-	return snapSegHead + 4*g.layers
+	return snapSegHead + 4*g.layers + 4
 }
 
 // size is the bytes of a segment of n positions ending at end whose
-// layer l has rows from first[l] on.
-func (g *segLayout) size(n, end int, first []int) int64 {
+// layer l has rows from first[l] on, carrying k recurrent states.
+func (g *segLayout) size(n, end int, first []int, k int) int64 {
 	rows := int64(0)
 	for _, f := range first {
 		rows += int64(end - f)
 	}
-	return int64(g.headSize()) + 8 + 4*int64(n) + 2*rows*int64(g.rowSize) + 4*int64(g.vocab)
+	return int64(g.headSize()) + 8 + 4*int64(n) + 2*rows*int64(g.rowSize) + 4*int64(g.vocab) +
+		int64(k)*(4+int64(g.stateBytes))
 }
 
 // ring is layer l's ring rows (0: a row per position, or not recorded).
@@ -199,16 +233,34 @@ func (s *Sequence) SnapshotInfo() SnapshotInfo {
 func (s *Sequence) layout() *segLayout {
 	cfg := s.m.net.Config()
 	g := &segLayout{format: SnapshotFormat, layers: cfg.Layers, rowSize: s.rowSize(), vocab: len(s.logits),
-		context: s.ctxLen, rings: make([]int, cfg.Layers)}
+		context: s.ctxLen, rings: make([]int, cfg.Layers), stateBytes: s.stateBytes}
 	for l := range g.rings {
 		if s.held.cache == nil {
 			break // closed: nothing will be written
 		}
 		if kv := s.held.cache.KV(l); kv != nil {
 			g.rings[l] = kv.Spec().Ring
+		} else {
+			g.rings[l] = -1
 		}
 	}
 	return g
+}
+
+// segStates is how many recurrent states a segment of the positions
+// [from, Len()) carries: the checkpoints after from and before the end,
+// and the state at the end; none for a model without recurrent layers.
+func (s *Sequence) segStates(from int) int {
+	if !s.recurrent() {
+		return 0
+	}
+	k := 1
+	for _, cp := range s.ckpts {
+		if cp.pos > from && cp.pos < len(s.tokens) {
+			k++
+		}
+	}
+	return k
 }
 
 func (s *Sequence) header() []byte {
@@ -216,10 +268,10 @@ func (s *Sequence) header() []byte {
 	arch := info.Architecture
 	le := binary.LittleEndian
 	rings := s.layout().rings
-	b := make([]byte, 0, snapPrefix+snapFixedHdr+len(arch)+4*len(rings)+4)
+	b := make([]byte, 0, snapPrefix+snapFixedHdr+len(arch)+4*len(rings)+8)
 	b = append(b, snapMagic[:]...)
 	b = le.AppendUint32(b, SnapshotFormat)
-	b = le.AppendUint32(b, uint32(snapFixedHdr+len(arch)+4*len(rings)))
+	b = le.AppendUint32(b, uint32(snapFixedHdr+len(arch)+4*len(rings)+4))
 	b = le.AppendUint64(b, uint64(info.FileSize))
 	b = append(b, info.Hash[:]...)
 	b = le.AppendUint16(b, uint16(len(arch)))
@@ -228,15 +280,20 @@ func (s *Sequence) header() []byte {
 		b = le.AppendUint32(b, uint32(v))
 	}
 	for _, r := range rings {
-		b = le.AppendUint32(b, uint32(r))
+		if r < 0 {
+			b = le.AppendUint32(b, snapNoRows)
+		} else {
+			b = le.AppendUint32(b, uint32(r))
+		}
 	}
+	b = le.AppendUint32(b, uint32(s.stateBytes))
 	return le.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
 // SnapshotHeaderSize is the number of bytes WriteSnapshotHeader writes.
 func (s *Sequence) SnapshotHeaderSize() int64 {
 	cfg := s.m.net.Config()
-	return int64(snapPrefix + snapFixedHdr + len(snapArch(cfg.Arch)) + 4*cfg.Layers + 4)
+	return int64(snapPrefix + snapFixedHdr + len(snapArch(cfg.Arch)) + 4*cfg.Layers + 8)
 }
 
 // segFirst is, per layer, the first position whose rows a segment of
@@ -278,7 +335,7 @@ func (s *Sequence) segFirst(from int, onto []int) []int {
 // from, onto) writes, for from in [0, Len()].
 func (s *Sequence) SnapshotSegmentSize(from int, onto *SnapshotIndex) int64 {
 	from = min(max(0, from), len(s.tokens))
-	return s.layout().size(len(s.tokens)-from, len(s.tokens), s.segFirst(from, onto.held()))
+	return s.layout().size(len(s.tokens)-from, len(s.tokens), s.segFirst(from, onto.held()), s.segStates(from))
 }
 
 // SnapshotSize is the number of bytes WriteSnapshot writes: the header

@@ -225,7 +225,7 @@ func resum(b []byte, layers, n, vocab, rows int) []byte {
 	hend := snapPrefix + int(le.Uint32(b[12:]))
 	le.PutUint32(b[hend:], crc32.Checksum(b[:hend], castagnoli))
 	seg := hend + 4
-	head := snapSegHead + 4*layers
+	head := snapSegHead + 4*layers + 4
 	le.PutUint32(b[seg+head-4:], crc32.Checksum(b[seg:seg+head-4], castagnoli))
 	toks := seg + head + 4*n
 	le.PutUint32(b[toks:], crc32.Checksum(b[seg:toks], castagnoli))
@@ -262,8 +262,8 @@ func TestSnapshotRingsDamaged(t *testing.T) {
 	le := binary.LittleEndian
 	cfg := m.net.Config()
 	hend := snapPrefix + int(le.Uint32(snap[12:]))
-	rings := hend - 4*cfg.Layers // the ring table ends the header
-	firsts := hend + 4 + 12      // a segment's first rows follow tag, start and n
+	rings := hend - 4*cfg.Layers - 4 // the ring table and the states' bytes end the header
+	firsts := hend + 4 + 12          // a segment's first rows follow tag, start and n
 	n, vocab := s.Len(), cfg.Vocab
 	ring := int(le.Uint32(snap[rings:])) // layer 0 is banded
 	if ring == 0 || le.Uint32(snap[rings+4:]) != 0 {
@@ -285,16 +285,17 @@ func TestSnapshotRingsDamaged(t *testing.T) {
 	refused("a ring as long as the context", edit(rings, uint32(ringCtx)), ErrSnapshotCorrupt)
 }
 
-// toFormat2 rewrites a snapshot of format 3 whose segments all have every
-// layer's rows from their start (a sequence without rings) as the format
-// 2 engine wrote it: no ring table, no first rows.
+// toFormat2 rewrites a snapshot of format 4 of a model without recurrent
+// layers whose segments all have every layer's rows from their start (a
+// sequence without rings) as the format 2 engine wrote it: no ring
+// table, no first rows, no states.
 func toFormat2(t *testing.T, b []byte, layers int) []byte {
 	t.Helper()
 	le := binary.LittleEndian
 	hlen := int(le.Uint32(b[12:]))
-	out := bytes.Clone(b[:snapPrefix+hlen-4*layers])
+	out := bytes.Clone(b[:snapPrefix+hlen-4*layers-4])
 	le.PutUint32(out[8:], snapFormat2)
-	le.PutUint32(out[12:], uint32(hlen-4*layers))
+	le.PutUint32(out[12:], uint32(hlen-4*layers-4))
 	out = le.AppendUint32(out, crc32.Checksum(out, castagnoli))
 	info, err := ReadSnapshotInfo(bytes.NewReader(b))
 	if err != nil {
@@ -308,7 +309,10 @@ func toFormat2(t *testing.T, b []byte, layers int) []byte {
 				t.Fatalf("layer %d's rows do not start at the segment's start", l)
 			}
 		}
-		head := snapSegHead + 4*layers
+		head := snapSegHead + 4*layers + 4
+		if k := le.Uint32(b[off+head-8:]); k != 0 {
+			t.Fatalf("a segment with %d recurrent states", k)
+		}
 		size := head + 4*n + 4 + 2*layers*n*rs + 4*info.Vocab + 4
 		seg := bytes.Clone(b[off : off+12])
 		seg = le.AppendUint32(seg, crc32.Checksum(seg, castagnoli))

@@ -84,12 +84,12 @@ func readHeader(sr *snapReader) (SnapshotInfo, uint32, *segLayout, error) {
 		return info, 0, nil, corrupt("not a KV snapshot (magic %q)", p[:8])
 	}
 	v := le.Uint32(p[8:])
-	if v != SnapshotFormat && v != snapFormat2 {
-		return info, 0, nil, mismatch("format version %d, this engine reads %d and %d", v, snapFormat2, SnapshotFormat)
+	if v != SnapshotFormat && v != snapFormat2 && v != snapFormat3 {
+		return info, 0, nil, mismatch("format version %d, this engine reads %d to %d", v, snapFormat2, SnapshotFormat)
 	}
 	maxRings := 0
 	if v != snapFormat2 {
-		maxRings = 4 * snapMaxLayers
+		maxRings = 4*snapMaxLayers + 4
 	}
 	hlen := int(le.Uint32(p[12:]))
 	if hlen < snapFixedHdr || hlen > snapFixedHdr+snapMaxArch+maxRings {
@@ -144,16 +144,31 @@ func readHeader(sr *snapReader) (SnapshotInfo, uint32, *segLayout, error) {
 		}
 		return info, want, g, nil
 	}
-	if rings != 4*info.Layers {
+	tail := 0 // the states' bytes (version 4)
+	if v != snapFormat3 {
+		tail = 4
+	}
+	if rings != 4*info.Layers+tail {
 		return info, 0, nil, corrupt("a header of %d bytes for %d layers and an architecture name of %d", hlen, info.Layers, alen)
 	}
 	g.rings = make([]int, info.Layers)
 	for l := range g.rings {
 		r := le.Uint32(h[snapFixedHdr+alen+4*l:])
-		if r >= uint32(info.Context) {
+		switch {
+		case r == snapNoRows && v != snapFormat3:
+			g.rings[l] = -1
+		case r >= uint32(info.Context):
 			return info, 0, nil, corrupt("layer %d: a ring of %d rows in a context of %d", l, r, info.Context)
+		default:
+			g.rings[l] = int(r)
 		}
-		g.rings[l] = int(r)
+	}
+	if tail > 0 {
+		sb := le.Uint32(h[snapFixedHdr+alen+4*info.Layers:])
+		if sb > 1<<31-1 {
+			return info, 0, nil, corrupt("recurrent states of %d bytes", sb)
+		}
+		g.stateBytes = int(sb)
 	}
 	return info, want, g, nil
 }
@@ -169,22 +184,22 @@ func ReadSnapshotInfo(r io.Reader) (SnapshotInfo, error) {
 // SnapshotIndex is what a snapshot file holds, as far as its header and
 // whole segments go. A store keeps it to know what to append (see
 
-// checkSegHead checks a segment's head (tag, range, first rows,
+// checkSegHead checks a segment's head (tag, range, first rows, states,
 // checksum) against the state so far (length tokens) and returns its
-// start and length, and in first (one per layer) where each layer's rows
-// start.
-func (g *segLayout) checkSegHead(h []byte, off int64, length int, first []int) (start, n int, err error) {
+// start, length and the recurrent states it carries, and in first (one
+// per layer) where each layer's rows start.
+func (g *segLayout) checkSegHead(h []byte, off int64, length int, first []int) (int, int, int, error) {
 	le := binary.LittleEndian
 	k := len(h) - 4
 	if got, want := le.Uint32(h[k:]), crc32.Checksum(h[:k], castagnoli); got != want {
-		return 0, 0, corrupt("segment at byte %d: checksum of its head %08x, computed %08x", off, got, want)
+		return 0, 0, 0, corrupt("segment at byte %d: checksum of its head %08x, computed %08x", off, got, want)
 	}
 	if !bytes.Equal(h[:4], snapSegTag[:]) {
-		return 0, 0, corrupt("byte %d: not a segment (tag %q)", off, h[:4])
+		return 0, 0, 0, corrupt("byte %d: not a segment (tag %q)", off, h[:4])
 	}
 	s, c := int64(le.Uint32(h[4:])), int64(le.Uint32(h[8:]))
 	if s > int64(length) || c > int64(g.context)-s {
-		return 0, 0, corrupt("segment at byte %d: positions [%d,%d) after a state of %d tokens, in a context of %d",
+		return 0, 0, 0, corrupt("segment at byte %d: positions [%d,%d) after a state of %d tokens, in a context of %d",
 			off, s, s+c, length, g.context)
 	}
 	end := s + c
@@ -196,13 +211,20 @@ func (g *segLayout) checkSegHead(h []byte, off int64, length int, first []int) (
 		f := int64(le.Uint32(h[12+4*l:]))
 		ring := int64(g.rings[l])
 		switch {
-		case f > end, ring == 0 && f != s, ring > 0 && end-f > ring:
-			return 0, 0, corrupt("segment at byte %d: layer %d's rows from position %d, for positions [%d,%d) and a ring of %d",
+		case f > end, ring == 0 && f != s, ring > 0 && end-f > ring, ring < 0 && f != end:
+			return 0, 0, 0, corrupt("segment at byte %d: layer %d's rows from position %d, for positions [%d,%d) and a ring of %d",
 				off, l, f, s, end, ring)
 		}
 		first[l] = int(f)
 	}
-	return int(s), int(c), nil
+	if g.format == snapFormat2 || g.format == snapFormat3 {
+		return int(s), int(c), 0, nil
+	}
+	states := int64(le.Uint32(h[12+4*len(first):]))
+	if (g.stateBytes == 0) != (states == 0) || states > min(c+1, snapMaxStates) {
+		return 0, 0, 0, corrupt("segment at byte %d: %d recurrent states of %d bytes for positions [%d,%d)", off, states, g.stateBytes, s, end)
+	}
+	return int(s), int(c), int(states), nil
 }
 
 // segTokens decodes and checks a segment's token ids.

@@ -79,6 +79,13 @@ func (m *Model) RestoreSnapshot(r io.Reader, opt SequenceOptions) (*Sequence, *S
 		return nil, nil, mismatch("the sequence made from the options has context %d, %v", s.ctxLen, kvTypeOf(s.kvType))
 	}
 	own := s.layout()
+	if s.recurrent() && (lay.format != SnapshotFormat || lay.stateBytes != s.stateBytes) {
+		return nil, nil, mismatch("format %d with recurrent states of %d bytes; this model's recurrent layers keep %d (format %d)",
+			lay.format, lay.stateBytes, s.stateBytes, SnapshotFormat)
+	}
+	if lay.stateBytes != s.stateBytes {
+		return nil, nil, mismatch("recurrent states of %d bytes for a model without recurrent layers", lay.stateBytes)
+	}
 	if lay.rings != nil && !slices.Equal(lay.rings, own.rings) {
 		return nil, nil, mismatch("sliding-window rings of %v rows, this engine keeps %v", lay.rings, own.rings)
 	}
@@ -105,6 +112,15 @@ func (m *Model) RestoreSnapshot(r io.Reader, opt SequenceOptions) (*Sequence, *S
 	if ix.Segments == 0 {
 		return nil, nil, corrupt("no segment after the header")
 	}
+	if s.recurrent() {
+		k := len(s.ckpts)
+		if k == 0 || s.ckpts[k-1].pos != len(s.tokens) {
+			return nil, nil, corrupt("no recurrent state at the end of the snapshot's %d tokens", len(s.tokens))
+		}
+		if err := s.setState(s.ckpts[k-1].state); err != nil {
+			return nil, nil, fmt.Errorf("engine: read snapshot: %w", err)
+		}
+	}
 	ix.Tokens = slices.Clone(s.tokens)
 	ix.Held = make([]int, cfg.Layers)
 	for l := range ix.Held {
@@ -125,6 +141,7 @@ type segReader struct {
 	first  []int     // per layer, the first position the segment has rows of
 	held   []int     // per layer, what the state held before the segment
 	kept   []span    // the positions whose rows are in saved, per half
+	states []checkpoint
 }
 
 // span is a range of positions of one half (keys or values) of a layer.
@@ -153,13 +170,13 @@ func (g *segReader) next() error {
 	if err != nil {
 		return err
 	}
-	start, n, err := g.lay.checkSegHead(h, off, len(s.tokens), g.first)
+	start, n, k, err := g.lay.checkSegHead(h, off, len(s.tokens), g.first)
 	if err != nil {
 		return err
 	}
 	end := start + n
 	rs := s.rowSize()
-	payload := g.lay.size(n, end, g.first) - int64(g.lay.headSize()) - 4*int64(n) - 4
+	payload := g.lay.size(n, end, g.first, k) - int64(g.lay.headSize()) - 4*int64(n) - 4
 	tb, err := sr.read(4*n, "segment's token ids")
 	if err != nil {
 		return tornIfShort(err)
@@ -236,6 +253,31 @@ func (g *segReader) next() error {
 		}
 		done += k
 	}
+	// The recurrent states, kept aside until the checksum says they are
+	// the segment's.
+	g.states = g.states[:0]
+	for i := range k {
+		b, err := sr.read(4, "a recurrent state's position")
+		if err != nil {
+			restore()
+			return tornIfShort(err)
+		}
+		pos := int(le.Uint32(b))
+		st, err := sr.read(g.lay.stateBytes, "a recurrent state")
+		if err != nil {
+			restore()
+			return tornIfShort(err)
+		}
+		prev := start - 1
+		if i > 0 {
+			prev = g.states[i-1].pos
+		}
+		if pos <= prev || pos > end || (i == k-1 && pos != end) {
+			restore()
+			return corrupt("segment at byte %d: a recurrent state at position %d (after %d, in [%d,%d])", off, pos, prev, start, end)
+		}
+		g.states = append(g.states, checkpoint{pos: pos, state: bytes.Clone(st)})
+	}
 	want = sr.crc
 	cs, err = sr.read(4, "segment's checksum")
 	if err != nil {
@@ -249,7 +291,21 @@ func (g *segReader) next() error {
 	}
 	s.tokens = append(s.tokens[:start], toks...)
 	for l := range g.first {
-		c.SetHeld(l, segHeld(g.held[l], start, g.first[l], end, c.KV(l).Spec().Ring))
+		if kv := c.KV(l); kv != nil {
+			c.SetHeld(l, segHeld(g.held[l], start, g.first[l], end, kv.Spec().Ring))
+		}
+	}
+	if k > 0 {
+		keep := len(s.ckpts)
+		for keep > 0 && s.ckpts[keep-1].pos >= g.states[0].pos {
+			keep--
+		}
+		s.ckpts = append(s.ckpts[:keep], g.states...)
+		g.states = nil
+		for len(s.ckpts) > s.ckMax {
+			i := s.evictable()
+			s.ckpts = slices.Delete(s.ckpts, i, i+1)
+		}
 	}
 	copy(s.logits, g.logits)
 	g.ix.Segments, g.ix.End, g.ix.Sum = g.ix.Segments+1, sr.off, got

@@ -47,10 +47,14 @@ func (s *Sequence) rowSize() int {
 }
 
 // kvHalves yields each layer's keys (values false), then its values: the
-// order in which a segment stores the rows.
+// order in which a segment stores the rows. Layers without KV rows (a
+// recurrent layer's) are left out.
 func (s *Sequence) kvHalves() iter.Seq2[int, bool] {
 	return func(yield func(layer int, values bool) bool) {
 		for l := range s.held.cache.Layers() {
+			if s.held.cache.KV(l) == nil {
+				continue
+			}
 			if !yield(l, false) || !yield(l, true) {
 				return
 			}

@@ -101,11 +101,11 @@ func ScanSnapshot(r io.ReaderAt, size int64, opt ScanOptions) (*SnapshotIndex, e
 		if err := readAt(head, off); err != nil {
 			return nil, err
 		}
-		start, n, err := lay.checkSegHead(head, off, len(ix.Tokens), first)
+		start, n, k, err := lay.checkSegHead(head, off, len(ix.Tokens), first)
 		if err != nil {
 			return nil, err
 		}
-		ext := lay.size(n, start+n, first)
+		ext := lay.size(n, start+n, first, k)
 		if ext > size-off {
 			torn = corrupt("truncated at byte %d, in the segment at byte %d", size, off)
 			break

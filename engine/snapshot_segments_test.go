@@ -71,13 +71,14 @@ func (h *snapHistory) step(keep, n int) {
 	if err := h.seq.WriteSnapshotSegment(&b, p, onto); err != nil {
 		t.Fatal(err)
 	}
-	// The size is the format's: 24 bytes of head and checksums and a
-	// first row per layer, the token ids, K and V rows per layer, and the
-	// logits. Without rings every layer has rows of the new positions.
+	// The size is the format's: 28 bytes of head, checksums and the count
+	// of recurrent states (none) and a first row per layer, the token
+	// ids, K and V rows per layer, and the logits. Without rings every
+	// layer has rows of the new positions.
 	c := h.seq.held.cache
 	rows := h.seq.Len() - p
-	want := int64(24 + 4*c.Layers() + 4*rows + 2*c.Layers()*rows*c.KV(0).Spec().RowSize() + 4*h.vocab)
-	if h.rings() {
+	want := int64(28 + 4*c.Layers() + 4*rows + 2*c.Layers()*rows*c.KV(0).Spec().RowSize() + 4*h.vocab)
+	if h.rings() || h.seq.recurrent() {
 		want = h.seq.SnapshotSegmentSize(p, onto)
 	}
 	if int64(b.Len()) != want || h.seq.SnapshotSegmentSize(p, onto) != want {

@@ -24,9 +24,12 @@ func (s *Sequence) checkSnapshot() error {
 		return err
 	}
 	for l := range s.held.cache.Layers() {
-		if lc := s.held.cache.Layer(l); lc.KV == nil || lc.State != nil {
-			return fmt.Errorf("engine: write snapshot: layer %d keeps state other than KV rows, which snapshots do not hold yet", l)
+		if lc := s.held.cache.Layer(l); lc.KV != nil && lc.State != nil {
+			return fmt.Errorf("engine: write snapshot: layer %d keeps both KV rows and a state, which snapshots do not hold", l)
 		}
+	}
+	if s.stale {
+		return fmt.Errorf("engine: write snapshot: the sequence was cut and not fed since: its recurrent states are not those of its last token")
 	}
 	if id := s.Identity(); id.Hash == ([32]byte{}) {
 		return fmt.Errorf("engine: write snapshot: the model's identity cannot be computed")
@@ -100,6 +103,21 @@ func (s *Sequence) writeSegment(sw *snapWriter, from int, onto []int) error {
 	end := len(s.tokens)
 	n := end - from
 	first := s.segFirst(from, onto)
+	// The recurrent states: the checkpoints after from, then the live
+	// state at the end.
+	var states []checkpoint
+	if s.recurrent() {
+		for _, cp := range s.ckpts {
+			if cp.pos > from && cp.pos < end {
+				states = append(states, cp)
+			}
+		}
+		live, err := s.liveState()
+		if err != nil {
+			return fmt.Errorf("engine: write snapshot: %w", err)
+		}
+		states = append(states, checkpoint{pos: end, state: live})
+	}
 	sw.startSum()
 	sw.buf = append(sw.buf, snapSegTag[:]...)
 	sw.buf = le.AppendUint32(sw.buf, uint32(from))
@@ -107,6 +125,7 @@ func (s *Sequence) writeSegment(sw *snapWriter, from int, onto []int) error {
 	for _, f := range first {
 		sw.buf = le.AppendUint32(sw.buf, uint32(f))
 	}
+	sw.buf = le.AppendUint32(sw.buf, uint32(len(states)))
 	sw.buf = le.AppendUint32(sw.buf, sw.sum())
 	for _, t := range s.tokens[from:] {
 		sw.buf = le.AppendUint32(sw.buf, uint32(t))
@@ -126,6 +145,15 @@ func (s *Sequence) writeSegment(sw *snapWriter, from int, onto []int) error {
 	for _, f := range s.logits {
 		sw.buf = le.AppendUint32(sw.buf, math.Float32bits(f))
 		sw.maybeFlush()
+	}
+	for _, st := range states {
+		sw.buf = le.AppendUint32(sw.buf, uint32(st.pos))
+		for b := st.state; len(b) > 0; {
+			k := min(len(b), snapChunk)
+			sw.buf = append(sw.buf, b[:k]...)
+			b = b[k:]
+			sw.maybeFlush()
+		}
 	}
 	sw.buf = le.AppendUint32(sw.buf, sw.sum())
 	return sw.flush()

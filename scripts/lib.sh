@@ -89,6 +89,24 @@ require_gui_deps() {
   exit 1
 }
 
+# ensure_cxx makes a C++ compiler available: the CUDA and Metal backends'
+# tests compile our kernels' sources for the CPU (the emulated GPUs) and skip,
+# saying the kernels went unchecked, without one. It installs Debian's g++
+# when it can and returns 1 when neither g++ nor clang++ is there.
+ensure_cxx() {
+  command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 && return 0
+  command -v apt-get >/dev/null 2>&1 || return 1
+  echo "==> installing g++ (the GPU backends' kernels are checked on the CPU)" >&2
+  if [ "$(id -u)" = 0 ]; then
+    quietly apt-get update -qq && quietly env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    quietly sudo apt-get update -qq && quietly sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++
+  else
+    return 1
+  fi
+  command -v g++ >/dev/null 2>&1
+}
+
 # ensure_qemu_aarch64 makes qemu-aarch64 available to run the arm64 tests
 # on an x86 host: it installs Debian's qemu-user when it can (root, or
 # password-free sudo) and returns 1 when qemu-aarch64 is still missing.

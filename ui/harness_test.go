@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"github.com/churon/churon/app/remote"
 	"testing"
 
 	"fyne.io/fyne/v2"
@@ -25,8 +26,9 @@ type harnessOptions struct {
 	settings  *session.Settings
 	discover  func(context.Context) ([]discover.Model, error)
 	fontCheck func() (fontcheck.Result, error)
-	models    *uitest.Library   // the model service; nil: the app's folders
-	disk      session.DiskCache // KV snapshots; nil: none
+	models    *uitest.Library     // the model service; nil: the app's folders
+	disk      session.DiskCache   // KV snapshots; nil: none
+	remotes   *remote.Connections // connections to remote engines; nil: none
 	// before runs on the harness before the window is made: what an
 	// earlier run of the app left (settings) is set here.
 	before func(*uitest.Harness)
@@ -41,11 +43,11 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		o.fontCheck = uitest.FontsCovered
 	}
 	h := &harness{}
-	h.Harness = uitest.New(t, uitest.Options{Settings: o.settings, Disk: o.disk, Models: o.models}, func(b *uitest.Harness) func() {
+	h.Harness = uitest.New(t, uitest.Options{Settings: o.settings, Disk: o.disk, Models: o.models, Remotes: o.remotes}, func(b *uitest.Harness) func() {
 		if o.before != nil {
 			o.before(b)
 		}
-		h.u = New(b.A, b.W, Options{Session: b.M, Compare: compare.Runner{}, Models: b.Models, Do: b.Post, Discover: o.discover, FontCheck: o.fontCheck})
+		h.u = New(b.A, b.W, Options{Session: b.M, Compare: compare.Runner{}, Models: b.Models, Remotes: o.remotes, Do: b.Post, Discover: o.discover, FontCheck: o.fontCheck})
 		b.Core = h.u.w
 		return h.u.Close
 	})

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/api/session"
+	"github.com/churon/churon/app/remote"
 	"github.com/churon/churon/models/discover"
 	"github.com/churon/churon/models/library"
 	"github.com/churon/churon/ui/core"
@@ -91,6 +92,24 @@ func (p *modelPicker) onMenu() {
 		items = append(items, lib...)
 	}
 	p.refreshLibrary()
+	// The connections' models, marked remote, under their connection.
+	for _, c := range u.menuRemotes {
+		if len(c.Models) == 0 {
+			continue
+		}
+		items = append(items, fyne.NewMenuItemSeparator())
+		head := fyne.NewMenuItem(lang.X("model.remote.header", "Remote: {{.Conn}}", map[string]any{"Conn": c.Name}), nil)
+		head.Disabled = true
+		items = append(items, head)
+		for _, m := range c.Models {
+			path := session.RemotePath(c.Name, m)
+			item := fyne.NewMenuItem(core.ModelLabel(path), func() { u.w.LoadModel(path) })
+			item.Icon = theme.ComputerIcon()
+			item.Checked = u.w.Model != nil && u.w.Model.Path == path
+			items = append(items, item)
+		}
+	}
+	p.refreshRemotes()
 	demoItem := fyne.NewMenuItem(core.ModelLabel(session.DemoPath), u.onDemo)
 	demoItem.Checked = u.w.Model != nil && session.IsDemo(u.w.Model.Path)
 	items = append(items, fyne.NewMenuItemSeparator(), demoItem)
@@ -119,6 +138,20 @@ func (p *modelPicker) refreshLibrary() {
 		}
 		u.menuModels = paths
 		u.welcome.showLibrary()
+	})
+}
+
+// refreshRemotes reads the connections in the background for the next
+// time the menu opens.
+func (p *modelPicker) refreshRemotes() {
+	u := p.ui
+	if u.w.Remotes == nil {
+		return
+	}
+	core.Then(u.w.Reads, u.w.Remotes.List, func(list []remote.Connection, err error) {
+		if err == nil { // else Settings says what is wrong with the file
+			u.menuRemotes = list
+		}
 	})
 }
 

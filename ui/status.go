@@ -97,7 +97,8 @@ func (s *statusLine) refresh() {
 	case u.w.Model != nil:
 		m := u.w.Model
 		name := core.ModelLabel(m.Path)
-		if m.Name != "" && !strings.EqualFold(m.Name, m.Arch) && !strings.EqualFold(m.Name, name) {
+		remote := session.IsRemote(m.Path)
+		if m.Name != "" && !remote && !strings.EqualFold(m.Name, m.Arch) && !strings.EqualFold(m.Name, name) {
 			name += " (" + m.Name + ")"
 		}
 		parts = append(parts, name)
@@ -107,7 +108,9 @@ func (s *statusLine) refresh() {
 		if b := deviceSummary(m); b != "" {
 			parts = append(parts, b)
 		}
-		parts = append(parts, lang.X("status.weights", "weights {{.Size}}", map[string]any{"Size": units.Bytes(m.WeightBytes)}))
+		if !remote { // a remote model's weights and caches are the server's
+			parts = append(parts, lang.X("status.weights", "weights {{.Size}}", map[string]any{"Size": units.Bytes(m.WeightBytes)}))
+		}
 	case u.w.LoadingPath != "":
 		parts = append(parts, lang.X("status.loading", "Loading {{.Name}}… {{.Pct}}%",
 			map[string]any{"Name": core.ModelLabel(u.w.LoadingPath), "Pct": int(u.w.LoadProgress * 100)}))
@@ -117,7 +120,7 @@ func (s *statusLine) refresh() {
 	if rss := residentBytes(); rss > 0 {
 		parts = append(parts, lang.X("status.memory", "memory {{.Size}}", map[string]any{"Size": units.Bytes(rss)}))
 	}
-	if c := s.cache; c != nil && c.Conv == u.w.Conv && u.w.Conv != 0 {
+	if c := s.cache; c != nil && c.Conv == u.w.Conv && u.w.Conv != 0 && (u.w.Model == nil || !session.IsRemote(u.w.Model.Path)) {
 		parts = append(parts, cacheText(*c))
 	}
 	s.left.SetText(strings.Join(parts, "  ·  "))

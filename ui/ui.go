@@ -20,6 +20,7 @@ import (
 	apiserve "github.com/churon/churon/app/api/serve"
 	"github.com/churon/churon/app/api/session"
 	appmodels "github.com/churon/churon/app/models"
+	"github.com/churon/churon/app/remote"
 	"github.com/churon/churon/models/discover"
 	"github.com/churon/churon/ui/chat"
 	"github.com/churon/churon/ui/compare"
@@ -41,6 +42,9 @@ type Options struct {
 	Models  *appmodels.Service
 	// Server is the API server the settings turn on (nil: none).
 	Server apiserve.Controller
+	// Remotes are the connections to remote engines, which Settings adds
+	// and the model menu lists (nil: none in this window).
+	Remotes *remote.Connections
 	// Do runs f on Fyne's goroutine; nil means fyne.Do. Tests pass their
 	// own to run updates on the test's goroutine.
 	Do func(f func())
@@ -73,6 +77,9 @@ type UI struct {
 	// menuModels are the library's models for the model menu (model.go),
 	// listed in the background.
 	menuModels []string
+	// menuRemotes are the connections and their models, for the model
+	// menu, read in the background.
+	menuRemotes []remote.Connection
 
 	side     *sidebar
 	chat     *chat.View
@@ -101,7 +108,7 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 		opt.FontCheck = fontcheck.Hangul
 	}
 	u := &UI{opt: opt, queued: map[int64]int{}, sending: map[int64]*atomic.Bool{}}
-	u.w = &core.Window{App: a, Win: w, Session: opt.Session, Compare: opt.Compare, Models: opt.Models, Server: opt.Server, Generating: map[int64]bool{},
+	u.w = &core.Window{App: a, Win: w, Session: opt.Session, Compare: opt.Compare, Models: opt.Models, Server: opt.Server, Remotes: opt.Remotes, Generating: map[int64]bool{},
 		Refresh: u.refresh, NoteText: u.noteText, HandleShortcut: u.handleShortcut, SetLanguage: u.setLanguage}
 	// After Close (the window is gone, the session still winds down and
 	// sends events) updates are dropped: Fyne would run them on the
@@ -154,6 +161,8 @@ func (u *UI) build() {
 	u.chat = chat.NewView(u.w, u.convShown)
 	u.composer = chat.NewComposer(u.w, u.send, u.onStop)
 	u.picker = newModelPicker(u)
+	u.w.RemotesChanged = u.picker.refreshRemotes
+	u.picker.refreshRemotes()
 	u.status = newStatusLine(u)
 	u.welcome = newWelcomeView(u)
 	u.mdl.DropPage()
@@ -303,7 +312,7 @@ func (u *UI) apply(ev session.Event) {
 		if u.w.LoadingPath == in.Path {
 			u.w.LoadingPath = ""
 		}
-		if !session.IsDemo(in.Path) { // the menu always offers the demo
+		if !session.IsDemo(in.Path) && !session.IsRemote(in.Path) { // the menu always offers the demo and the connections' models
 			u.picker.remember(in.Path)
 		}
 		u.refresh()

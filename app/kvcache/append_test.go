@@ -117,11 +117,12 @@ func TestAppend(t *testing.T) {
 		}
 		switch s.kind {
 		case Appended:
-			// The format's own count: 24 bytes of segment head and
-			// checksums and a first row per layer, the token ids, K and
-			// V rows per layer, logits.
+			// The format's own count: 28 bytes of segment head,
+			// checksums and the count of recurrent states (none here) and
+			// a first row per layer, the token ids, K and V rows per
+			// layer, logits.
 			n := seq.Len() - s.from
-			want := int64(24 + 4*cfg.layers + 4*n + 2*cfg.layers*n*cfg.rowBytes + 4*cfg.vocab)
+			want := int64(28 + 4*cfg.layers + 4*n + 2*cfg.layers*n*cfg.rowBytes + 4*cfg.vocab)
 			if w.Bytes != want || size-before != want {
 				t.Fatalf("%s: wrote %d bytes, the file grew by %d, want %d (the whole state is %d)",
 					s.name, w.Bytes, size-before, want, seq.SnapshotSize())

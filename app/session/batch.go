@@ -84,6 +84,9 @@ type pause struct {
 // NewBatch starts the batch goroutine of model. Close it before the model.
 func NewBatch(model *engine.Model, opt BatchOptions) *Batch {
 	b := &Batch{model: model, opt: opt, wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	// Bursts in hand from the start: the first prompts to arrive while
+	// others decode are served at once.
+	b.cost.credit = BurstCap
 	go b.loop()
 	return b
 }
@@ -168,6 +171,7 @@ func (b *Batch) poke() {
 func (b *Batch) loop() {
 	defer close(b.quit)
 	var live []*engine.Stream
+	var waiting []int
 	for {
 		b.mu.Lock()
 		b.runs = append(b.runs, b.joining...)
@@ -197,7 +201,7 @@ func (b *Batch) loop() {
 			<-b.wake
 			continue
 		}
-		live = live[:0]
+		live, waiting = live[:0], waiting[:0]
 		decoding, prefills := 0, 0
 		for _, r := range b.runs {
 			live = append(live, r.stream)
@@ -206,12 +210,15 @@ func (b *Batch) loop() {
 			} else {
 				prefills++
 			}
+			if left := r.stream.PromptLeft(); left > 0 {
+				waiting = append(waiting, left)
+			}
 		}
 		before := 0
-		for _, st := range live {
-			before += st.PromptLeft()
+		for _, left := range waiting {
+			before += left
 		}
-		goal := b.chunk(decoding, before)
+		goal := b.chunk(decoding, before, waiting)
 		start := time.Now()
 		err := b.model.Step(live, goal)
 		took := time.Since(start)
@@ -258,14 +265,18 @@ func (b *Batch) finish(runs []*Run) []*Run {
 }
 
 // chunk is the prompt tokens the next step may feed while decoding
-// answers decode, waiting prompt tokens wanting it (0: a whole pass, when
-// none decodes).
-func (b *Batch) chunk(decoding, waiting int) int {
+// answers decode, waiting prompt tokens wanting it, prompts the prompt
+// tokens each waiting answer has left in the order Step feeds them (0: a
+// whole pass, when none decodes).
+func (b *Batch) chunk(decoding, waiting int, prompts []int) int {
 	if decoding == 0 {
 		return 0
 	}
 	if b.opt.Prefill > 0 {
 		return b.opt.Prefill
+	}
+	if n := b.cost.short(decoding, prompts); n > 0 {
+		return n
 	}
 	return b.cost.chunk(decoding, waiting)
 }
@@ -284,19 +295,35 @@ func (b *Batch) chunk(decoding, waiting int) int {
 type stepCost struct {
 	secs  [maxStepRows + 1]float64 // moving average by the step's rows; 0: never seen
 	steps int
-	// credit earns BurstShare a decode step, up to one burst: a step that
-	// may take up to BurstSlack times a decode step, so that short
-	// prompts arriving together start at once instead of a token or two a
-	// step (on a loaded CPU), while the others' time between tokens stays
-	// within PrefillSlack 98 times in 100 (their p95 untouched).
+	// credit earns BurstShare a decode step, up to BurstCap bursts: a
+	// step that may take up to BurstSlack times a decode step (or feed
+	// short prompts whole, see short), so that prompts arriving together
+	// start at once instead of a token or two a step (on a loaded CPU),
+	// while the others' time between tokens stays within PrefillSlack 98
+	// times in 100 (their p95 untouched).
 	credit float64
+	// sinceLong counts the decode steps since the last burst of
+	// BurstSlack for a long prompt: those come one in longBurstEvery at
+	// most, whatever the credit (the bursts in hand are for short prompts
+	// arriving together).
+	sinceLong int
 }
 
-// A burst: at most one step in 50 (so that the others' inter-token p95
-// keeps PrefillSlack), at most four times a decode step.
+// longBurstEvery: a long prompt's bursts are at least this many decode
+// steps apart (1/BurstShare).
+const longBurstEvery = 50
+
+// A burst: at most one step in 50 over time (so that the others'
+// inter-token p95 keeps PrefillSlack), at most four times a decode step,
+// or the whole of short prompts up to BurstTokens. A Batch starts with
+// BurstCap bursts in hand and keeps at most that many: a few requests
+// arriving together after a quiet spell each start at once (a level of
+// the load benchmark: eight clients' prompts, while the first decodes).
 const (
-	BurstShare = 1.0 / 50
-	BurstSlack = 4.0
+	BurstShare  = 1.0 / 50
+	BurstSlack  = 4.0
+	BurstCap    = 3.0
+	BurstTokens = 2 * engine.DefaultBatch
 )
 
 // maxStepRows bounds the steps measured: a pass of prompt tokens beside
@@ -317,7 +344,37 @@ func (c *stepCost) observe(decoding, fed int, took time.Duration) {
 		return // a prefill-only pass: nobody waits for its tokens between
 	}
 	c.secs[n] = ewma(c.secs[n], took.Seconds())
-	c.credit = min(c.credit+BurstShare, 1)
+	c.credit = min(c.credit+BurstShare, BurstCap)
+	c.sinceLong++
+}
+
+// short is the chunk of a burst that feeds waiting prompts whole, the
+// earliest first, up to BurstTokens: prompts, each one's tokens left in
+// the order Step feeds them, beside d decoding answers. A prompt that
+// fits starts its answer this step rather than a chunk a step, for one
+// slower step of the others (one in 50 over time, at most BurstCap in a
+// row); 0 when no burst is in hand, the first prompt is long (chunked as
+// usual, bursts of BurstSlack included), or a normal step takes it all.
+func (c *stepCost) short(d int, prompts []int) int {
+	if c.credit < 1 || len(prompts) == 0 {
+		return 0
+	}
+	n := 0
+	for _, p := range prompts {
+		if n+p > BurstTokens {
+			break
+		}
+		n += p
+	}
+	if n == 0 {
+		return 0
+	}
+	d = min(d, maxStepRows-1)
+	if base := c.base(d); base > 0 && n <= c.best(d, min(engine.DefaultBatch, maxStepRows-d), (1+PrefillSlack)*base) {
+		return 0
+	}
+	c.credit--
+	return n
 }
 
 // base is what a step of d decode rows costs: measured, else the least
@@ -343,9 +400,10 @@ func (c *stepCost) chunk(d, waiting int) int {
 	c.steps++
 	room := min(engine.DefaultBatch, maxStepRows-d)
 	n := c.normal(d, base, room)
-	if waiting > n && c.credit >= 1 {
+	if waiting > n && c.credit >= 1 && c.sinceLong >= longBurstEvery {
 		if b := c.burst(d, base, room); b > n {
 			c.credit--
+			c.sinceLong = 0
 			return b
 		}
 	}

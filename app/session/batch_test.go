@@ -276,3 +276,70 @@ func TestStepCost(t *testing.T) {
 		t.Error("a prefill-only pass was taken for a decode step")
 	}
 }
+
+// TestShortBurst: short prompts arriving while others decode are fed
+// whole, the earliest first and whole prompts only, up to BurstTokens —
+// BurstCap times in a row from the start, then one step in 50 — and a
+// long first prompt is left to the chunks; where a normal step takes the
+// prompts anyway no burst is spent.
+func TestShortBurst(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	c := stepCost{credit: BurstCap}
+	// Compute-bound: a row costs 38 ms, so a normal step takes a token or two.
+	for k := range 4 {
+		c.observe(3, k, ms(38*float64(3+k)))
+	}
+	for i := range int(BurstCap) {
+		if n := c.short(3, []int{50, 60, BurstTokens}); n != 110 {
+			t.Fatalf("burst %d: chunk %d, want the two short prompts whole (110)", i, n)
+		}
+	}
+	if n := c.short(3, []int{50}); n != 0 {
+		t.Fatalf("a burst past the %v in hand: chunk %d", BurstCap, n)
+	}
+	c.credit = 1
+	if n := c.short(3, []int{BurstTokens + 1, 10}); n != 0 {
+		t.Errorf("a long first prompt: burst of %d, want it chunked", n)
+	}
+	if n := c.short(3, []int{1}); n != 0 || c.credit != 1 {
+		t.Errorf("a prompt a normal step takes: burst of %d, credit %v left", n, c.credit)
+	}
+	bursts := 0
+	c.credit = 0
+	for range 500 {
+		if c.short(3, []int{40}) > 0 {
+			bursts++
+		}
+		c.observe(3, 0, ms(38*3))
+	}
+	if bursts < 9 || bursts > 10 {
+		t.Errorf("%d bursts in 500 steps, want one in 50", bursts)
+	}
+}
+
+// TestLongBurstsApart: the bursts in hand are for short prompts; a long
+// prompt's bursts stay at least longBurstEvery decode steps apart even
+// with BurstCap of them in hand, so its chunks do not slow the others
+// several steps in a row.
+func TestLongBurstsApart(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	c := stepCost{credit: BurstCap}
+	apart := int(1 / BurstShare) // one burst in 50 over time
+	last := -apart
+	bursts := 0
+	for i := range 300 {
+		before := c.credit
+		k := c.chunk(3, 2000)
+		if c.credit < before { // a burst spends credit
+			if i-last < apart {
+				t.Fatalf("bursts at steps %d and %d", last, i)
+			}
+			last = i
+			bursts++
+		}
+		c.observe(3, k, ms(38*float64(3+k)))
+	}
+	if bursts == 0 {
+		t.Error("no burst for a long prompt in 300 steps")
+	}
+}

@@ -44,8 +44,10 @@
 // most three quarters longer than one without (PrefillSlack,
 // Options.Prefill): nobody's time between tokens doubles for another's
 // long prompt, and the prompt still gets its share. One step in fifty at
-// most may be a burst of up to four times a decode step (BurstShare,
-// BurstSlack), so that short prompts arriving together start at once
+// most (over time; up to three in a row after a quiet spell, BurstCap)
+// may be a burst: up to four times a decode step (BurstShare,
+// BurstSlack), or short waiting prompts fed whole, up to BurstTokens
+// between them, so that short prompts arriving together start at once
 // even where the CPU is the limit and a prompt token costs a decode row. An answer leaves the batch the step it ends.
 //
 // Up to a cap run at once: SettingMaxAnswers, by default as many KV
@@ -116,6 +118,22 @@
 // token, and saved with its statistics and finish reason when it ends,
 // before Done is sent. Messages returns a streaming answer with its live
 // text.
+//
+// # Remote models
+//
+// With Options.Remote (app/remote's connections), LoadModel also takes a
+// model served elsewhere, "remote:CONN/MODEL" (RemotePath): nothing
+// loads here; each answer sends the conversation — the system prompt and
+// the turns, as messages, for the server's own chat template — and
+// streams the reply, behind the same commands and events as a local
+// model's (Send, Stop, Regenerate, Edit; Token, Stats, Done). Answers are
+// stored with Model set to the path, so history and exports say which
+// connection and model answered. When the server fails part-way, what
+// arrived is kept, the answer ends with ReasonError and its error line is
+// stored with it (RemoteError). KV caches, snapshots and the batch are a
+// local model's only; up to four remote answers run at once (the server
+// queues the rest), and API requests (serve/) are refused while a remote
+// model is loaded.
 //
 // # Back-pressure
 //

@@ -171,11 +171,10 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 		return
 	}
 	// Cut further back than a sliding-window model's rings reach, the
-	// cache runs the kept tokens again too: nothing of it is reused.
-	kept := reused
-	if seq.Refills() {
-		kept = 0
-	}
+	// cache runs the kept tokens again too: nothing of it is reused; cut
+	// a recurrent model (Qwen 3.5), it resumes from its newest checkpoint
+	// at or before the cut and runs the tokens after it again.
+	kept := min(reused, seq.Reused())
 	if kept == 0 {
 		from = CacheNone
 	}
@@ -194,7 +193,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	format := chat.OutputFormatOf(model.Template())
 	out := answerParts{m: m, conv: conv, msg: ans.ID, parser: chat.NewOutputParser(format, pr.text), sink: j.sink}
 	if j.sink != nil { // an API request asked for it: it hears the answer too
-		j.sink.push(AnswerStarted{PromptTokens: len(ids), Cached: reused, Conversation: conv})
+		j.sink.push(AnswerStarted{PromptTokens: len(ids), Cached: kept, Conversation: conv})
 	}
 	tok := model.Tokenizer()
 	generated := 0
@@ -248,7 +247,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	final.Sampler = withFingerprint(final.Sampler, ids, pr.text)
 	final.TTFT, final.PromptTPS, final.GenTPS = ttft, result.PromptTPS, result.GenTPS
 	if sk := j.sink; sk != nil {
-		sk.usage = Usage{PromptTokens: len(ids), CachedTokens: reused, CompletionTokens: len(result.Tokens),
+		sk.usage = Usage{PromptTokens: len(ids), CachedTokens: kept, CompletionTokens: len(result.Tokens),
 			GenTPS: result.GenTPS, Conversation: conv}
 		if !sk.firstAt.IsZero() {
 			sk.usage.TTFT = sk.firstAt.Sub(sk.asked)

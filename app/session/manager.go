@@ -59,6 +59,9 @@ type Options struct {
 	Prefill int
 	// OnStep, for measurements, sees every batch step (BatchOptions.OnStep).
 	OnStep func(StepInfo)
+	// Remote finds the connections of remote models (app/remote): with
+	// it, LoadModel takes a RemotePath; nil refuses them (ErrNoRemotes).
+	Remote RemoteEngines
 
 	// tokenHook, for tests, runs on the batch's goroutine after each
 	// generated token with the number generated so far.
@@ -115,8 +118,9 @@ type Manager struct {
 // sched is the scheduler's state; only the scheduling goroutine touches it.
 type sched struct {
 	model   *engine.Model
-	batch   *Batch // the model's, while it is loaded
-	autoCap int    // DefaultMaxAnswers for the model
+	remote  *remoteModel // a remote model, loaded instead of model
+	batch   *Batch       // the model's, while it is loaded
+	autoCap int          // DefaultMaxAnswers for the model
 	loading *loadJob
 	want    *modelRequest // a load or unload waiting for the running answers to stop
 	convs   map[int64]*convState
@@ -198,9 +202,10 @@ type loadJob struct {
 }
 
 type loadResult struct {
-	job   *loadJob
-	model *engine.Model
-	err   error
+	job    *loadJob
+	model  *engine.Model
+	remote *remoteModel
+	err    error
 }
 
 // New starts a manager over the store. Close it when done.
@@ -316,14 +321,18 @@ func (m *Manager) schedule() {
 			prev = s.model.Info().Path
 		}
 		m.dropModel()
-		if req.path != "" && !s.closing {
+		switch {
+		case req.path == "" || s.closing:
+		case IsRemote(req.path):
+			m.startRemote(req.path)
+		default:
 			m.startLoad(req.path, prev)
 		}
 	}
-	if idle && s.loading == nil && s.model == nil {
+	if idle && s.loading == nil && s.model == nil && s.remote == nil {
 		m.failQueued(ErrNoModel)
 	}
-	for s.model != nil && s.want == nil && s.exclusive == 0 && len(s.active) < m.maxAnswers() {
+	for (s.model != nil || s.remote != nil) && s.want == nil && s.exclusive == 0 && len(s.active) < m.maxAnswers() {
 		i := m.nextJob()
 		if i < 0 {
 			break

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/churon/churon/engine"
 )
@@ -43,6 +44,14 @@ func (m *Manager) loaded(r loadResult) {
 	superseded := r.job.ctx.Err() != nil
 	r.job.cancel()
 	switch {
+	case r.remote != nil && r.err == nil && !superseded:
+		s.remote = r.remote
+		s.autoCap = remoteCap
+		m.emit(ModelLoaded{Info: r.remote.info})
+		return
+	case r.remote != nil && r.err == nil:
+		m.emit(ModelUnloaded{Path: r.job.path})
+		return
 	case r.err != nil:
 		if !superseded {
 			m.emit(Error{Op: "load model", Err: loadError(r.job.path, r.err)})
@@ -76,6 +85,10 @@ func (m *Manager) dropModel() {
 			m.emitCache(id)
 		}
 	}
+	if r := m.s.remote; r != nil {
+		m.s.remote = nil
+		m.emit(ModelUnloaded{Path: r.path})
+	}
 	if m.s.model == nil {
 		return
 	}
@@ -100,6 +113,18 @@ func (m *Manager) dropModel() {
 // loaded. A load that fails later (out of memory) loads the previous model
 // again.
 func (m *Manager) LoadModel(path string) error {
+	if IsRemote(path) {
+		if m.opt.Remote == nil {
+			return ErrNoRemotes
+		}
+		// A connection that is not there is refused before anything is
+		// unloaded, as a file that cannot load is.
+		conn, _, _ := ParseRemote(path)
+		if _, err := m.opt.Remote.Engine(conn); err != nil {
+			return fmt.Errorf("remote %q: %w", conn, err)
+		}
+		return m.changeModel(path)
+	}
 	if !IsDemo(path) {
 		if err := checkModel(path); err != nil {
 			return loadError(path, err)
@@ -141,6 +166,10 @@ func (m *Manager) Status() (Status, error) {
 	err := m.call(func() error {
 		if m.s.model != nil {
 			in := modelInfo(m.s.model.Info(), m.s.model.Template())
+			st.Model = &in
+		}
+		if m.s.remote != nil {
+			in := m.s.remote.info
 			st.Model = &in
 		}
 		if m.s.loading != nil {

@@ -28,7 +28,7 @@ func (m *Manager) modelComing() bool {
 	if s.want != nil {
 		return s.want.path != ""
 	}
-	return s.model != nil || s.loading != nil
+	return s.model != nil || s.remote != nil || s.loading != nil
 }
 
 // enqueue queues an answer in conv (a conversation, or an API slot) and
@@ -148,6 +148,16 @@ func (m *Manager) failQueued(err error) {
 
 func (m *Manager) start(j *job) {
 	m.s.active = append(m.s.active, j)
+	if r := m.s.remote; r != nil {
+		if j.req != nil {
+			go func() {
+				m.jobDone <- jobResult{job: j, events: []Event{Done{Conv: j.conv, Reason: ReasonError, Err: errRemoteAPI}}}
+			}()
+			return
+		}
+		go m.generateRemote(j, r)
+		return
+	}
 	if j.req != nil { // it claims its slot, and its cache, once it knows its prompt
 		go m.complete(j, m.s.model, m.s.batch)
 		return

@@ -455,18 +455,38 @@ func TestTwoConversations(t *testing.T) {
 // TestStopQueued: beyond the cap an answer waits; stopped meanwhile, it
 // ends at once and stores nothing.
 func TestStopQueued(t *testing.T) {
-	f := newFixture(t, Options{MaxAnswers: 1})
+	// A is held at its first token until B has been queued and stopped:
+	// stories260K answers 64 tokens faster than a loaded machine runs the
+	// test's next lines, and B would start (and answer) before its Stop.
+	var a int64
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f := newFixture(t, Options{MaxAnswers: 1, tokenHook: func(c int64, n int) {
+		if c == a && n == 1 {
+			once.Do(func() { close(held); <-release })
+		}
+	}})
 	f.load(storiesPath(t))
-	a, b := f.conv(greedy(64)), f.conv(greedy(8))
+	a = f.conv(greedy(64))
+	b := f.conv(greedy(8))
 	if _, err := f.m.Send(a, "Once upon a time"); err != nil {
 		t.Fatal(err)
 	}
+	<-held
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
 	if _, err := f.m.Send(b, "The little dog"); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.m.Stop(b); err != nil {
 		t.Fatal(err)
 	}
+	close(release)
+	released = true
 	evs := f.ev.until(t, isDone(a))
 	tb := collect(t, evs, b)
 	if tb.done.Reason != ReasonCancelled || tb.done.Msg != 0 || tb.text != "" {

@@ -218,7 +218,10 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 		return
 	}
 	res.seq = seq
-	sk.push(AnswerStarted{PromptTokens: len(ids), Cached: reused})
+	// What the cache really skips: a recurrent model cut back resumes
+	// from a checkpoint (engine.Sequence.Reused).
+	cached := min(reused, seq.Reused())
+	sk.push(AnswerStarted{PromptTokens: len(ids), Cached: cached})
 
 	var parser *chat.OutputParser
 	format := chat.OutputPlain
@@ -266,7 +269,7 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 		reason = ReasonContext
 	}
 	sk.usage = Usage{
-		PromptTokens: len(ids), CachedTokens: reused, CompletionTokens: len(result.Tokens),
+		PromptTokens: len(ids), CachedTokens: cached, CompletionTokens: len(result.Tokens),
 		GenTPS: result.GenTPS, Queued: queued,
 	}
 	if !sk.firstAt.IsZero() {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -29,9 +30,26 @@ func indexAfter(ctx context.Context, tx *sql.Tx, add func() error) error {
 	if err := add(); err != nil {
 		return err
 	}
+	// FTS5 gathers what it indexes in memory and writes a segment each
+	// time that passes its hash size (1 MB unless set), merging segments
+	// as they pile up: for a library of 100,000 messages, hundreds of
+	// segments and merge upon merge, a third of the import. A larger
+	// hash for this one statement writes a few large segments instead;
+	// the setting goes back after it (inside the transaction, so a
+	// failed import rolls it back too).
+	prev, err := ftsHashSize(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if err := setFTSHashSize(ctx, tx, importHashSize); err != nil {
+		return err
+	}
 	// Ids only grow (AUTOINCREMENT): the new messages are those above last.
 	if _, err := tx.ExecContext(ctx, `INSERT INTO messages_fts(rowid, content) SELECT id, content FROM messages WHERE id > ?`, last); err != nil {
 		return fmt.Errorf("index the imported messages: %w", err)
+	}
+	if err := setFTSHashSize(ctx, tx, prev); err != nil {
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, trigger); err != nil {
 		return fmt.Errorf("restore the index trigger: %w", err)
@@ -57,4 +75,32 @@ func (p *preparedTx) ExecContext(ctx context.Context, q string, args ...any) (sq
 		p.stmts[q] = st
 	}
 	return st.ExecContext(ctx, args...)
+}
+
+// importHashSize is the full-text index's in-memory hash while an import
+// indexes its messages (C memory of the statement, given back after it).
+const importHashSize = 64 << 20
+
+// defaultHashSize is FTS5's own hash size, for an index that never set
+// one.
+const defaultHashSize = 1 << 20
+
+// ftsHashSize is the hash size the full-text index is set to.
+func ftsHashSize(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var n int64
+	err := tx.QueryRowContext(ctx, `SELECT v FROM messages_fts_config WHERE k = 'hashsize'`).Scan(&n)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return defaultHashSize, nil
+	case err != nil:
+		return 0, fmt.Errorf("read the index's hash size: %w", err)
+	}
+	return n, nil
+}
+
+func setFTSHashSize(ctx context.Context, tx *sql.Tx, n int64) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO messages_fts(messages_fts, rank) VALUES ('hashsize', ?)`, n); err != nil {
+		return fmt.Errorf("set the index's hash size: %w", err)
+	}
+	return nil
 }

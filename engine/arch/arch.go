@@ -134,6 +134,10 @@ type Config struct {
 	// Mixture of experts (0 for a dense model): experts per layer, how
 	// many each token uses, and an expert's feed-forward width.
 	Experts, ExpertsUsed, ExpertFF int
+	// Gated DeltaNet layers (Qwen 3.5; 0 for a model without): the width
+	// of the projection the convolution runs over, of the output, and the
+	// value heads.
+	SSMConvDim, SSMValueDim, SSMHeads int
 }
 
 // KVDim is the width of one position's keys (and values) in the cache.

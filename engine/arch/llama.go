@@ -359,10 +359,19 @@ func (m *transformer) check(bt *Batch, logits []float32) error {
 		if g.Cache.Plan() != m.plan {
 			return fmt.Errorf("forward: a sequence's cache was made for another placement of the model")
 		}
-		if g.Cache.Layers() != c.Layers || g.Cache.KV(0) == nil || g.Cache.KV(0).Spec().Dim != c.KVDim() {
+		// The first layer with KV rows gives the context (a hybrid's
+		// recurrent layers have none).
+		var kv backend.KV
+		for i := 0; kv == nil && i < g.Cache.Layers(); i++ {
+			kv = g.Cache.KV(i)
+		}
+		if g.Cache.Layers() != c.Layers || (kv != nil && kv.Spec().Dim != c.KVDim()) || (kv == nil && c.SSMConvDim == 0) {
 			return fmt.Errorf("forward: a cache of %d layers does not fit the model", g.Cache.Layers())
 		}
-		ctx := g.Cache.KV(0).Spec().Context
+		ctx := math.MaxInt32
+		if kv != nil {
+			ctx = kv.Spec().Context
+		}
 		for _, p := range bt.Pos[g.Start:g.End] {
 			if p < 0 || int(p) >= ctx {
 				return fmt.Errorf("forward: position %d outside the context of %d", p, ctx)

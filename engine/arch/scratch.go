@@ -21,23 +21,29 @@ type Scratch struct {
 
 // Buffers a pass uses on each device, by role.
 const (
-	bufX      = iota // the residual stream: n×embd
-	bufXN            // normalised input of a block, and a block's output: n×embd
-	bufQ             // queries: n×qDim
-	bufK             // keys: n×kvDim
-	bufV             // values: n×kvDim
-	bufAttn          // attention output: n×qDim
-	bufQKV           // the fused q, k and v projection's output: n×(qDim+2·kvDim)
-	bufGateUp        // the fused gate and up projection's output: n×2ff
-	bufGate          // n×ff
-	bufUp            // n×ff
-	bufFFN           // n×ff
-	bufSel           // the rows whose logits are wanted: rows×embd
-	bufLogits        // their logits, a chunk at a time
-	bufRouter        // mixture of experts: router logits, n×experts (+n shared-expert gates)
-	bufMoEIn         // the rows routed to one expert: rows×embd
-	bufMoEOut        // one expert's output rows: rows×embd
-	bufMoESum        // the layer's weighted sum of experts: n×embd
+	bufX       = iota // the residual stream: n×embd
+	bufXN             // normalised input of a block, and a block's output: n×embd
+	bufQ              // queries: n×qDim
+	bufK              // keys: n×kvDim
+	bufV              // values: n×kvDim
+	bufAttn           // attention output: n×qDim
+	bufQKV            // the fused q, k and v projection's output: n×(qDim+2·kvDim)
+	bufGateUp         // the fused gate and up projection's output: n×2ff
+	bufGate           // n×ff
+	bufUp             // n×ff
+	bufFFN            // n×ff
+	bufSel            // the rows whose logits are wanted: rows×embd
+	bufLogits         // their logits, a chunk at a time
+	bufRouter         // mixture of experts: router logits, n×experts (+n shared-expert gates)
+	bufMoEIn          // the rows routed to one expert: rows×embd
+	bufMoEOut         // one expert's output rows: rows×embd
+	bufMoESum         // the layer's weighted sum of experts: n×embd
+	bufQG             // gated attention: queries and their gates, n×2qDim
+	bufDNQKV          // Gated DeltaNet: the projection the convolution runs over, n×convDim
+	bufDNZ            // its output gate: n×valueDim
+	bufDNAlpha        // its decays' and
+	bufDNBeta         // its update strengths' projections: n×heads each
+	bufDNOut          // its output: n×valueDim
 	numBufs
 )
 
@@ -134,6 +140,9 @@ func grow(s []float32, n int) []float32 {
 func ScratchBytes(c *Config, rows int) int64 {
 	qDim, kvDim := c.Heads*c.HeadDim, c.KVDim()
 	perRow := 2*c.Embd + 2*qDim + 2*kvDim + 3*c.FF + (qDim + 2*kvDim) + 2*c.FF + c.Embd
+	if c.SSMConvDim > 0 {
+		perRow += 2*qDim + c.SSMConvDim + 2*c.SSMValueDim + 2*c.SSMHeads
+	}
 	n := int64(perRow) * int64(rows)
 	if c.Experts > 0 {
 		// the router's logits, and the experts' buffers, which hold all

@@ -161,7 +161,11 @@
 //
 // VecDotMulti and VecDotTile decode each weight block once for four
 // activation rows (amd64: Q4_0, Q8_0, Q4_K, Q6_K, MXFP4, F16, and Q5_0 on
-// avx512; arm64: Q4_0, Q5_0, Q8_0); on avx512, VecDotRows and VecDotTile
+// avx512; arm64: Q4_0, Q5_0, Q8_0), and for the two or three left over
+// (Q4_0 and Q8_0 at avx2); on avx512 VecDotTile runs Q4_0 and Q8_0 in
+// groups of up to eight activation rows, one kernel per count
+// (tile_amd64.s, written by internal/gentile), so a batched decode step
+// of up to eight sequences decodes each weight block once. On avx512, VecDotRows and VecDotTile
 // also lay each activation row out once per call for Q4_0, Q5_0 and Q8_0
 // — quants in register order, four blocks per register, the scales as
 // floats — so every weight row reuses it, and on arm64 VecDotRows loads

@@ -322,6 +322,157 @@ TEXT ·dotQ8_0x4AVX2(SB), NOSPLIT, $0-40
 	VZEROUPPER
 	RET
 
+// ---- Q4_0, Q8_0 × two or three activation rows, AVX2 ----------------
+// The four-activation kernels' arithmetic for the leftover rows of a
+// batch (VecDotMulti and VecDotTile run groups of four, then these): each
+// weight block decoded once for the two or three rows, each row's
+// accumulators as in FOURROWS, so every result is bit-identical to the
+// one-row kernel's.
+
+// THREEROWS and TWOROWS are FOURROWS for three and two rows: even blocks
+// in Y0-Y2, odd in Y4-Y6, the sums left in Y0-Y2.
+#define THREEROWS(BLK, wsize, xsize, loop, tail, done) \
+	VXORPS Y0, Y0, Y0; VXORPS Y1, Y1, Y1; VXORPS Y2, Y2, Y2; \
+	VXORPS Y4, Y4, Y4; VXORPS Y5, Y5, Y5; VXORPS Y6, Y6, Y6; \
+	CMPQ   CX, $2;                          \
+	JLT    tail;                            \
+loop:                                       \
+	BLK(0, 0, Y0, Y1, Y2);                  \
+	BLK(wsize, xsize, Y4, Y5, Y6);          \
+	ADDQ   $(2*wsize), SI;                  \
+	ADDQ   $(2*xsize), DI;                  \
+	SUBQ   $2, CX;                          \
+	CMPQ   CX, $2;                          \
+	JGE    loop;                            \
+tail:                                       \
+	TESTQ  CX, CX;                          \
+	JEQ    done;                            \
+	BLK(0, 0, Y0, Y1, Y2);                  \
+done:                                       \
+	VADDPS Y4, Y0, Y0;                      \
+	VADDPS Y5, Y1, Y1;                      \
+	VADDPS Y6, Y2, Y2
+
+#define TWOROWS(BLK, wsize, xsize, loop, tail, done) \
+	VXORPS Y0, Y0, Y0; VXORPS Y1, Y1, Y1; \
+	VXORPS Y4, Y4, Y4; VXORPS Y5, Y5, Y5; \
+	CMPQ   CX, $2;                          \
+	JLT    tail;                            \
+loop:                                       \
+	BLK(0, 0, Y0, Y1);                      \
+	BLK(wsize, xsize, Y4, Y5);              \
+	ADDQ   $(2*wsize), SI;                  \
+	ADDQ   $(2*xsize), DI;                  \
+	SUBQ   $2, CX;                          \
+	CMPQ   CX, $2;                          \
+	JGE    loop;                            \
+tail:                                       \
+	TESTQ  CX, CX;                          \
+	JEQ    done;                            \
+	BLK(0, 0, Y0, Y1);                      \
+done:                                       \
+	VADDPS Y4, Y0, Y0;                      \
+	VADDPS Y5, Y1, Y1
+
+#define Q40X3A(wo, xo, a0, a1, a2) \
+	Q40NIB(wo+2(SI), Y8);                                          \
+	MOVWLZX wo(SI), AX;                                            \
+	VMOVSS  (BX)(AX*4), X9;                                        \
+	Q40X4ACT(Q40INTAVX2, xo+2(DI), xo(DI), a0);                    \
+	Q40X4ACT(Q40INTAVX2, xo+2(DI)(R8*1), xo(DI)(R8*1), a1);        \
+	Q40X4ACT(Q40INTAVX2, xo+2(DI)(R8*2), xo(DI)(R8*2), a2)
+
+#define Q40X2A(wo, xo, a0, a1) \
+	Q40NIB(wo+2(SI), Y8);                                          \
+	MOVWLZX wo(SI), AX;                                            \
+	VMOVSS  (BX)(AX*4), X9;                                        \
+	Q40X4ACT(Q40INTAVX2, xo+2(DI), xo(DI), a0);                    \
+	Q40X4ACT(Q40INTAVX2, xo+2(DI)(R8*1), xo(DI)(R8*1), a1)
+
+#define Q80X3A(wo, xo, a0, a1, a2) \
+	VPMOVSXBW wo+2(SI), Y8;                                             \
+	VPMOVSXBW wo+18(SI), Y12;                                           \
+	MOVWLZX   wo(SI), AX;                                               \
+	VMOVSS    (BX)(AX*4), X9;                                           \
+	Q80X4ACTA(xo+2(DI), xo+18(DI), xo(DI), a0);                         \
+	Q80X4ACTA(xo+2(DI)(R8*1), xo+18(DI)(R8*1), xo(DI)(R8*1), a1);       \
+	Q80X4ACTA(xo+2(DI)(R8*2), xo+18(DI)(R8*2), xo(DI)(R8*2), a2)
+
+#define Q80X2A(wo, xo, a0, a1) \
+	VPMOVSXBW wo+2(SI), Y8;                                             \
+	VPMOVSXBW wo+18(SI), Y12;                                           \
+	MOVWLZX   wo(SI), AX;                                               \
+	VMOVSS    (BX)(AX*4), X9;                                           \
+	Q80X4ACTA(xo+2(DI), xo+18(DI), xo(DI), a0);                         \
+	Q80X4ACTA(xo+2(DI)(R8*1), xo+18(DI)(R8*1), xo(DI)(R8*1), a1)
+
+// STORE3 and STORE2 are STORE4 for three and two rows.
+#define STORE3 \
+	HSUMPS(Y0, X0, X4); \
+	HSUMPS(Y1, X1, X4); \
+	HSUMPS(Y2, X2, X4); \
+	MOVSS X0, 0(AX);    \
+	MOVSS X1, 4(AX);    \
+	MOVSS X2, 8(AX)
+
+#define STORE2 \
+	HSUMPS(Y0, X0, X4); \
+	HSUMPS(Y1, X1, X4); \
+	MOVSS X0, 0(AX);    \
+	MOVSS X1, 4(AX)
+
+// func dotQ4_0x3AVX2(w, x *byte, stride, nb int, out *float32)
+TEXT ·dotQ4_0x3AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	Q40SETUP
+	THREEROWS(Q40X3A, 18, 34, q40x3a_loop, q40x3a_tail, q40x3a_done)
+	MOVQ out+32(FP), AX
+	STORE3
+	VZEROUPPER
+	RET
+
+// func dotQ4_0x2AVX2(w, x *byte, stride, nb int, out *float32)
+TEXT ·dotQ4_0x2AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	Q40SETUP
+	TWOROWS(Q40X2A, 18, 34, q40x2a_loop, q40x2a_tail, q40x2a_done)
+	MOVQ out+32(FP), AX
+	STORE2
+	VZEROUPPER
+	RET
+
+// func dotQ8_0x3AVX2(w, x *byte, stride, nb int, out *float32)
+TEXT ·dotQ8_0x3AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	MOVQ ·fp16Table(SB), BX
+	THREEROWS(Q80X3A, 34, 34, q80x3a_loop, q80x3a_tail, q80x3a_done)
+	MOVQ out+32(FP), AX
+	STORE3
+	VZEROUPPER
+	RET
+
+// func dotQ8_0x2AVX2(w, x *byte, stride, nb int, out *float32)
+TEXT ·dotQ8_0x2AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ stride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	MOVQ ·fp16Table(SB), BX
+	TWOROWS(Q80X2A, 34, 34, q80x2a_loop, q80x2a_tail, q80x2a_done)
+	MOVQ out+32(FP), AX
+	STORE2
+	VZEROUPPER
+	RET
+
 // ---- Q5_0, Q4_1, Q5_1, IQ4_NL ----------------------------------------
 // The same shape as Q4_0: Q5 adds a fifth bit from qh (q in 0..31, and
 // Σq·y − 16·Σy by VPMADDUBSW: |pair| ≤ 2·31·128); Q4_1 and Q5_1 have

@@ -81,7 +81,9 @@ func VecDotRows(w Type, rows []byte, rowStride, nRows int, act []byte, n int, ou
 // prefill (or batched decode) matrix product, with outStride ≥ nRows
 // (out is activation-major, as the backend lays out its outputs). Each
 // result is bit-identical to VecDot's. It prepares each group of four
-// activation rows once and runs it against every weight row, so callers
+// activation rows (up to eight for Q4_0 and Q8_0 at avx512) once and runs
+// it against every weight row, decoding each weight block once for the
+// group, so callers
 // should pass a block of rows that stays in cache (a few hundred KiB) and
 // all the activation rows. On bad input (as for VecDotMulti, or an out
 // too short for the tile) every element of out is set to NaN; it never

@@ -215,6 +215,28 @@ func dotX4(w Type, wp, xp *byte, stride, nb int, out *float32) bool {
 	return true
 }
 
+// dotXn runs the two- or three-activation kernel for w at the avx2
+// level, if there is one (the avx512 level runs batches through the tile
+// kernels, and its one-row Q4_0 and Q8_0 arithmetic differs).
+func dotXn(w Type, n int, wp, xp *byte, stride, nb int, out *float32) bool {
+	if useAVX512 || (w != Q4_0 && w != Q8_0) {
+		return false
+	}
+	switch {
+	case w == Q4_0 && n == 3:
+		dotQ4_0x3AVX2(wp, xp, stride, nb, out)
+	case w == Q4_0 && n == 2:
+		dotQ4_0x2AVX2(wp, xp, stride, nb, out)
+	case w == Q8_0 && n == 3:
+		dotQ8_0x3AVX2(wp, xp, stride, nb, out)
+	case w == Q8_0 && n == 2:
+		dotQ8_0x2AVX2(wp, xp, stride, nb, out)
+	default:
+		return false
+	}
+	return true
+}
+
 // prepOffset is the offset the 512-bit kernels subtract from w's
 // unsigned quants (Q4_0: q−8, Q5_0: q−16, Q8_0: (w+128)−128), or 0 when
 // w has no prepared-activation kernels.
@@ -432,6 +454,10 @@ func vecDotTileFast(w Type, rows []byte, rowStride, nRows int, acts []byte, actS
 	if !ok {
 		return false
 	}
+	if w == Q4_0 || w == Q8_0 {
+		vecDotTileGroups(w, rows, rowStride, nRows, acts, actStride, nActs, nb, quads, pstride, out, outStride)
+		return true
+	}
 	prep := prepPool.Get().(*prepBuf)
 	var tmp [4]float32
 	a := 0
@@ -497,6 +523,18 @@ func dotQ4_0x4AVX2(w, x *byte, stride, nb int, out *float32)
 
 //go:noescape
 func dotQ8_0x4AVX2(w, x *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ4_0x3AVX2(w, x *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ4_0x2AVX2(w, x *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ8_0x3AVX2(w, x *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ8_0x2AVX2(w, x *byte, stride, nb int, out *float32)
 
 //go:noescape
 func dotQ5_0AVX2(w, x *byte, nb int) float32

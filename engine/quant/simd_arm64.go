@@ -366,3 +366,7 @@ func dotF32NEON(w, x *byte, n int) float32
 
 // quantQ8_0Fast: the Go code rounds activations on arm64.
 func quantQ8_0Fast(src []float32, dst []byte) int { return 0 }
+
+// dotXn runs a two- or three-activation kernel for w: none on arm64,
+// where the leftover rows of a batch run the one-row kernels.
+func dotXn(w Type, n int, wp, xp *byte, stride, nb int, out *float32) bool { return false }

@@ -18,8 +18,9 @@ func vecDotF32Fast(w, x []float32) (float32, bool) {
 	return dotF32Fast(wb, xb, len(w)), true
 }
 
-// vecDotMultiFast runs the four-activation kernels on groups of four and
-// the one-activation kernels on the rest, on checked inputs with n > 0.
+// vecDotMultiFast runs the four-activation kernels on groups of four, a
+// two- or three-activation kernel on the rest where there is one, else
+// the one-activation kernels, on checked inputs with n > 0.
 func vecDotMultiFast(w Type, wRow, acts []byte, stride, nActs, n int, out []float32) bool {
 	if !simdOn() {
 		return false
@@ -31,6 +32,9 @@ func vecDotMultiFast(w Type, wRow, acts []byte, stride, nActs, n int, out []floa
 		if !dotX4(w, &wRow[0], &acts[i*stride], stride, nb, &out[i]) {
 			break
 		}
+	}
+	if r := nActs - i; r >= 2 && dotXn(w, r, &wRow[0], &acts[i*stride], stride, nb, &out[i]) {
+		return true
 	}
 	for ; i < nActs; i++ {
 		out[i] = vecDotChecked(w, wRow, acts[i*stride:i*stride+arow], n)

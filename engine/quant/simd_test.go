@@ -326,7 +326,7 @@ func TestVecDotMulti(t *testing.T) {
 	forRowShapes(t, 25, []int{1, 3, 5, 7}, func(t *testing.T, r *rand.Rand, typ, at Type, n int) {
 		wq, _, _ := weightRows(t, r, typ, n, 1, 0)
 		acts, arow, stride := actRows(t, r, at, n, 11, 6) // padded rows
-		for _, nActs := range []int{1, 3, 4, 5, 8, 11} {
+		for _, nActs := range []int{1, 2, 3, 4, 5, 6, 7, 8, 11} {
 			out := make([]float32, nActs+1)
 			out[nActs] = 42
 			VecDotMulti(typ, wq, acts, stride, nActs, n, out)
@@ -846,6 +846,47 @@ func TestF16FourActShapes(t *testing.T) {
 					}
 					if math.Float32bits(multi[a]) != math.Float32bits(want) {
 						t.Errorf("n=%d VecDotMulti[act %d, row %d] = %g, VecDot %g", n, a, i, multi[a], want)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestVecDotTileActCounts pins the tile kernels of every activation-row
+// count (Q4_0 and Q8_0 at avx512 run groups of up to eight through one
+// kernel per count, a weight block decoded once per group) to VecDot, bit
+// for bit: every count from 1 to 17 (groups of 8 and their splits), odd
+// and even weight row counts (the two streams), padded strides, and block
+// counts that leave every tail of the quad and pair loops.
+func TestVecDotTileActCounts(t *testing.T) {
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(61, 62))
+		for _, typ := range []Type{Q4_0, Q8_0, Q5_0} {
+			for _, nb := range []int{1, 2, 3, 4, 5, 6, 7, 9, 28} {
+				n := 32 * nb
+				const maxRows, maxActs = 7, 17
+				rows, wrow, rowStride := weightRows(t, r, typ, n, maxRows, 2)
+				acts, arow, actStride := actRows(t, r, Q8_0, n, maxActs, 3)
+				for nActs := 1; nActs <= maxActs; nActs++ {
+					for _, nRows := range []int{1, 2, maxRows} {
+						outStride := nRows + 1
+						out := make([]float32, nActs*outStride)
+						for i := range out {
+							out[i] = 42
+						}
+						VecDotTile(typ, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
+						for a := range nActs {
+							if out[a*outStride+nRows] != 42 {
+								t.Fatalf("%v nb=%d %dx%d: wrote past row %d of the tile", typ, nb, nRows, nActs, a)
+							}
+							for i := range nRows {
+								want := VecDot(typ, rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow], n)
+								if got := out[a*outStride+i]; math.Float32bits(got) != math.Float32bits(want) {
+									t.Errorf("%v nb=%d %dx%d: [act %d, row %d] = %g, VecDot %g", typ, nb, nRows, nActs, a, i, got, want)
+								}
+							}
+						}
 					}
 				}
 			}

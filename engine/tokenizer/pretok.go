@@ -253,10 +253,20 @@ func (gpt2Splitter) split(t *ptext, start, end int, out []int) []int {
 // as llama.cpp's unicode_regex_split_custom_llama3 does, with D = 3 for
 // Llama 3. Qwen2's expression is the same with \p{N} alone (D = 1); llama.cpp
 // runs that one through std::regex, which matches the same pieces.
-type llama3Splitter struct{ maxDigits int }
+// llama3Splitter is llama.cpp's llama3 expression with digits in runs
+// of maxDigits; with marks (Qwen 3.5's), combining marks count as letters
+// ([\p{L}\p{M}]+, [^\s\p{L}\p{M}\p{N}]).
+type llama3Splitter struct {
+	maxDigits int
+	marks     bool
+}
 
 func (s llama3Splitter) split(t *ptext, start, end int, out []int) []int {
 	sp := splitSpan{t: t, start: start, end: end, prev: start, out: out}
+	fLetter := fLetter
+	if s.marks {
+		fLetter |= fMark
+	}
 	lower := func(r rune) rune {
 		if r >= 'A' && r <= 'Z' {
 			return r + 'a' - 'A'
@@ -602,6 +612,7 @@ var (
 
 	splitLlama3 = []splitter{llama3Splitter{maxDigits: 3}}
 	splitQwen2  = []splitter{llama3Splitter{maxDigits: 1}}
+	splitQwen35 = []splitter{llama3Splitter{maxDigits: 1, marks: true}}
 
 	splitDeepseekCoder = []splitter{
 		regexSplitter{one{wCRLF}},

@@ -274,6 +274,11 @@ func TestPreTokenizers(t *testing.T) {
 		{"llama3", splitLlama3, "I'VE 12345 ab!!\n\n  c", []string{"I", "'VE", " ", "123", "45", " ab", "!!\n\n", " ", " c"}},
 		{"llama3 newlines", splitLlama3, "a \n \n b", []string{"a", " \n \n", " b"}},
 		{"qwen2 digits", splitQwen2, "x2024", []string{"x", "2", "0", "2", "4"}},
+		// A combining mark (U+0308) ends qwen2's letter run and starts the
+		// next as its one leading non-letter; qwen35's runs take marks in,
+		// and its punctuation runs stop at them.
+		{"qwen2 marks", splitQwen2, "nai\u0308ve x!!\u0301", []string{"nai", "\u0308ve", " x", "!!\u0301"}},
+		{"qwen35 marks", splitQwen35, "nai\u0308ve x!!\u0301 2024", []string{"nai\u0308ve", " x", "!!", "\u0301", " ", "2", "0", "2", "4"}},
 		{"default", splitDefault, "a+b=c 12345 ~x", []string{"a", "+", "b", "=", "c", " ", "123", "45", " ", "~", "x"}},
 		{"falcon", splitFalcon, "a`b 1234", []string{"a", "`", "b", " ", "123", "4"}},
 		{"starcoder", splitStarcoder, "x 123", []string{"x", " ", "1", "2", "3"}},

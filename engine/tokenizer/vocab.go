@@ -139,6 +139,7 @@ var preTokenizers = map[string]preInfo{
 	"chatglm-bpe": {split: splitLlama3, cleanSpaces: true, noBOS: true},
 
 	"qwen2":            {split: splitQwen2},
+	"qwen35":           {split: splitQwen35},
 	"deepseek-r1-qwen": {split: splitQwen2},
 	"stablelm2":        {split: splitQwen2, cleanSpaces: true},
 	"megrez":           {split: splitQwen2, cleanSpaces: true},

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/models"
+	"github.com/churon/churon/app/remote"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/testdata"
@@ -52,6 +53,9 @@ type Options struct {
 	// Models configures the model service (nil: the app's own folders
 	// and hub).
 	Models *Library
+	// Remotes are the connections to remote engines the session and the
+	// window use (nil: none).
+	Remotes *remote.Connections
 }
 
 // New makes the app, the database, the session manager and the window;
@@ -74,7 +78,11 @@ func New(t *testing.T, o Options, open func(h *Harness) (closeWindow func())) *H
 	if o.Settings != nil {
 		set = *o.Settings
 	}
-	h.M = session.New(st, session.Options{Threads: 2, Defaults: &set, Disk: o.Disk})
+	sopt := session.Options{Threads: 2, Defaults: &set, Disk: o.Disk}
+	if o.Remotes != nil {
+		sopt.Remote = o.Remotes
+	}
+	h.M = session.New(st, sopt)
 	var mo models.Options
 	if o.Models != nil {
 		mo = *o.Models

@@ -80,6 +80,8 @@ type Spec struct {
 	RopeOrigContext int
 	// Gemma 3 (Arch "gemma3"): see gemma3.go.
 	Gemma3
+	// Qwen 3.5 (Arch "qwen35", "qwen35moe"): see qwen35.go.
+	Qwen35
 	// NoTemplate leaves out tokenizer.chat_template.
 	NoTemplate bool
 	// Name, when set, is general.name; else it is made from the shape,
@@ -166,13 +168,13 @@ func Build(s Spec) (*gguf.Writer, error) {
 	}
 	kv(a+".context_length", uint32(s.Context))
 	kv(a+".embedding_length", uint32(s.Embd))
-	kv(a+".block_count", uint32(s.Layers))
+	kv(a+".block_count", uint32(s.Layers+s.NextN))
 	kv(a+".feed_forward_length", uint32(s.FF))
 	kv(a+".attention.head_count", uint32(s.Heads))
 	kv(a+".attention.head_count_kv", uint32(s.KVHeads))
 	kv(a+".attention.layer_norm_rms_epsilon", float32(1e-5))
 	kv(a+".rope.freq_base", s.RopeBase)
-	kv(a+".rope.dimension_count", uint32(headDim))
+	kv(a+".rope.dimension_count", uint32(s.ropeDims()))
 	// gemma3 always writes its head width, as llama.cpp's converter does.
 	if s.HeadDim > 0 || a == "gemma3" {
 		kv(a+".attention.key_length", uint32(headDim))
@@ -185,6 +187,9 @@ func Build(s Spec) (*gguf.Writer, error) {
 	}
 	if s.SlidingWindow > 0 {
 		kv(a+".attention.sliding_window", uint32(s.SlidingWindow))
+	}
+	if s.isQwen35() {
+		s.qwen35Metadata(kv)
 	}
 	if a == "gemma3" {
 		s.gemma3Metadata(kv)
@@ -238,6 +243,15 @@ func Build(s Spec) (*gguf.Writer, error) {
 			// Sinks of a few units, as trained ones are: against scores
 			// of random weights they take a real share of the softmax.
 			err = g.vector(t.Name, t.Shape[0], true, func(z float64) float32 { return float32(z) })
+		case kindConv:
+			err = g.matrix(t.Name, quant.F32, t.Shape, 0.5)
+		case kindDTBias:
+			// softplus(−2 + …) ≈ 0.13: decays of about 0.9 a token with
+			// ssm_a near −1, so the state remembers a few tokens.
+			err = g.vector(t.Name, t.Shape[0], true, func(z float64) float32 { return float32(-2 + 0.5*z) })
+		case kindDecay:
+			// ssm_a = −exp(A_log), negative as the converter stores it.
+			err = g.vector(t.Name, t.Shape[0], true, func(z float64) float32 { return float32(-math.Exp(0.5 * z)) })
 		case kindNearOne:
 			// Norm weights near 1, not exactly 1, so a forward pass that
 			// skipped them would be caught.
@@ -265,6 +279,9 @@ const (
 	kindNearOne        // norm weights 1 + normal(0, 0.2)
 	kindNoise2D        // normal(0, Std) biases of one row per expert
 	kindSink           // normal(0, 1) attention sinks
+	kindConv           // normal(0, 0.5) F32 convolution taps
+	kindDTBias         // −2 + normal(0, 0.5): a DeltaNet's ssm_dt.bias
+	kindDecay          // −exp(normal(0, 0.5)): a DeltaNet's ssm_a
 )
 
 // Bytes is the size of the tensor's data.
@@ -309,6 +326,13 @@ func (s Spec) plan() ([]Tensor, error) {
 		out = append(out, Tensor{Name: name, Type: quant.F32, Shape: shape, kind: kind})
 	}
 	a := s.Arch
+	if s.isQwen35() {
+		s.qwen35Tensors(add)
+		if err := s.types(out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	if a == "gemma3" {
 		s.gemma3Tensors(add)
 		if err := s.types(out); err != nil {
@@ -394,9 +418,15 @@ func (s Spec) plan() ([]Tensor, error) {
 
 func (s Spec) check() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "phi3", "qwen3moe", "gpt-oss", "gemma3":
+	case "llama", "qwen2", "qwen3", "phi3", "qwen3moe", "gpt-oss", "gemma3", "qwen35", "qwen35moe":
 	default:
 		return fmt.Errorf("synth: architecture %q not supported", s.Arch)
+	}
+	if s.isQwen35() && (s.SSMKHeads <= 0 || s.SSMVHeads%s.SSMKHeads != 0 || s.SSMHeadDim <= 0 || s.ropeDims()%2 != 0 || s.ropeDims() > s.headDim()) {
+		return fmt.Errorf("synth: %s needs DeltaNet heads (%d key, %d value, width %d) and rotated dimensions (%d) within a head", s.Arch, s.SSMKHeads, s.SSMVHeads, s.SSMHeadDim, s.ropeDims())
+	}
+	if s.Arch == "qwen35" && s.Experts > 0 || s.Arch == "qwen35moe" && s.Experts == 0 {
+		return fmt.Errorf("synth: qwen35moe, not qwen35, has experts")
 	}
 	if (s.Arch == "qwen3moe" || s.Arch == "gpt-oss") && s.Experts == 0 {
 		return fmt.Errorf("synth: %s needs experts", s.Arch)
@@ -408,7 +438,7 @@ func (s Spec) check() error {
 		return fmt.Errorf("synth: biases and scales are written for split projections and dense feed-forwards only")
 	}
 	if s.Experts > 0 {
-		if s.Arch != "qwen3moe" && s.Arch != "llama" && s.Arch != "gpt-oss" {
+		if s.Arch != "qwen3moe" && s.Arch != "llama" && s.Arch != "gpt-oss" && s.Arch != "qwen35moe" {
 			return fmt.Errorf("synth: %s has no mixture of experts", s.Arch)
 		}
 		if s.Arch == "llama" && s.ExpertFF != s.FF {

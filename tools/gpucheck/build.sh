@@ -3,6 +3,10 @@
 # test binary, the gpucheck program and the small models of the
 # end-to-end check, into tools/gpucheck/bundle (ignored by git). The
 # machine with the GPU needs no Go toolchain: see README.md.
+#
+# GPUCHECK_TARGET is the GPU machine's GOOS/GOARCH: linux/amd64 (the
+# default: the CUDA backend), windows/amd64, or darwin/arm64 (a Mac with
+# Apple silicon: the Metal backend; see packaging/macos/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 td="${CHURON_TESTDATA:-../shared/testdata}"
@@ -13,9 +17,16 @@ fi
 rm -rf "$out"
 mkdir -p "$out/testdata/models" "$out/testdata/quantzoo"
 # CGO_ENABLED=0: no C library beyond the loader's, whatever the GPU machine has.
-export CGO_ENABLED=0 GOOS=linux GOARCH=amd64
-go test -c -o "$out/cuda.test" ./engine/backend/cuda
+target=${GPUCHECK_TARGET:-linux/amd64}
+export CGO_ENABLED=0 GOOS=${target%/*} GOARCH=${target#*/}
+case "$GOOS" in
+  darwin) backend=metal ;;
+  linux|windows) backend=cuda ;;
+  *) echo "build.sh: no GPU backend for $target" >&2; exit 1 ;;
+esac
+go test -c -o "$out/$backend.test" "./engine/backend/$backend"
 go build -trimpath -o "$out/gpucheck" ./tools/gpucheck
+echo "$target $backend" > "$out/target"
 cp "$td/models/stories260K.gguf" "$out/testdata/models/"
 for t in F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K Q4_K_M-mixed; do
   cp "$td/quantzoo/zoo-$t.gguf" "$out/testdata/quantzoo/"

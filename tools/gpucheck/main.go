@@ -1,8 +1,10 @@
-// Command gpucheck checks the CUDA backend on a machine with an NVIDIA
-// GPU, from prepared binaries (no Go toolchain there): what the driver
-// and GPU are, end-to-end logits against the CPU at every offload level,
-// and speed on synthetic models of real shapes. run.sh is the one
-// command that runs it all; see README.md.
+// Command gpucheck checks a GPU backend on a machine with the GPU, from
+// prepared binaries (no Go toolchain there): the CUDA backend on Linux
+// and Windows, the Metal backend on macOS (gpu_*.go). It reports what the
+// driver and GPU are, end-to-end logits against the CPU at every offload
+// level, and speed on synthetic models of real shapes. run.sh is the one
+// command that runs it all; see README.md (and packaging/macos/README.md
+// for a Mac).
 //
 //	gpucheck smoke                      the GPU, the driver, the JIT's time
 //	gpucheck e2e MODEL.gguf...          logits against the CPU (internal/gpucheck)
@@ -25,7 +27,6 @@ import (
 	"time"
 
 	"github.com/churon/churon/engine"
-	"github.com/churon/churon/engine/backend/cuda"
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/internal/gpucheck"
 	"github.com/churon/churon/models/synth"
@@ -55,22 +56,20 @@ func main() {
 	}
 }
 
-// smoke opens the GPU twice: the first start JIT-compiles the kernels,
-// the second finds them in the driver's cache.
+// smoke opens the GPU twice: the first start compiles the kernels (the
+// JIT of the PTX, Metal's compile of the MSL), the second may find them in
+// the driver's cache.
 func smoke() error {
-	for i, what := range []string{"first start (JIT)", "second start (JIT cache)"} {
+	for i, what := range []string{"first start (compile)", "second start (cache)"} {
 		t0 := time.Now()
-		d, err := cuda.New()
+		d, err := openGPU()
 		if err != nil {
 			return err
 		}
 		took := time.Since(t0)
-		in := d.Info()
 		if i == 0 {
 			fmt.Printf("device:       %s\n", d.Name())
-			fmt.Printf("library:      %s (CUDA %s, NVIDIA driver %q)\n", in.Library, in.CUDA, in.Driver)
-			fmt.Printf("GPU:          sm_%d%d, %d multiprocessors, %.1f GiB, memory %.0f GB/s by its clock and bus\n",
-				in.Major, in.Minor, in.Multiprocessor, float64(in.TotalBytes)/(1<<30), in.BandwidthGBs)
+			describeGPU(d)
 			fmt.Printf("free:         %.1f GiB for models after the backend's reserve\n", float64(d.FreeBytes())/(1<<30))
 			if bw, err := d.CopyBandwidth(1 << 30); err == nil {
 				fmt.Printf("copy:         %.0f GB/s device to device (read + write)\n", bw)
@@ -95,7 +94,7 @@ func e2e(args []string) error {
 			kv = engine.KVF32 // its references are F32-cache runs
 		}
 		fmt.Printf("%s:\n", filepath.Base(path))
-		levels, err := gpucheck.Compare(context.Background(), path, gpucheck.Options{Device: "cuda", Threads: *threads, KV: kv,
+		levels, err := gpucheck.Compare(context.Background(), path, gpucheck.Options{Device: backendName, Threads: *threads, KV: kv,
 			OnLevel: func(l gpucheck.Level) { fmt.Printf("  %s\n", l.String()) }})
 		if err != nil {
 			fmt.Printf("  FAIL: %v\n", err)
@@ -237,7 +236,7 @@ func median(v []float64) float64 {
 
 func perfOne(path string, pp, tg, reps, threads int) (perfResult, error) {
 	ctx := context.Background()
-	d, err := cuda.New()
+	d, err := openGPU()
 	if err != nil {
 		return perfResult{}, err
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The GPU check, in one command, on a Linux machine with an NVIDIA GPU and
-# the binaries build.sh prepared (no Go toolchain needed). Run from the
-# repository root: bash tools/gpucheck/run.sh [OUTPUT_DIR]
+# The GPU check, in one command, on a Linux machine with an NVIDIA GPU or
+# a Mac with Apple silicon (Metal), and the binaries build.sh prepared for
+# it (GPUCHECK_TARGET=darwin/arm64 for a Mac; no Go toolchain needed). Run
+# from the repository root: bash tools/gpucheck/run.sh [OUTPUT_DIR]
 # It writes every step's log into OUTPUT_DIR ($OUT, else ./gpucheck-out)
 # as it goes, and a summary last; it takes 3–6 minutes.
 #
@@ -23,12 +24,34 @@ record() { # name rc
 }
 : > "$out/summary.txt"
 [ -x "$b/gpucheck" ] || { echo "run.sh: no $b/gpucheck: run tools/gpucheck/build.sh first"; exit 2; }
-threads=$(( $(nproc) < 16 ? $(nproc) : 16 ))
+mac=0
+[ "$(uname -s)" = Darwin ] && mac=1
+backend=cuda
+[ "$mac" = 1 ] && backend=metal
+[ -x "$b/$backend.test" ] || { echo "run.sh: the bundle has no $backend.test (built for $(cat "$b/target" 2>/dev/null || echo linux/amd64)): run GPUCHECK_TARGET=... tools/gpucheck/build.sh for this machine"; exit 2; }
+if [ "$mac" = 1 ]; then
+  ncpu=$(sysctl -n hw.perflevel0.physicalcpu 2>/dev/null || sysctl -n hw.ncpu)
+else
+  ncpu=$(nproc)
+fi
+threads=$(( ncpu < 16 ? ncpu : 16 ))
+# timeout is GNU's; macOS has none: perl's alarm does the same.
+if ! command -v timeout > /dev/null; then
+  timeout() { local s=$1; shift; perl -e 'alarm shift; exec @ARGV or die "exec: $!"' "$s" "$@"; }
+fi
 
 step "environment"
-{ echo "bundle built from: $(cat "$b/commit" 2>/dev/null)"; uname -a; nproc; free -g | head -2
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1 || echo "no nvidia-smi"
-} | tee "$out/env.txt"
+if [ "$mac" = 1 ]; then
+  { echo "bundle built from: $(cat "$b/commit" 2>/dev/null)"; uname -a; sw_vers
+    sysctl -n machdep.cpu.brand_string; echo "cores: $(sysctl -n hw.ncpu) ($ncpu performance)"
+    echo "memory: $(( $(sysctl -n hw.memsize) >> 30 )) GiB"
+    system_profiler SPDisplaysDataType 2>/dev/null | grep -E 'Chipset Model|Total Number of Cores|Metal' || echo "no system_profiler"
+  } | tee "$out/env.txt"
+else
+  { echo "bundle built from: $(cat "$b/commit" 2>/dev/null)"; uname -a; nproc; free -g | head -2
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1 || echo "no nvidia-smi"
+  } | tee "$out/env.txt"
+fi
 
 step "benchmark models (written in the background meanwhile)"
 models="$out/models"
@@ -37,15 +60,20 @@ shapes=${GPUCHECK_SHAPES:-"qwen2.5-0.5b:Q4_0 qwen2.5-0.5b:Q4_K_M tinyllama-1.1b:
 ( "$b/gpucheck" synth -o "$models" $shapes > "$out/synth.log" 2>&1; echo $? > "$out/synth.rc" ) &
 synth_pid=$!
 
-step "the driver, the GPU and the kernels' JIT"
+step "the driver, the GPU and the kernels' compile"
 timeout 120 "$b/gpucheck" smoke 2>&1 | tee "$out/smoke.log"
 record smoke "${PIPESTATUS[0]}"
 
 step "every kernel against its CPU twin"
 real=1
 [ "${GPUCHECK_EMULATED:-}" = 1 ] && real=0
-( cd engine/backend/cuda && CHURON_CUDA_REAL=$real timeout 240 "$b/cuda.test" -test.v -test.count=1 \
-    -test.run 'TestKernel|TestPTXMatchesSources|TestProbeNoLibrary|TestProbeNotCUDA' ) > "$out/kernels.log" 2>&1
+if [ "$mac" = 1 ]; then
+  # On a Mac the tests open Metal itself (metal_darwin_test.go).
+  ( cd engine/backend/metal && timeout 240 "$b/metal.test" -test.v -test.count=1 -test.run 'TestKernel' ) > "$out/kernels.log" 2>&1
+else
+  ( cd engine/backend/cuda && CHURON_CUDA_REAL=$real timeout 240 "$b/cuda.test" -test.v -test.count=1 \
+      -test.run 'TestKernel|TestPTXMatchesSources|TestProbeNoLibrary|TestProbeNotCUDA' ) > "$out/kernels.log" 2>&1
+fi
 rc=$?
 grep -E '^(--- |=== RUN|PASS|FAIL|ok)' "$out/kernels.log" | grep -v '=== RUN' | tail -30
 record kernels "$rc"
@@ -65,7 +93,18 @@ else
 fi
 rm -rf "$models" # gigabytes: not worth bringing back
 
-if [ "$real" = 1 ] && command -v compute-sanitizer > /dev/null; then
+if [ "$mac" = 1 ]; then
+  # Metal's API validation and shader validation layers (out-of-bounds
+  # accesses, bad bindings), set by environment as Xcode's scheme
+  # options set them. [Not yet run on a Mac: if neither changes anything,
+  # say so in packaging/macos/README.md.]
+  step "the matrix and attention kernels under Metal's validation layers"
+  ( cd engine/backend/metal && MTL_DEBUG_LAYER=1 MTL_SHADER_VALIDATION=1 timeout 180 "$b/metal.test" -test.v \
+      -test.run 'TestKernel(MatMul|Attend|Quantize)$' ) > "$out/validation.log" 2>&1
+  rc=$?
+  tail -5 "$out/validation.log"
+  record validation "$rc"
+elif [ "$real" = 1 ] && command -v compute-sanitizer > /dev/null; then
   step "compute-sanitizer memcheck on the matrix and attention kernels"
   ( cd engine/backend/cuda && CHURON_CUDA_REAL=1 timeout 90 compute-sanitizer --tool memcheck \
       "$b/cuda.test" -test.run 'TestKernel(MatMul|Attend|Quantize)$' ) > "$out/sanitizer.log" 2>&1

@@ -4,12 +4,15 @@
 // same token ids in both engines, every row compared.
 //
 //   node logits.mjs -m FILE (--ids 1,2,3 | --text TEXT [--bos]) [--kv f16|f32]
-//                   [-t 1] [--fa off|on|auto] [--top 20] [--no-full] [--out FILE]
+//                   [-t 1] [--fa off|on|auto] [--top 20] [--no-full] [--greedy N] [--out FILE]
 //
 // The output is one JSON object in the shape of shared/testdata's reference
 // files: prompt_ids, full_logits_prompt (one row of n_vocab logits per
 // position), prompt_top ([id, logit] pairs, best first), plus what produced
 // it (llama.cpp release, CPU variant, threads, KV type, flash attention).
+// --greedy N then decodes N tokens greedily after the prompt, one at a time
+// as in use: generated_ids, and generated_gaps, each step's gap between
+// its top two logits (a near tie there makes any later difference moot).
 // Each position is evaluated with generateNext.logits, in one
 // controlledEvaluate call, so llama.cpp decodes the prompt as one batch, as
 // a prompt is decoded in use.
@@ -22,10 +25,10 @@ import { basename } from "node:path";
 import { loadBinding, vocabSize } from "./binding.mjs";
 
 const USAGE = `usage: logits.mjs -m FILE (--ids 1,2,3 | --text TEXT [--bos]) [--kv f16|f32]
-                 [-t 1] [--fa off|on|auto] [--top 20] [--no-full] [--out FILE]`;
+                 [-t 1] [--fa off|on|auto] [--top 20] [--no-full] [--greedy N] [--out FILE]`;
 
 function parseArgs(argv) {
-    const o = { model: null, ids: null, text: null, bos: false, kv: "f16", threads: 1, fa: "off", top: 20, full: true, out: null };
+    const o = { model: null, ids: null, text: null, bos: false, kv: "f16", threads: 1, fa: "off", top: 20, full: true, out: null, greedy: 0 };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         const next = () => {
@@ -49,6 +52,7 @@ function parseArgs(argv) {
             case "--top": o.top = Number(next()); break;
             case "--no-full": o.full = false; break;
             case "--out": o.out = next(); break;
+            case "--greedy": o.greedy = Number(next()); break;
             case "-h": case "--help": console.log(USAGE); process.exit(0);
             default: throw new Error(`unknown argument ${a}\n${USAGE}`);
         }
@@ -85,7 +89,7 @@ async function main() {
             if (ids.length === 0) throw new Error("empty prompt");
             const type = o.kv.toUpperCase();
             const context = await model.createContext({
-                contextSize: Math.max(256, ids.length + 16), batchSize: Math.max(ids.length, 1), sequences: 1,
+                contextSize: Math.max(256, ids.length + o.greedy + 16), batchSize: Math.max(ids.length, 1), sequences: 1,
                 threads: o.threads, flashAttention: o.fa === "auto" ? "auto" : o.fa === "on",
                 experimentalKvCacheKeyType: type, experimentalKvCacheValueType: type,
             });
@@ -110,6 +114,23 @@ async function main() {
                     rows.push(row);
                     tops.push(row.map((v, id) => [id, v]).sort((x, y) => y[1] - x[1]).slice(0, o.top));
                 });
+                const generated = [], gaps = [];
+                const best = (row) => {
+                    let a = 0;
+                    row.forEach((v, id) => { if (v > row[a]) a = id; });
+                    const second = Math.max(...row.filter((_, id) => id !== a));
+                    return [a, row[a] - second];
+                };
+                let [next] = best(rows[rows.length - 1]);
+                for (let i = 0; i < o.greedy; i++) {
+                    generated.push(next);
+                    const [r] = await seq.controlledEvaluate([[next, { generateNext: { logits: true } }]]);
+                    const row = new Array(nVocab).fill(0);
+                    for (const [id, v] of r.next.logits) if (id < nVocab) row[id] = v;
+                    const [a, gap] = best(row);
+                    gaps.push(gap);
+                    next = a;
+                }
                 const variant = logs.map((l) => /libggml-cpu-([\w-]+)\.so/.exec(l)).find(Boolean);
                 const doc = {
                     engine: "llama.cpp", llama_cpp: llama.llamaCppRelease?.release ?? null, node_llama_cpp: L.version,
@@ -118,6 +139,7 @@ async function main() {
                     kv_cache_type: o.kv, flash_attn: o.fa, threads: o.threads,
                     prompt: o.text, add_bos: o.bos, prompt_ids: ids, n_vocab: nVocab,
                     prompt_top: tops,
+                    ...(o.greedy > 0 ? { generated_ids: generated, generated_gaps: gaps } : {}),
                     ...(o.full ? { full_logits_prompt: rows } : {}),
                 };
                 const text = JSON.stringify(doc) + "\n";

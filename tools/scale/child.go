@@ -67,6 +67,10 @@ type window struct {
 	// firstPost is when the first update after a time was posted
 	// (headless only).
 	firstPost func(after time.Time) (time.Time, bool)
+	// settleFrames settles as settle does, telling frame what each
+	// update posted cost the window's goroutine, wall and CPU time: each
+	// is a turn of the driver's loop of its own (headless only).
+	settleFrames func(frame func(wall, cpu time.Duration))
 }
 
 func child(args []string) int {
@@ -136,7 +140,7 @@ func child(args []string) int {
 			posted = posted[:0]
 			return time.Time{}, false
 		}
-		win.settle = func() {
+		win.settleFrames = func(frame func(wall, cpu time.Duration)) {
 			for range 50 {
 				c := u.Screens().Core
 				c.Commands.Sync()
@@ -149,10 +153,16 @@ func child(args []string) int {
 					return
 				}
 				for _, f := range q {
+					t, cpu := time.Now(), threadCPU()
 					f()
+					frame(time.Since(t), threadCPU()-cpu)
 				}
 			}
 		}
+		win.settle = func() { win.settleFrames(func(time.Duration, time.Duration) {}) }
+		// The window's goroutine is this one, on a thread of its own, so
+		// that a frame's CPU time is the thread's.
+		runtime.LockOSThread()
 		r = measure(win)
 	} else {
 		a := app.NewWithID("io.github.churon.Churon.scale")
@@ -291,12 +301,18 @@ func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.T
 	step := func(dy float32) (still bool) {
 		t := time.Now()
 		var before, after float32
+		cpu := threadCPU()
 		w.do(func() {
 			before = s.Offset.Y
 			s.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.Delta{DY: dy}})
 		})
-		w.settle()
-		if !headless {
+		if headless {
+			// The wheel event is one turn of the driver's loop, each
+			// update it posted another.
+			sc.frame(time.Since(t), threadCPU()-cpu)
+			w.settleFrames(sc.frame)
+		} else {
+			w.settle()
 			frame()
 		}
 		d := time.Since(t)
@@ -367,11 +383,40 @@ const paintEvery = 10
 
 // scrollFigures are a scroll's: its steps, the slowest, the slowest of
 // those painted, all of them, and whether it went to the top and back.
+// Headless, a step's turns of the window's goroutine are timed apart too
+// (Turns: the wheel event, and each update it posted, as the driver runs
+// each between its frames), wall and CPU time of the goroutine's thread.
 type scrollFigures struct {
 	Frames                  int
 	Slowest, SlowestPainted time.Duration
 	All                     time.Duration
 	Done                    bool
+
+	Turns int
+	// TurnSlowest is the slowest turn's wall time and TurnSlowestCPU its
+	// CPU time; TurnMostCPU the most CPU time any took.
+	TurnSlowest, TurnSlowestCPU, TurnMostCPU time.Duration
+	// TurnsOver and TurnsOverCPU count the turns over 50 ms of wall and
+	// of CPU time.
+	TurnsOver, TurnsOverCPU int
+}
+
+// frameBudget is the longest a frame may take (issue 25: 50 ms).
+const frameBudget = 50 * time.Millisecond
+
+// frame counts one turn of the window's goroutine.
+func (sc *scrollFigures) frame(wall, cpu time.Duration) {
+	sc.Turns++
+	if wall > sc.TurnSlowest {
+		sc.TurnSlowest, sc.TurnSlowestCPU = wall, cpu
+	}
+	sc.TurnMostCPU = max(sc.TurnMostCPU, cpu)
+	if wall > frameBudget {
+		sc.TurnsOver++
+	}
+	if cpu > frameBudget {
+		sc.TurnsOverCPU++
+	}
 }
 
 // sidebarSearch types each term in the sidebar's search box and times

@@ -33,9 +33,13 @@ type searchFigure struct {
 
 type libFigures struct {
 	Import, Export time.Duration
-	Imported       int
-	ExportBytes    int64
-	Search         []searchFigure
+	// ImportCPU and ExportCPU are the CPU time they took (user and
+	// system, the collector's too): on a shared machine the wall time
+	// also counts the waits for a core.
+	ImportCPU, ExportCPU time.Duration
+	Imported             int
+	ExportBytes          int64
+	Search               []searchFigure
 }
 
 // libraryFigures imports the zip into a new database at db through the
@@ -72,19 +76,19 @@ func libraryFigures(ctx context.Context, db, zipPath, exportPath string, limit t
 	defer in.Close()
 	ictx, cancel := context.WithTimeout(ctx, 5*limit) // the library must be there for the rest
 	defer cancel()
-	t0 := time.Now()
+	t0, c0 := time.Now(), processCPU()
 	res, err := m.Import(ictx, in)
 	if err != nil {
 		return f, fmt.Errorf("import: %w", err)
 	}
-	f.Import, f.Imported = time.Since(t0), len(res.Conversations)
+	f.Import, f.ImportCPU, f.Imported = time.Since(t0), processCPU()-c0, len(res.Conversations)
 
 	out, err := os.Create(exportPath)
 	if err != nil {
 		return f, err
 	}
 	defer out.Close()
-	t0 = time.Now()
+	t0, c0 = time.Now(), processCPU()
 	chats, err := m.Export(ctx, nil)
 	if err != nil {
 		return f, fmt.Errorf("export: %w", err)
@@ -96,7 +100,7 @@ func libraryFigures(ctx context.Context, db, zipPath, exportPath string, limit t
 	if err := w.Flush(); err != nil {
 		return f, err
 	}
-	f.Export = time.Since(t0)
+	f.Export, f.ExportCPU = time.Since(t0), processCPU()-c0
 	chats = nil
 	if fi, err := out.Stat(); err == nil {
 		f.ExportBytes = fi.Size()

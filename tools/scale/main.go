@@ -103,8 +103,8 @@ func measure(o options, t *table) error {
 	if err != nil {
 		return err
 	}
-	t.add("import (session.Import of the zip)", ms(lib.Import), fmt.Sprintf("%d conversations", lib.Imported))
-	t.add("export (session.Export + JSON)", ms(lib.Export), fmt.Sprintf("%.0f MB", float64(lib.ExportBytes)/1e6))
+	t.add("import (session.Import of the zip)", ms(lib.Import), fmt.Sprintf("%d conversations; CPU %s", lib.Imported, ms(lib.ImportCPU)))
+	t.add("export (session.Export + JSON)", ms(lib.Export), fmt.Sprintf("%.0f MB; CPU %s", float64(lib.ExportBytes)/1e6, ms(lib.ExportCPU)))
 	for _, s := range lib.Search {
 		t.add("search "+quote(s.Query)+" (session, first page of chats)", ms(s.Took), fmt.Sprintf("%d chats", s.Hits))
 	}
@@ -156,6 +156,11 @@ func measure(o options, t *table) error {
 					more += " (each to its painted frame)"
 				}
 				t.add(what, ms(sc.Slowest), more)
+				if sc.Turns > 0 {
+					t.add(mode+": scroll, slowest turn of the window's goroutine", ms(sc.TurnSlowest),
+						fmt.Sprintf("CPU %s; %d turns, %d over %s (%d in CPU time); most CPU of one %s",
+							ms(sc.TurnSlowestCPU), sc.Turns, sc.TurnsOver, ms(frameBudget), sc.TurnsOverCPU, ms(sc.TurnMostCPU)))
+				}
 				t.add(mode+": RSS added by the open and the scroll", mb(r.ScrollRSS),
 					fmt.Sprintf("%s once collected and returned; Go heap live after %s", mb(r.ScrollSettled), mb(r.ScrollLive)))
 			}

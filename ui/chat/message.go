@@ -83,8 +83,10 @@ func (v *messageView) built() bool { return v.obj != nil }
 // they hold what the person is doing (an edit) or what a search marked.
 func (v *messageView) kept() bool { return v.editor != nil || v.marked != nil }
 
-// release drops the message's widgets; its height stays measured.
+// release drops the message's widgets, kept for another message when
+// they can serve one (shells.go); its height stays measured.
 func (v *messageView) release() {
+	v.c.keepShell(v)
 	v.who, v.md, v.text, v.typing, v.footer = nil, nil, nil, nil, nil
 	v.copyBtn, v.editBtn, v.regen, v.prevVer, v.nextVer, v.verLabel = nil, nil, nil, nil, nil, nil
 	v.think = nil
@@ -98,6 +100,11 @@ func (v *messageView) changed() { v.hw, v.estW = 0, 0 }
 func (v *messageView) build() {
 	c, m := v.c, v.msg
 	c.w.NoteText(m.Content)
+	if s := c.takeShell(v); s != nil {
+		v.useShell(s)
+		v.afterBuild()
+		return
+	}
 	v.who = widget.NewLabel("")
 	v.who.TextStyle.Bold = true
 	v.who.SizeName = theme.SizeNameCaptionText
@@ -282,7 +289,13 @@ func (v *messageView) refreshFooter() {
 	case session.ReasonLength, session.ReasonContext:
 		parts = append(parts, lang.X("footer.length", "cut off at the length limit"))
 	case session.ReasonError:
-		parts = append(parts, lang.X("footer.error", "failed"))
+		if line := session.RemoteError(v.msg); line != "" {
+			// A remote server failed part-way: why, and that Regenerate
+			// tries again; what arrived above is kept.
+			parts = append(parts, lang.X("footer.remote_error", "failed: {{.Err}} — Regenerate to retry", map[string]any{"Err": line}))
+		} else {
+			parts = append(parts, lang.X("footer.error", "failed"))
+		}
 	}
 	if v.streaming {
 		parts = append(parts, lang.X("footer.generating", "generating…"))

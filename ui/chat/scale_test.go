@@ -288,3 +288,66 @@ func residentMB() float64 {
 	}
 	return 0
 }
+
+// TestScrollingReusesWidgets: scrolled from its end to its start, a chat
+// of 400 messages makes widgets for about what a view and its margins
+// hold, not for every message passed — those of messages gone from sight
+// serve the ones coming into it — and every message shown shows its own
+// text, its copy button copying it.
+func TestScrollingReusesWidgets(t *testing.T) {
+	const n = 400
+	h := newHarness(t, uitest.Options{})
+	conv := importChat(t, h.St, n)
+	h.openChat(conv)
+	c := h.view()
+	made := map[fyne.CanvasObject]bool{} // every message widget ever in the column
+	check := func(when string) {
+		t.Helper()
+		uitest.Walk(c.box, func(o fyne.CanvasObject) bool {
+			switch o := o.(type) {
+			case *markdown.View:
+				made[o] = true
+			case *widget.Label:
+				if o.Selectable {
+					made[o] = true
+				}
+			}
+			return true
+		})
+		for _, v := range c.views {
+			if !v.built() || !v.obj.Visible() {
+				continue
+			}
+			switch {
+			case v.text != nil && v.text.Text != v.msg.Content:
+				t.Fatalf("%s: question %d shows %.40q…", when, v.msg.ID, v.text.Text)
+			case v.md != nil && v.md.Text() != v.msg.Content:
+				t.Fatalf("%s: answer %d shows %.40q…", when, v.msg.ID, v.md.Text())
+			}
+		}
+	}
+	check("opened")
+	steps := 0
+	for ; (c.scroll.Offset.Y > 0 || c.older > 0) && steps < 20000; steps++ {
+		c.scroll.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.NewDelta(0, 240)})
+		h.Settle()
+		check(fmt.Sprintf("step %d", steps+1))
+	}
+	if c.scroll.Offset.Y > 0 || len(c.views) != n {
+		t.Fatalf("after %d steps the view is at %v with %d of %d messages read", steps, c.scroll.Offset.Y, len(c.views), n)
+	}
+	// Both kinds' kept widgets, and what is built at once.
+	if most := 2*maxShells + 60; len(made) > most {
+		t.Fatalf("scrolling through %d messages made %d message widgets, want at most %d", n, len(made), most)
+	}
+	for _, v := range c.views {
+		if v.built() && v.obj.Visible() {
+			v.copyBtn.OnTapped()
+			if got := h.A.Clipboard().Content(); got != v.msg.Content {
+				t.Fatalf("the copy button of message %d copied %.40q…", v.msg.ID, got)
+			}
+			break
+		}
+	}
+	t.Logf("%d wheel steps through %d messages made %d message widgets", steps, n, len(made))
+}

@@ -59,6 +59,9 @@ type View struct {
 	// the view; seen is the view's size it was made for.
 	pinned bool
 	seen   fyne.Size
+	// questions and answers are widgets of messages gone from sight,
+	// kept for others (shells.go).
+	questions, answers []*shell
 	// aheadBudget is how many messages out of sight a layout may build
 	// (scheduleAhead's); aheadQueued: one such layout is on its way.
 	aheadBudget int
@@ -127,7 +130,7 @@ func (c *View) Show(conv int64) {
 	c.conv = conv
 	c.gen++
 	c.later = nil
-	c.views = nil
+	c.dropViews()
 	c.byID = map[int64]*messageView{}
 	c.dirty = map[*messageView]bool{}
 	c.setFollow(true)
@@ -156,7 +159,7 @@ func (c *View) Show(conv int64) {
 			c.w.ShowError(err)
 		}
 		// What arrived while reading is in the page: start again from it.
-		c.views = nil
+		c.dropViews()
 		c.byID = map[int64]*messageView{}
 		c.setOlder(page)
 		c.showMessages(page.Messages)
@@ -176,7 +179,7 @@ func (c *View) ShowNew(conv int64) {
 	c.later = nil
 	c.loading = false
 	c.older, c.olderAsked = 0, false
-	c.views = nil
+	c.dropViews()
 	c.byID = map[int64]*messageView{}
 	c.dirty = map[*messageView]bool{}
 	c.setFollow(true)
@@ -253,6 +256,17 @@ func (c *View) setFollow(on bool) {
 func (c *View) onJump() {
 	c.toEnd()
 	c.setFollow(true)
+}
+
+// dropViews forgets the messages shown, their widgets kept for the next
+// (shells.go).
+func (c *View) dropViews() {
+	for _, v := range c.views {
+		if v.built() {
+			v.release()
+		}
+	}
+	c.views = nil
 }
 
 func (c *View) addView(m session.Message) *messageView {
@@ -451,6 +465,10 @@ func (c *View) OnDone(d session.Done) {
 	if v := c.byID[d.Msg]; v != nil {
 		v.streaming = false
 		v.msg.FinishReason = string(d.Reason)
+		if d.Reason == session.ReasonError && d.Err != nil && session.IsRemote(v.msg.Model) {
+			// As the session stored it: the footer says why (RemoteError).
+			v.msg.Sampler = session.WithRemoteError(v.msg.Sampler, d.Err.Error())
+		}
 		delete(c.dirty, v)
 		v.renderNow()
 		if c.follow {

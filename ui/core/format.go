@@ -40,6 +40,9 @@ func FormatParams(n int64) string {
 
 // ModelLabel is a short name for a model file.
 func ModelLabel(path string) string {
+	if conn, model, ok := session.ParseRemote(path); ok {
+		return lang.X("model.remote", "{{.Model}} — {{.Conn}} (remote)", map[string]any{"Model": model, "Conn": conn})
+	}
 	if session.IsDemo(path) {
 		return lang.X("model.demo", "Demo: stories260K (built in)")
 	}

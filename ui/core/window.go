@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"github.com/churon/churon/app/remote"
 
 	"fyne.io/fyne/v2"
 
@@ -30,7 +31,10 @@ type Window struct {
 	Models  *models.Service
 	// Server is the OpenAI-compatible API server (nil: none in this
 	// window): Settings turns it on and off, the status line shows it.
-	Server   serve.Controller
+	Server serve.Controller
+	// Remotes are the connections to remote engines (nil: none in this
+	// window): Settings adds them, the model menu lists their models.
+	Remotes  *remote.Connections
 	Commands *Commands
 	Reads    *Commands
 	// Ctx ends when the window closes: background work started for it
@@ -71,6 +75,9 @@ type Window struct {
 	HandleShortcut func(fyne.Shortcut) bool
 	// SetLanguage switches the UI language and builds the window again.
 	SetLanguage func(code string)
+	// RemotesChanged: a connection was added or removed (the model menu
+	// reads them again).
+	RemotesChanged func()
 }
 
 // ModelInfo is what the window shows of a loaded model (copied from the

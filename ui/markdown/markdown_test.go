@@ -226,6 +226,74 @@ func TestStreamingReusesBlocks(t *testing.T) {
 	}
 }
 
+// TestAnotherTextReusesBlocks: a View given a text of its own (a chat's
+// widgets serving another message) shows what a fresh View shows, with
+// the paragraphs, headings and code blocks it had serving the new ones
+// wherever they stand.
+func TestAnotherTextReusesBlocks(t *testing.T) {
+	test.NewTempApp(t)
+	cases := []struct{ from, to string }{
+		{"# Title\n\nfirst para\n\n- a list", "another para\n\n## Other\n\nand a last one"},
+		{"para\n\n```go\nx := 1\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |", "| k |\n|---|\n| v |\n\n```go\ny\n```\n\nend"},
+		{"a\n\nb\n\nc\n\nd", "> quote\n\n1. one"},
+		{"> quote\n\n1. one", "a\n\nb\n\nc\n\nd"},
+	}
+	for _, c := range cases {
+		v := NewView(Options{})
+		v.SetText(c.from)
+		had := map[fyne.CanvasObject]bool{}
+		for _, b := range v.Blocks() {
+			had[b] = true
+		}
+		v.SetText(c.to)
+		fresh := NewView(Options{})
+		fresh.SetText(c.to)
+		if got, want := dump(v), dump(fresh); got != want {
+			t.Fatalf("%q after %q:\n%s\nfresh:\n%s", c.to, c.from, got, want)
+		}
+		// Every paragraph, heading and code block of the new text that
+		// an old one of its kind could serve did.
+		kept, could := 0, 0
+		spare := map[string]int{}
+		for _, b := range blockKinds(c.from) {
+			spare[b]++
+		}
+		for i, b := range blockKinds(c.to) {
+			if b == "text" || b == "code" {
+				if spare[b] > 0 {
+					spare[b]--
+					could++
+					if had[v.Blocks()[i]] {
+						kept++
+					}
+				}
+			}
+		}
+		if kept != could {
+			t.Errorf("%q after %q: %d of the %d blocks that old ones could serve were made anew", c.to, c.from, could-kept, could)
+		}
+	}
+}
+
+// blockKinds is what kind of widget each block of src is shown
+// with: "text" (a RichText), "code", or "other".
+func blockKinds(src string) []string {
+	v := NewView(Options{})
+	v.SetText(src)
+	var out []string
+	for _, b := range v.Blocks() {
+		switch b.(type) {
+		case *widget.RichText:
+			out = append(out, "text")
+		case *CodeBlock:
+			out = append(out, "code")
+		default:
+			out = append(out, "other")
+		}
+	}
+	return out
+}
+
 func BenchmarkStreamingUpdate(b *testing.B) {
 	test.NewTempApp(b)
 	var sb strings.Builder

@@ -57,6 +57,28 @@ func (v *View) SetText(src string) {
 
 	next := make([]cached, 0, len(nodes))
 	changed := len(nodes) != len(v.blocks)
+	// The old blocks no new one took at its own place: a block of their
+	// kind that cannot be updated in its place takes one of them, so that
+	// a View given another text (a chat's widgets serving another
+	// message) makes few new widgets.
+	var spares map[ast.NodeKind][]fyne.CanvasObject
+	for i, n := range nodes {
+		if i >= len(v.blocks) {
+			break
+		}
+		if old := v.blocks[i]; old.kind != n.Kind() {
+			if spares == nil {
+				spares = map[ast.NodeKind][]fyne.CanvasObject{}
+			}
+			spares[old.kind] = append(spares[old.kind], old.obj)
+		}
+	}
+	for _, old := range v.blocks[min(len(nodes), len(v.blocks)):] {
+		if spares == nil {
+			spares = map[ast.NodeKind][]fyne.CanvasObject{}
+		}
+		spares[old.kind] = append(spares[old.kind], old.obj)
+	}
 	for i, n := range nodes {
 		start := n.Pos()
 		end := len(b)
@@ -79,6 +101,11 @@ func (v *View) SetText(src string) {
 				next = append(next, cached{n.Kind(), key, old.obj})
 				continue
 			}
+		}
+		if obj := takeSpare(spares, n, r); obj != nil {
+			changed = true
+			next = append(next, cached{n.Kind(), key, obj})
+			continue
 		}
 		obj := r.block(n)
 		if obj == nil {
@@ -104,8 +131,21 @@ func (v *View) SetText(src string) {
 	canvas.Refresh(v.box)
 }
 
+// takeSpare is a spare block of n's kind updated to show n, nil when
+// none can be.
+func takeSpare(spares map[ast.NodeKind][]fyne.CanvasObject, n ast.Node, r *renderer) fyne.CanvasObject {
+	objs := spares[n.Kind()]
+	for i, obj := range objs {
+		if update(obj, n, r) {
+			spares[n.Kind()] = append(objs[:i], objs[i+1:]...)
+			return obj
+		}
+	}
+	return nil
+}
+
 // update changes obj to show n when obj is of a kind that can be updated
-// in place: a paragraph's RichText or a code block.
+// in place: a paragraph's or a heading's RichText, or a code block.
 func update(obj fyne.CanvasObject, n ast.Node, r *renderer) bool {
 	switch n := n.(type) {
 	case *ast.Paragraph:
@@ -114,6 +154,14 @@ func update(obj fyne.CanvasObject, n ast.Node, r *renderer) bool {
 			return false
 		}
 		rt.Segments = r.inlines(n, widget.RichTextStyleInline)
+		rt.Refresh()
+		return true
+	case *ast.Heading:
+		rt, ok := obj.(*widget.RichText)
+		if !ok {
+			return false
+		}
+		rt.Segments = r.heading(n)
 		rt.Refresh()
 		return true
 	case *ast.FencedCodeBlock:

@@ -59,6 +59,7 @@ type settingsPanel struct {
 	theme                          *widget.Select
 	reloadLast                     *widget.Check
 	server                         *serverPanel // nil: no server in this window
+	remote                         *remotePanel // nil: no remote engines in this window
 	gpu                            *widget.Select
 	gpuLayers                      *widget.Entry
 	content                        fyne.CanvasObject
@@ -231,6 +232,10 @@ func newSettingsPanel(w *core.Window) *settingsPanel {
 	if w.Server != nil {
 		p.server = newServerPanel(w)
 		tabs.Append(container.NewTabItem(lang.X("settings.tab.api", "API server"), container.NewVScroll(p.server.content)))
+	}
+	if w.Remotes != nil {
+		p.remote = newRemotePanel(w)
+		tabs.Append(container.NewTabItem(lang.X("settings.tab.remote", "Remote engines"), container.NewVScroll(p.remote.content)))
 	}
 	p.content = tabs
 	return p

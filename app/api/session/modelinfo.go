@@ -34,4 +34,9 @@ type ModelInfo struct {
 	OffloadedOutput bool
 	// DeviceNotes says, a line each, why a backend is not used.
 	DeviceNotes []string
+	// Remote is the connection (app/remote) whose server runs the model,
+	// "" for a model that runs here; Path is then its RemotePath and
+	// Backend the server's address. KV snapshots, memory and bandwidth
+	// figures are a local model's only.
+	Remote string
 }

@@ -23,6 +23,7 @@ type Backend struct {
 	at   attnTask
 	ew   elemTask
 	gg   gegluTask
+	dn   deltaTask
 	rope ropeCache
 	// per-worker scratch, indexed by the worker number a task gets
 	work []workerScratch

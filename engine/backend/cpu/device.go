@@ -232,4 +232,18 @@ func (d *Device) Close() error {
 	return nil
 }
 
-var _ backend.Device = (*Device)(nil)
+// DeltaNet implements backend.DeltaNetRunner.
+func (d *Device) DeltaNet(dst, qkv, alpha, beta backend.Buf, st backend.State, n int, p *backend.DeltaNet) {
+	s, ok := st.(*State)
+	if !ok {
+		panic(fmt.Sprintf("cpu: a state of another device (%T)", st))
+	}
+	if err := d.b.DeltaNet(host(dst), host(qkv), host(alpha), host(beta), s.b, n, p); err != nil && d.err == nil {
+		d.err = err
+	}
+}
+
+var (
+	_ backend.Device         = (*Device)(nil)
+	_ backend.DeltaNetRunner = (*Device)(nil)
+)

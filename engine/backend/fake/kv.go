@@ -156,3 +156,20 @@ func (s *state) Release() {
 	s.released = true
 	s.dev.give(int64(s.s.Bytes()))
 }
+
+// DeltaNet implements backend.DeltaNetRunner with the CPU's kernel, run
+// at Sync like every other operation.
+func (d *Device) DeltaNet(dst, qkv, alpha, beta backend.Buf, st backend.State, n int, p *backend.DeltaNet) {
+	s, ok := st.(*state)
+	if !ok || s.dev != d {
+		panic(fmt.Sprintf("fake: %s: a state of another device (%T)", d.opt.Name, st))
+	}
+	hd, hq, ha, hb, pc := d.host(dst), d.host(qkv), d.host(alpha), d.host(beta), *p
+	d.enqueue(func() {
+		if err := d.k.DeltaNet(hd, hq, ha, hb, s.s.Raw(), n, &pc); err != nil {
+			panic(err) // the architecture sizes its states
+		}
+	})
+}
+
+var _ backend.DeltaNetRunner = (*Device)(nil)

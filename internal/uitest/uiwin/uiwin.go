@@ -13,7 +13,7 @@ import (
 func init() { uitest.Open = open }
 
 func open(h *uitest.Harness, o uitest.Options) (func() uitest.Screens, func()) {
-	u := ui.New(h.A, h.W, ui.Options{Session: h.M, Compare: compare.Runner{}, Models: h.Models,
+	u := ui.New(h.A, h.W, ui.Options{Session: h.M, Compare: compare.Runner{}, Models: h.Models, Remotes: o.Remotes,
 		Do: h.Post, Discover: uitest.NoModels, FontCheck: uitest.FontsCovered})
 	screens := func() uitest.Screens {
 		s := u.Screens()

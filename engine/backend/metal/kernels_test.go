@@ -1,0 +1,649 @@
+//go:build linux || darwin
+
+package metal
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/quant"
+)
+
+// Every kernel against its CPU twin (the CPU backend), on a Mac and
+// under the emulated runner alike:
+//
+//   - activations are rounded to the CPU's bytes exactly;
+//   - matrix products of inputs whose float arithmetic is exact (scales
+//     of 1, small integers) equal the CPU's bit for bit — the integer
+//     sums are the same — and so do the K-quants' products of any input
+//     (their superblocks add up in the CPU's order); products of random
+//     inputs of the other types are within 1e-6 (relative L2);
+//   - RoPE, the KV store, the element-wise kernels and the row copies
+//     equal the CPU's bit for bit (same operations, same order), but for
+//     those that call exp or tanh, which the CPU takes in float64 and Metal
+//     in float (metal::precise): within 2 ulps; RMSNorm, whose sums the
+//     CPU keeps in float64 and Metal in a float pair, within 1 ulp;
+//   - attention is within 1e-5.
+
+// readBytes reads n bytes of a buffer of the device after a Sync.
+func (d *Device) readBytes(t *testing.T, b rbuf, n int) []byte {
+	t.Helper()
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Clone(b.bytes()[:n])
+}
+
+// activationInputs are rows that exercise the rounding: random values
+// of several magnitudes, a block of zeros, blocks whose largest value is
+// negative, ties of magnitude with opposite signs, subnormal scales.
+func activationInputs(r *rand.Rand, rows, cols int) []float32 {
+	x := randn(r, rows*cols, 1)
+	for i := range x {
+		switch i / 256 % 5 {
+		case 1:
+			x[i] *= 1e-3
+		case 2:
+			x[i] *= 300
+		}
+	}
+	clear(x[32:64]) // a zero block of 32
+	if len(x) >= 768 {
+		clear(x[512:768]) // and of 256
+	}
+	x[64] = -9 // largest magnitude negative
+	x[65], x[66] = 7, -7
+	x[300], x[301] = -5, 5 // a tie of magnitude: the first wins
+	for i := 128; i < 160; i++ {
+		x[i] = float32(i-144) * 1e-41 // subnormal
+	}
+	return x
+}
+
+func TestKernelQuantize(t *testing.T) {
+	d := openTest(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	const rows, cols = 5, 1024
+	x := activationInputs(r, rows, cols)
+	xb, err := d.Alloc(len(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Write(xb, x)
+	for a := range numActs {
+		typ := actTypes[a]
+		rb := act(a).rowBytes(cols)
+		dst, err := d.alloc(rows*rb, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.round(act(a), dst.at(0), d.buf(xb), rows, cols)
+		got := d.readBytes(t, dst, rows*rb)
+		want := make([]byte, rows*rb)
+		for i := range rows {
+			if err := quant.QuantizeActivations(typ, x[i*cols:(i+1)*cols], want[i*rb:(i+1)*rb]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(got, want) {
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("%v: byte %d (row %d, block %d): Metal %#02x, CPU %#02x", typ, i, i/rb, i%rb/typ.TypeSize(), got[i], want[i])
+					break
+				}
+			}
+		}
+	}
+}
+
+// matmulTypes are the weight types the device multiplies.
+var matmulTypes = []quant.Type{quant.F32, quant.F16, quant.BF16, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1,
+	quant.Q8_0, quant.Q4_K, quant.Q5_K, quant.Q6_K}
+
+func kQuant(t quant.Type) bool { return t == quant.Q4_K || t == quant.Q5_K || t == quant.Q6_K }
+
+// exactTensor makes weights whose products with exactActivations are
+// exact in float32: every scale 1, integer mins, small quants.
+func exactTensor(r *rand.Rand, typ quant.Type, rows, cols int) *backend.Tensor {
+	rb, _ := typ.RowSize(cols)
+	data := make([]byte, rb*rows)
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	one := quant.FP32ToFP16(1)
+	put16 := func(b []byte, v uint16) { binary.LittleEndian.PutUint16(b, v) }
+	bs, ts := typ.BlockSize(), typ.TypeSize()
+	switch typ {
+	case quant.F32:
+		for i := 0; i < rows*cols; i++ {
+			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(r.IntN(17)-8)))
+		}
+	case quant.F16:
+		for i := 0; i < rows*cols; i++ {
+			put16(data[2*i:], quant.FP32ToFP16(float32(r.IntN(17)-8)))
+		}
+	case quant.BF16:
+		for i := 0; i < rows*cols; i++ {
+			put16(data[2*i:], quant.FP32ToBF16(float32(r.IntN(17)-8)))
+		}
+	default:
+		for b := 0; b < rows*cols/bs; b++ {
+			blk := data[b*ts : (b+1)*ts]
+			switch typ {
+			case quant.Q4_0, quant.Q5_0:
+				put16(blk, one)
+			case quant.Q4_1, quant.Q5_1:
+				put16(blk, one)
+				put16(blk[2:], quant.FP32ToFP16(float32(r.IntN(9)-4)))
+			case quant.Q8_0:
+				put16(blk, one)
+				for j := 2; j < 34; j++ {
+					blk[j] = byte(int8(r.IntN(17) - 8))
+				}
+			case quant.Q4_K, quant.Q5_K:
+				put16(blk, one)
+				put16(blk[2:], one)
+			case quant.Q6_K:
+				for j := 192; j < 208; j++ {
+					blk[j] = byte(int8(r.IntN(9) - 4))
+				}
+				put16(blk[208:], one)
+			}
+		}
+	}
+	return &backend.Tensor{Name: "w", Type: typ, Ne: [4]int{cols, rows, 1, 1}, Data: data}
+}
+
+// exactActivations are small integers with 127 first in every block of
+// 32, so that every rounding format's scale is ±1 and its quants the
+// values themselves.
+func exactActivations(r *rand.Rand, n, cols int) []float32 {
+	x := make([]float32, n*cols)
+	for i := range x {
+		x[i] = float32(r.IntN(15) - 7)
+		if i%32 == 0 {
+			x[i] = 127
+		}
+	}
+	return x
+}
+
+func TestKernelMatMul(t *testing.T) {
+	tw := newTwin(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, typ := range matmulTypes {
+		for _, sh := range []struct{ rows, cols int }{{67, 512}, {5, 256}} {
+			for _, n := range []int{1, 3, 8, 9, 37} {
+				for _, exact := range []bool{true, false} {
+					name := fmt.Sprintf("%v/%dx%d/n=%d/exact=%v", typ, sh.rows, sh.cols, n, exact)
+					var w *backend.Tensor
+					var x []float32
+					if exact {
+						w, x = exactTensor(r, typ, sh.rows, sh.cols), exactActivations(r, n, sh.cols)
+					} else {
+						w, x = quantized(t, r, typ, sh.rows, sh.cols), randn(r, n*sh.cols, 1)
+					}
+					wp := tw.weight(w)
+					xp, y := tw.buf(x), tw.zeros(n*sh.rows)
+					tw.both(func(d backend.Device, s int) { d.MatMul(y.on(s), wp.on(s), xp.on(s), n) })
+					g, c := tw.read(y)
+					if exact || kQuant(typ) {
+						// The K-quants' superblocks add up in the CPU's order.
+						mustEqual(t, name, g, c)
+					} else {
+						mustClose(t, name, g, c, 1e-6)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKernelMatMulShared: MatMulMulti and MatMulEach give what MatMul
+// gives, with weights of several rounding formats on one input.
+func TestKernelMatMulShared(t *testing.T) {
+	d := openTest(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	const cols = 512
+	types := []quant.Type{quant.Q4_K, quant.Q5_0, quant.Q6_K, quant.Q4_1, quant.F16, quant.F32}
+	var ws []backend.Weight
+	for _, typ := range types {
+		w, err := d.Upload(quantized(t, r, typ, 40, cols))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	for _, n := range []int{1, 4, 20} {
+		x := randn(r, n*cols, 1)
+		xb, _ := d.Alloc(n * cols)
+		d.Write(xb, x)
+		one := make([][]float32, len(ws))
+		for i, w := range ws {
+			y, _ := d.Alloc(n * 40)
+			d.MatMul(y, w, xb, n)
+			one[i] = make([]float32, n*40)
+			d.Read(one[i], y)
+		}
+		multi := make([]backend.Buf, len(ws))
+		for i := range multi {
+			multi[i], _ = d.Alloc(n * 40)
+		}
+		d.MatMulMulti(multi, ws, xb, n)
+		each := make([]backend.Buf, len(ws))
+		xs := make([]backend.Buf, len(ws))
+		ns := make([]int, len(ws))
+		for i := range each {
+			each[i], _ = d.Alloc(n * 40)
+			xs[i], ns[i] = xb, n
+		}
+		d.MatMulEach(each, ws, xs, ns)
+		got := make([][2][]float32, len(ws))
+		for i := range ws {
+			got[i] = [2][]float32{make([]float32, n*40), make([]float32, n*40)}
+			d.Read(got[i][0], multi[i])
+			d.Read(got[i][1], each[i])
+		}
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range ws {
+			mustEqual(t, fmt.Sprintf("MatMulMulti %v n=%d", types[i], n), got[i][0], one[i])
+			mustEqual(t, fmt.Sprintf("MatMulEach %v n=%d", types[i], n), got[i][1], one[i])
+		}
+	}
+}
+
+func TestKernelRMSNorm(t *testing.T) {
+	tw := newTwin(t)
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, dim := range []int{64, 100, 896, 2048} {
+		for _, rows := range []int{1, 3, 17} {
+			x := randn(r, rows*dim, 3)
+			w := tw.weight(vector("norm", randn(r, dim, 1)))
+			xp, y := tw.buf(x), tw.zeros(rows*dim)
+			tw.both(func(d backend.Device, s int) { d.RMSNorm(y.on(s), xp.on(s), w.on(s), 1e-6) })
+			g, c := tw.read(y)
+			mustULP(t, fmt.Sprintf("rmsnorm %dx%d", rows, dim), g, c, 1)
+			// in place
+			tw.both(func(d backend.Device, s int) { d.RMSNorm(xp.on(s), xp.on(s), w.on(s), 1e-5) })
+			g, c = tw.read(xp)
+			mustULP(t, fmt.Sprintf("rmsnorm in place %dx%d", rows, dim), g, c, 1)
+		}
+	}
+}
+
+func TestKernelRoPE(t *testing.T) {
+	tw := newTwin(t)
+	r := rand.New(rand.NewPCG(9, 10))
+	ff := make([]float32, 32)
+	for i := range ff {
+		ff[i] = 1 + float32(i)/8
+	}
+	ropes := map[string]backend.Rope{
+		"normal":  {Mode: backend.RopeNormal, Dims: 64, FreqBase: 10000, FreqScale: 1, AttnFactor: 1},
+		"neox":    {Mode: backend.RopeNeoX, Dims: 64, FreqBase: 1e6, FreqScale: 1, AttnFactor: 1},
+		"partial": {Mode: backend.RopeNeoX, Dims: 32, FreqBase: 10000, FreqScale: 1, AttnFactor: 1},
+		"yarn": {Mode: backend.RopeNeoX, Dims: 64, FreqBase: 150000, FreqScale: 0.25, ExtFactor: 1, AttnFactor: 1,
+			BetaFast: 32, BetaSlow: 1, OrigContext: 4096},
+		"factors": {Mode: backend.RopeNormal, Dims: 64, FreqBase: 500000, FreqScale: 1, AttnFactor: 1, FreqFactors: ff},
+	}
+	for name, rp := range ropes {
+		for _, pos := range [][]int32{{0}, {4095}, {3, 4, 5, 6, 7}, {9, 2, 100, 7}} {
+			const heads, hd = 3, 64
+			x := randn(r, len(pos)*heads*hd, 1)
+			xp := tw.buf(x)
+			tw.both(func(d backend.Device, s int) {
+				d.RoPE(xp.on(s), pos, heads, hd, &rp)
+				d.RoPE(xp.on(s), pos, heads, hd, &rp) // the table again
+			})
+			g, c := tw.read(xp)
+			mustEqual(t, fmt.Sprintf("rope %s %v", name, pos), g, c)
+		}
+	}
+}
+
+// kvRows reads every stored row of both caches.
+func kvRows(t *testing.T, kv backend.KV, ctx int) []byte {
+	t.Helper()
+	k, err := kv.AppendRows(nil, false, 0, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := kv.AppendRows(nil, true, 0, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(k, v...)
+}
+
+func TestKernelStoreKV(t *testing.T) {
+	tw := newTwin(t)
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, typ := range []quant.Type{quant.F16, quant.F32, quant.Q8_0} {
+		spec := backend.KVSpec{Type: typ, Context: 40, Dim: 128}
+		gk, err := tw.g.NewKV(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ck, _ := tw.c.NewKV(spec)
+		pos := []int32{0, 1, 2, 39, 20}
+		k, v := randn(r, len(pos)*128, 2), randn(r, len(pos)*128, 0.01)
+		k[3] = 65520 // F16 overflows to infinity
+		k[4] = 1e-7  // an F16 subnormal
+		kp, vp := tw.buf(k), tw.buf(v)
+		tw.g.StoreKV(gk, pos, kp.g, vp.g)
+		tw.c.StoreKV(ck, pos, kp.c, vp.c)
+		if err := tw.g.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if g, c := kvRows(t, gk, 40), kvRows(t, ck, 40); !bytes.Equal(g, c) {
+			t.Errorf("%v: the stored rows differ", typ)
+		}
+		// rows set from the CPU's bytes read back the same
+		rows := kvRows(t, ck, 40)
+		rs := spec.RowSize()
+		if err := gk.SetRows(false, 0, rows[:40*rs]); err != nil {
+			t.Fatal(err)
+		}
+		if err := gk.SetRows(true, 0, rows[40*rs:]); err != nil {
+			t.Fatal(err)
+		}
+		if g := kvRows(t, gk, 40); !bytes.Equal(g, rows) {
+			t.Errorf("%v: SetRows then AppendRows changed the rows", typ)
+		}
+		gk.Release()
+		gk.Release()
+	}
+}
+
+func TestKernelAttend(t *testing.T) {
+	tw := newTwin(t)
+	r := rand.New(rand.NewPCG(13, 14))
+	type tcase struct {
+		name string
+		a    backend.Attention
+		pos  []int32
+		ctx  int
+	}
+	seq := func(p0, n int) []int32 {
+		p := make([]int32, n)
+		for i := range p {
+			p[i] = int32(p0 + i)
+		}
+		return p
+	}
+	var cases []tcase
+	for _, hd := range []int{64, 80, 256} {
+		a := backend.Attention{Heads: 4, KVHeads: 2, HeadDim: hd, Scale: float32(1 / math.Sqrt(float64(hd)))}
+		cases = append(cases,
+			tcase{fmt.Sprintf("decode hd=%d", hd), a, []int32{150}, 151},
+			tcase{fmt.Sprintf("prefill hd=%d", hd), a, seq(0, 21), 21})
+	}
+	base := backend.Attention{Heads: 8, KVHeads: 2, HeadDim: 64, Scale: 0.125}
+	with := func(f func(*backend.Attention)) backend.Attention { a := base; f(&a); return a }
+	cases = append(cases,
+		tcase{"window", with(func(a *backend.Attention) { a.Window = 16 }), seq(10, 40), 50},
+		tcase{"softcap", with(func(a *backend.Attention) { a.SoftCap = 3 }), seq(0, 20), 20},
+		tcase{"sinks", with(func(a *backend.Attention) { a.Sinks = true }), seq(5, 9), 14},
+		tcase{"gated", with(func(a *backend.Attention) { a.Gated = true }), seq(0, 12), 12},
+		tcase{"all", with(func(a *backend.Attention) { a.Window, a.SoftCap, a.Sinks, a.Gated = 8, 30, true, true }), seq(3, 30), 33},
+		tcase{"mha", backend.Attention{Heads: 4, KVHeads: 4, HeadDim: 32, Scale: 0.2}, seq(0, 5), 5},
+		tcase{"batch out of order", base, []int32{7, 3, 9}, 10},
+	)
+	for _, typ := range []quant.Type{quant.F16, quant.F32, quant.Q8_0} {
+		for _, tc := range cases {
+			a := tc.a
+			dim := a.KVHeads * a.HeadDim
+			spec := backend.KVSpec{Type: typ, Context: tc.ctx, Dim: dim}
+			gk, err := tw.g.NewKV(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ck, _ := tw.c.NewKV(spec)
+			all := seq(0, tc.ctx)
+			kp, vp := tw.buf(randn(r, tc.ctx*dim, 1)), tw.buf(randn(r, tc.ctx*dim, 1))
+			tw.g.StoreKV(gk, all, kp.g, vp.g)
+			tw.c.StoreKV(ck, all, kp.c, vp.c)
+			n := len(tc.pos)
+			qd := a.Heads * a.HeadDim
+			q, out := tw.buf(randn(r, n*qd, 1)), tw.zeros(n*qd)
+			var in [2]backend.AttendInputs
+			if a.Gated {
+				gp := tw.buf(randn(r, n*qd, 2))
+				in[0].Gate, in[1].Gate = gp.g, gp.c
+			}
+			if a.Sinks {
+				s := tw.weight(vector("sinks", randn(r, a.Heads, 1)))
+				in[0].Sinks, in[1].Sinks = s.g, s.c
+			}
+			tw.g.Attend(out.g, q.g, gk, tc.pos, &a, in[0])
+			tw.c.Attend(out.c, q.c, ck, tc.pos, &a, in[1])
+			g, c := tw.read(out)
+			if a.SoftCap > 0 {
+				// tanh in float (Metal) against float64 (the CPU) moves
+				// scores by an ulp, which an F32 or Q8_0 cache's
+				// probabilities keep: only the tolerance holds.
+				mustClose(t, fmt.Sprintf("%v %s", typ, tc.name), g, c, 1e-5)
+			} else {
+				mustAttend(t, fmt.Sprintf("%v %s", typ, tc.name), g, c)
+			}
+			gk.Release()
+		}
+	}
+}
+
+// mustAttend holds attention to the CPU's bits where Metal follows the
+// CPU's float operations step for step; the softmax's wide sum (float64
+// there, a float pair here) and a sink's or gate's exp leave the last bit
+// of a probability to differ now and then, so the bar is 1e-5 (relative
+// L2) with almost every value the CPU's exactly.
+func mustAttend(t *testing.T, what string, g, c []float32) {
+	t.Helper()
+	mustClose(t, what, g, c, 1e-5)
+	same, _ := identical(g, c)
+	t.Logf("%s: %d of %d values bit-identical", what, same, len(c))
+	if same < len(c)*99/100 {
+		t.Errorf("%s: only %d of %d values equal the CPU's bit for bit", what, same, len(c))
+	}
+}
+
+// TestKernelAttendChunks: a prompt whose scores exceed the budget is
+// attended in chunks of rows, with the same result.
+func TestKernelAttendChunks(t *testing.T) {
+	tw := newTwin(t)
+	r := rand.New(rand.NewPCG(15, 16))
+	a := backend.Attention{Heads: 16, KVHeads: 4, HeadDim: 64, Scale: 0.125}
+	const ctx = 60
+	dim := a.KVHeads * a.HeadDim
+	spec := backend.KVSpec{Type: quant.F16, Context: ctx, Dim: dim}
+	gk, _ := tw.g.NewKV(spec)
+	ck, _ := tw.c.NewKV(spec)
+	pos := make([]int32, ctx)
+	for i := range pos {
+		pos[i] = int32(i)
+	}
+	kp, vp := tw.buf(randn(r, ctx*dim, 1)), tw.buf(randn(r, ctx*dim, 1))
+	tw.g.StoreKV(gk, pos, kp.g, vp.g)
+	tw.c.StoreKV(ck, pos, kp.c, vp.c)
+	q, out := tw.buf(randn(r, ctx*a.Heads*a.HeadDim, 1)), tw.zeros(ctx*a.Heads*a.HeadDim)
+	defer func(b int) { scoreBudget = b }(scoreBudget)
+	scoreBudget = 16 * 60 * 4 * 7 // seven rows a dispatch
+	tw.g.Attend(out.g, q.g, gk, pos, &a, backend.AttendInputs{})
+	tw.c.Attend(out.c, q.c, ck, pos, &a, backend.AttendInputs{})
+	g, c := tw.read(out)
+	mustAttend(t, "chunked prefill", g, c)
+}
+
+func TestKernelElementwise(t *testing.T) {
+	tw := newTwin(t)
+	r := rand.New(rand.NewPCG(17, 18))
+	const n = 2*4096 + 77
+	gate := randn(r, n, 4)
+	gate[0], gate[1], gate[2] = -10, 10, -100 // GELU's ends
+	up := randn(r, n, 1)
+	bias := randn(r, 77, 1)
+	ops := []struct {
+		name string
+		f    func(d backend.Device, dst, g, u backend.Buf, b backend.Weight)
+	}{
+		{"swiglu", func(d backend.Device, dst, g, u backend.Buf, _ backend.Weight) { d.SwiGLU(dst, g, u) }},
+		{"geglu", func(d backend.Device, dst, g, u backend.Buf, _ backend.Weight) { d.GeGLU(dst, g, u) }},
+		{"swiglu clamped", func(d backend.Device, dst, g, u backend.Buf, _ backend.Weight) { d.SwiGLUClamped(dst, g, u, 1.702, 7) }},
+		{"add", func(d backend.Device, dst, g, u backend.Buf, _ backend.Weight) {
+			d.CopyRows(dst, n, g, n, 1, n)
+			d.Add(dst, u)
+		}},
+		{"add bias", func(d backend.Device, dst, g, u backend.Buf, b backend.Weight) {
+			d.CopyRows(dst, n, g, n, 1, n)
+			d.AddBias(dst.Slice(0, n-n%77), b)
+		}},
+		{"scale", func(d backend.Device, dst, g, u backend.Buf, _ backend.Weight) {
+			d.CopyRows(dst, n, g, n, 1, n)
+			d.Scale(dst, 0.37)
+		}},
+		{"softcap", func(d backend.Device, dst, g, u backend.Buf, _ backend.Weight) {
+			d.CopyRows(dst, n, g, n, 1, n)
+			d.SoftCap(dst, 30)
+		}},
+	}
+	for _, op := range ops {
+		gp, upp, dst := tw.buf(gate), tw.buf(up), tw.zeros(n)
+		b := tw.weight(vector("bias", bias))
+		tw.both(func(d backend.Device, s int) { op.f(d, dst.on(s), gp.on(s), upp.on(s), b.on(s)) })
+		g, c := tw.read(dst)
+		if op.name == "swiglu clamped" || op.name == "softcap" {
+			mustULP(t, op.name, g, c, 2) // exp, tanh: float64 on the CPU, float here
+		} else {
+			mustEqual(t, op.name, g, c)
+		}
+	}
+}
+
+func TestKernelRows(t *testing.T) {
+	tw := newTwin(t)
+	r := rand.New(rand.NewPCG(19, 20))
+	const cols = 96
+	src := tw.buf(randn(r, 10*cols, 1))
+	// strided copies: a column block of a fused projection
+	dst := tw.zeros(10 * 40)
+	tw.both(func(d backend.Device, s int) { d.CopyRows(dst.on(s), 40, src.on(s).Slice(17, 10*cols), cols, 10, 40) })
+	g, c := tw.read(dst)
+	mustEqual(t, "copy rows", g, c)
+	rows := []int32{3, 3, 9, 0, 5}
+	gd := tw.zeros(len(rows) * cols)
+	tw.both(func(d backend.Device, s int) { d.GatherRows(gd.on(s), src.on(s), cols, rows) })
+	g, c = tw.read(gd)
+	mustEqual(t, "gather rows", g, c)
+	for _, scale := range [][]float32{nil, {0.5, -1, 2, 0.25, 3}} {
+		acc := tw.buf(randn(r, 10*cols, 1))
+		tw.both(func(d backend.Device, s int) { d.ScatterAddRows(acc.on(s), gd.on(s), cols, rows, scale) })
+		g, c = tw.read(acc)
+		mustEqual(t, fmt.Sprintf("scatter add rows (scale %v)", scale), g, c)
+	}
+	// an embedding row of every matrix type, widened on the host
+	for _, typ := range matmulTypes {
+		table := quantized(t, r, typ, 20, 256)
+		w := tw.weight(table)
+		out := tw.zeros(3 * 256)
+		tw.both(func(d backend.Device, s int) { d.Embed(out.on(s), w.on(s), []int32{19, 0, 7}) })
+		g, c = tw.read(out)
+		mustEqual(t, fmt.Sprintf("embed %v", typ), g, c)
+	}
+}
+
+// TestKernelWeightSlice: an expert's matrix and bias row from 3-D and
+// 2-D tensors multiply and add as the CPU's.
+func TestKernelWeightSlice(t *testing.T) {
+	tw := newTwin(t)
+	r := rand.New(rand.NewPCG(21, 22))
+	const experts, rows, cols = 4, 24, 256
+	w3 := quantized(t, r, quant.Q4_K, experts*rows, cols)
+	w3.Ne = [4]int{cols, rows, experts, 1}
+	b2 := &backend.Tensor{Name: "b", Type: quant.F16, Ne: [4]int{rows, experts, 1, 1}, Data: make([]byte, 2*rows*experts)}
+	for i := range rows * experts {
+		binary.LittleEndian.PutUint16(b2.Data[2*i:], quant.FP32ToFP16(float32(r.NormFloat64())))
+	}
+	wp, bp := tw.weight(w3), tw.weight(b2)
+	x := tw.buf(randn(r, 2*cols, 1))
+	for e := range experts {
+		y := tw.zeros(2 * rows)
+		tw.both(func(d backend.Device, s int) {
+			we, err := d.WeightSlice(wp.on(s), e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			be, err := d.WeightSlice(bp.on(s), e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.MatMul(y.on(s), we, x.on(s), 2)
+			d.AddBias(y.on(s), be)
+		})
+		g, c := tw.read(y)
+		mustClose(t, fmt.Sprintf("expert %d", e), g, c, 1e-6)
+	}
+}
+
+// TestKernelRepeatable: the same inputs give the same bits twice; on the
+// emulator the second run executes threadgroups and threads in reverse order,
+// which changes the result of any kernel that reads what another thread
+// writes without a barrier.
+func TestKernelRepeatable(t *testing.T) {
+	run := func(env ...string) [][]float32 {
+		d := openTest(t, env...)
+		defer d.Close()
+		r := rand.New(rand.NewPCG(23, 24))
+		var out [][]float32
+		read := func(b backend.Buf) {
+			v := make([]float32, b.Len())
+			d.Read(v, b)
+			out = append(out, v)
+		}
+		x, _ := d.Alloc(40 * 512)
+		d.Write(x, randn(r, 40*512, 1))
+		for _, typ := range matmulTypes {
+			w, err := d.Upload(quantized(t, r, typ, 33, 512))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []int{1, 40} {
+				y, _ := d.Alloc(n * 33)
+				d.MatMul(y, w, x, n)
+				read(y)
+			}
+		}
+		a := backend.Attention{Heads: 4, KVHeads: 2, HeadDim: 64, Scale: 0.125, Sinks: true, SoftCap: 20}
+		kv, _ := d.NewKV(backend.KVSpec{Type: quant.F16, Context: 64, Dim: 128})
+		pos := make([]int32, 64)
+		for i := range pos {
+			pos[i] = int32(i)
+		}
+		kb, _ := d.Alloc(64 * 128)
+		d.Write(kb, randn(r, 64*128, 1))
+		d.StoreKV(kv, pos, kb, kb)
+		sinks, _ := d.Upload(vector("s", randn(r, 4, 1)))
+		q, _ := d.Alloc(64 * 256)
+		d.Write(q, randn(r, 64*256, 1))
+		o, _ := d.Alloc(64 * 256)
+		d.Attend(o, q, kv, pos, &a, backend.AttendInputs{Sinks: sinks})
+		read(o)
+		nw, _ := d.Upload(vector("n", randn(r, 512, 1)))
+		d.RMSNorm(x, x, nw, 1e-5)
+		read(x)
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	a := run()
+	b := run("CHURON_FAKEMETAL_ORDER", "reverse")
+	for i := range a {
+		mustEqual(t, fmt.Sprintf("result %d", i), b[i], a[i])
+	}
+}

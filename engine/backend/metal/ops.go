@@ -1,0 +1,272 @@
+package metal
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/cpu"
+	"github.com/churon/churon/engine/quant"
+)
+
+// Write implements backend.Device: src is staged now and copied in
+// order.
+func (d *Device) Write(dst backend.Buf, src []float32) {
+	n := min(len(src), dst.Len())
+	if n == 0 {
+		return
+	}
+	p := d.buf(dst)
+	s, buf := d.staged(4 * n)
+	copy(buf, bytesOf(src[:n]))
+	d.launch1(kCopyWords, n, []uint32{i32(n)}, p, s)
+}
+
+// Read implements backend.Device: dst is filled at the next Sync.
+func (d *Device) Read(dst []float32, src backend.Buf) {
+	n := min(len(dst), src.Len())
+	if n == 0 {
+		return
+	}
+	p := d.buf(src)
+	s, buf := d.staged(4 * n)
+	d.launch1(kCopyWords, n, []uint32{i32(n)}, s, p)
+	d.reads = append(d.reads, pendingRead{dst: dst[:n], src: buf})
+}
+
+// CopyRows implements backend.Device.
+func (d *Device) CopyRows(dst backend.Buf, dstStride int, src backend.Buf, srcStride int, rows, cols int) {
+	if rows <= 0 || cols <= 0 {
+		return
+	}
+	pd, ps := d.buf(dst), d.buf(src)
+	if dstStride == cols && srcStride == cols {
+		d.launch1(kCopyWords, rows*cols, []uint32{i32(rows * cols)}, pd, ps)
+		return
+	}
+	d.launch1(kCopyRows, rows*cols, []uint32{i32(rows), i32(cols), i32(dstStride), i32(srcStride)}, pd, ps)
+}
+
+// Embed implements backend.Device: the rows are widened on the host from
+// the file's table (as the CPU does) and written.
+func (d *Device) Embed(dst backend.Buf, table backend.Weight, ids []int32) {
+	t := d.weight(table).t
+	cols := t.Cols()
+	rb, _ := t.Type.RowSize(cols)
+	rows := make([]float32, len(ids)*cols)
+	for i, id := range ids {
+		if err := quant.Dequantize(t.Type, t.Data[int(id)*rb:(int(id)+1)*rb], rows[i*cols:(i+1)*cols]); err != nil {
+			d.failOp(fmt.Errorf("metal: embed %s: %w", t.Name, err))
+			return
+		}
+	}
+	d.Write(dst, rows)
+}
+
+// RMSNorm implements backend.Device.
+func (d *Device) RMSNorm(dst, x backend.Buf, w backend.Weight, eps float32) {
+	dim := d.weight(w).t.Elements()
+	rows := x.Len() / dim
+	if rows == 0 {
+		return
+	}
+	d.launch(kRMSNorm, [3]uint32{uint32(rows), 1, 1}, [3]uint32{256, 1, 1}, []uint32{i32(dim), f32(eps)},
+		d.buf(x), d.buf(dst), d.values(w))
+}
+
+// AddBias implements backend.Device.
+func (d *Device) AddBias(x backend.Buf, b backend.Weight) {
+	dim := d.weight(b).t.Elements()
+	n := x.Len() / dim * dim
+	d.launch1(kAddBias, n, []uint32{i32(n), i32(dim)}, d.buf(x), d.values(b))
+}
+
+// ropeState keeps the (cos, sin) table of the last positions rotated,
+// staged until the next wait: every layer of a pass rotates at the same
+// positions.
+type ropeState struct {
+	ok   bool
+	r    backend.Rope
+	pos  []int32
+	host []float32
+	at   bind
+}
+
+// ropeTable stages the table for pos and r, made by the CPU's code.
+func (d *Device) ropeTable(pos []int32, r *backend.Rope) bind {
+	s := &d.rope
+	if s.ok && cpu.SameRope(&s.r, r) && slices.Equal(s.pos, pos) {
+		return s.at
+	}
+	s.host = cpu.RopeTable(s.host, pos, r)
+	at, buf := d.staged(4 * len(s.host))
+	copy(buf, bytesOf(s.host))
+	s.ok, s.r, s.at = true, *r, at
+	s.pos = append(s.pos[:0], pos...)
+	return at
+}
+
+// RoPE implements backend.Device, with the CPU's table.
+func (d *Device) RoPE(x backend.Buf, pos []int32, heads, headDim int, r *backend.Rope) {
+	if len(pos) == 0 || r.Dims <= 0 {
+		return
+	}
+	tab := d.ropeTable(pos, r)
+	n := len(pos) * heads * (r.Dims / 2)
+	d.launch1(kRope, n, []uint32{i32(len(pos)), i32(heads), i32(headDim), i32(r.Dims), b32(r.Mode == backend.RopeNeoX)},
+		d.buf(x), tab)
+}
+
+// ints stages host integers.
+func (d *Device) ints(v []int32) bind {
+	at, buf := d.staged(4 * len(v))
+	copy(buf, bytesOf(v))
+	return at
+}
+
+// StoreKV implements backend.Device.
+func (d *Device) StoreKV(kv backend.KV, pos []int32, k, v backend.Buf) {
+	c := d.kv(kv)
+	n := len(pos)
+	if n == 0 {
+		return
+	}
+	pp := d.ints(pos)
+	dim := c.spec.Dim
+	params := []uint32{i32(n), i32(dim)}
+	kb, vb := d.buf(k), d.buf(v)
+	switch c.spec.Type {
+	case quant.F16:
+		d.launch1(kStoreKVF16, n*dim, params, kb, vb, c.k(), c.v(), pp)
+	case quant.Q8_0:
+		groups := 2 * n * dim / 32
+		d.launch(kStoreKVQ8_0, [3]uint32{uint32((groups + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, params, kb, vb, c.k(), c.v(), pp)
+	default:
+		d.launch1(kStoreKVF32, n*dim, params, kb, vb, c.k(), c.v(), pp)
+	}
+}
+
+// scoreBudget bounds the attention scores one dispatch keeps (bytes): a
+// long prompt is attended in chunks of query rows.
+var scoreBudget = 64 << 20
+
+// maxHeadDim is the largest head the attention kernel holds.
+const maxHeadDim = 512
+
+// Attend implements backend.Device.
+func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backend.Attention, in backend.AttendInputs) {
+	c := d.kv(kv)
+	n := len(pos)
+	if n == 0 {
+		return
+	}
+	if a.HeadDim > maxHeadDim || a.HeadDim <= 0 || a.KVHeads <= 0 || a.Heads%a.KVHeads != 0 {
+		d.failOp(fmt.Errorf("metal: attention of %d heads of %d over %d KV heads is not supported (heads up to %d)", a.Heads, a.HeadDim, a.KVHeads, maxHeadDim))
+		return
+	}
+	widest := 0
+	for _, p := range pos {
+		first := 0
+		if a.Window > 0 {
+			first = max(0, int(p)-a.Window+1)
+		}
+		widest = max(widest, int(p)-first+1)
+	}
+	perRow := a.Heads * widest * 4
+	chunk := max(1, min(n, scoreBudget/perRow))
+	sb, ok := d.ensure(&d.scores, chunk*perRow, "attention scores")
+	if !ok {
+		return
+	}
+	pp := d.ints(pos)
+	k := kAttendF32
+	switch c.spec.Type {
+	case quant.F16:
+		k = kAttendF16
+	case quant.Q8_0:
+		k = kAttendQ8_0
+	}
+	sinks, gate := d.gelu.at(0), d.gelu.at(0) // bound but unread when absent
+	if a.Sinks {
+		sinks = d.values(in.Sinks)
+	}
+	if a.Gated {
+		gate = d.buf(in.Gate)
+	}
+	softcap := float32(0)
+	if a.SoftCap > 0 {
+		softcap = a.SoftCap
+	}
+	params := []uint32{i32(a.Heads), i32(a.KVHeads), i32(a.HeadDim), i32(c.spec.Dim), f32(a.Scale), i32(max(0, a.Window)),
+		f32(softcap), i32(widest), b32(cpu.VectorKernels()), b32(a.Sinks), b32(a.Gated)}
+	qd := a.Heads * a.HeadDim * 4
+	pd, pq := d.buf(dst), d.buf(q)
+	for r0 := 0; r0 < n; r0 += chunk {
+		rn := min(chunk, n-r0)
+		off := r0 * qd
+		g := gate
+		if a.Gated {
+			g.off += off
+		}
+		d.launch(k, [3]uint32{uint32(rn), uint32(a.Heads), 1}, [3]uint32{256, 1, 1}, params,
+			bind{pd.h, pd.off + off}, bind{pq.h, pq.off + off}, c.k(), c.v(), bind{pp.h, pp.off + 4*r0}, sinks, g, sb.at(0))
+	}
+}
+
+// SwiGLU implements backend.Device.
+func (d *Device) SwiGLU(dst, gate, up backend.Buf) {
+	n := gate.Len()
+	d.launch1(kSwiGLU, n, []uint32{i32(n), b32(cpu.VectorKernels())}, d.buf(dst), d.buf(gate), d.buf(up))
+}
+
+// GeGLU implements backend.Device, through the CPU's GELU table.
+func (d *Device) GeGLU(dst, gate, up backend.Buf) {
+	n := gate.Len()
+	d.launch1(kGeGLU, n, []uint32{i32(n)}, d.buf(dst), d.buf(gate), d.buf(up), d.gelu.at(0))
+}
+
+// SwiGLUClamped implements backend.Device.
+func (d *Device) SwiGLUClamped(dst, gate, up backend.Buf, alpha, limit float32) {
+	n := gate.Len()
+	d.launch1(kSwiGLUClamped, n, []uint32{i32(n), f32(alpha), f32(limit)}, d.buf(dst), d.buf(gate), d.buf(up))
+}
+
+// Scale implements backend.Device.
+func (d *Device) Scale(x backend.Buf, s float32) {
+	d.launch1(kScale, x.Len(), []uint32{i32(x.Len()), f32(s)}, d.buf(x))
+}
+
+// SoftCap implements backend.Device.
+func (d *Device) SoftCap(x backend.Buf, c float32) {
+	d.launch1(kSoftCap, x.Len(), []uint32{i32(x.Len()), f32(c)}, d.buf(x))
+}
+
+// Add implements backend.Device.
+func (d *Device) Add(dst, x backend.Buf) {
+	n := x.Len()
+	d.launch1(kAdd, n, []uint32{i32(n)}, d.buf(dst), d.buf(x))
+}
+
+// GatherRows implements backend.Device.
+func (d *Device) GatherRows(dst, src backend.Buf, cols int, rows []int32) {
+	if len(rows) == 0 {
+		return
+	}
+	ip := d.ints(rows)
+	d.launch1(kGatherRows, len(rows)*cols, []uint32{i32(len(rows)), i32(cols)}, d.buf(dst), d.buf(src), ip)
+}
+
+// ScatterAddRows implements backend.Device.
+func (d *Device) ScatterAddRows(dst, src backend.Buf, cols int, rows []int32, scale []float32) {
+	if len(rows) == 0 {
+		return
+	}
+	ip := d.ints(rows)
+	sp := d.gelu.at(0) // bound but unread without scales
+	if scale != nil {
+		var buf []byte
+		sp, buf = d.staged(4 * len(rows))
+		copy(buf, bytesOf(scale[:len(rows)]))
+	}
+	d.launch1(kScatterAddRows, cols, []uint32{i32(len(rows)), i32(cols), b32(scale != nil)}, d.buf(dst), d.buf(src), ip, sp)
+}

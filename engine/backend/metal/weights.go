@@ -1,0 +1,164 @@
+package metal
+
+import (
+	"fmt"
+	"os"
+	"unsafe"
+
+	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/quant"
+)
+
+// Weight is a tensor resident on the GPU: its bytes as stored (a matrix)
+// or its values as float32 (a one-row tensor). The host tensor stays the
+// reference for its name, type and shape.
+type Weight struct {
+	d   *Device
+	t   *backend.Tensor
+	b   bind
+	vec bool
+}
+
+// Tensor implements backend.Weight.
+func (w *Weight) Tensor() *backend.Tensor { return w.t }
+
+func (d *Device) weight(w backend.Weight) *Weight {
+	mw, ok := w.(*Weight)
+	if !ok || mw.d != d {
+		panic(fmt.Sprintf("metal: %s got a weight of another device (%T)", d.label, w))
+	}
+	return mw
+}
+
+// values is the binding of a one-row weight's float32 values.
+func (d *Device) values(w backend.Weight) bind {
+	mw := d.weight(w)
+	if !mw.vec {
+		panic(fmt.Sprintf("metal: %s is not a one-row weight", mw.t.Name))
+	}
+	return mw.b
+}
+
+// resident is t's bytes as they go to the device: a matrix as stored, a
+// one-row tensor widened to float32.
+func (d *Device) resident(t *backend.Tensor) ([]byte, error) {
+	if t.IsVector() {
+		f := make([]float32, t.Elements())
+		if err := quant.Dequantize(t.Type, t.Data, f); err != nil {
+			return nil, fmt.Errorf("metal: %s: %w", t.Name, err)
+		}
+		return bytesOf(f), nil
+	}
+	if !d.Supports(t.Type) {
+		return nil, fmt.Errorf("%w: %s is %v", backend.ErrUnsupported, t.Name, t.Type)
+	}
+	rb, ok := t.Type.RowSize(t.Cols())
+	if !ok || len(t.Data) < rb*t.Rows() {
+		return nil, fmt.Errorf("metal: %s: %d bytes for %d rows of %d %v values", t.Name, len(t.Data), t.Rows(), t.Cols(), t.Type)
+	}
+	return t.Data[:rb*t.Rows()], nil
+}
+
+// Upload implements backend.Device.
+func (d *Device) Upload(t *backend.Tensor) (backend.Weight, error) {
+	ws, err := d.UploadPart([]*backend.Tensor{t})
+	if err != nil {
+		return nil, err
+	}
+	return ws[0], nil
+}
+
+// wrapMin is the smallest matrix wrapped in place (newBufferWithBytesNoCopy)
+// rather than copied: the large tensors of a mapped model file. Below it
+// the page rounding would cost more than the copy saves.
+var wrapMin = 1 << 20
+
+// wrapped makes a buffer over the pages that hold b, without a copy, and
+// returns the binding of b's first byte; false when the runner cannot.
+// The GPU then reads the model file's mapping itself (unified memory):
+// the tensor's data must outlive the device, as a loaded model's mapping
+// does.
+func (d *Device) wrapped(b []byte) (bind, bool) {
+	if len(b) < wrapMin || os.Getenv("CHURON_METAL_NOCOPY") == "0" {
+		return bind{}, false
+	}
+	page := uintptr(os.Getpagesize())
+	p := uintptr(unsafe.Pointer(&b[0]))
+	lo := p &^ (page - 1)
+	hi := (p + uintptr(len(b)) + page - 1) &^ (page - 1)
+	if mb := d.in.MaxBuffer; mb > 0 && int64(hi-lo) > mb {
+		return bind{}, false
+	}
+	rb, err := d.r.wrap(unsafe.Add(unsafe.Pointer(&b[0]), -int(p-lo)), int(hi-lo))
+	if err != nil {
+		return bind{}, false
+	}
+	d.track(rb)
+	return rb.at(int(p - lo)), true
+}
+
+// UploadPart implements backend.PartUploader: the large matrices of a
+// part are wrapped where they lie, the rest share one buffer, each at a
+// 256-byte boundary, copied in (the memory is shared: no transfer).
+func (d *Device) UploadPart(ts []*backend.Tensor) ([]backend.Weight, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	data := make([][]byte, len(ts))
+	offs := make([]int, len(ts))
+	out := make([]backend.Weight, len(ts))
+	total := 0
+	for i, t := range ts {
+		b, err := d.resident(t)
+		if err != nil {
+			return nil, err
+		}
+		if !t.IsVector() {
+			if at, ok := d.wrapped(b); ok {
+				out[i] = &Weight{d: d, t: t, b: at}
+				continue
+			}
+		}
+		data[i], offs[i] = b, total
+		total += (len(b) + 255) &^ 255
+	}
+	if total == 0 {
+		return out, nil
+	}
+	what := ts[0].Name
+	if len(ts) > 1 {
+		what = fmt.Sprintf("%s and %d more tensors", ts[0].Name, len(ts)-1)
+	}
+	buf, err := d.alloc(total, what)
+	if err != nil {
+		return nil, err
+	}
+	dst := buf.bytes()
+	for i, t := range ts {
+		if out[i] != nil {
+			continue
+		}
+		copy(dst[offs[i]:], data[i])
+		out[i] = &Weight{d: d, t: t, b: buf.at(offs[i]), vec: t.IsVector()}
+	}
+	return out, nil
+}
+
+// WeightSlice implements backend.Device: a matrix slice points into its
+// expert tensor's buffer; a one-row slice of a stored (not widened)
+// tensor is widened to float32, unless it is F32 already.
+func (d *Device) WeightSlice(w backend.Weight, i int) (backend.Weight, error) {
+	mw := d.weight(w)
+	t := mw.t
+	sub, err := t.Slice(i)
+	if err != nil {
+		return nil, fmt.Errorf("metal: %w", err)
+	}
+	size := len(sub.Data)
+	if !sub.IsVector() || t.Type == quant.F32 {
+		return &Weight{d: d, t: sub, b: bind{mw.b.h, mw.b.off + i*size}, vec: sub.IsVector()}, nil
+	}
+	return d.Upload(sub)
+}
+
+var _ backend.PartUploader = (*Device)(nil)
