@@ -63,3 +63,11 @@ var (
 	WriteHTML        = api.WriteHTML
 	RandomSeed       = api.RandomSeed
 )
+
+// Comparing across engines (app/api/compare/cross.go).
+type (
+	CrossOptions  = api.CrossOptions
+	RemoteClients = api.RemoteClients
+	CrossColumn   = api.CrossColumn
+	CrossResult   = api.CrossResult
+)

@@ -54,3 +54,18 @@ func (Runner) IsRequantize(err error) bool { return IsRequantize(err) }
 
 // DefaultSampling: see the package function.
 func (Runner) DefaultSampling() Sampling { return DefaultSampling() }
+
+var _ api.CrossService = Runner{}
+
+// Cross runs a comparison across engines (RunCross); with Exclusive, it
+// holds the machine while it runs, as Start does.
+func (r Runner) Cross(ctx context.Context, opt CrossOptions) (*CrossResult, error) {
+	if r.Exclusive != nil {
+		release, err := r.Exclusive(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	return RunCross(ctx, opt)
+}

@@ -14,6 +14,8 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/churon/churon/app/api/session"
+	"github.com/churon/churon/app/remote"
 	"github.com/churon/churon/models/hub"
 	"github.com/churon/churon/models/library"
 	"github.com/churon/churon/ui/core"
@@ -30,6 +32,9 @@ type modelChooser struct {
 	rows   []*chooseRow
 	picked []string // paths, in the order they were ticked
 	gen    int
+	// remotes are the connections' models (remote:CONN/MODEL), listed
+	// after the library.
+	remotes []string
 
 	// The quantization under way, if any (quant.go), and a
 	// model to tick once the list shows it (a copy just made).
@@ -74,9 +79,25 @@ func newModelChooser(p *comparePage) *modelChooser {
 // chosen lists the ticked models in the order they were ticked.
 func (c *modelChooser) chosen() []string { return slices.Clone(c.picked) }
 
-// reload lists the library in the background.
+// reload lists the library and the connections' models in the
+// background.
 func (c *modelChooser) reload() {
-	c.p.w.ListModels(&c.gen, c.show)
+	w := c.p.w
+	if w.Remotes == nil {
+		w.ListModels(&c.gen, c.show)
+		return
+	}
+	core.Then(w.Reads, w.Remotes.List, func(list []remote.Connection, err error) {
+		if err == nil { // else Settings says what is wrong with the file
+			c.remotes = c.remotes[:0]
+			for _, conn := range list {
+				for _, m := range conn.Models {
+					c.remotes = append(c.remotes, session.RemotePath(conn.Name, m))
+				}
+			}
+		}
+		w.ListModels(&c.gen, c.show)
+	})
 }
 
 func (c *modelChooser) show(ms []library.Model, err error) {
@@ -97,6 +118,12 @@ func (c *modelChooser) show(ms []library.Model, err error) {
 		}
 		present[m.Path] = true
 		r := c.newRow(m)
+		c.rows = append(c.rows, r)
+		c.box.Add(r.content)
+	}
+	for _, rp := range c.remotes {
+		present[rp] = true
+		r := c.newRemoteRow(rp)
 		c.rows = append(c.rows, r)
 		c.box.Add(r.content)
 	}
@@ -136,6 +163,21 @@ func (c *modelChooser) newRow(m library.Model) *chooseRow {
 	line.Truncation = fyne.TextTruncateEllipsis
 	core.SetMuted(line, strings.Join(info, " · "))
 	r.content = container.NewBorder(nil, nil, r.check, more, line)
+	return r
+}
+
+// newRemoteRow is a model served elsewhere: it answers beside the local
+// files, and as the reference its logprobs estimate their quality.
+func (c *modelChooser) newRemoteRow(path string) *chooseRow {
+	r := &chooseRow{c: c, m: library.Model{Path: path}}
+	r.check = widget.NewCheck(core.ModelLabel(path), r.onCheck)
+	conn, _, _ := session.ParseRemote(path)
+	line := core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
+	line.Truncation = fyne.TextTruncateEllipsis
+	core.SetMuted(line, lang.X("compare.remote.info", "served by the connection {{.Conn}}; as the reference, its logprobs estimate the local models' quality",
+		map[string]any{"Conn": conn}))
+	icon := widget.NewIcon(theme.ComputerIcon())
+	r.content = container.NewBorder(nil, nil, r.check, container.NewCenter(icon), line)
 	return r
 }
 

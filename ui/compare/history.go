@@ -177,6 +177,11 @@ func (p *comparePage) showResult(res *compare.Result) {
 // they come.
 func (p *comparePage) adopt(run *compareRun) {
 	p.run = run
+	if run.done && run.cross != nil {
+		p.layoutColumns(len(run.paths))
+		p.showCross(run)
+		return
+	}
 	if run.done && run.res != nil {
 		p.layoutColumns(len(run.res.Models))
 		p.finished(run.res)

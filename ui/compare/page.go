@@ -361,6 +361,10 @@ func (p *comparePage) onRunStop() {
 		p.showError(fmt.Errorf("%s", lang.X("compare.err.count", "Pick two to four models.")))
 		return
 	}
+	if hasRemote(chosen) {
+		p.startCross(chosen, p.reference(), p.prompt.Text, set)
+		return
+	}
 	p.start(chosen, p.reference(), p.prompt.Text, set)
 }
 

@@ -38,6 +38,8 @@ type compareRun struct {
 	states []string // each column's state line
 	status string
 	saved  bool // Save was started (the result is stored, or is being)
+	// cross is a finished comparison across engines (cross.go).
+	cross *compare.CrossResult
 }
 
 func (p *comparePage) running() bool { return p.run != nil && !p.run.done }
