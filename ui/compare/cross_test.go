@@ -100,6 +100,12 @@ func TestCompareRemote(t *testing.T) {
 			if !strings.Contains(p.status.Text, "compare local models only") || p.exportMD.Disabled() == false {
 				t.Errorf("status %q, Markdown export enabled %v", p.status.Text, !p.exportMD.Disabled())
 			}
+			// A language change rebuilds the page: the columns come back.
+			h.Core.SetLanguage("en")
+			if k := h.screen().page; k == p || len(k.cols) != 3 || k.cols[0].diffCap.String() != p.cols[0].diffCap.String() ||
+				k.cols[2].text != p.cols[2].text || k.status.Text != p.status.Text {
+				t.Errorf("the rebuilt page lost the comparison: %d columns, status %q", len(k.cols), k.status.Text)
+			}
 			if cs, _ := h.St.ListComparisons(context.Background(), 10); len(cs) != 0 {
 				t.Errorf("a comparison across engines was saved: %v", cs)
 			}
