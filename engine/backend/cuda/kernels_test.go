@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
 	"github.com/churon/churon/engine/backend/internal/gputwin"
 	"github.com/churon/churon/engine/quant"
 )
@@ -77,9 +78,9 @@ func TestKernelQuantize(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Write(xb, x)
-	for a := range numActs {
-		typ := actTypes[a]
-		rb := act(a).rowBytes(cols)
+	for a := range gpucommon.NumActs {
+		typ := gpucommon.ActTypes[a]
+		rb := act(a).RowBytes(cols)
 		dst, err := d.alloc(int64(rows*rb), "test")
 		if err != nil {
 			t.Fatal(err)
