@@ -11,6 +11,7 @@ import (
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/cpu"
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
 	"github.com/churon/churon/engine/quant"
 )
 
@@ -46,8 +47,8 @@ type Device struct {
 	params arena  // device memory for host arguments
 	reads  []pendingRead
 
-	acts   [numActs]scratch // activations rounded for the matrix products
-	scores scratch          // attention scores
+	acts   [gpucommon.NumActs]scratch // activations rounded for the matrix products
+	scores scratch                    // attention scores
 	rope   ropeState
 	gelu   uint64 // ggml's F16 GELU table, for GeGLU
 

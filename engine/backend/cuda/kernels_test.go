@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
+	"github.com/churon/churon/engine/backend/internal/gputwin"
 	"github.com/churon/churon/engine/quant"
 )
 
@@ -44,7 +46,7 @@ func (d *Device) readBytes(t *testing.T, p uint64, n int) []byte {
 // of several magnitudes, a block of zeros, blocks whose largest value is
 // negative, ties of magnitude with opposite signs, subnormal scales.
 func activationInputs(r *rand.Rand, rows, cols int) []float32 {
-	x := randn(r, rows*cols, 1)
+	x := gputwin.Randn(r, rows*cols, 1)
 	for i := range x {
 		switch i / 256 % 5 {
 		case 1:
@@ -76,9 +78,9 @@ func TestKernelQuantize(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Write(xb, x)
-	for a := range numActs {
-		typ := actTypes[a]
-		rb := act(a).rowBytes(cols)
+	for a := range gpucommon.NumActs {
+		typ := gpucommon.ActTypes[a]
+		rb := act(a).RowBytes(cols)
 		dst, err := d.alloc(int64(rows*rb), "test")
 		if err != nil {
 			t.Fatal(err)
@@ -187,17 +189,17 @@ func TestKernelMatMul(t *testing.T) {
 					if exact {
 						w, x = exactTensor(r, typ, sh.rows, sh.cols), exactActivations(r, n, sh.cols)
 					} else {
-						w, x = quantized(t, r, typ, sh.rows, sh.cols), randn(r, n*sh.cols, 1)
+						w, x = gputwin.Quantized(t, r, typ, sh.rows, sh.cols), gputwin.Randn(r, n*sh.cols, 1)
 					}
-					wp := tw.weight(w)
-					xp, y := tw.buf(x), tw.zeros(n*sh.rows)
-					tw.both(func(d backend.Device, s int) { d.MatMul(y.on(s), wp.on(s), xp.on(s), n) })
-					g, c := tw.read(y)
+					wp := tw.Weight(w)
+					xp, y := tw.Buf(x), tw.Zeros(n*sh.rows)
+					tw.Both(func(d backend.Device, s int) { d.MatMul(y.On(s), wp.On(s), xp.On(s), n) })
+					g, c := tw.Read(y)
 					if exact || kQuant(typ) {
 						// The K-quants' superblocks add up in the CPU's order.
-						mustEqual(t, name, g, c)
+						chk.MustEqual(t, name, g, c)
 					} else {
-						mustClose(t, name, g, c, 1e-6)
+						chk.MustClose(t, name, g, c, 1e-6)
 					}
 				}
 			}
@@ -214,14 +216,14 @@ func TestKernelMatMulShared(t *testing.T) {
 	types := []quant.Type{quant.Q4_K, quant.Q5_0, quant.Q6_K, quant.Q4_1, quant.F16, quant.F32}
 	var ws []backend.Weight
 	for _, typ := range types {
-		w, err := d.Upload(quantized(t, r, typ, 40, cols))
+		w, err := d.Upload(gputwin.Quantized(t, r, typ, 40, cols))
 		if err != nil {
 			t.Fatal(err)
 		}
 		ws = append(ws, w)
 	}
 	for _, n := range []int{1, 4, 20} {
-		x := randn(r, n*cols, 1)
+		x := gputwin.Randn(r, n*cols, 1)
 		xb, _ := d.Alloc(n * cols)
 		d.Write(xb, x)
 		one := make([][]float32, len(ws))
@@ -254,8 +256,8 @@ func TestKernelMatMulShared(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range ws {
-			mustEqual(t, fmt.Sprintf("MatMulMulti %v n=%d", types[i], n), got[i][0], one[i])
-			mustEqual(t, fmt.Sprintf("MatMulEach %v n=%d", types[i], n), got[i][1], one[i])
+			chk.MustEqual(t, fmt.Sprintf("MatMulMulti %v n=%d", types[i], n), got[i][0], one[i])
+			chk.MustEqual(t, fmt.Sprintf("MatMulEach %v n=%d", types[i], n), got[i][1], one[i])
 		}
 	}
 }
@@ -265,16 +267,16 @@ func TestKernelRMSNorm(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, dim := range []int{64, 100, 896, 4096} {
 		for _, rows := range []int{1, 3, 17} {
-			x := randn(r, rows*dim, 3)
-			w := tw.weight(vector("norm", randn(r, dim, 1)))
-			xp, y := tw.buf(x), tw.zeros(rows*dim)
-			tw.both(func(d backend.Device, s int) { d.RMSNorm(y.on(s), xp.on(s), w.on(s), 1e-6) })
-			g, c := tw.read(y)
-			mustEqual(t, fmt.Sprintf("rmsnorm %dx%d", rows, dim), g, c)
+			x := gputwin.Randn(r, rows*dim, 3)
+			w := tw.Weight(gputwin.Vector("norm", gputwin.Randn(r, dim, 1)))
+			xp, y := tw.Buf(x), tw.Zeros(rows*dim)
+			tw.Both(func(d backend.Device, s int) { d.RMSNorm(y.On(s), xp.On(s), w.On(s), 1e-6) })
+			g, c := tw.Read(y)
+			chk.MustEqual(t, fmt.Sprintf("rmsnorm %dx%d", rows, dim), g, c)
 			// in place
-			tw.both(func(d backend.Device, s int) { d.RMSNorm(xp.on(s), xp.on(s), w.on(s), 1e-5) })
-			g, c = tw.read(xp)
-			mustEqual(t, fmt.Sprintf("rmsnorm in place %dx%d", rows, dim), g, c)
+			tw.Both(func(d backend.Device, s int) { d.RMSNorm(xp.On(s), xp.On(s), w.On(s), 1e-5) })
+			g, c = tw.Read(xp)
+			chk.MustEqual(t, fmt.Sprintf("rmsnorm in place %dx%d", rows, dim), g, c)
 		}
 	}
 }
@@ -297,14 +299,14 @@ func TestKernelRoPE(t *testing.T) {
 	for name, rp := range ropes {
 		for _, pos := range [][]int32{{0}, {4095}, {3, 4, 5, 6, 7}, {9, 2, 100, 7}} {
 			const heads, hd = 3, 64
-			x := randn(r, len(pos)*heads*hd, 1)
-			xp := tw.buf(x)
-			tw.both(func(d backend.Device, s int) {
-				d.RoPE(xp.on(s), pos, heads, hd, &rp)
-				d.RoPE(xp.on(s), pos, heads, hd, &rp) // the table again
+			x := gputwin.Randn(r, len(pos)*heads*hd, 1)
+			xp := tw.Buf(x)
+			tw.Both(func(d backend.Device, s int) {
+				d.RoPE(xp.On(s), pos, heads, hd, &rp)
+				d.RoPE(xp.On(s), pos, heads, hd, &rp) // the table again
 			})
-			g, c := tw.read(xp)
-			mustEqual(t, fmt.Sprintf("rope %s %v", name, pos), g, c)
+			g, c := tw.Read(xp)
+			chk.MustEqual(t, fmt.Sprintf("rope %s %v", name, pos), g, c)
 		}
 	}
 }
@@ -328,19 +330,19 @@ func TestKernelStoreKV(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, typ := range []quant.Type{quant.F16, quant.F32, quant.Q8_0} {
 		spec := backend.KVSpec{Type: typ, Context: 40, Dim: 128}
-		gk, err := tw.g.NewKV(spec)
+		gk, err := tw.G.NewKV(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ck, _ := tw.c.NewKV(spec)
+		ck, _ := tw.C.NewKV(spec)
 		pos := []int32{0, 1, 2, 39, 20}
-		k, v := randn(r, len(pos)*128, 2), randn(r, len(pos)*128, 0.01)
+		k, v := gputwin.Randn(r, len(pos)*128, 2), gputwin.Randn(r, len(pos)*128, 0.01)
 		k[3] = 65520 // F16 overflows to infinity
 		k[4] = 1e-7  // an F16 subnormal
-		kp, vp := tw.buf(k), tw.buf(v)
-		tw.g.StoreKV(gk, pos, kp.g, vp.g)
-		tw.c.StoreKV(ck, pos, kp.c, vp.c)
-		if err := tw.g.Sync(); err != nil {
+		kp, vp := tw.Buf(k), tw.Buf(v)
+		tw.G.StoreKV(gk, pos, kp.G, vp.G)
+		tw.C.StoreKV(ck, pos, kp.C, vp.C)
+		if err := tw.G.Sync(); err != nil {
 			t.Fatal(err)
 		}
 		if g, c := kvRows(t, gk, 40), kvRows(t, ck, 40); !bytes.Equal(g, c) {
@@ -402,30 +404,30 @@ func TestKernelAttend(t *testing.T) {
 			a := tc.a
 			dim := a.KVHeads * a.HeadDim
 			spec := backend.KVSpec{Type: typ, Context: tc.ctx, Dim: dim}
-			gk, err := tw.g.NewKV(spec)
+			gk, err := tw.G.NewKV(spec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ck, _ := tw.c.NewKV(spec)
+			ck, _ := tw.C.NewKV(spec)
 			all := seq(0, tc.ctx)
-			kp, vp := tw.buf(randn(r, tc.ctx*dim, 1)), tw.buf(randn(r, tc.ctx*dim, 1))
-			tw.g.StoreKV(gk, all, kp.g, vp.g)
-			tw.c.StoreKV(ck, all, kp.c, vp.c)
+			kp, vp := tw.Buf(gputwin.Randn(r, tc.ctx*dim, 1)), tw.Buf(gputwin.Randn(r, tc.ctx*dim, 1))
+			tw.G.StoreKV(gk, all, kp.G, vp.G)
+			tw.C.StoreKV(ck, all, kp.C, vp.C)
 			n := len(tc.pos)
 			qd := a.Heads * a.HeadDim
-			q, out := tw.buf(randn(r, n*qd, 1)), tw.zeros(n*qd)
+			q, out := tw.Buf(gputwin.Randn(r, n*qd, 1)), tw.Zeros(n*qd)
 			var in [2]backend.AttendInputs
 			if a.Gated {
-				gp := tw.buf(randn(r, n*qd, 2))
-				in[0].Gate, in[1].Gate = gp.g, gp.c
+				gp := tw.Buf(gputwin.Randn(r, n*qd, 2))
+				in[0].Gate, in[1].Gate = gp.G, gp.C
 			}
 			if a.Sinks {
-				s := tw.weight(vector("sinks", randn(r, a.Heads, 1)))
-				in[0].Sinks, in[1].Sinks = s.g, s.c
+				s := tw.Weight(gputwin.Vector("sinks", gputwin.Randn(r, a.Heads, 1)))
+				in[0].Sinks, in[1].Sinks = s.G, s.C
 			}
-			tw.g.Attend(out.g, q.g, gk, tc.pos, &a, in[0])
-			tw.c.Attend(out.c, q.c, ck, tc.pos, &a, in[1])
-			g, c := tw.read(out)
+			tw.G.Attend(out.G, q.G, gk, tc.pos, &a, in[0])
+			tw.C.Attend(out.C, q.C, ck, tc.pos, &a, in[1])
+			g, c := tw.Read(out)
 			mustAttend(t, fmt.Sprintf("%v %s", typ, tc.name), g, c)
 			gk.Release()
 		}
@@ -439,8 +441,8 @@ func TestKernelAttend(t *testing.T) {
 // machine almost every value is the CPU's exactly.
 func mustAttend(t *testing.T, what string, g, c []float32) {
 	t.Helper()
-	mustClose(t, what, g, c, 1e-5)
-	same, _ := identical(g, c)
+	chk.MustClose(t, what, g, c, 1e-5)
+	same, _ := gputwin.Identical(g, c)
 	t.Logf("%s: %d of %d values bit-identical", what, same, len(c))
 	if same < len(c)*99/100 {
 		t.Errorf("%s: only %d of %d values equal the CPU's bit for bit", what, same, len(c))
@@ -456,21 +458,21 @@ func TestKernelAttendChunks(t *testing.T) {
 	const ctx = 200
 	dim := a.KVHeads * a.HeadDim
 	spec := backend.KVSpec{Type: quant.F16, Context: ctx, Dim: dim}
-	gk, _ := tw.g.NewKV(spec)
-	ck, _ := tw.c.NewKV(spec)
+	gk, _ := tw.G.NewKV(spec)
+	ck, _ := tw.C.NewKV(spec)
 	pos := make([]int32, ctx)
 	for i := range pos {
 		pos[i] = int32(i)
 	}
-	kp, vp := tw.buf(randn(r, ctx*dim, 1)), tw.buf(randn(r, ctx*dim, 1))
-	tw.g.StoreKV(gk, pos, kp.g, vp.g)
-	tw.c.StoreKV(ck, pos, kp.c, vp.c)
-	q, out := tw.buf(randn(r, ctx*a.Heads*a.HeadDim, 1)), tw.zeros(ctx*a.Heads*a.HeadDim)
+	kp, vp := tw.Buf(gputwin.Randn(r, ctx*dim, 1)), tw.Buf(gputwin.Randn(r, ctx*dim, 1))
+	tw.G.StoreKV(gk, pos, kp.G, vp.G)
+	tw.C.StoreKV(ck, pos, kp.C, vp.C)
+	q, out := tw.Buf(gputwin.Randn(r, ctx*a.Heads*a.HeadDim, 1)), tw.Zeros(ctx*a.Heads*a.HeadDim)
 	defer func(b int64) { scoreBudget = b }(scoreBudget)
 	scoreBudget = 16 * 200 * 4 * 7 // seven rows a launch
-	tw.g.Attend(out.g, q.g, gk, pos, &a, backend.AttendInputs{})
-	tw.c.Attend(out.c, q.c, ck, pos, &a, backend.AttendInputs{})
-	g, c := tw.read(out)
+	tw.G.Attend(out.G, q.G, gk, pos, &a, backend.AttendInputs{})
+	tw.C.Attend(out.C, q.C, ck, pos, &a, backend.AttendInputs{})
+	g, c := tw.Read(out)
 	mustAttend(t, "chunked prefill", g, c)
 }
 
@@ -478,10 +480,10 @@ func TestKernelElementwise(t *testing.T) {
 	tw := newTwin(t)
 	r := rand.New(rand.NewPCG(17, 18))
 	const n = 3*8192 + 77
-	gate := randn(r, n, 4)
+	gate := gputwin.Randn(r, n, 4)
 	gate[0], gate[1], gate[2] = -10, 10, -100 // GELU's ends
-	up := randn(r, n, 1)
-	bias := randn(r, 77, 1)
+	up := gputwin.Randn(r, n, 1)
+	bias := gputwin.Randn(r, 77, 1)
 	ops := []struct {
 		name string
 		f    func(d backend.Device, dst, g, u backend.Buf, b backend.Weight)
@@ -507,11 +509,11 @@ func TestKernelElementwise(t *testing.T) {
 		}},
 	}
 	for _, op := range ops {
-		gp, upp, dst := tw.buf(gate), tw.buf(up), tw.zeros(n)
-		b := tw.weight(vector("bias", bias))
-		tw.both(func(d backend.Device, s int) { op.f(d, dst.on(s), gp.on(s), upp.on(s), b.on(s)) })
-		g, c := tw.read(dst)
-		mustEqual(t, op.name, g, c)
+		gp, upp, dst := tw.Buf(gate), tw.Buf(up), tw.Zeros(n)
+		b := tw.Weight(gputwin.Vector("bias", bias))
+		tw.Both(func(d backend.Device, s int) { op.f(d, dst.On(s), gp.On(s), upp.On(s), b.On(s)) })
+		g, c := tw.Read(dst)
+		chk.MustEqual(t, op.name, g, c)
 	}
 }
 
@@ -519,31 +521,31 @@ func TestKernelRows(t *testing.T) {
 	tw := newTwin(t)
 	r := rand.New(rand.NewPCG(19, 20))
 	const cols = 96
-	src := tw.buf(randn(r, 10*cols, 1))
+	src := tw.Buf(gputwin.Randn(r, 10*cols, 1))
 	// strided copies: a column block of a fused projection
-	dst := tw.zeros(10 * 40)
-	tw.both(func(d backend.Device, s int) { d.CopyRows(dst.on(s), 40, src.on(s).Slice(17, 10*cols), cols, 10, 40) })
-	g, c := tw.read(dst)
-	mustEqual(t, "copy rows", g, c)
+	dst := tw.Zeros(10 * 40)
+	tw.Both(func(d backend.Device, s int) { d.CopyRows(dst.On(s), 40, src.On(s).Slice(17, 10*cols), cols, 10, 40) })
+	g, c := tw.Read(dst)
+	chk.MustEqual(t, "copy rows", g, c)
 	rows := []int32{3, 3, 9, 0, 5}
-	gd := tw.zeros(len(rows) * cols)
-	tw.both(func(d backend.Device, s int) { d.GatherRows(gd.on(s), src.on(s), cols, rows) })
-	g, c = tw.read(gd)
-	mustEqual(t, "gather rows", g, c)
+	gd := tw.Zeros(len(rows) * cols)
+	tw.Both(func(d backend.Device, s int) { d.GatherRows(gd.On(s), src.On(s), cols, rows) })
+	g, c = tw.Read(gd)
+	chk.MustEqual(t, "gather rows", g, c)
 	for _, scale := range [][]float32{nil, {0.5, -1, 2, 0.25, 3}} {
-		acc := tw.buf(randn(r, 10*cols, 1))
-		tw.both(func(d backend.Device, s int) { d.ScatterAddRows(acc.on(s), gd.on(s), cols, rows, scale) })
-		g, c = tw.read(acc)
-		mustEqual(t, fmt.Sprintf("scatter add rows (scale %v)", scale), g, c)
+		acc := tw.Buf(gputwin.Randn(r, 10*cols, 1))
+		tw.Both(func(d backend.Device, s int) { d.ScatterAddRows(acc.On(s), gd.On(s), cols, rows, scale) })
+		g, c = tw.Read(acc)
+		chk.MustEqual(t, fmt.Sprintf("scatter add rows (scale %v)", scale), g, c)
 	}
 	// an embedding row of every matrix type, widened on the host
 	for _, typ := range matmulTypes {
-		table := quantized(t, r, typ, 20, 256)
-		w := tw.weight(table)
-		out := tw.zeros(3 * 256)
-		tw.both(func(d backend.Device, s int) { d.Embed(out.on(s), w.on(s), []int32{19, 0, 7}) })
-		g, c = tw.read(out)
-		mustEqual(t, fmt.Sprintf("embed %v", typ), g, c)
+		table := gputwin.Quantized(t, r, typ, 20, 256)
+		w := tw.Weight(table)
+		out := tw.Zeros(3 * 256)
+		tw.Both(func(d backend.Device, s int) { d.Embed(out.On(s), w.On(s), []int32{19, 0, 7}) })
+		g, c = tw.Read(out)
+		chk.MustEqual(t, fmt.Sprintf("embed %v", typ), g, c)
 	}
 }
 
@@ -553,30 +555,30 @@ func TestKernelWeightSlice(t *testing.T) {
 	tw := newTwin(t)
 	r := rand.New(rand.NewPCG(21, 22))
 	const experts, rows, cols = 4, 24, 256
-	w3 := quantized(t, r, quant.Q4_K, experts*rows, cols)
+	w3 := gputwin.Quantized(t, r, quant.Q4_K, experts*rows, cols)
 	w3.Ne = [4]int{cols, rows, experts, 1}
 	b2 := &backend.Tensor{Name: "b", Type: quant.F16, Ne: [4]int{rows, experts, 1, 1}, Data: make([]byte, 2*rows*experts)}
 	for i := range rows * experts {
 		binary.LittleEndian.PutUint16(b2.Data[2*i:], quant.FP32ToFP16(float32(r.NormFloat64())))
 	}
-	wp, bp := tw.weight(w3), tw.weight(b2)
-	x := tw.buf(randn(r, 2*cols, 1))
+	wp, bp := tw.Weight(w3), tw.Weight(b2)
+	x := tw.Buf(gputwin.Randn(r, 2*cols, 1))
 	for e := range experts {
-		y := tw.zeros(2 * rows)
-		tw.both(func(d backend.Device, s int) {
-			we, err := d.WeightSlice(wp.on(s), e)
+		y := tw.Zeros(2 * rows)
+		tw.Both(func(d backend.Device, s int) {
+			we, err := d.WeightSlice(wp.On(s), e)
 			if err != nil {
 				t.Fatal(err)
 			}
-			be, err := d.WeightSlice(bp.on(s), e)
+			be, err := d.WeightSlice(bp.On(s), e)
 			if err != nil {
 				t.Fatal(err)
 			}
-			d.MatMul(y.on(s), we, x.on(s), 2)
-			d.AddBias(y.on(s), be)
+			d.MatMul(y.On(s), we, x.On(s), 2)
+			d.AddBias(y.On(s), be)
 		})
-		g, c := tw.read(y)
-		mustClose(t, fmt.Sprintf("expert %d", e), g, c, 1e-6)
+		g, c := tw.Read(y)
+		chk.MustClose(t, fmt.Sprintf("expert %d", e), g, c, 1e-6)
 	}
 }
 
@@ -596,9 +598,9 @@ func TestKernelRepeatable(t *testing.T) {
 			out = append(out, v)
 		}
 		x, _ := d.Alloc(70 * 512)
-		d.Write(x, randn(r, 70*512, 1))
+		d.Write(x, gputwin.Randn(r, 70*512, 1))
 		for _, typ := range matmulTypes {
-			w, err := d.Upload(quantized(t, r, typ, 33, 512))
+			w, err := d.Upload(gputwin.Quantized(t, r, typ, 33, 512))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -615,15 +617,15 @@ func TestKernelRepeatable(t *testing.T) {
 			pos[i] = int32(i)
 		}
 		kb, _ := d.Alloc(64 * 128)
-		d.Write(kb, randn(r, 64*128, 1))
+		d.Write(kb, gputwin.Randn(r, 64*128, 1))
 		d.StoreKV(kv, pos, kb, kb)
-		sinks, _ := d.Upload(vector("s", randn(r, 4, 1)))
+		sinks, _ := d.Upload(gputwin.Vector("s", gputwin.Randn(r, 4, 1)))
 		q, _ := d.Alloc(64 * 256)
-		d.Write(q, randn(r, 64*256, 1))
+		d.Write(q, gputwin.Randn(r, 64*256, 1))
 		o, _ := d.Alloc(64 * 256)
 		d.Attend(o, q, kv, pos, &a, backend.AttendInputs{Sinks: sinks})
 		read(o)
-		nw, _ := d.Upload(vector("n", randn(r, 512, 1)))
+		nw, _ := d.Upload(gputwin.Vector("n", gputwin.Randn(r, 512, 1)))
 		d.RMSNorm(x, x, nw, 1e-5)
 		read(x)
 		if err := d.Sync(); err != nil {
@@ -634,6 +636,6 @@ func TestKernelRepeatable(t *testing.T) {
 	a := run()
 	b := run("CHURON_FAKECUDA_ORDER", "reverse")
 	for i := range a {
-		mustEqual(t, fmt.Sprintf("result %d", i), b[i], a[i])
+		chk.MustEqual(t, fmt.Sprintf("result %d", i), b[i], a[i])
 	}
 }

@@ -6,63 +6,27 @@ import (
 	"fmt"
 
 	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
 	"github.com/churon/churon/engine/quant"
 )
 
-// act is the format a matrix product's input is rounded to, by weight
-// type (quant.VecDotType): the device keeps one buffer for each.
-type act int
-
-const (
-	actQ8_0 act = iota
-	actQ8_1
-	actQ8_K
-	actF16
-	actBF16
-	numActs
-	actNone act = -1 // F32 weights multiply the input as it is
-)
-
-func actOf(t quant.Type) act {
-	switch quant.VecDotType(t) {
-	case quant.Q8_0:
-		return actQ8_0
-	case quant.Q8_1:
-		return actQ8_1
-	case quant.Q8_K:
-		return actQ8_K
-	case quant.F16:
-		return actF16
-	case quant.BF16:
-		return actBF16
-	}
-	return actNone
-}
-
-var actTypes = [numActs]quant.Type{actQ8_0: quant.Q8_0, actQ8_1: quant.Q8_1, actQ8_K: quant.Q8_K, actF16: quant.F16, actBF16: quant.BF16}
-
-// rowBytes is the bytes of one input row of cols values in format a.
-func (a act) rowBytes(cols int) int {
-	if a == actNone {
-		return 4 * cols
-	}
-	n, _ := actTypes[a].RowSize(cols)
-	return n
-}
+// act is the format a matrix product's input is rounded to
+// (engine/backend/internal/gpucommon).
+type act = gpucommon.Act
 
 // round queues the rounding of n rows of cols values at x into format
 // a at dst, exactly as quant.QuantizeActivations rounds them.
 func (d *Device) round(a act, dst, x uint64, n, cols int) {
 	switch a {
-	case actQ8_0, actQ8_1, actQ8_K:
-		k := [...]kernel{actQ8_0: kQuantizeQ8_0, actQ8_1: kQuantizeQ8_1, actQ8_K: kQuantizeQ8_K}[a]
-		bs := actTypes[a].BlockSize()
+	case gpucommon.ActQ8_0, gpucommon.ActQ8_1, gpucommon.ActQ8_K:
+		k := [...]kernel{gpucommon.ActQ8_0: kQuantizeQ8_0, gpucommon.ActQ8_1: kQuantizeQ8_1, gpucommon.ActQ8_K: kQuantizeQ8_K}[a]
+		bs := gpucommon.ActTypes[a].BlockSize()
 		blocks := n * cols / bs
 		// a warp per block, eight to a thread block
 		d.launch(k, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, x, dst, i32(blocks))
-	case actF16:
+	case gpucommon.ActF16:
 		d.launch1(kRoundF16, n*cols, x, dst, i32(n*cols))
-	case actBF16:
+	case gpucommon.ActBF16:
 		d.launch1(kRoundBF16, n*cols, x, dst, i32(n*cols))
 	}
 }
@@ -72,7 +36,7 @@ func (d *Device) round(a act, dst, x uint64, n, cols int) {
 type input struct {
 	x    backend.Buf
 	n    int
-	at   [numActs]int64 // offset in d.acts[a], -1 when not rounded yet
+	at   [gpucommon.NumActs]int64 // offset in d.acts[a], -1 when not rounded yet
 	cols int
 }
 
@@ -88,7 +52,7 @@ type product struct {
 func (d *Device) matmuls(ps []product, ins []input) {
 	cols := ps[0].w.t.Cols()
 	// Room for every rounded input, per format.
-	var need [numActs]int64
+	var need [gpucommon.NumActs]int64
 	for i := range ins {
 		for a := range ins[i].at {
 			ins[i].at[a] = -1
@@ -99,18 +63,18 @@ func (d *Device) matmuls(ps []product, ins []input) {
 		if t.Cols() != cols {
 			panic(fmt.Sprintf("cuda: matmul %s: %d columns, %s has %d", t.Name, t.Cols(), ps[0].w.t.Name, cols))
 		}
-		a := actOf(t.Type)
+		a := gpucommon.ActOf(t.Type)
 		in := &ins[p.in]
 		if in.x.Len() < in.n*cols || p.dst.Len() < in.n*t.Rows() {
 			panic(fmt.Sprintf("cuda: matmul %s: buffers too small for %d rows", t.Name, in.n))
 		}
-		if a != actNone && in.at[a] < 0 {
+		if a != gpucommon.ActNone && in.at[a] < 0 {
 			in.at[a] = need[a]
-			need[a] += (int64(a.rowBytes(cols))*int64(in.n) + 255) &^ 255
+			need[a] += (int64(a.RowBytes(cols))*int64(in.n) + 255) &^ 255
 		}
 	}
-	var base [numActs]uint64
-	for a := range numActs {
+	var base [gpucommon.NumActs]uint64
+	for a := range gpucommon.NumActs {
 		if need[a] > 0 {
 			if base[a] = d.ensure(&d.acts[a], need[a], "rounded activations"); base[a] == 0 {
 				return
@@ -119,7 +83,7 @@ func (d *Device) matmuls(ps []product, ins []input) {
 	}
 	for i := range ins {
 		in := &ins[i]
-		for a := range numActs {
+		for a := range gpucommon.NumActs {
 			if in.at[a] >= 0 {
 				d.round(act(a), base[a]+uint64(in.at[a]), d.ptr(in.x), in.n, cols)
 			}
@@ -127,9 +91,9 @@ func (d *Device) matmuls(ps []product, ins []input) {
 	}
 	for _, p := range ps {
 		in := &ins[p.in]
-		a := actOf(p.w.t.Type)
+		a := gpucommon.ActOf(p.w.t.Type)
 		x := d.ptr(in.x)
-		if a != actNone {
+		if a != gpucommon.ActNone {
 			x = base[a] + uint64(in.at[a])
 		}
 		d.product(d.ptr(p.dst), p.w, x, in.n)
@@ -153,7 +117,7 @@ func (d *Device) product(dst uint64, w *Weight, a uint64, n int) {
 	for r0 := 0; r0 < n; r0 += 65535 * 64 {
 		// the grid's second dimension holds up to 65535 tiles of 64 rows
 		rn := min(n-r0, 65535*64)
-		aoff := uint64(r0) * uint64(actOf(t.Type).rowBytes(cols))
+		aoff := uint64(r0) * uint64(gpucommon.ActOf(t.Type).RowBytes(cols))
 		yoff := uint64(r0) * uint64(rows) * 4
 		if tiled {
 			grid[1] = uint32((rn + 63) / 64)
@@ -164,7 +128,7 @@ func (d *Device) product(dst uint64, w *Weight, a uint64, n int) {
 		default:
 			wrow, _ := t.Type.RowSize(cols)
 			d.launch(k, grid, block, w.ptr, a+aoff, dst+yoff, i32(rows), i32(cols/32), i32(rn), i64(wrow),
-				i64(actOf(t.Type).rowBytes(cols)), i32(rows))
+				i64(gpucommon.ActOf(t.Type).RowBytes(cols)), i32(rows))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/cpu"
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
 	"github.com/churon/churon/engine/quant"
 )
 
@@ -51,14 +52,10 @@ func (d *Device) CopyRows(dst backend.Buf, dstStride int, src backend.Buf, srcSt
 // the file's table (as the CPU does) and written.
 func (d *Device) Embed(dst backend.Buf, table backend.Weight, ids []int32) {
 	t := d.weight(table).t
-	cols := t.Cols()
-	rb, _ := t.Type.RowSize(cols)
-	rows := make([]float32, len(ids)*cols)
-	for i, id := range ids {
-		if err := quant.Dequantize(t.Type, t.Data[int(id)*rb:(int(id)+1)*rb], rows[i*cols:(i+1)*cols]); err != nil {
-			d.failOp(fmt.Errorf("cuda: embed %s: %w", t.Name, err))
-			return
-		}
+	rows, err := gpucommon.EmbedRows("cuda", t, ids)
+	if err != nil {
+		d.failOp(err)
+		return
 	}
 	d.Write(dst, rows)
 }

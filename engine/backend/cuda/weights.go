@@ -4,9 +4,9 @@ package cuda
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
 	"github.com/churon/churon/engine/quant"
 )
 
@@ -46,21 +46,7 @@ func (d *Device) values(w backend.Weight) uint64 {
 // residentBytes is what t takes on the device, and its bytes as they
 // go there: a matrix as stored, a one-row tensor widened to float32.
 func (d *Device) resident(t *backend.Tensor) ([]byte, error) {
-	if t.IsVector() {
-		f := make([]float32, t.Elements())
-		if err := quant.Dequantize(t.Type, t.Data, f); err != nil {
-			return nil, fmt.Errorf("cuda: %s: %w", t.Name, err)
-		}
-		return floats(f), nil
-	}
-	if !d.Supports(t.Type) {
-		return nil, fmt.Errorf("%w: %s is %v", backend.ErrUnsupported, t.Name, t.Type)
-	}
-	rb, ok := t.Type.RowSize(t.Cols())
-	if !ok || len(t.Data) < rb*t.Rows() {
-		return nil, fmt.Errorf("cuda: %s: %d bytes for %d rows of %d %v values", t.Name, len(t.Data), t.Rows(), t.Cols(), t.Type)
-	}
-	return t.Data[:rb*t.Rows()], nil
+	return gpucommon.Resident("cuda", t, d.Supports)
 }
 
 // Upload implements backend.Device.
@@ -123,12 +109,3 @@ func (d *Device) WeightSlice(w backend.Weight, i int) (backend.Weight, error) {
 }
 
 var _ backend.PartUploader = (*Device)(nil)
-
-// bytesOf views float32 values as bytes (for uploads of host tables).
-func bytesOf[T any](v []T) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	var z T
-	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(unsafe.Sizeof(z)))
-}

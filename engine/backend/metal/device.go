@@ -9,6 +9,7 @@ import (
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/cpu"
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
 	"github.com/churon/churon/engine/quant"
 )
 
@@ -39,7 +40,7 @@ type Device struct {
 
 	stage  stager
 	reads  []pendingRead
-	acts   [numActs]scratch
+	acts   [gpucommon.NumActs]scratch
 	scores scratch
 	rope   ropeState
 	gelu   rbuf // ggml's F16 GELU table, for GeGLU
@@ -87,7 +88,7 @@ func newDevice(r runner) (*Device, error) {
 		d.Close()
 		return nil, err
 	}
-	copy(g.bytes(), bytesOf(tab))
+	copy(g.bytes(), gpucommon.BytesOf(tab))
 	d.gelu = g
 	return d, nil
 }
@@ -417,12 +418,3 @@ func (d *Device) ensure(s *scratch, n int, what string) (rbuf, bool) {
 }
 
 var _ backend.Device = (*Device)(nil)
-
-// bytesOf views a slice's values as bytes.
-func bytesOf[T any](v []T) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	var z T
-	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(unsafe.Sizeof(z)))
-}

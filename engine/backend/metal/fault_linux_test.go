@@ -9,6 +9,7 @@ import (
 
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/internal/gputwin"
 	"github.com/churon/churon/engine/quant"
 )
 
@@ -105,15 +106,15 @@ func TestWrappedWeights(t *testing.T) {
 	defer func(n int) { wrapMin = n }(wrapMin)
 	wrapMin = 4096
 	r := rand.New(rand.NewPCG(31, 32))
-	w := quantized(t, r, quant.Q4_0, 64, 1024) // 36 KiB
+	w := gputwin.Quantized(t, r, quant.Q4_0, 64, 1024) // 36 KiB
 	w.Data = append(make([]byte, 0, len(w.Data)+100), w.Data...)
 	// not page-aligned: a tensor's place in a mapped file
 	w.Data = append(make([]byte, 48, 48+len(w.Data)), w.Data...)[48:]
-	x := randn(r, 3*1024, 1)
+	x := gputwin.Randn(r, 3*1024, 1)
 	run := func(wrap bool) ([]float32, int64) {
 		d := openEmu(t, emuOpts{wrap: wrap})
 		before := d.Used()
-		wt, err := d.UploadPart([]*backend.Tensor{w, vector("n", randn(rand.New(rand.NewPCG(1, 1)), 1024, 1))})
+		wt, err := d.UploadPart([]*backend.Tensor{w, gputwin.Vector("n", gputwin.Randn(rand.New(rand.NewPCG(1, 1)), 1024, 1))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func TestWrappedWeights(t *testing.T) {
 	}
 	copied, cu := run(false)
 	wrapped, wu := run(true)
-	mustEqual(t, "wrapped weights", wrapped, copied)
+	chk.MustEqual(t, "wrapped weights", wrapped, copied)
 	t.Logf("weights: %d bytes copied, %d bytes wrapped (pages of the host's)", cu, wu)
 }
 

@@ -4,62 +4,26 @@ import (
 	"fmt"
 
 	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
 	"github.com/churon/churon/engine/quant"
 )
 
-// act is the format a matrix product's input is rounded to, by weight
-// type (quant.VecDotType): the device keeps one buffer for each.
-type act int
-
-const (
-	actQ8_0 act = iota
-	actQ8_1
-	actQ8_K
-	actF16
-	actBF16
-	numActs
-	actNone act = -1 // F32 weights multiply the input as it is
-)
-
-func actOf(t quant.Type) act {
-	switch quant.VecDotType(t) {
-	case quant.Q8_0:
-		return actQ8_0
-	case quant.Q8_1:
-		return actQ8_1
-	case quant.Q8_K:
-		return actQ8_K
-	case quant.F16:
-		return actF16
-	case quant.BF16:
-		return actBF16
-	}
-	return actNone
-}
-
-var actTypes = [numActs]quant.Type{actQ8_0: quant.Q8_0, actQ8_1: quant.Q8_1, actQ8_K: quant.Q8_K, actF16: quant.F16, actBF16: quant.BF16}
-
-// rowBytes is the bytes of one input row of cols values in format a.
-func (a act) rowBytes(cols int) int {
-	if a == actNone {
-		return 4 * cols
-	}
-	n, _ := actTypes[a].RowSize(cols)
-	return n
-}
+// act is the format a matrix product's input is rounded to
+// (engine/backend/internal/gpucommon).
+type act = gpucommon.Act
 
 // round encodes the rounding of n rows of cols values at x into format a
 // at dst, exactly as quant.QuantizeActivations rounds them.
 func (d *Device) round(a act, dst, x bind, n, cols int) {
 	switch a {
-	case actQ8_0, actQ8_1, actQ8_K:
-		k := [...]kernel{actQ8_0: kQuantizeQ8_0, actQ8_1: kQuantizeQ8_1, actQ8_K: kQuantizeQ8_K}[a]
-		blocks := n * cols / actTypes[a].BlockSize()
+	case gpucommon.ActQ8_0, gpucommon.ActQ8_1, gpucommon.ActQ8_K:
+		k := [...]kernel{gpucommon.ActQ8_0: kQuantizeQ8_0, gpucommon.ActQ8_1: kQuantizeQ8_1, gpucommon.ActQ8_K: kQuantizeQ8_K}[a]
+		blocks := n * cols / gpucommon.ActTypes[a].BlockSize()
 		// a SIMD group per block, eight to a threadgroup
 		d.launch(k, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, []uint32{i32(blocks)}, x, dst)
-	case actF16:
+	case gpucommon.ActF16:
 		d.launch1(kRoundF16, n*cols, []uint32{i32(n * cols)}, x, dst)
-	case actBF16:
+	case gpucommon.ActBF16:
 		d.launch1(kRoundBF16, n*cols, []uint32{i32(n * cols)}, x, dst)
 	}
 }
@@ -69,7 +33,7 @@ func (d *Device) round(a act, dst, x bind, n, cols int) {
 type input struct {
 	x  backend.Buf
 	n  int
-	at [numActs]int // offset in d.acts[a], -1 when not rounded yet
+	at [gpucommon.NumActs]int // offset in d.acts[a], -1 when not rounded yet
 }
 
 // product is one dst = w · x of a set.
@@ -83,7 +47,7 @@ type product struct {
 // per format its weights need, then each product runs on it.
 func (d *Device) matmuls(ps []product, ins []input) {
 	cols := ps[0].w.t.Cols()
-	var need [numActs]int
+	var need [gpucommon.NumActs]int
 	for i := range ins {
 		for a := range ins[i].at {
 			ins[i].at[a] = -1
@@ -94,18 +58,18 @@ func (d *Device) matmuls(ps []product, ins []input) {
 		if t.Cols() != cols {
 			panic(fmt.Sprintf("metal: matmul %s: %d columns, %s has %d", t.Name, t.Cols(), ps[0].w.t.Name, cols))
 		}
-		a := actOf(t.Type)
+		a := gpucommon.ActOf(t.Type)
 		in := &ins[p.in]
 		if in.x.Len() < in.n*cols || p.dst.Len() < in.n*t.Rows() {
 			panic(fmt.Sprintf("metal: matmul %s: buffers too small for %d rows", t.Name, in.n))
 		}
-		if a != actNone && in.at[a] < 0 {
+		if a != gpucommon.ActNone && in.at[a] < 0 {
 			in.at[a] = need[a]
-			need[a] += (a.rowBytes(cols)*in.n + 255) &^ 255
+			need[a] += (a.RowBytes(cols)*in.n + 255) &^ 255
 		}
 	}
-	var base [numActs]rbuf
-	for a := range numActs {
+	var base [gpucommon.NumActs]rbuf
+	for a := range gpucommon.NumActs {
 		if need[a] > 0 {
 			b, ok := d.ensure(&d.acts[a], need[a], "rounded activations")
 			if !ok {
@@ -116,7 +80,7 @@ func (d *Device) matmuls(ps []product, ins []input) {
 	}
 	for i := range ins {
 		in := &ins[i]
-		for a := range numActs {
+		for a := range gpucommon.NumActs {
 			if in.at[a] >= 0 {
 				d.round(act(a), base[a].at(in.at[a]), d.buf(in.x), in.n, cols)
 			}
@@ -124,9 +88,9 @@ func (d *Device) matmuls(ps []product, ins []input) {
 	}
 	for _, p := range ps {
 		in := &ins[p.in]
-		a := actOf(p.w.t.Type)
+		a := gpucommon.ActOf(p.w.t.Type)
 		x := d.buf(in.x)
-		if a != actNone {
+		if a != gpucommon.ActNone {
 			x = base[a].at(in.at[a])
 		}
 		d.product(d.buf(p.dst), p.w, x, in.n)
@@ -152,7 +116,7 @@ func (d *Device) product(dst bind, w *Weight, a bind, n int) {
 		params = []uint32{i32(rows), i32(cols), i32(n), i32(rows)}
 	default:
 		wrow, _ := t.Type.RowSize(cols)
-		params = []uint32{i32(rows), i32(cols / 32), i32(n), i32(wrow), i32(actOf(t.Type).rowBytes(cols)), i32(rows)}
+		params = []uint32{i32(rows), i32(cols / 32), i32(n), i32(wrow), i32(gpucommon.ActOf(t.Type).RowBytes(cols)), i32(rows)}
 	}
 	d.launch(k, grid, tg, params, w.b, a, dst)
 }

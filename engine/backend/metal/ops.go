@@ -6,6 +6,7 @@ import (
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/cpu"
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
 	"github.com/churon/churon/engine/quant"
 )
 
@@ -18,7 +19,7 @@ func (d *Device) Write(dst backend.Buf, src []float32) {
 	}
 	p := d.buf(dst)
 	s, buf := d.staged(4 * n)
-	copy(buf, bytesOf(src[:n]))
+	copy(buf, gpucommon.BytesOf(src[:n]))
 	d.launch1(kCopyWords, n, []uint32{i32(n)}, p, s)
 }
 
@@ -51,14 +52,10 @@ func (d *Device) CopyRows(dst backend.Buf, dstStride int, src backend.Buf, srcSt
 // the file's table (as the CPU does) and written.
 func (d *Device) Embed(dst backend.Buf, table backend.Weight, ids []int32) {
 	t := d.weight(table).t
-	cols := t.Cols()
-	rb, _ := t.Type.RowSize(cols)
-	rows := make([]float32, len(ids)*cols)
-	for i, id := range ids {
-		if err := quant.Dequantize(t.Type, t.Data[int(id)*rb:(int(id)+1)*rb], rows[i*cols:(i+1)*cols]); err != nil {
-			d.failOp(fmt.Errorf("metal: embed %s: %w", t.Name, err))
-			return
-		}
+	rows, err := gpucommon.EmbedRows("metal", t, ids)
+	if err != nil {
+		d.failOp(err)
+		return
 	}
 	d.Write(dst, rows)
 }
@@ -100,7 +97,7 @@ func (d *Device) ropeTable(pos []int32, r *backend.Rope) bind {
 	}
 	s.host = cpu.RopeTable(s.host, pos, r)
 	at, buf := d.staged(4 * len(s.host))
-	copy(buf, bytesOf(s.host))
+	copy(buf, gpucommon.BytesOf(s.host))
 	s.ok, s.r, s.at = true, *r, at
 	s.pos = append(s.pos[:0], pos...)
 	return at
@@ -120,7 +117,7 @@ func (d *Device) RoPE(x backend.Buf, pos []int32, heads, headDim int, r *backend
 // ints stages host integers.
 func (d *Device) ints(v []int32) bind {
 	at, buf := d.staged(4 * len(v))
-	copy(buf, bytesOf(v))
+	copy(buf, gpucommon.BytesOf(v))
 	return at
 }
 
@@ -266,7 +263,7 @@ func (d *Device) ScatterAddRows(dst, src backend.Buf, cols int, rows []int32, sc
 	if scale != nil {
 		var buf []byte
 		sp, buf = d.staged(4 * len(rows))
-		copy(buf, bytesOf(scale[:len(rows)]))
+		copy(buf, gpucommon.BytesOf(scale[:len(rows)]))
 	}
 	d.launch1(kScatterAddRows, cols, []uint32{i32(len(rows)), i32(cols), b32(scale != nil)}, d.buf(dst), d.buf(src), ip, sp)
 }

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
 	"github.com/churon/churon/engine/quant"
 )
 
@@ -42,21 +43,7 @@ func (d *Device) values(w backend.Weight) bind {
 // resident is t's bytes as they go to the device: a matrix as stored, a
 // one-row tensor widened to float32.
 func (d *Device) resident(t *backend.Tensor) ([]byte, error) {
-	if t.IsVector() {
-		f := make([]float32, t.Elements())
-		if err := quant.Dequantize(t.Type, t.Data, f); err != nil {
-			return nil, fmt.Errorf("metal: %s: %w", t.Name, err)
-		}
-		return bytesOf(f), nil
-	}
-	if !d.Supports(t.Type) {
-		return nil, fmt.Errorf("%w: %s is %v", backend.ErrUnsupported, t.Name, t.Type)
-	}
-	rb, ok := t.Type.RowSize(t.Cols())
-	if !ok || len(t.Data) < rb*t.Rows() {
-		return nil, fmt.Errorf("metal: %s: %d bytes for %d rows of %d %v values", t.Name, len(t.Data), t.Rows(), t.Cols(), t.Type)
-	}
-	return t.Data[:rb*t.Rows()], nil
+	return gpucommon.Resident("metal", t, d.Supports)
 }
 
 // Upload implements backend.Device.

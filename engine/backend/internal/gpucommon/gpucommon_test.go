@@ -1,0 +1,96 @@
+package gpucommon
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/quant"
+)
+
+func f32(name string, rows, cols int, v ...float32) *backend.Tensor {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return &backend.Tensor{Name: name, Type: quant.F32, Ne: [4]int{cols, rows, 1, 1}, Data: b}
+}
+
+func TestActOf(t *testing.T) {
+	for _, tc := range []struct {
+		typ  quant.Type
+		want Act
+		rb   int // RowBytes(256)
+	}{
+		{quant.F32, ActNone, 4 * 256},
+		{quant.Q4_0, ActQ8_0, 8 * 34},
+		{quant.Q8_0, ActQ8_0, 8 * 34},
+		{quant.Q4_1, ActQ8_1, 8 * 36},
+		{quant.Q4_K, ActQ8_K, 292},
+		{quant.F16, ActF16, 2 * 256},
+		{quant.BF16, ActBF16, 2 * 256},
+	} {
+		a := ActOf(tc.typ)
+		if a != tc.want {
+			t.Errorf("ActOf(%v) = %d, want %d", tc.typ, a, tc.want)
+		}
+		if a != ActNone && ActTypes[a] != quant.VecDotType(tc.typ) {
+			t.Errorf("ActTypes[ActOf(%v)] = %v, want %v", tc.typ, ActTypes[a], quant.VecDotType(tc.typ))
+		}
+		if rb := a.RowBytes(256); rb != tc.rb {
+			t.Errorf("%v: RowBytes(256) = %d, want %d", tc.typ, rb, tc.rb)
+		}
+	}
+}
+
+func TestResident(t *testing.T) {
+	all := func(quant.Type) bool { return true }
+	none := func(quant.Type) bool { return false }
+	m := f32("m", 2, 3, 1, 2, 3, 4, 5, 6)
+	short := f32("short", 2, 3, 1, 2, 3, 4, 5)
+	vec := f32("v", 1, 3, 1, -2, 3)
+	for _, tc := range []struct {
+		name     string
+		t        *backend.Tensor
+		supports func(quant.Type) bool
+		want     []byte
+		err      error // errors.Is, or nil for any error when fail
+		fail     bool
+	}{
+		{"matrix as stored", m, all, m.Data, nil, false},
+		{"vector widened", vec, none, BytesOf([]float32{1, -2, 3}), nil, false},
+		{"unsupported", m, none, nil, backend.ErrUnsupported, true},
+		{"short data", short, all, nil, nil, true},
+	} {
+		b, err := Resident("test", tc.t, tc.supports)
+		if tc.fail {
+			if err == nil || (tc.err != nil && !errors.Is(err, tc.err)) {
+				t.Errorf("%s: error %v, want %v", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || string(b) != string(tc.want) {
+			t.Errorf("%s: %v, %v; want %v", tc.name, b, err, tc.want)
+		}
+	}
+}
+
+func TestEmbedRows(t *testing.T) {
+	tab := f32("tab", 3, 2, 1, 2, 3, 4, 5, 6)
+	rows, err := EmbedRows("test", tab, []int32{2, 0, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{5, 6, 1, 2, 5, 6}
+	for i := range want {
+		if rows[i] != want[i] {
+			t.Fatalf("rows %v, want %v", rows, want)
+		}
+	}
+	bad := &backend.Tensor{Name: "bad", Type: quant.Type(255), Ne: [4]int{2, 3, 1, 1}, Data: make([]byte, 24)}
+	if _, err := EmbedRows("test", bad, []int32{0}); err == nil {
+		t.Error("rows of an unknown type: no error")
+	}
+}
