@@ -62,7 +62,17 @@ synth_pid=$!
 
 step "the driver, the GPU and the kernels' compile"
 timeout 120 "$b/gpucheck" smoke 2>&1 | tee "$out/smoke.log"
-record smoke "${PIPESTATUS[0]}"
+smoke_rc=${PIPESTATUS[0]}
+record smoke "$smoke_rc"
+if [ "$smoke_rc" -ne 0 ]; then
+  # Every later step needs the device smoke could not open: running them
+  # would spend the machine's time on failures that only repeat its reason.
+  kill "$synth_pid" 2>/dev/null
+  echo
+  echo "run.sh: the GPU could not be used (the reason is above, and in $out/smoke.log); the other checks need it, so they did not run."
+  cat "$out/summary.txt"
+  exit 1
+fi
 
 step "every kernel against its CPU twin"
 real=1
