@@ -97,14 +97,19 @@ ensure_cxx() {
   command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 && return 0
   command -v apt-get >/dev/null 2>&1 || return 1
   echo "==> installing g++ (the GPU backends' kernels are checked on the CPU)" >&2
+  apt_install g++ && command -v g++ >/dev/null 2>&1
+}
+
+# apt_install installs Debian packages without asking, as root or with
+# sudo that needs no password; it returns 1 when it cannot.
+apt_install() {
   if [ "$(id -u)" = 0 ]; then
-    quietly apt-get update -qq && quietly env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++
+    quietly apt-get update -qq && quietly env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
   elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    quietly sudo apt-get update -qq && quietly sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++
+    quietly sudo apt-get update -qq && quietly sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
   else
     return 1
   fi
-  command -v g++ >/dev/null 2>&1
 }
 
 # ensure_qemu_aarch64 makes qemu-aarch64 available to run the arm64 tests
@@ -114,12 +119,5 @@ ensure_qemu_aarch64() {
   command -v qemu-aarch64 >/dev/null 2>&1 && return 0
   command -v apt-get >/dev/null 2>&1 || return 1
   echo "==> installing qemu-user (runs the arm64 tests on this $(uname -m) host)" >&2
-  if [ "$(id -u)" = 0 ]; then
-    quietly apt-get update -qq && quietly env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user
-  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    quietly sudo apt-get update -qq && quietly sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user
-  else
-    return 1
-  fi
-  command -v qemu-aarch64 >/dev/null 2>&1
+  apt_install qemu-user && command -v qemu-aarch64 >/dev/null 2>&1
 }
