@@ -4,25 +4,19 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/internal/testutil"
 	"github.com/churon/churon/models/synth"
 )
 
-// snapTokens returns n token ids below vocab, deterministic.
-func snapTokens(n, vocab int, seed uint64) []int32 {
-	r := rand.New(rand.NewPCG(seed, 7))
-	t := make([]int32, n)
-	for i := range t {
-		t[i] = int32(1 + r.IntN(vocab-1))
-	}
-	return t
-}
+// snapTokens returns n token ids below vocab, deterministic: the engine
+// tests' name for testutil.Tokens.
+func snapTokens(n, vocab int, seed uint64) []int32 { return testutil.Tokens(n, vocab, seed) }
 
 func snapshotBytes(t testing.TB, s *Sequence) []byte {
 	t.Helper()

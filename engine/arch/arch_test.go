@@ -18,16 +18,11 @@ import (
 
 func writeModel(t *testing.T, s synth.Spec) *gguf.File {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), s.Arch+".gguf")
-	if err := synth.Write(path, s); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
+	w, err := synth.Build(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return openWritten(t, w)
 }
 
 // runForward feeds tokens one batch at a time and returns every row's logits.
