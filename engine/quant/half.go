@@ -85,44 +85,32 @@ func FP32ToBF16(f float32) uint16 {
 
 // FP16ToFP32Slice converts src into dst, which must have the same length.
 func FP16ToFP32Slice(src []uint16, dst []float32) error {
-	if len(src) != len(dst) {
-		return fmt.Errorf("quant: FP16ToFP32Slice: %d values into %d: %w", len(src), len(dst), ErrSize)
-	}
-	for i, h := range src {
-		dst[i] = fp16Table[h]
-	}
-	return nil
+	return convertSlice("FP16ToFP32Slice", src, dst, func(h uint16) float32 { return fp16Table[h] })
 }
 
 // FP32ToFP16Slice converts src into dst, which must have the same length.
 func FP32ToFP16Slice(src []float32, dst []uint16) error {
-	if len(src) != len(dst) {
-		return fmt.Errorf("quant: FP32ToFP16Slice: %d values into %d: %w", len(src), len(dst), ErrSize)
-	}
-	for i, f := range src {
-		dst[i] = FP32ToFP16(f)
-	}
-	return nil
+	return convertSlice("FP32ToFP16Slice", src, dst, FP32ToFP16)
 }
 
 // BF16ToFP32Slice converts src into dst, which must have the same length.
 func BF16ToFP32Slice(src []uint16, dst []float32) error {
-	if len(src) != len(dst) {
-		return fmt.Errorf("quant: BF16ToFP32Slice: %d values into %d: %w", len(src), len(dst), ErrSize)
-	}
-	for i, h := range src {
-		dst[i] = BF16ToFP32(h)
-	}
-	return nil
+	return convertSlice("BF16ToFP32Slice", src, dst, BF16ToFP32)
 }
 
 // FP32ToBF16Slice converts src into dst, which must have the same length.
 func FP32ToBF16Slice(src []float32, dst []uint16) error {
+	return convertSlice("FP32ToBF16Slice", src, dst, FP32ToBF16)
+}
+
+// convertSlice is the Slice functions' loop: dst[i] = conv(src[i]), or
+// ErrSize (naming the function) when the lengths differ.
+func convertSlice[S, D any](name string, src []S, dst []D, conv func(S) D) error {
 	if len(src) != len(dst) {
-		return fmt.Errorf("quant: FP32ToBF16Slice: %d values into %d: %w", len(src), len(dst), ErrSize)
+		return fmt.Errorf("quant: %s: %d values into %d: %w", name, len(src), len(dst), ErrSize)
 	}
-	for i, f := range src {
-		dst[i] = FP32ToBF16(f)
+	for i, v := range src {
+		dst[i] = conv(v)
 	}
 	return nil
 }
