@@ -75,7 +75,7 @@ const (
 
 type cmd struct {
 	op          opKind
-	k           kernel
+	k           gpucommon.Kernel
 	grid, block [3]uint32
 	nargs       int
 	args        [maxArgs]uint64
@@ -135,15 +135,14 @@ func (d *Device) Name() string { return d.label }
 // Supports implements backend.Device: the weight types the matrix
 // kernels multiply.
 func (d *Device) Supports(t quant.Type) bool {
-	_, ok := matmulKernels[t]
-	return ok
+	return gpucommon.Supports(t)
 }
 
 // reserveBytes is what FreeBytes keeps back of the device's free memory:
 // what the driver, other programs' growth and this backend's own scratch
 // (attention scores, rounded activations, staging targets) need.
 func reserveBytes(total int64) int64 {
-	return max(512<<20, total/20) + scoreBudget + 64<<20
+	return max(512<<20, total/20) + int64(gpucommon.ScoreBudget) + 64<<20
 }
 
 // FreeBytes implements backend.Device.
@@ -272,9 +271,9 @@ func (d *Device) record(c cmd) {
 }
 
 // launch records kernel k over grid blocks of block threads.
-func (d *Device) launch(k kernel, grid, block [3]uint32, args ...uint64) {
+func (d *Device) launch(k gpucommon.Kernel, grid, block [3]uint32, args ...uint64) {
 	if len(args) > maxArgs {
-		panic(fmt.Sprintf("cuda: %s takes %d arguments, more than %d", kernelNames[k], len(args), maxArgs))
+		panic(fmt.Sprintf("cuda: %s takes %d arguments, more than %d", gpucommon.KernelNames[k], len(args), maxArgs))
 	}
 	c := cmd{op: opLaunch, k: k, grid: grid, block: block, nargs: len(args)}
 	copy(c.args[:], args)
@@ -282,7 +281,7 @@ func (d *Device) launch(k kernel, grid, block [3]uint32, args ...uint64) {
 }
 
 // launch1 launches k over n elements with a grid-stride loop.
-func (d *Device) launch1(k kernel, n int, args ...uint64) {
+func (d *Device) launch1(k gpucommon.Kernel, n int, args ...uint64) {
 	if n <= 0 {
 		return
 	}
@@ -316,7 +315,7 @@ func (d *Device) issue() {
 				uintptr(c.block[0]), uintptr(c.block[1]), uintptr(c.block[2]),
 				0, d.stream, d.g.args+argPtrs, 0)
 			if err != nil {
-				err = fmt.Errorf("launching %s: %w", kernelNames[c.k], err)
+				err = fmt.Errorf("launching %s: %w", gpucommon.KernelNames[c.k], err)
 			}
 		case opHtoD:
 			err = drv.call(cuMemcpyHtoDAsync, uintptr(c.args[0]), uintptr(c.args[1]), uintptr(c.args[2]), d.stream)

@@ -19,15 +19,15 @@ type act = gpucommon.Act
 func (d *Device) round(a act, dst, x uint64, n, cols int) {
 	switch a {
 	case gpucommon.ActQ8_0, gpucommon.ActQ8_1, gpucommon.ActQ8_K:
-		k := [...]kernel{gpucommon.ActQ8_0: kQuantizeQ8_0, gpucommon.ActQ8_1: kQuantizeQ8_1, gpucommon.ActQ8_K: kQuantizeQ8_K}[a]
+		k := gpucommon.QuantizeKernel(a)
 		bs := gpucommon.ActTypes[a].BlockSize()
 		blocks := n * cols / bs
 		// a warp per block, eight to a thread block
 		d.launch(k, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, x, dst, i32(blocks))
 	case gpucommon.ActF16:
-		d.launch1(kRoundF16, n*cols, x, dst, i32(n*cols))
+		d.launch1(gpucommon.KRoundF16, n*cols, x, dst, i32(n*cols))
 	case gpucommon.ActBF16:
-		d.launch1(kRoundBF16, n*cols, x, dst, i32(n*cols))
+		d.launch1(gpucommon.KRoundBF16, n*cols, x, dst, i32(n*cols))
 	}
 }
 
@@ -104,8 +104,8 @@ func (d *Device) matmuls(ps []product, ins []input) {
 func (d *Device) product(dst uint64, w *Weight, a uint64, n int) {
 	t := w.t
 	rows, cols := t.Rows(), t.Cols()
-	ks := matmulKernels[t.Type]
-	tiled := n > mmvMaxRows
+	ks := gpucommon.MatMulKernels[t.Type]
+	tiled := n > gpucommon.MMVMaxRows
 	k := ks[0]
 	grid := [3]uint32{uint32((rows + 3) / 4), 1, 1}
 	block := [3]uint32{128, 1, 1}

@@ -102,14 +102,13 @@ func (d *Device) Name() string { return d.label }
 // Supports implements backend.Device: the weight types the matrix
 // kernels multiply.
 func (d *Device) Supports(t quant.Type) bool {
-	_, ok := matmulKernels[t]
-	return ok
+	return gpucommon.Supports(t)
 }
 
 // reserveBytes is what FreeBytes keeps back of the working set: the
 // backend's scratch (attention scores, rounded activations, staging) and
 // a margin for the system.
-func reserveBytes(ws int64) int64 { return max(256<<20, ws/20) + int64(scoreBudget) + 64<<20 }
+func reserveBytes(ws int64) int64 { return max(256<<20, ws/20) + int64(gpucommon.ScoreBudget) + 64<<20 }
 
 // FreeBytes implements backend.Device: what is left of Metal's
 // recommended working set, less a reserve. The planner then puts every
@@ -226,7 +225,7 @@ func (d *Device) Free(b backend.Buf) {
 }
 
 // launch encodes kernel k over grid threadgroups of tg threads.
-func (d *Device) launch(k kernel, grid, tg [3]uint32, params []uint32, binds ...bind) {
+func (d *Device) launch(k gpucommon.Kernel, grid, tg [3]uint32, params []uint32, binds ...bind) {
 	if d.closed {
 		panic("metal: " + d.label + " used after Close")
 	}
@@ -239,7 +238,7 @@ func (d *Device) launch(k kernel, grid, tg [3]uint32, params []uint32, binds ...
 }
 
 // launch1 encodes k over n threads in threadgroups of 256.
-func (d *Device) launch1(k kernel, n int, params []uint32, binds ...bind) {
+func (d *Device) launch1(k gpucommon.Kernel, n int, params []uint32, binds ...bind) {
 	if n <= 0 {
 		return
 	}

@@ -17,14 +17,14 @@ type act = gpucommon.Act
 func (d *Device) round(a act, dst, x bind, n, cols int) {
 	switch a {
 	case gpucommon.ActQ8_0, gpucommon.ActQ8_1, gpucommon.ActQ8_K:
-		k := [...]kernel{gpucommon.ActQ8_0: kQuantizeQ8_0, gpucommon.ActQ8_1: kQuantizeQ8_1, gpucommon.ActQ8_K: kQuantizeQ8_K}[a]
+		k := gpucommon.QuantizeKernel(a)
 		blocks := n * cols / gpucommon.ActTypes[a].BlockSize()
 		// a SIMD group per block, eight to a threadgroup
 		d.launch(k, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, []uint32{i32(blocks)}, x, dst)
 	case gpucommon.ActF16:
-		d.launch1(kRoundF16, n*cols, []uint32{i32(n * cols)}, x, dst)
+		d.launch1(gpucommon.KRoundF16, n*cols, []uint32{i32(n * cols)}, x, dst)
 	case gpucommon.ActBF16:
-		d.launch1(kRoundBF16, n*cols, []uint32{i32(n * cols)}, x, dst)
+		d.launch1(gpucommon.KRoundBF16, n*cols, []uint32{i32(n * cols)}, x, dst)
 	}
 }
 
@@ -101,11 +101,11 @@ func (d *Device) matmuls(ps []product, ins []input) {
 func (d *Device) product(dst bind, w *Weight, a bind, n int) {
 	t := w.t
 	rows, cols := t.Rows(), t.Cols()
-	ks := matmulKernels[t.Type]
+	ks := gpucommon.MatMulKernels[t.Type]
 	k := ks[0]
 	grid := [3]uint32{uint32((rows + 3) / 4), 1, 1}
 	tg := [3]uint32{128, 1, 1}
-	if n > mmvMaxRows {
+	if n > gpucommon.MMVMaxRows {
 		k = ks[1]
 		grid = [3]uint32{uint32((rows + mmqTile - 1) / mmqTile), uint32((n + mmqTile - 1) / mmqTile), 1}
 		tg = [3]uint32{256, 1, 1}
