@@ -36,6 +36,8 @@ type Device struct {
 	stream uintptr
 	label  string
 
+	gpucommon.MatMuls[*Weight] // MatMul, MatMulMulti and MatMulEach, which run d.matmuls
+
 	cmds     []cmd
 	launches int64  // kernels launched, for benchmarks
 	issueF   func() // d.issue, made once: the executor takes a func
@@ -96,6 +98,7 @@ func New() (*Device, error) {
 		return nil, err
 	}
 	d := &Device{g: g, label: "CUDA · " + g.info.Label(), live: map[uint64]int64{}}
+	d.MatMuls = gpucommon.NewMatMuls("cuda", d.weight, d.matmuls)
 	d.issueF = d.issue
 	d.waitF = d.wait
 	var serr error

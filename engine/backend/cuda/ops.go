@@ -49,7 +49,7 @@ func (d *Device) CopyRows(dst backend.Buf, dstStride int, src backend.Buf, srcSt
 // Embed implements backend.Device: the rows are widened on the host from
 // the file's table (as the CPU does) and written.
 func (d *Device) Embed(dst backend.Buf, table backend.Weight, ids []int32) {
-	t := d.weight(table).t
+	t := d.weight(table).T
 	rows, err := gpucommon.EmbedRows("cuda", t, ids)
 	if err != nil {
 		d.failOp(err)
@@ -60,7 +60,7 @@ func (d *Device) Embed(dst backend.Buf, table backend.Weight, ids []int32) {
 
 // RMSNorm implements backend.Device.
 func (d *Device) RMSNorm(dst, x backend.Buf, w backend.Weight, eps float32) {
-	dim := d.weight(w).t.Elements()
+	dim := d.weight(w).T.Elements()
 	rows := x.Len() / dim
 	if rows == 0 {
 		return
@@ -70,7 +70,7 @@ func (d *Device) RMSNorm(dst, x backend.Buf, w backend.Weight, eps float32) {
 
 // AddBias implements backend.Device.
 func (d *Device) AddBias(x backend.Buf, b backend.Weight) {
-	dim := d.weight(b).t.Elements()
+	dim := d.weight(b).T.Elements()
 	n := x.Len() / dim * dim
 	d.launch1(gpucommon.KAddBias, n, d.ptr(x), d.values(b), i64(n), i32(dim))
 }

@@ -32,6 +32,8 @@ type Device struct {
 	in    Info
 	label string
 
+	gpucommon.MatMuls[*Weight] // MatMul, MatMulMulti and MatMulEach, which run d.matmuls
+
 	dispatches int64 // kernels dispatched, for benchmarks
 	err        error // the first failure since the last Sync
 	dead       error // a failure that ends the device
@@ -82,6 +84,7 @@ func newDevice(r runner) (*Device, error) {
 	}
 	in := r.info()
 	d := &Device{r: r, in: in, label: "Metal · " + in.Label(), live: map[uintptr]int{}}
+	d.MatMuls = gpucommon.NewMatMuls("metal", d.weight, d.matmuls)
 	tab := cpu.GELUTable()
 	g, err := d.alloc(2*len(tab), "the GELU table")
 	if err != nil {

@@ -1,9 +1,6 @@
 package metal
 
 import (
-	"fmt"
-
-	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/internal/gpucommon"
 	"github.com/churon/churon/engine/quant"
 )
@@ -28,78 +25,40 @@ func (d *Device) round(a act, dst, x bind, n, cols int) {
 	}
 }
 
-// input is one distinct input of a set of products: a view, its rows,
-// and where it went rounded to each format.
-type input struct {
-	x  backend.Buf
-	n  int
-	at [gpucommon.NumActs]int // offset in d.acts[a], -1 when not rounded yet
-}
-
-// product is one dst = w · x of a set.
-type product struct {
-	dst backend.Buf
-	w   *Weight
-	in  int // index into the inputs
-}
-
-// matmuls encodes a set of products: each distinct input is rounded once
-// per format its weights need, then each product runs on it.
-func (d *Device) matmuls(ps []product, ins []input) {
-	cols := ps[0].w.t.Cols()
-	var need [gpucommon.NumActs]int
-	for i := range ins {
-		for a := range ins[i].at {
-			ins[i].at[a] = -1
-		}
-	}
-	for _, p := range ps {
-		t := p.w.t
-		if t.Cols() != cols {
-			panic(fmt.Sprintf("metal: matmul %s: %d columns, %s has %d", t.Name, t.Cols(), ps[0].w.t.Name, cols))
-		}
-		a := gpucommon.ActOf(t.Type)
-		in := &ins[p.in]
-		if in.x.Len() < in.n*cols || p.dst.Len() < in.n*t.Rows() {
-			panic(fmt.Sprintf("metal: matmul %s: buffers too small for %d rows", t.Name, in.n))
-		}
-		if a != gpucommon.ActNone && in.at[a] < 0 {
-			in.at[a] = need[a]
-			need[a] += (a.RowBytes(cols)*in.n + 255) &^ 255
-		}
-	}
+// matmuls encodes a set of products (gpucommon.MatMuls plans it): each
+// distinct input is rounded once per format its weights need, then each
+// product runs on it.
+func (d *Device) matmuls(s *gpucommon.Products[*Weight]) {
 	var base [gpucommon.NumActs]rbuf
-	for a := range gpucommon.NumActs {
-		if need[a] > 0 {
-			b, ok := d.ensure(&d.acts[a], need[a], "rounded activations")
+	for a, need := range s.Need {
+		if need > 0 {
+			b, ok := d.ensure(&d.acts[a], need, "rounded activations")
 			if !ok {
 				return
 			}
 			base[a] = b
 		}
 	}
-	for i := range ins {
-		in := &ins[i]
-		for a := range gpucommon.NumActs {
-			if in.at[a] >= 0 {
-				d.round(act(a), base[a].at(in.at[a]), d.buf(in.x), in.n, cols)
+	for _, in := range s.Inputs {
+		for a, at := range in.At {
+			if at >= 0 {
+				d.round(act(a), base[a].at(at), d.buf(in.X), in.N, s.Cols)
 			}
 		}
 	}
-	for _, p := range ps {
-		in := &ins[p.in]
-		a := gpucommon.ActOf(p.w.t.Type)
-		x := d.buf(in.x)
-		if a != gpucommon.ActNone {
-			x = base[a].at(in.at[a])
+	for _, p := range s.Products {
+		in := &s.Inputs[p.In]
+		x := d.buf(in.X)
+		if a := gpucommon.ActOf(p.W.T.Type); a != gpucommon.ActNone {
+			x = base[a].at(in.At[a])
 		}
-		d.product(d.buf(p.dst), p.w, x, in.n)
+		d.product(d.buf(p.Dst), p.W, x, in.N)
 	}
 }
 
 // product encodes dst = w · A for n input rows already in w's format.
 func (d *Device) product(dst bind, w *Weight, a bind, n int) {
-	t := w.t
+	t := w.T
 	rows, cols := t.Rows(), t.Cols()
 	ks := gpucommon.MatMulKernels[t.Type]
 	k := ks[0]
@@ -118,58 +77,5 @@ func (d *Device) product(dst bind, w *Weight, a bind, n int) {
 		wrow, _ := t.Type.RowSize(cols)
 		params = []uint32{i32(rows), i32(cols / 32), i32(n), i32(wrow), i32(gpucommon.ActOf(t.Type).RowBytes(cols)), i32(rows)}
 	}
-	d.launch(k, grid, tg, params, w.b, a, dst)
-}
-
-// MatMul implements backend.Device.
-func (d *Device) MatMul(dst backend.Buf, w backend.Weight, x backend.Buf, n int) {
-	if n <= 0 {
-		return
-	}
-	d.matmuls([]product{{dst: dst, w: d.weight(w)}}, []input{{x: x, n: n}})
-}
-
-// MatMulMulti implements backend.Device: the input is rounded once per
-// format.
-func (d *Device) MatMulMulti(dst []backend.Buf, w []backend.Weight, x backend.Buf, n int) {
-	if len(dst) != len(w) || len(w) == 0 {
-		panic(fmt.Sprintf("metal: MatMulMulti: %d outputs for %d weights", len(dst), len(w)))
-	}
-	if n <= 0 {
-		return
-	}
-	ps := make([]product, len(w))
-	for i := range w {
-		ps[i] = product{dst: dst[i], w: d.weight(w[i])}
-	}
-	d.matmuls(ps, []input{{x: x, n: n}})
-}
-
-// MatMulEach implements backend.Device: products given the same view of
-// the same rows share its rounding.
-func (d *Device) MatMulEach(dst []backend.Buf, w []backend.Weight, x []backend.Buf, n []int) {
-	if len(dst) != len(w) || len(x) != len(w) || len(n) != len(w) || len(w) == 0 {
-		panic(fmt.Sprintf("metal: MatMulEach: %d outputs, %d inputs and %d row counts for %d weights", len(dst), len(x), len(n), len(w)))
-	}
-	var ps []product
-	var ins []input
-	for i := range w {
-		if n[i] <= 0 {
-			continue
-		}
-		in := -1
-		for j := range ins {
-			if ins[j].x == x[i] && ins[j].n == n[i] {
-				in = j
-			}
-		}
-		if in < 0 {
-			in = len(ins)
-			ins = append(ins, input{x: x[i], n: n[i]})
-		}
-		ps = append(ps, product{dst: dst[i], w: d.weight(w[i]), in: in})
-	}
-	if len(ps) > 0 {
-		d.matmuls(ps, ins)
-	}
+	d.launch(k, grid, tg, params, w.At, a, dst)
 }
