@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"unsafe"
 
 	"github.com/churon/churon/engine/backend"
@@ -58,10 +57,7 @@ type Device struct {
 	upBuf [2]uintptr
 	upEv  [2]uintptr
 
-	mu    sync.Mutex       // frees, which cache releases make from any goroutine
-	frees []uint64         // allocations to free after the next Sync
-	live  map[uint64]int64 // every allocation not yet freed, and its size
-	used  int64            // their bytes
+	allocs gpucommon.Allocs[uint64] // every allocation not yet freed, and those to free after the next Sync
 }
 
 // opKind is what a command does.
@@ -97,7 +93,7 @@ func New() (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{g: g, label: "CUDA · " + g.info.Label(), live: map[uint64]int64{}}
+	d := &Device{g: g, label: "CUDA · " + g.info.Label()}
 	d.MatMuls = gpucommon.NewMatMuls("cuda", d.weight, d.matmuls)
 	d.issueF = d.issue
 	d.waitF = d.wait
@@ -162,32 +158,14 @@ func (d *Device) FreeBytes() int64 {
 }
 
 // Used is the device memory this Device holds now, in bytes.
-func (d *Device) Used() int64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.used
-}
+func (d *Device) Used() int64 { return d.allocs.Used() }
 
 // mem is an allocation of the device: what its Bufs view.
-type mem struct {
-	d     *Device
-	ptr   uint64
-	n     int
-	freed bool
-}
-
-func (m *mem) Len() int { return m.n }
+type mem = gpucommon.Mem[*Device, uint64]
 
 // ptr is the device address of a buffer of this device.
 func (d *Device) ptr(b backend.Buf) uint64 {
-	m, ok := b.Mem().(*mem)
-	if !ok || m.d != d {
-		panic(fmt.Sprintf("cuda: %s got a buffer of another device (%T)", d.label, b.Mem()))
-	}
-	if m.freed {
-		panic("cuda: a buffer used after Free")
-	}
-	return m.ptr + 4*uint64(b.Off())
+	return gpucommon.MemOf[*Device, uint64]("cuda", d.label, d, b).At + 4*uint64(b.Off())
 }
 
 var errOOM = backend.ErrOutOfMemory
@@ -207,25 +185,12 @@ func (d *Device) alloc(n int64, what string) (uint64, error) {
 		}
 		return 0, fmt.Errorf("%s: %w", what, err)
 	}
-	d.mu.Lock()
-	d.used += n
-	d.live[p] = n
-	d.mu.Unlock()
+	d.allocs.Add(p, n)
 	return p, nil
 }
 
 // freeLater frees p after the next Sync, when no queued work uses it.
-func (d *Device) freeLater(p uint64) {
-	if p == 0 {
-		return
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return // freed with the context
-	}
-	d.frees = append(d.frees, p)
-}
+func (d *Device) freeLater(p uint64) { d.allocs.FreeLater(p) }
 
 // usable says why nothing more can run, if nothing can.
 func (d *Device) usable() error {
@@ -241,24 +206,15 @@ func (d *Device) Alloc(n int) (backend.Buf, error) {
 	if err != nil {
 		return backend.Buf{}, err
 	}
-	return backend.NewBuf(&mem{d: d, ptr: p, n: n}), nil
+	return backend.NewBuf(&mem{Dev: d, At: p, N: n}), nil
 }
 
 // Free implements backend.Device: the memory goes back after the next
 // Sync, so that work queued before still has it.
 func (d *Device) Free(b backend.Buf) {
-	if b.Mem() == nil {
-		return
+	if p, ok := gpucommon.FreeMem[*Device, uint64]("cuda", d.label, d, b); ok {
+		d.freeLater(p)
 	}
-	m, ok := b.Mem().(*mem)
-	if !ok || m.d != d {
-		panic(fmt.Sprintf("cuda: %s asked to free a buffer of another device (%T)", d.label, b.Mem()))
-	}
-	if m.freed {
-		panic("cuda: a buffer freed twice")
-	}
-	m.freed = true
-	d.freeLater(m.ptr)
 }
 
 // record adds a command, handing the batch to the executor when it is
@@ -364,15 +320,7 @@ func (d *Device) drain() {
 	}
 	clear(d.reads)
 	d.reads = d.reads[:0]
-	d.mu.Lock()
-	frees := d.frees
-	d.frees = nil
-	for _, p := range frees {
-		d.used -= d.live[p]
-		delete(d.live, p)
-	}
-	d.mu.Unlock()
-	if len(frees) > 0 {
+	if frees := d.allocs.Freed(); len(frees) > 0 {
 		d.g.exec.do(func() {
 			for _, p := range frees {
 				_ = d.g.drv.call(cuMemFree, uintptr(p))
@@ -409,14 +357,8 @@ func (d *Device) Close() error {
 	// Everything not yet freed goes now: weights, tables, scratch, and
 	// whatever buffers and caches their owners have not given back (their
 	// Free and Release do nothing after Close).
-	d.mu.Lock()
 	d.closed = true
-	frees := make([]uint64, 0, len(d.live))
-	for p := range d.live {
-		frees = append(frees, p)
-	}
-	d.frees, d.live, d.used = nil, nil, 0
-	d.mu.Unlock()
+	frees := d.allocs.Close()
 	d.g.exec.do(func() {
 		drv := d.g.drv
 		for _, p := range frees {

@@ -7,25 +7,16 @@ import (
 	"github.com/churon/churon/engine/quant"
 )
 
-// act is the format a matrix product's input is rounded to
-// (engine/backend/internal/gpucommon).
-type act = gpucommon.Act
-
 // round queues the rounding of n rows of cols values at x into format
 // a at dst, exactly as quant.QuantizeActivations rounds them.
-func (d *Device) round(a act, dst, x uint64, n, cols int) {
-	switch a {
-	case gpucommon.ActQ8_0, gpucommon.ActQ8_1, gpucommon.ActQ8_K:
-		k := gpucommon.QuantizeKernel(a)
-		bs := gpucommon.ActTypes[a].BlockSize()
-		blocks := n * cols / bs
-		// a warp per block, eight to a thread block
-		d.launch(k, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, x, dst, i32(blocks))
-	case gpucommon.ActF16:
-		d.launch1(gpucommon.KRoundF16, n*cols, x, dst, i32(n*cols))
-	case gpucommon.ActBF16:
-		d.launch1(gpucommon.KRoundBF16, n*cols, x, dst, i32(n*cols))
+func (d *Device) round(a gpucommon.Act, dst, x uint64, n, cols int) {
+	k, blocks := gpucommon.RoundKernel(a, n*cols)
+	if blocks == 0 {
+		d.launch1(k, n*cols, x, dst, i32(n*cols))
+		return
 	}
+	// a warp per block, eight to a thread block
+	d.launch(k, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, x, dst, i32(blocks))
 }
 
 // matmuls runs a set of products (gpucommon.MatMuls plans it): each
@@ -43,7 +34,7 @@ func (d *Device) matmuls(s *gpucommon.Products[*Weight]) {
 	for _, in := range s.Inputs {
 		for a, at := range in.At {
 			if at >= 0 {
-				d.round(act(a), base[a]+uint64(at), d.ptr(in.X), in.N, s.Cols)
+				d.round(gpucommon.Act(a), base[a]+uint64(at), d.ptr(in.X), in.N, s.Cols)
 			}
 		}
 	}

@@ -5,24 +5,16 @@ import (
 	"github.com/churon/churon/engine/quant"
 )
 
-// act is the format a matrix product's input is rounded to
-// (engine/backend/internal/gpucommon).
-type act = gpucommon.Act
-
 // round encodes the rounding of n rows of cols values at x into format a
 // at dst, exactly as quant.QuantizeActivations rounds them.
-func (d *Device) round(a act, dst, x bind, n, cols int) {
-	switch a {
-	case gpucommon.ActQ8_0, gpucommon.ActQ8_1, gpucommon.ActQ8_K:
-		k := gpucommon.QuantizeKernel(a)
-		blocks := n * cols / gpucommon.ActTypes[a].BlockSize()
-		// a SIMD group per block, eight to a threadgroup
-		d.launch(k, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, []uint32{i32(blocks)}, x, dst)
-	case gpucommon.ActF16:
-		d.launch1(gpucommon.KRoundF16, n*cols, []uint32{i32(n * cols)}, x, dst)
-	case gpucommon.ActBF16:
-		d.launch1(gpucommon.KRoundBF16, n*cols, []uint32{i32(n * cols)}, x, dst)
+func (d *Device) round(a gpucommon.Act, dst, x bind, n, cols int) {
+	k, blocks := gpucommon.RoundKernel(a, n*cols)
+	if blocks == 0 {
+		d.launch1(k, n*cols, []uint32{i32(n * cols)}, x, dst)
+		return
 	}
+	// a SIMD group per block, eight to a threadgroup
+	d.launch(k, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, []uint32{i32(blocks)}, x, dst)
 }
 
 // matmuls encodes a set of products (gpucommon.MatMuls plans it): each
@@ -42,7 +34,7 @@ func (d *Device) matmuls(s *gpucommon.Products[*Weight]) {
 	for _, in := range s.Inputs {
 		for a, at := range in.At {
 			if at >= 0 {
-				d.round(act(a), base[a].at(at), d.buf(in.X), in.N, s.Cols)
+				d.round(gpucommon.Act(a), base[a].at(at), d.buf(in.X), in.N, s.Cols)
 			}
 		}
 	}

@@ -100,10 +100,18 @@ func Supports(t quant.Type) bool {
 // decode step of up to eight sequences. More go through the tiled ones.
 const MMVMaxRows = 8
 
-// QuantizeKernel is the kernel that rounds to a block format a (ActQ8_0,
-// ActQ8_1, ActQ8_K), a SIMD group (warp) per block.
-func QuantizeKernel(a Act) Kernel {
-	return [...]Kernel{ActQ8_0: KQuantizeQ8_0, ActQ8_1: KQuantizeQ8_1, ActQ8_K: KQuantizeQ8_K}[a]
+// RoundKernel is the kernel that rounds n values to format a: for the
+// block formats (ActQ8_0, ActQ8_1, ActQ8_K) also the number of blocks,
+// each a SIMD group's (a warp's); 0 for the element-wise ones (F16, BF16).
+func RoundKernel(a Act, n int) (k Kernel, blocks int) {
+	switch a {
+	case ActF16:
+		return KRoundF16, 0
+	case ActBF16:
+		return KRoundBF16, 0
+	}
+	k = [...]Kernel{ActQ8_0: KQuantizeQ8_0, ActQ8_1: KQuantizeQ8_1, ActQ8_K: KQuantizeQ8_K}[a]
+	return k, n / ActTypes[a].BlockSize()
 }
 
 // KVKernels are the kernels that store rows to, and attend over, a cache

@@ -70,18 +70,9 @@ func (k *Kernels[D]) Run(t *testing.T) {
 		name string
 		f    func(*testing.T)
 	}{
-		{"Quantize", k.quantize},
-		{"MatMul", k.matMul},
-		{"MatMulShared", k.matMulShared},
-		{"RMSNorm", k.rmsNorm},
-		{"RoPE", k.rope},
-		{"StoreKV", k.storeKV},
-		{"Attend", k.attend},
-		{"AttendChunks", k.attendChunks},
-		{"Elementwise", k.elementwise},
-		{"Rows", k.rows},
-		{"WeightSlice", k.weightSlice},
-		{"Repeatable", k.repeatable},
+		{"Quantize", k.quantize}, {"MatMul", k.matMul}, {"MatMulShared", k.matMulShared}, {"RMSNorm", k.rmsNorm},
+		{"RoPE", k.rope}, {"StoreKV", k.storeKV}, {"Attend", k.attend}, {"AttendChunks", k.attendChunks},
+		{"Elementwise", k.elementwise}, {"Rows", k.rows}, {"WeightSlice", k.weightSlice}, {"Repeatable", k.repeatable},
 	} {
 		t.Run(c.name, c.f)
 	}
