@@ -85,7 +85,7 @@ else
       -test.run 'TestKernel|TestPTXMatchesSources|TestProbeNoLibrary|TestProbeNotCUDA' ) > "$out/kernels.log" 2>&1
 fi
 rc=$?
-grep -E '^(--- |=== RUN|PASS|FAIL|ok)' "$out/kernels.log" | grep -v '=== RUN' | tail -30
+grep -E '^ *(--- |=== RUN|PASS|FAIL|ok)' "$out/kernels.log" | grep -v '=== RUN' | tail -30
 record kernels "$rc"
 
 step "end to end: logits against the CPU at every offload level, two sequences, snapshots restored on the CPU"
@@ -110,14 +110,14 @@ if [ "$mac" = 1 ]; then
   # say so in packaging/macos/README.md.]
   step "the matrix and attention kernels under Metal's validation layers"
   ( cd engine/backend/metal && MTL_DEBUG_LAYER=1 MTL_SHADER_VALIDATION=1 timeout 180 "$b/metal.test" -test.v \
-      -test.run 'TestKernel(MatMul|Attend|Quantize)$' ) > "$out/validation.log" 2>&1
+      -test.run 'TestKernels/(MatMul|Attend|Quantize)$' ) > "$out/validation.log" 2>&1
   rc=$?
   tail -5 "$out/validation.log"
   record validation "$rc"
 elif [ "$real" = 1 ] && command -v compute-sanitizer > /dev/null; then
   step "compute-sanitizer memcheck on the matrix and attention kernels"
   ( cd engine/backend/cuda && CHURON_CUDA_REAL=1 timeout 90 compute-sanitizer --tool memcheck \
-      "$b/cuda.test" -test.run 'TestKernel(MatMul|Attend|Quantize)$' ) > "$out/sanitizer.log" 2>&1
+      "$b/cuda.test" -test.run 'TestKernels/(MatMul|Attend|Quantize)$' ) > "$out/sanitizer.log" 2>&1
   tail -5 "$out/sanitizer.log"
   if grep -q 'ERROR SUMMARY: 0 errors' "$out/sanitizer.log"; then
     record sanitizer 0

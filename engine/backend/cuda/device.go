@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"unsafe"
 
 	"github.com/churon/churon/engine/backend"
@@ -36,6 +35,8 @@ type Device struct {
 	stream uintptr
 	label  string
 
+	gpucommon.MatMuls[*Weight] // MatMul, MatMulMulti and MatMulEach, which run d.matmuls
+
 	cmds     []cmd
 	launches int64  // kernels launched, for benchmarks
 	issueF   func() // d.issue, made once: the executor takes a func
@@ -56,10 +57,7 @@ type Device struct {
 	upBuf [2]uintptr
 	upEv  [2]uintptr
 
-	mu    sync.Mutex       // frees, which cache releases make from any goroutine
-	frees []uint64         // allocations to free after the next Sync
-	live  map[uint64]int64 // every allocation not yet freed, and its size
-	used  int64            // their bytes
+	allocs gpucommon.Allocs[uint64] // every allocation not yet freed, and those to free after the next Sync
 }
 
 // opKind is what a command does.
@@ -75,7 +73,7 @@ const (
 
 type cmd struct {
 	op          opKind
-	k           kernel
+	k           gpucommon.Kernel
 	grid, block [3]uint32
 	nargs       int
 	args        [maxArgs]uint64
@@ -95,7 +93,8 @@ func New() (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{g: g, label: "CUDA · " + g.info.Label(), live: map[uint64]int64{}}
+	d := &Device{g: g, label: "CUDA · " + g.info.Label()}
+	d.MatMuls = gpucommon.NewMatMuls("cuda", d.weight, d.matmuls)
 	d.issueF = d.issue
 	d.waitF = d.wait
 	var serr error
@@ -135,15 +134,14 @@ func (d *Device) Name() string { return d.label }
 // Supports implements backend.Device: the weight types the matrix
 // kernels multiply.
 func (d *Device) Supports(t quant.Type) bool {
-	_, ok := matmulKernels[t]
-	return ok
+	return gpucommon.Supports(t)
 }
 
 // reserveBytes is what FreeBytes keeps back of the device's free memory:
 // what the driver, other programs' growth and this backend's own scratch
 // (attention scores, rounded activations, staging targets) need.
 func reserveBytes(total int64) int64 {
-	return max(512<<20, total/20) + scoreBudget + 64<<20
+	return max(512<<20, total/20) + int64(gpucommon.ScoreBudget) + 64<<20
 }
 
 // FreeBytes implements backend.Device.
@@ -160,32 +158,14 @@ func (d *Device) FreeBytes() int64 {
 }
 
 // Used is the device memory this Device holds now, in bytes.
-func (d *Device) Used() int64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.used
-}
+func (d *Device) Used() int64 { return d.allocs.Used() }
 
 // mem is an allocation of the device: what its Bufs view.
-type mem struct {
-	d     *Device
-	ptr   uint64
-	n     int
-	freed bool
-}
-
-func (m *mem) Len() int { return m.n }
+type mem = gpucommon.Mem[*Device, uint64]
 
 // ptr is the device address of a buffer of this device.
 func (d *Device) ptr(b backend.Buf) uint64 {
-	m, ok := b.Mem().(*mem)
-	if !ok || m.d != d {
-		panic(fmt.Sprintf("cuda: %s got a buffer of another device (%T)", d.label, b.Mem()))
-	}
-	if m.freed {
-		panic("cuda: a buffer used after Free")
-	}
-	return m.ptr + 4*uint64(b.Off())
+	return gpucommon.MemOf[*Device, uint64]("cuda", d.label, d, b).At + 4*uint64(b.Off())
 }
 
 var errOOM = backend.ErrOutOfMemory
@@ -205,25 +185,12 @@ func (d *Device) alloc(n int64, what string) (uint64, error) {
 		}
 		return 0, fmt.Errorf("%s: %w", what, err)
 	}
-	d.mu.Lock()
-	d.used += n
-	d.live[p] = n
-	d.mu.Unlock()
+	d.allocs.Add(p, n)
 	return p, nil
 }
 
 // freeLater frees p after the next Sync, when no queued work uses it.
-func (d *Device) freeLater(p uint64) {
-	if p == 0 {
-		return
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return // freed with the context
-	}
-	d.frees = append(d.frees, p)
-}
+func (d *Device) freeLater(p uint64) { d.allocs.FreeLater(p) }
 
 // usable says why nothing more can run, if nothing can.
 func (d *Device) usable() error {
@@ -239,24 +206,15 @@ func (d *Device) Alloc(n int) (backend.Buf, error) {
 	if err != nil {
 		return backend.Buf{}, err
 	}
-	return backend.NewBuf(&mem{d: d, ptr: p, n: n}), nil
+	return backend.NewBuf(&mem{Dev: d, At: p, N: n}), nil
 }
 
 // Free implements backend.Device: the memory goes back after the next
 // Sync, so that work queued before still has it.
 func (d *Device) Free(b backend.Buf) {
-	if b.Mem() == nil {
-		return
+	if p, ok := gpucommon.FreeMem[*Device, uint64]("cuda", d.label, d, b); ok {
+		d.freeLater(p)
 	}
-	m, ok := b.Mem().(*mem)
-	if !ok || m.d != d {
-		panic(fmt.Sprintf("cuda: %s asked to free a buffer of another device (%T)", d.label, b.Mem()))
-	}
-	if m.freed {
-		panic("cuda: a buffer freed twice")
-	}
-	m.freed = true
-	d.freeLater(m.ptr)
 }
 
 // record adds a command, handing the batch to the executor when it is
@@ -272,9 +230,9 @@ func (d *Device) record(c cmd) {
 }
 
 // launch records kernel k over grid blocks of block threads.
-func (d *Device) launch(k kernel, grid, block [3]uint32, args ...uint64) {
+func (d *Device) launch(k gpucommon.Kernel, grid, block [3]uint32, args ...uint64) {
 	if len(args) > maxArgs {
-		panic(fmt.Sprintf("cuda: %s takes %d arguments, more than %d", kernelNames[k], len(args), maxArgs))
+		panic(fmt.Sprintf("cuda: %s takes %d arguments, more than %d", gpucommon.KernelNames[k], len(args), maxArgs))
 	}
 	c := cmd{op: opLaunch, k: k, grid: grid, block: block, nargs: len(args)}
 	copy(c.args[:], args)
@@ -282,7 +240,7 @@ func (d *Device) launch(k kernel, grid, block [3]uint32, args ...uint64) {
 }
 
 // launch1 launches k over n elements with a grid-stride loop.
-func (d *Device) launch1(k kernel, n int, args ...uint64) {
+func (d *Device) launch1(k gpucommon.Kernel, n int, args ...uint64) {
 	if n <= 0 {
 		return
 	}
@@ -316,7 +274,7 @@ func (d *Device) issue() {
 				uintptr(c.block[0]), uintptr(c.block[1]), uintptr(c.block[2]),
 				0, d.stream, d.g.args+argPtrs, 0)
 			if err != nil {
-				err = fmt.Errorf("launching %s: %w", kernelNames[c.k], err)
+				err = fmt.Errorf("launching %s: %w", gpucommon.KernelNames[c.k], err)
 			}
 		case opHtoD:
 			err = drv.call(cuMemcpyHtoDAsync, uintptr(c.args[0]), uintptr(c.args[1]), uintptr(c.args[2]), d.stream)
@@ -362,15 +320,7 @@ func (d *Device) drain() {
 	}
 	clear(d.reads)
 	d.reads = d.reads[:0]
-	d.mu.Lock()
-	frees := d.frees
-	d.frees = nil
-	for _, p := range frees {
-		d.used -= d.live[p]
-		delete(d.live, p)
-	}
-	d.mu.Unlock()
-	if len(frees) > 0 {
+	if frees := d.allocs.Freed(); len(frees) > 0 {
 		d.g.exec.do(func() {
 			for _, p := range frees {
 				_ = d.g.drv.call(cuMemFree, uintptr(p))
@@ -407,14 +357,8 @@ func (d *Device) Close() error {
 	// Everything not yet freed goes now: weights, tables, scratch, and
 	// whatever buffers and caches their owners have not given back (their
 	// Free and Release do nothing after Close).
-	d.mu.Lock()
 	d.closed = true
-	frees := make([]uint64, 0, len(d.live))
-	for p := range d.live {
-		frees = append(frees, p)
-	}
-	d.frees, d.live, d.used = nil, nil, 0
-	d.mu.Unlock()
+	frees := d.allocs.Close()
 	d.g.exec.do(func() {
 		drv := d.g.drv
 		for _, p := range frees {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
 )
 
 //go:embed kernels.ptx
@@ -73,7 +75,7 @@ type gpu struct {
 	dev     uintptr // CUdevice
 	ctx     uintptr // CUcontext
 	mod     uintptr // CUmodule
-	fn      [numKernels]uintptr
+	fn      [gpucommon.NumKernels]uintptr
 	// args is pinned host memory: launch parameter values at args, the
 	// pointer array cuLaunchKernel reads at args+argPtrs.
 	args uintptr
@@ -316,10 +318,10 @@ func (g *gpu) setup() error {
 	if err := g.loadModule(); err != nil {
 		return err
 	}
-	for k := range numKernels {
-		name := append([]byte(kernelNames[k]), 0)
+	for k := range gpucommon.NumKernels {
+		name := append([]byte(gpucommon.KernelNames[k]), 0)
 		if err := d.call(cuModuleGetFunction, uintptr(unsafe.Pointer(&g.fn[k])), g.mod, uintptr(unsafe.Pointer(&name[0]))); err != nil {
-			return fmt.Errorf("Churon's kernels lack %s: %w", kernelNames[k], err)
+			return fmt.Errorf("Churon's kernels lack %s: %w", gpucommon.KernelNames[k], err)
 		}
 	}
 	return nil

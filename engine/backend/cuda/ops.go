@@ -3,8 +3,6 @@
 package cuda
 
 import (
-	"fmt"
-
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/cpu"
 	"github.com/churon/churon/engine/backend/internal/gpucommon"
@@ -45,13 +43,13 @@ func (d *Device) CopyRows(dst backend.Buf, dstStride int, src backend.Buf, srcSt
 		d.record(cmd{op: opDtoD, nargs: 3, args: [maxArgs]uint64{pd, ps, uint64(4 * rows * cols)}})
 		return
 	}
-	d.launch1(kCopyRows, rows*cols, pd, i32(dstStride), ps, i32(srcStride), i32(rows), i32(cols))
+	d.launch1(gpucommon.KCopyRows, rows*cols, pd, i32(dstStride), ps, i32(srcStride), i32(rows), i32(cols))
 }
 
 // Embed implements backend.Device: the rows are widened on the host from
 // the file's table (as the CPU does) and written.
 func (d *Device) Embed(dst backend.Buf, table backend.Weight, ids []int32) {
-	t := d.weight(table).t
+	t := d.weight(table).T
 	rows, err := gpucommon.EmbedRows("cuda", t, ids)
 	if err != nil {
 		d.failOp(err)
@@ -62,19 +60,19 @@ func (d *Device) Embed(dst backend.Buf, table backend.Weight, ids []int32) {
 
 // RMSNorm implements backend.Device.
 func (d *Device) RMSNorm(dst, x backend.Buf, w backend.Weight, eps float32) {
-	dim := d.weight(w).t.Elements()
+	dim := d.weight(w).T.Elements()
 	rows := x.Len() / dim
 	if rows == 0 {
 		return
 	}
-	d.launch(kRMSNorm, [3]uint32{uint32(rows), 1, 1}, [3]uint32{256, 1, 1}, d.ptr(x), d.ptr(dst), d.values(w), i32(dim), f32(eps))
+	d.launch(gpucommon.KRMSNorm, [3]uint32{uint32(rows), 1, 1}, [3]uint32{256, 1, 1}, d.ptr(x), d.ptr(dst), d.values(w), i32(dim), f32(eps))
 }
 
 // AddBias implements backend.Device.
 func (d *Device) AddBias(x backend.Buf, b backend.Weight) {
-	dim := d.weight(b).t.Elements()
+	dim := d.weight(b).T.Elements()
 	n := x.Len() / dim * dim
-	d.launch1(kAddBias, n, d.ptr(x), d.values(b), i64(n), i32(dim))
+	d.launch1(gpucommon.KAddBias, n, d.ptr(x), d.values(b), i64(n), i32(dim))
 }
 
 // RoPE implements backend.Device, with the CPU's table.
@@ -90,7 +88,7 @@ func (d *Device) RoPE(x backend.Buf, pos []int32, heads, headDim int, r *backend
 	if r.Mode == backend.RopeNeoX {
 		neox = 1
 	}
-	d.launch1(kRope, len(pos)*heads*(r.Dims/2), d.ptr(x), tab, i32(len(pos)), i32(heads), i32(headDim), i32(r.Dims), i32(neox))
+	d.launch1(gpucommon.KRope, len(pos)*heads*(r.Dims/2), d.ptr(x), tab, i32(len(pos)), i32(heads), i32(headDim), i32(r.Dims), i32(neox))
 }
 
 // StoreKV implements backend.Device.
@@ -105,23 +103,14 @@ func (d *Device) StoreKV(kv backend.KV, pos []int32, k, v backend.Buf) {
 		return
 	}
 	dim := c.spec.Dim
-	switch c.spec.Type {
-	case quant.F16:
-		d.launch1(kStoreKVF16, n*dim, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
-	case quant.Q8_0:
-		warps := 2 * n * dim / 32
-		d.launch(kStoreKVQ8_0, [3]uint32{uint32((warps + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
-	default:
-		d.launch1(kStoreKVF32, n*dim, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
+	store, _ := gpucommon.KVKernels(c.spec.Type)
+	if c.spec.Type == quant.Q8_0 {
+		warps := 2 * n * dim / 32 // a warp per block of 32
+		d.launch(store, [3]uint32{uint32((warps + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
+		return
 	}
+	d.launch1(store, n*dim, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
 }
-
-// scoreBudget bounds the attention scores one launch keeps (bytes): a
-// long prompt is attended in chunks of query rows.
-var scoreBudget int64 = 64 << 20
-
-// maxHeadDim is the largest head the attention kernel holds.
-const maxHeadDim = 512
 
 // Attend implements backend.Device.
 func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backend.Attention, in backend.AttendInputs) {
@@ -130,33 +119,17 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 	if n == 0 {
 		return
 	}
-	if a.HeadDim > maxHeadDim || a.HeadDim <= 0 || a.KVHeads <= 0 || a.Heads%a.KVHeads != 0 {
-		d.failOp(fmt.Errorf("cuda: attention of %d heads of %d over %d KV heads is not supported (heads up to %d)", a.Heads, a.HeadDim, a.KVHeads, maxHeadDim))
+	sh, err := gpucommon.AttendShapeOf("cuda", a, pos)
+	if err != nil {
+		d.failOp(err)
 		return
 	}
-	// Scores per query row and head: as many as the widest row sees.
-	widest := 0
-	for _, p := range pos {
-		first := 0
-		if a.Window > 0 {
-			first = max(0, int(p)-a.Window+1)
-		}
-		widest = max(widest, int(p)-first+1)
-	}
-	perRow := int64(a.Heads) * int64(widest) * 4
-	chunk := int(max(1, min(int64(n), scoreBudget/perRow)))
-	sp := d.ensure(&d.scores, int64(chunk)*perRow, "attention scores")
+	sp := d.ensure(&d.scores, int64(sh.ScoreBytes), "attention scores")
 	pp := d.toDevice(int32s(pos))[0]
 	if sp == 0 || pp == 0 {
 		return
 	}
-	k := kAttendF32
-	switch c.spec.Type {
-	case quant.F16:
-		k = kAttendF16
-	case quant.Q8_0:
-		k = kAttendQ8_0
-	}
+	_, k := gpucommon.KVKernels(c.spec.Type)
 	var sinks, gate uint64
 	if a.Sinks {
 		sinks = d.values(in.Sinks)
@@ -170,8 +143,8 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 		softcap = a.SoftCap
 	}
 	window := max(0, a.Window)
-	for r0 := 0; r0 < n; r0 += chunk {
-		rn := min(chunk, n-r0)
+	for r0 := 0; r0 < n; r0 += sh.Chunk {
+		rn := min(sh.Chunk, n-r0)
 		off := uint64(int64(r0) * qd)
 		g := uint64(0)
 		if gate != 0 {
@@ -180,7 +153,7 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 		d.launch(k, [3]uint32{uint32(rn), uint32(a.Heads), 1}, [3]uint32{256, 1, 1},
 			d.ptr(dst)+off, d.ptr(q)+off, c.k, c.v, pp+uint64(4*r0),
 			i32(a.Heads), i32(a.KVHeads), i32(a.HeadDim), i32(c.spec.Dim), f32(a.Scale), i32(window), f32(softcap),
-			sinks, g, sp, i32(widest), cpuVec)
+			sinks, g, sp, i32(sh.Widest), cpuVec)
 	}
 }
 
@@ -198,35 +171,35 @@ var cpuVec = func() uint64 {
 // SwiGLU implements backend.Device.
 func (d *Device) SwiGLU(dst, gate, up backend.Buf) {
 	n := gate.Len()
-	d.launch1(kSwiGLU, n, d.ptr(dst), d.ptr(gate), d.ptr(up), i64(n), cpuVec)
+	d.launch1(gpucommon.KSwiGLU, n, d.ptr(dst), d.ptr(gate), d.ptr(up), i64(n), cpuVec)
 }
 
 // GeGLU implements backend.Device, through the CPU's GELU table.
 func (d *Device) GeGLU(dst, gate, up backend.Buf) {
 	n := gate.Len()
-	d.launch1(kGeGLU, n, d.ptr(dst), d.ptr(gate), d.ptr(up), i64(n), d.gelu)
+	d.launch1(gpucommon.KGeGLU, n, d.ptr(dst), d.ptr(gate), d.ptr(up), i64(n), d.gelu)
 }
 
 // SwiGLUClamped implements backend.Device.
 func (d *Device) SwiGLUClamped(dst, gate, up backend.Buf, alpha, limit float32) {
 	n := gate.Len()
-	d.launch1(kSwiGLUClamped, n, d.ptr(dst), d.ptr(gate), d.ptr(up), i64(n), f32(alpha), f32(limit))
+	d.launch1(gpucommon.KSwiGLUClamped, n, d.ptr(dst), d.ptr(gate), d.ptr(up), i64(n), f32(alpha), f32(limit))
 }
 
 // Scale implements backend.Device.
 func (d *Device) Scale(x backend.Buf, s float32) {
-	d.launch1(kScale, x.Len(), d.ptr(x), i64(x.Len()), f32(s))
+	d.launch1(gpucommon.KScale, x.Len(), d.ptr(x), i64(x.Len()), f32(s))
 }
 
 // SoftCap implements backend.Device.
 func (d *Device) SoftCap(x backend.Buf, c float32) {
-	d.launch1(kSoftCap, x.Len(), d.ptr(x), i64(x.Len()), f32(c))
+	d.launch1(gpucommon.KSoftCap, x.Len(), d.ptr(x), i64(x.Len()), f32(c))
 }
 
 // Add implements backend.Device.
 func (d *Device) Add(dst, x backend.Buf) {
 	n := x.Len()
-	d.launch1(kAdd, n, d.ptr(dst), d.ptr(x), i64(n))
+	d.launch1(gpucommon.KAdd, n, d.ptr(dst), d.ptr(x), i64(n))
 }
 
 // GatherRows implements backend.Device.
@@ -238,7 +211,7 @@ func (d *Device) GatherRows(dst, src backend.Buf, cols int, rows []int32) {
 	if ip == 0 {
 		return
 	}
-	d.launch1(kGatherRows, len(rows)*cols, d.ptr(dst), d.ptr(src), i32(cols), ip, i32(len(rows)))
+	d.launch1(gpucommon.KGatherRows, len(rows)*cols, d.ptr(dst), d.ptr(src), i32(cols), ip, i32(len(rows)))
 }
 
 // ScatterAddRows implements backend.Device.
@@ -256,5 +229,5 @@ func (d *Device) ScatterAddRows(dst, src backend.Buf, cols int, rows []int32, sc
 	if ip == 0 || (scale != nil && sp == 0) {
 		return
 	}
-	d.launch1(kScatterAddRows, cols, d.ptr(dst), d.ptr(src), i32(cols), ip, sp, i32(len(rows)))
+	d.launch1(gpucommon.KScatterAddRows, cols, d.ptr(dst), d.ptr(src), i32(cols), ip, sp, i32(len(rows)))
 }

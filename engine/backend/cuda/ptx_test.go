@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/engine/backend/cuda/internal/nvrtc"
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
 )
 
 // TestPTXMatchesSources runs everywhere: the embedded PTX was made from
@@ -25,9 +26,9 @@ func TestPTXMatchesSources(t *testing.T) {
 	if got := nvrtc.HeaderHash([]byte(kernelsPTX)); got != want {
 		t.Fatalf("kernels.ptx was made from other sources (hash %q, the sources' is %s): run go generate in engine/backend/cuda", got, want)
 	}
-	for k := range numKernels {
-		if !strings.Contains(kernelsPTX, ".entry "+kernelNames[k]+"(") {
-			t.Errorf("kernels.ptx has no kernel %s", kernelNames[k])
+	for k := range gpucommon.NumKernels {
+		if !strings.Contains(kernelsPTX, ".entry "+gpucommon.KernelNames[k]+"(") {
+			t.Errorf("kernels.ptx has no kernel %s", gpucommon.KernelNames[k])
 		}
 	}
 }

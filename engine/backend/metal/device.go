@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"unsafe"
 
 	"github.com/churon/churon/engine/backend"
@@ -32,6 +31,8 @@ type Device struct {
 	in    Info
 	label string
 
+	gpucommon.MatMuls[*Weight] // MatMul, MatMulMulti and MatMulEach, which run d.matmuls
+
 	dispatches int64 // kernels dispatched, for benchmarks
 	err        error // the first failure since the last Sync
 	dead       error // a failure that ends the device
@@ -45,10 +46,7 @@ type Device struct {
 	rope   ropeState
 	gelu   rbuf // ggml's F16 GELU table, for GeGLU
 
-	mu    sync.Mutex      // frees, which cache releases make from any goroutine
-	frees []rbuf          // buffers to free after the next wait
-	live  map[uintptr]int // every buffer not yet freed, and its size
-	used  int64           // their bytes
+	allocs gpucommon.Allocs[uintptr] // every buffer not yet freed, and those to free after the next wait
 }
 
 type pendingRead struct {
@@ -81,7 +79,8 @@ func newDevice(r runner) (*Device, error) {
 		return nil, err
 	}
 	in := r.info()
-	d := &Device{r: r, in: in, label: "Metal · " + in.Label(), live: map[uintptr]int{}}
+	d := &Device{r: r, in: in, label: "Metal · " + in.Label()}
+	d.MatMuls = gpucommon.NewMatMuls("metal", d.weight, d.matmuls)
 	tab := cpu.GELUTable()
 	g, err := d.alloc(2*len(tab), "the GELU table")
 	if err != nil {
@@ -102,14 +101,13 @@ func (d *Device) Name() string { return d.label }
 // Supports implements backend.Device: the weight types the matrix
 // kernels multiply.
 func (d *Device) Supports(t quant.Type) bool {
-	_, ok := matmulKernels[t]
-	return ok
+	return gpucommon.Supports(t)
 }
 
 // reserveBytes is what FreeBytes keeps back of the working set: the
 // backend's scratch (attention scores, rounded activations, staging) and
 // a margin for the system.
-func reserveBytes(ws int64) int64 { return max(256<<20, ws/20) + int64(scoreBudget) + 64<<20 }
+func reserveBytes(ws int64) int64 { return max(256<<20, ws/20) + int64(gpucommon.ScoreBudget) + 64<<20 }
 
 // FreeBytes implements backend.Device: what is left of Metal's
 // recommended working set, less a reserve. The planner then puts every
@@ -122,35 +120,17 @@ func (d *Device) FreeBytes() int64 {
 }
 
 // Used is the memory this Device holds now, in bytes.
-func (d *Device) Used() int64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.used
-}
+func (d *Device) Used() int64 { return d.allocs.Used() }
 
 // Dispatches is the number of kernels dispatched so far.
 func (d *Device) Dispatches() int64 { return d.dispatches }
 
 // mem is a buffer of the device: what its Bufs view.
-type mem struct {
-	d     *Device
-	b     rbuf
-	n     int
-	freed bool
-}
-
-func (m *mem) Len() int { return m.n }
+type mem = gpucommon.Mem[*Device, rbuf]
 
 // buf is the binding of a buffer of this device at its view's start.
 func (d *Device) buf(b backend.Buf) bind {
-	m, ok := b.Mem().(*mem)
-	if !ok || m.d != d {
-		panic(fmt.Sprintf("metal: %s got a buffer of another device (%T)", d.label, b.Mem()))
-	}
-	if m.freed {
-		panic("metal: a buffer used after Free")
-	}
-	return m.b.at(4 * b.Off())
+	return gpucommon.MemOf[*Device, rbuf]("metal", d.label, d, b).At.at(4 * b.Off())
 }
 
 var errOOM = backend.ErrOutOfMemory
@@ -171,25 +151,10 @@ func (d *Device) alloc(n int, what string) (rbuf, error) {
 	return b, nil
 }
 
-func (d *Device) track(b rbuf) {
-	d.mu.Lock()
-	d.used += int64(b.n)
-	d.live[b.h] = b.n
-	d.mu.Unlock()
-}
+func (d *Device) track(b rbuf) { d.allocs.Add(b.h, int64(b.n)) }
 
 // freeLater frees b after the next wait, when nothing queued uses it.
-func (d *Device) freeLater(b rbuf) {
-	if b.h == 0 {
-		return
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return // freed with the device
-	}
-	d.frees = append(d.frees, b)
-}
+func (d *Device) freeLater(b rbuf) { d.allocs.FreeLater(b.h) }
 
 // usable says why nothing more can run, if nothing can.
 func (d *Device) usable() error {
@@ -205,28 +170,19 @@ func (d *Device) Alloc(n int) (backend.Buf, error) {
 	if err != nil {
 		return backend.Buf{}, err
 	}
-	return backend.NewBuf(&mem{d: d, b: b, n: n}), nil
+	return backend.NewBuf(&mem{Dev: d, At: b, N: n}), nil
 }
 
 // Free implements backend.Device: the memory goes back after the next
 // wait, so that work encoded before still has it.
 func (d *Device) Free(b backend.Buf) {
-	if b.Mem() == nil {
-		return
+	if m, ok := gpucommon.FreeMem[*Device, rbuf]("metal", d.label, d, b); ok {
+		d.freeLater(m)
 	}
-	m, ok := b.Mem().(*mem)
-	if !ok || m.d != d {
-		panic(fmt.Sprintf("metal: %s asked to free a buffer of another device (%T)", d.label, b.Mem()))
-	}
-	if m.freed {
-		panic("metal: a buffer freed twice")
-	}
-	m.freed = true
-	d.freeLater(m.b)
 }
 
 // launch encodes kernel k over grid threadgroups of tg threads.
-func (d *Device) launch(k kernel, grid, tg [3]uint32, params []uint32, binds ...bind) {
+func (d *Device) launch(k gpucommon.Kernel, grid, tg [3]uint32, params []uint32, binds ...bind) {
 	if d.closed {
 		panic("metal: " + d.label + " used after Close")
 	}
@@ -239,7 +195,7 @@ func (d *Device) launch(k kernel, grid, tg [3]uint32, params []uint32, binds ...
 }
 
 // launch1 encodes k over n threads in threadgroups of 256.
-func (d *Device) launch1(k kernel, n int, params []uint32, binds ...bind) {
+func (d *Device) launch1(k gpucommon.Kernel, n int, params []uint32, binds ...bind) {
 	if n <= 0 {
 		return
 	}
@@ -276,16 +232,8 @@ func (d *Device) drain() {
 	}
 	clear(d.reads)
 	d.reads = d.reads[:0]
-	d.mu.Lock()
-	frees := d.frees
-	d.frees = nil
-	for _, b := range frees {
-		d.used -= int64(d.live[b.h])
-		delete(d.live, b.h)
-	}
-	d.mu.Unlock()
-	for _, b := range frees {
-		d.r.free(b)
+	for _, h := range d.allocs.Freed() {
+		d.r.free(rbuf{h: h})
 	}
 	d.stage.reset()
 	d.rope.ok = false
@@ -323,15 +271,8 @@ func (d *Device) Close() error {
 	} else if d.pending {
 		_ = d.r.wait()
 	}
-	d.mu.Lock()
 	d.closed = true
-	var all []uintptr
-	for h := range d.live {
-		all = append(all, h)
-	}
-	d.frees, d.live, d.used = nil, nil, 0
-	d.mu.Unlock()
-	for _, h := range all {
+	for _, h := range d.allocs.Close() {
 		d.r.free(rbuf{h: h})
 	}
 	d.stage.chunks = nil

@@ -1,19 +1,15 @@
 package metal
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/internal/gputwin"
 	"github.com/ebitengine/purego"
 )
 
@@ -22,78 +18,23 @@ import (
 // host's C++ compiler once per version of the sources and open the
 // device on it; on a Mac the same tests run on Metal (metal_darwin_test.go).
 
-var (
-	fakeOnce sync.Once
-	fakePath string
-	fakeErr  error
-)
-
-// emuSources are the files the emulated runner is built from.
-var emuSources = []string{"emu/fakemetal.cpp", "emu/msl.h", "kernels.metal"}
-
-// cxx is the C++ compiler: $CXX, else g++, else clang++.
-func cxx() (string, error) {
-	if c := os.Getenv("CXX"); c != "" {
-		return exec.LookPath(c)
-	}
-	for _, c := range []string{"g++", "clang++"} {
-		if p, err := exec.LookPath(c); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("no C++ compiler: neither $CXX, g++ nor clang++ is on PATH")
-}
-
-// buildFake compiles the emulated runner into dir.
-func buildFake(dir string) (string, error) {
-	cc, err := cxx()
-	if err != nil {
-		return "", err
-	}
-	h := sha256.New()
-	fmt.Fprintln(h, cc)
-	for _, f := range emuSources {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", f, len(b))
-		h.Write(b)
-	}
-	out := filepath.Join(dir, "fakemetal-"+hex.EncodeToString(h.Sum(nil))[:16], "libfakemetal.so")
-	if _, err := os.Stat(out); err == nil {
-		return out, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return "", err
-	}
-	tmp := out + fmt.Sprintf(".%d.tmp", os.Getpid())
-	cmd := exec.Command(cc, "-std=c++17", "-O2", "-g", "-fPIC", "-shared", "-ffp-contract=off", "-fvisibility=hidden",
+// emu is the emulated runner.
+var emu = gputwin.Emulator{
+	What:    "the emulated runner",
+	Lib:     "libfakemetal.so",
+	Dir:     "fakemetal",
+	Sources: []string{"emu/fakemetal.cpp", "emu/msl.h", "kernels.metal"},
+	Main:    "emu/fakemetal.cpp",
+	Flags: []string{"-std=c++17", "-O2", "-g", "-fPIC", "-shared", "-ffp-contract=off", "-fvisibility=hidden",
 		"-Wall", "-Wno-attributes", "-Wno-unknown-pragmas", "-Wno-unused-function", "-Wno-unknown-attributes",
-		"-I.", "-Iemu", "-o", tmp, "emu/fakemetal.cpp")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		// clang knows -Wno-unknown-attributes, gcc warns about it only
-		// when something else is wrong: show everything.
-		return "", fmt.Errorf("building the emulated runner with %s: %v\n%s", cc, err, b)
-	}
-	return out, os.Rename(tmp, out)
+		"-I.", "-Iemu"},
 }
 
 // fakeLibrary returns the emulated runner's path, or skips the test (it
 // says why) where it cannot be built.
 func fakeLibrary(t testing.TB) string {
 	t.Helper()
-	fakeOnce.Do(func() {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			cache = os.TempDir()
-		}
-		fakePath, fakeErr = buildFake(filepath.Join(cache, "churon-test"))
-	})
-	if fakeErr != nil {
-		t.Skipf("SKIP: no emulated Metal runner, the MSL kernels are NOT checked: %v", fakeErr)
-	}
-	return fakePath
+	return emu.Path(t, "no emulated Metal runner, the MSL kernels are NOT checked")
 }
 
 // emuLib is the loaded emulated runner; one per process (its state is

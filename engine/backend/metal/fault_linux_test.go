@@ -11,6 +11,7 @@ import (
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/internal/gputwin"
 	"github.com/churon/churon/engine/quant"
+	"github.com/churon/churon/internal/gpucheck/e2etest"
 )
 
 // Tests of the device's host side that need the emulated runner: faults,
@@ -24,7 +25,7 @@ func TestNoMetal(t *testing.T) {
 	if !errors.Is(err, errNotAvailable) || err.Error() != "not available on this system (Metal runs on macOS)" {
 		t.Fatalf("New off a Mac: %v", err)
 	}
-	m := loadModel(t, stories(t), engine.LoadOptions{Device: "cpu"})
+	m := e2etest.LoadModel(t, e2etest.Stories(t), engine.LoadOptions{Device: "cpu"})
 	if in := m.Info(); in.Accelerator != "" {
 		t.Fatalf("backend %q", in.Backend)
 	}
@@ -36,16 +37,16 @@ func TestNoMetal(t *testing.T) {
 // the reason reaches OnFallback and the model's notes, and the model
 // stays on the CPU.
 func TestEngineFaultMidAnswer(t *testing.T) {
-	want := greedyTokens(t, loadModel(t, stories(t), engine.LoadOptions{Device: "cpu"}), 16)
+	want := e2etest.GreedyTokens(t, e2etest.LoadModel(t, e2etest.Stories(t), engine.LoadOptions{Device: "cpu"}), 16)
 	for _, at := range []string{"30", "500"} { // in the prompt; a few tokens in
 		t.Run("fault at dispatch "+at, func(t *testing.T) {
 			useEmu(t, emuOpts{}, "CHURON_FAKEMETAL_FAULT_AFTER", at)
 			var reasons []error
-			m := loadModel(t, stories(t), engine.LoadOptions{Device: "metal", GPULayers: 100, OnFallback: func(err error) { reasons = append(reasons, err) }})
+			m := e2etest.LoadModel(t, e2etest.Stories(t), engine.LoadOptions{Device: "metal", GPULayers: 100, OnFallback: func(err error) { reasons = append(reasons, err) }})
 			if in := m.Info(); in.OffloadedLayers != in.Layers || in.Accelerator == "" {
 				t.Fatalf("before the fault: %s", in.Backend)
 			}
-			got := greedyTokens(t, m, 16)
+			got := e2etest.GreedyTokens(t, m, 16)
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("tokens %v, on the CPU alone %v", got, want)
 			}
@@ -71,7 +72,7 @@ func TestEngineFaultMidAnswer(t *testing.T) {
 func TestEngineAutoOffload(t *testing.T) {
 	t.Run("fits", func(t *testing.T) {
 		useEmu(t, emuOpts{})
-		m := loadModel(t, stories(t), engine.LoadOptions{})
+		m := e2etest.LoadModel(t, e2etest.Stories(t), engine.LoadOptions{})
 		in := m.Info()
 		if in.OffloadedLayers != in.Layers || !in.OffloadedOutput || !strings.HasPrefix(in.Accelerator, "Metal · ") {
 			t.Fatalf("automatic offload: %s (%q), notes %q", in.Backend, in.Accelerator, in.DeviceNotes)
@@ -80,7 +81,7 @@ func TestEngineAutoOffload(t *testing.T) {
 	})
 	t.Run("no room", func(t *testing.T) {
 		useEmu(t, emuOpts{workingSet: 300 << 20}) // less than the reserve
-		m := loadModel(t, stories(t), engine.LoadOptions{})
+		m := e2etest.LoadModel(t, e2etest.Stories(t), engine.LoadOptions{})
 		in := m.Info()
 		if in.Accelerator != "" || len(in.DeviceNotes) == 0 || !strings.Contains(in.DeviceNotes[0], "not one layer fits") {
 			t.Fatalf("backend %q, notes %q", in.Backend, in.DeviceNotes)

@@ -1,7 +1,6 @@
 package metal
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/churon/churon/engine/backend"
@@ -45,13 +44,13 @@ func (d *Device) CopyRows(dst backend.Buf, dstStride int, src backend.Buf, srcSt
 		d.launch1(kCopyWords, rows*cols, []uint32{i32(rows * cols)}, pd, ps)
 		return
 	}
-	d.launch1(kCopyRows, rows*cols, []uint32{i32(rows), i32(cols), i32(dstStride), i32(srcStride)}, pd, ps)
+	d.launch1(gpucommon.KCopyRows, rows*cols, []uint32{i32(rows), i32(cols), i32(dstStride), i32(srcStride)}, pd, ps)
 }
 
 // Embed implements backend.Device: the rows are widened on the host from
 // the file's table (as the CPU does) and written.
 func (d *Device) Embed(dst backend.Buf, table backend.Weight, ids []int32) {
-	t := d.weight(table).t
+	t := d.weight(table).T
 	rows, err := gpucommon.EmbedRows("metal", t, ids)
 	if err != nil {
 		d.failOp(err)
@@ -62,20 +61,20 @@ func (d *Device) Embed(dst backend.Buf, table backend.Weight, ids []int32) {
 
 // RMSNorm implements backend.Device.
 func (d *Device) RMSNorm(dst, x backend.Buf, w backend.Weight, eps float32) {
-	dim := d.weight(w).t.Elements()
+	dim := d.weight(w).T.Elements()
 	rows := x.Len() / dim
 	if rows == 0 {
 		return
 	}
-	d.launch(kRMSNorm, [3]uint32{uint32(rows), 1, 1}, [3]uint32{256, 1, 1}, []uint32{i32(dim), f32(eps)},
+	d.launch(gpucommon.KRMSNorm, [3]uint32{uint32(rows), 1, 1}, [3]uint32{256, 1, 1}, []uint32{i32(dim), f32(eps)},
 		d.buf(x), d.buf(dst), d.values(w))
 }
 
 // AddBias implements backend.Device.
 func (d *Device) AddBias(x backend.Buf, b backend.Weight) {
-	dim := d.weight(b).t.Elements()
+	dim := d.weight(b).T.Elements()
 	n := x.Len() / dim * dim
-	d.launch1(kAddBias, n, []uint32{i32(n), i32(dim)}, d.buf(x), d.values(b))
+	d.launch1(gpucommon.KAddBias, n, []uint32{i32(n), i32(dim)}, d.buf(x), d.values(b))
 }
 
 // ropeState keeps the (cos, sin) table of the last positions rotated,
@@ -110,7 +109,7 @@ func (d *Device) RoPE(x backend.Buf, pos []int32, heads, headDim int, r *backend
 	}
 	tab := d.ropeTable(pos, r)
 	n := len(pos) * heads * (r.Dims / 2)
-	d.launch1(kRope, n, []uint32{i32(len(pos)), i32(heads), i32(headDim), i32(r.Dims), b32(r.Mode == backend.RopeNeoX)},
+	d.launch1(gpucommon.KRope, n, []uint32{i32(len(pos)), i32(heads), i32(headDim), i32(r.Dims), b32(r.Mode == backend.RopeNeoX)},
 		d.buf(x), tab)
 }
 
@@ -132,23 +131,14 @@ func (d *Device) StoreKV(kv backend.KV, pos []int32, k, v backend.Buf) {
 	dim := c.spec.Dim
 	params := []uint32{i32(n), i32(dim)}
 	kb, vb := d.buf(k), d.buf(v)
-	switch c.spec.Type {
-	case quant.F16:
-		d.launch1(kStoreKVF16, n*dim, params, kb, vb, c.k(), c.v(), pp)
-	case quant.Q8_0:
-		groups := 2 * n * dim / 32
-		d.launch(kStoreKVQ8_0, [3]uint32{uint32((groups + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, params, kb, vb, c.k(), c.v(), pp)
-	default:
-		d.launch1(kStoreKVF32, n*dim, params, kb, vb, c.k(), c.v(), pp)
+	store, _ := gpucommon.KVKernels(c.spec.Type)
+	if c.spec.Type == quant.Q8_0 {
+		groups := 2 * n * dim / 32 // a SIMD group per block of 32
+		d.launch(store, [3]uint32{uint32((groups + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, params, kb, vb, c.k(), c.v(), pp)
+		return
 	}
+	d.launch1(store, n*dim, params, kb, vb, c.k(), c.v(), pp)
 }
-
-// scoreBudget bounds the attention scores one dispatch keeps (bytes): a
-// long prompt is attended in chunks of query rows.
-var scoreBudget = 64 << 20
-
-// maxHeadDim is the largest head the attention kernel holds.
-const maxHeadDim = 512
 
 // Attend implements backend.Device.
 func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backend.Attention, in backend.AttendInputs) {
@@ -157,32 +147,17 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 	if n == 0 {
 		return
 	}
-	if a.HeadDim > maxHeadDim || a.HeadDim <= 0 || a.KVHeads <= 0 || a.Heads%a.KVHeads != 0 {
-		d.failOp(fmt.Errorf("metal: attention of %d heads of %d over %d KV heads is not supported (heads up to %d)", a.Heads, a.HeadDim, a.KVHeads, maxHeadDim))
+	sh, err := gpucommon.AttendShapeOf("metal", a, pos)
+	if err != nil {
+		d.failOp(err)
 		return
 	}
-	widest := 0
-	for _, p := range pos {
-		first := 0
-		if a.Window > 0 {
-			first = max(0, int(p)-a.Window+1)
-		}
-		widest = max(widest, int(p)-first+1)
-	}
-	perRow := a.Heads * widest * 4
-	chunk := max(1, min(n, scoreBudget/perRow))
-	sb, ok := d.ensure(&d.scores, chunk*perRow, "attention scores")
+	sb, ok := d.ensure(&d.scores, sh.ScoreBytes, "attention scores")
 	if !ok {
 		return
 	}
 	pp := d.ints(pos)
-	k := kAttendF32
-	switch c.spec.Type {
-	case quant.F16:
-		k = kAttendF16
-	case quant.Q8_0:
-		k = kAttendQ8_0
-	}
+	_, k := gpucommon.KVKernels(c.spec.Type)
 	sinks, gate := d.gelu.at(0), d.gelu.at(0) // bound but unread when absent
 	if a.Sinks {
 		sinks = d.values(in.Sinks)
@@ -195,11 +170,11 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 		softcap = a.SoftCap
 	}
 	params := []uint32{i32(a.Heads), i32(a.KVHeads), i32(a.HeadDim), i32(c.spec.Dim), f32(a.Scale), i32(max(0, a.Window)),
-		f32(softcap), i32(widest), b32(cpu.VectorKernels()), b32(a.Sinks), b32(a.Gated)}
+		f32(softcap), i32(sh.Widest), b32(cpu.VectorKernels()), b32(a.Sinks), b32(a.Gated)}
 	qd := a.Heads * a.HeadDim * 4
 	pd, pq := d.buf(dst), d.buf(q)
-	for r0 := 0; r0 < n; r0 += chunk {
-		rn := min(chunk, n-r0)
+	for r0 := 0; r0 < n; r0 += sh.Chunk {
+		rn := min(sh.Chunk, n-r0)
 		off := r0 * qd
 		g := gate
 		if a.Gated {
@@ -213,35 +188,35 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 // SwiGLU implements backend.Device.
 func (d *Device) SwiGLU(dst, gate, up backend.Buf) {
 	n := gate.Len()
-	d.launch1(kSwiGLU, n, []uint32{i32(n), b32(cpu.VectorKernels())}, d.buf(dst), d.buf(gate), d.buf(up))
+	d.launch1(gpucommon.KSwiGLU, n, []uint32{i32(n), b32(cpu.VectorKernels())}, d.buf(dst), d.buf(gate), d.buf(up))
 }
 
 // GeGLU implements backend.Device, through the CPU's GELU table.
 func (d *Device) GeGLU(dst, gate, up backend.Buf) {
 	n := gate.Len()
-	d.launch1(kGeGLU, n, []uint32{i32(n)}, d.buf(dst), d.buf(gate), d.buf(up), d.gelu.at(0))
+	d.launch1(gpucommon.KGeGLU, n, []uint32{i32(n)}, d.buf(dst), d.buf(gate), d.buf(up), d.gelu.at(0))
 }
 
 // SwiGLUClamped implements backend.Device.
 func (d *Device) SwiGLUClamped(dst, gate, up backend.Buf, alpha, limit float32) {
 	n := gate.Len()
-	d.launch1(kSwiGLUClamped, n, []uint32{i32(n), f32(alpha), f32(limit)}, d.buf(dst), d.buf(gate), d.buf(up))
+	d.launch1(gpucommon.KSwiGLUClamped, n, []uint32{i32(n), f32(alpha), f32(limit)}, d.buf(dst), d.buf(gate), d.buf(up))
 }
 
 // Scale implements backend.Device.
 func (d *Device) Scale(x backend.Buf, s float32) {
-	d.launch1(kScale, x.Len(), []uint32{i32(x.Len()), f32(s)}, d.buf(x))
+	d.launch1(gpucommon.KScale, x.Len(), []uint32{i32(x.Len()), f32(s)}, d.buf(x))
 }
 
 // SoftCap implements backend.Device.
 func (d *Device) SoftCap(x backend.Buf, c float32) {
-	d.launch1(kSoftCap, x.Len(), []uint32{i32(x.Len()), f32(c)}, d.buf(x))
+	d.launch1(gpucommon.KSoftCap, x.Len(), []uint32{i32(x.Len()), f32(c)}, d.buf(x))
 }
 
 // Add implements backend.Device.
 func (d *Device) Add(dst, x backend.Buf) {
 	n := x.Len()
-	d.launch1(kAdd, n, []uint32{i32(n)}, d.buf(dst), d.buf(x))
+	d.launch1(gpucommon.KAdd, n, []uint32{i32(n)}, d.buf(dst), d.buf(x))
 }
 
 // GatherRows implements backend.Device.
@@ -250,7 +225,7 @@ func (d *Device) GatherRows(dst, src backend.Buf, cols int, rows []int32) {
 		return
 	}
 	ip := d.ints(rows)
-	d.launch1(kGatherRows, len(rows)*cols, []uint32{i32(len(rows)), i32(cols)}, d.buf(dst), d.buf(src), ip)
+	d.launch1(gpucommon.KGatherRows, len(rows)*cols, []uint32{i32(len(rows)), i32(cols)}, d.buf(dst), d.buf(src), ip)
 }
 
 // ScatterAddRows implements backend.Device.
@@ -265,5 +240,5 @@ func (d *Device) ScatterAddRows(dst, src backend.Buf, cols int, rows []int32, sc
 		sp, buf = d.staged(4 * len(rows))
 		copy(buf, gpucommon.BytesOf(scale[:len(rows)]))
 	}
-	d.launch1(kScatterAddRows, cols, []uint32{i32(len(rows)), i32(cols), b32(scale != nil)}, d.buf(dst), d.buf(src), ip, sp)
+	d.launch1(gpucommon.KScatterAddRows, cols, []uint32{i32(len(rows)), i32(cols), b32(scale != nil)}, d.buf(dst), d.buf(src), ip, sp)
 }

@@ -1,44 +1,23 @@
 package metal
 
 import (
-	"fmt"
 	"os"
 	"unsafe"
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/internal/gpucommon"
-	"github.com/churon/churon/engine/quant"
 )
 
-// Weight is a tensor resident on the GPU: its bytes as stored (a matrix)
-// or its values as float32 (a one-row tensor). The host tensor stays the
-// reference for its name, type and shape.
-type Weight struct {
-	d   *Device
-	t   *backend.Tensor
-	b   bind
-	vec bool
-}
-
-// Tensor implements backend.Weight.
-func (w *Weight) Tensor() *backend.Tensor { return w.t }
+// Weight is a tensor resident on the GPU at its binding
+// (gpucommon.Weight).
+type Weight = gpucommon.Weight[*Device, bind]
 
 func (d *Device) weight(w backend.Weight) *Weight {
-	mw, ok := w.(*Weight)
-	if !ok || mw.d != d {
-		panic(fmt.Sprintf("metal: %s got a weight of another device (%T)", d.label, w))
-	}
-	return mw
+	return gpucommon.WeightOf[*Device, bind]("metal", d.label, d, w)
 }
 
 // values is the binding of a one-row weight's float32 values.
-func (d *Device) values(w backend.Weight) bind {
-	mw := d.weight(w)
-	if !mw.vec {
-		panic(fmt.Sprintf("metal: %s is not a one-row weight", mw.t.Name))
-	}
-	return mw.b
-}
+func (d *Device) values(w backend.Weight) bind { return d.weight(w).Values("metal") }
 
 // resident is t's bytes as they go to the device: a matrix as stored, a
 // one-row tensor widened to float32.
@@ -48,11 +27,7 @@ func (d *Device) resident(t *backend.Tensor) ([]byte, error) {
 
 // Upload implements backend.Device.
 func (d *Device) Upload(t *backend.Tensor) (backend.Weight, error) {
-	ws, err := d.UploadPart([]*backend.Tensor{t})
-	if err != nil {
-		return nil, err
-	}
-	return ws[0], nil
+	return gpucommon.UploadOne(t, d.UploadPart)
 }
 
 // wrapMin is the smallest matrix wrapped in place (newBufferWithBytesNoCopy)
@@ -102,7 +77,7 @@ func (d *Device) UploadPart(ts []*backend.Tensor) ([]backend.Weight, error) {
 		}
 		if !t.IsVector() {
 			if at, ok := d.wrapped(b); ok {
-				out[i] = &Weight{d: d, t: t, b: at}
+				out[i] = &Weight{Dev: d, T: t, At: at}
 				continue
 			}
 		}
@@ -112,11 +87,7 @@ func (d *Device) UploadPart(ts []*backend.Tensor) ([]backend.Weight, error) {
 	if total == 0 {
 		return out, nil
 	}
-	what := ts[0].Name
-	if len(ts) > 1 {
-		what = fmt.Sprintf("%s and %d more tensors", ts[0].Name, len(ts)-1)
-	}
-	buf, err := d.alloc(total, what)
+	buf, err := d.alloc(total, gpucommon.PartName(ts))
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +97,7 @@ func (d *Device) UploadPart(ts []*backend.Tensor) ([]backend.Weight, error) {
 			continue
 		}
 		copy(dst[offs[i]:], data[i])
-		out[i] = &Weight{d: d, t: t, b: buf.at(offs[i]), vec: t.IsVector()}
+		out[i] = &Weight{Dev: d, T: t, At: buf.at(offs[i]), Vec: t.IsVector()}
 	}
 	return out, nil
 }
@@ -135,17 +106,7 @@ func (d *Device) UploadPart(ts []*backend.Tensor) ([]backend.Weight, error) {
 // expert tensor's buffer; a one-row slice of a stored (not widened)
 // tensor is widened to float32, unless it is F32 already.
 func (d *Device) WeightSlice(w backend.Weight, i int) (backend.Weight, error) {
-	mw := d.weight(w)
-	t := mw.t
-	sub, err := t.Slice(i)
-	if err != nil {
-		return nil, fmt.Errorf("metal: %w", err)
-	}
-	size := len(sub.Data)
-	if !sub.IsVector() || t.Type == quant.F32 {
-		return &Weight{d: d, t: sub, b: bind{mw.b.h, mw.b.off + i*size}, vec: sub.IsVector()}, nil
-	}
-	return d.Upload(sub)
+	return d.weight(w).Slice("metal", i, func(b bind, off int) bind { return bind{b.h, b.off + off} }, d.Upload)
 }
 
 var _ backend.PartUploader = (*Device)(nil)
