@@ -18,36 +18,21 @@ import (
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/internal/testutil"
 	"github.com/churon/churon/models/synth"
+	"github.com/churon/churon/models/synth/synthtest"
 )
 
 const waitLimit = 2 * time.Minute
 
-func storiesPath(t *testing.T) string {
-	return filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
-}
-
-var (
-	synthOnce sync.Once
-	synthFile string
-)
+func storiesPath(t *testing.T) string { return testdata.Stories260K(t) }
 
 // chatModel is a tiny random model with a ChatML template (written once).
 func chatModel(t *testing.T) string {
 	t.Helper()
-	synthOnce.Do(func() {
-		dir, err := dirForBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		synthFile = filepath.Join(dir, "qwen2.gguf")
-		spec := synth.Tiny("qwen2")
-		spec.Context = 2048 // room for a few turns of a random model's bytes
-		if err := synth.Write(synthFile, spec); err != nil {
-			t.Fatal(err)
-		}
-	})
-	return synthFile
+	spec := synth.Tiny("qwen2")
+	spec.Context = 2048 // room for a few turns of a random model's bytes
+	return synthtest.Path(t, "qwen2-ctx2048", spec)
 }
 
 // fixture is a real session over a real store, with a model loaded, and
@@ -59,7 +44,7 @@ type fixture struct {
 	srv  *Server
 	base string // http://127.0.0.1:PORT
 	cfg  Config
-	log  *lockedBuffer
+	log  *testutil.Buffer
 }
 
 type fixtureOpt struct {
@@ -112,7 +97,7 @@ func newFixture(t *testing.T, o fixtureOpt) *fixture {
 			t.Fatal("the model did not load")
 		}
 	}
-	log := &lockedBuffer{}
+	log := &testutil.Buffer{}
 	srv := New(Options{Session: m, LogOutput: log})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -254,21 +239,4 @@ func openDisk(t *testing.T, dir string) *kvcache.Store {
 		t.Fatal(err)
 	}
 	return d
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

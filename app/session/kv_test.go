@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"math"
@@ -9,13 +8,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
+	"github.com/churon/churon/internal/testutil"
 )
 
 // TestWarmLogitsEqualCold: the logits after a warm feed (a cache built the
@@ -118,31 +117,12 @@ func TestFollowUpReusesAnswer(t *testing.T) {
 	}
 }
 
-// logBuffer collects a manager's log lines (slog handlers may write from
-// several goroutines).
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // lifetime is one manager over a shared database and snapshot folder, as
 // one run of the program.
 type lifetime struct {
 	*fixture
 	disk *kvcache.Store
-	log  *logBuffer
+	log  *testutil.Buffer
 }
 
 func newLifetime(t *testing.T, db, kvDir string, opt Options) *lifetime {
@@ -155,7 +135,7 @@ func newLifetime(t *testing.T, db, kvDir string, opt Options) *lifetime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb := &logBuffer{}
+	lb := &testutil.Buffer{}
 	opt.Disk = disk
 	opt.Logger = slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opt.Threads == 0 {
