@@ -123,9 +123,7 @@ func TestAnswerReusesAcrossRequests(t *testing.T) {
 // TestAnswerCompletionAndLogprobs: a plain completion is the engine's
 // continuation of its prompt, with a logprob for each token.
 func TestAnswerCompletionAndLogprobs(t *testing.T) {
-	path := storiesPath(t)
-	f := newFixture(t, Options{})
-	f.load(path)
+	f, path := storiesFixture(t)
 	ans, err := f.m.Answer(context.Background(), Request{Prompt: "Once upon a time", Settings: greedy(12), Logprobs: true, TopLogprobs: 2})
 	if err != nil {
 		t.Fatal(err)

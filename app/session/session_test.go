@@ -269,9 +269,7 @@ func TestStopFromEvents(t *testing.T) {
 }
 
 func TestRegenerateAndEdit(t *testing.T) {
-	path := storiesPath(t)
-	f := newFixture(t, Options{})
-	f.load(path)
+	f, path := storiesFixture(t)
 	set := greedy(16)
 	conv := f.conv(set)
 	first := f.send(conv, "Lily and Ben")
@@ -381,19 +379,7 @@ func TestTwoConversations(t *testing.T) {
 	setA, setB := greedy(48), greedy(12)
 	a = f.conv(setA)
 	b = f.conv(setB)
-	if _, err := f.m.Send(a, "Once upon a time"); err != nil {
-		t.Fatal(err)
-	}
-	<-held
-	released := false
-	defer func() {
-		if !released {
-			close(release)
-		}
-	}()
-	if _, err := f.m.Send(b, "The little dog"); err != nil {
-		t.Fatal(err)
-	}
+	let := f.sendBehindHeld(a, b, held, release)
 	if _, err := f.m.Send(a, "again"); !errors.Is(err, ErrBusy) {
 		t.Fatalf("second Send on a busy conversation: %v", err)
 	}
@@ -417,8 +403,7 @@ func TestTwoConversations(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("B never joined the batch while A was held")
 	}
-	released = true
-	close(release)
+	let()
 	evs := f.waitAll(a, b)
 	ta, tb := collect(t, evs, a), collect(t, evs, b)
 	if together.Load() == 0 {
@@ -490,24 +475,11 @@ func TestStopQueued(t *testing.T) {
 	f.load(storiesPath(t))
 	a = f.conv(greedy(64))
 	b := f.conv(greedy(8))
-	if _, err := f.m.Send(a, "Once upon a time"); err != nil {
-		t.Fatal(err)
-	}
-	<-held
-	released := false
-	defer func() {
-		if !released {
-			close(release)
-		}
-	}()
-	if _, err := f.m.Send(b, "The little dog"); err != nil {
-		t.Fatal(err)
-	}
+	let := f.sendBehindHeld(a, b, held, release)
 	if err := f.m.Stop(b); err != nil {
 		t.Fatal(err)
 	}
-	close(release)
-	released = true
+	let()
 	evs := f.ev.until(t, isDone(a))
 	tb := collect(t, evs, b)
 	if tb.done.Reason != ReasonCancelled || tb.done.Msg != 0 || tb.text != "" {
