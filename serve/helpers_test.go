@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/churon/churon/app/api/openai"
 	apiserve "github.com/churon/churon/app/api/serve"
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/session"
@@ -195,7 +196,7 @@ func sse(t *testing.T, r io.Reader) (events []string, done bool) {
 }
 
 // streamChat posts a streaming chat request and returns its chunks.
-func (f *fixture) streamChat(body string) ([]chatCompletion, bool) {
+func (f *fixture) streamChat(body string) ([]openai.ChatChunk, bool) {
 	f.t.Helper()
 	resp, err := http.Post(f.base+"/v1/chat/completions", "application/json", strings.NewReader(body))
 	if err != nil {
@@ -207,9 +208,9 @@ func (f *fixture) streamChat(body string) ([]chatCompletion, bool) {
 		f.t.Fatalf("stream: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 	evs, done := sse(f.t, resp.Body)
-	var chunks []chatCompletion
+	var chunks []openai.ChatChunk
 	for _, e := range evs {
-		var c chatCompletion
+		var c openai.ChatChunk
 		if err := json.Unmarshal([]byte(e), &c); err != nil {
 			f.t.Fatalf("chunk %q: %v", e, err)
 		}

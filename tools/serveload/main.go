@@ -36,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/churon/churon/app/api/openai"
 	apiserve "github.com/churon/churon/app/api/serve"
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/session"
@@ -430,27 +431,18 @@ func (h *harness) streamMessages(ctx context.Context, msgs []map[string]string, 
 		if !ok || data == "[DONE]" {
 			continue
 		}
-		var c struct {
-			Choices []struct {
-				Delta struct {
-					Content *string `json:"content"`
-				} `json:"delta"`
-			} `json:"choices"`
-			Usage *struct {
-				PromptTokens     int `json:"prompt_tokens"`
-				CompletionTokens int `json:"completion_tokens"`
-				Details          struct {
-					CachedTokens int `json:"cached_tokens"`
-				} `json:"prompt_tokens_details"`
-			} `json:"usage"`
-		}
+		var c openai.ChatChunk
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
 			return a, err
 		}
-		if c.Usage != nil {
-			a.tokens, a.prompt, a.cached = c.Usage.CompletionTokens, c.Usage.PromptTokens, c.Usage.Details.CachedTokens
+		if u := c.Usage; u != nil {
+			a.tokens, a.prompt = u.CompletionTokens, u.PromptTokens
+			if u.PromptTokensDetails != nil {
+				a.cached = u.PromptTokensDetails.CachedTokens
+			}
 		}
-		if len(c.Choices) == 0 || c.Choices[0].Delta.Content == nil || *c.Choices[0].Delta.Content == "" {
+		text := c.Text()
+		if text == "" {
 			continue
 		}
 		now := time.Now()
@@ -460,7 +452,7 @@ func (h *harness) streamMessages(ctx context.Context, msgs []map[string]string, 
 			a.gaps = append(a.gaps, now.Sub(last))
 		}
 		last = now
-		a.text += *c.Choices[0].Delta.Content
+		a.text += text
 	}
 	a.finished = time.Now()
 	return a, sc.Err()
