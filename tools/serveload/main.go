@@ -605,14 +605,7 @@ func (h *harness) continuing(ctx context.Context, o options, dir string) (contFi
 		return c, err
 	}
 	msgs = append(msgs, map[string]string{"role": "assistant", "content": first.text}, map[string]string{"role": "user", "content": "More."})
-	// A cold request of the same length: another system prompt.
-	cold := slices.Clone(msgs)
-	cold[0] = map[string]string{"role": "system", "content": "Other. " + longText(300)}
-	ca, err := h.streamMessages(ctx, cold, 16)
-	if err != nil {
-		return c, err
-	}
-	warm, err := h.streamMessages(ctx, msgs, 16)
+	ca, warm, err := h.coldThenWarm(ctx, msgs, "Other. ")
 	if err != nil {
 		return c, err
 	}
@@ -626,18 +619,25 @@ func (h *harness) continuing(ctx context.Context, o options, dir string) (contFi
 	}
 	c.h = g
 	msgs = append(msgs, map[string]string{"role": "assistant", "content": warm.text}, map[string]string{"role": "user", "content": "Again."})
-	cold2 := slices.Clone(msgs)
-	cold2[0] = map[string]string{"role": "system", "content": "Third. " + longText(300)}
-	ca2, err := g.streamMessages(ctx, cold2, 16)
-	if err != nil {
-		return c, err
-	}
-	after, err := g.streamMessages(ctx, msgs, 16)
+	ca2, after, err := g.coldThenWarm(ctx, msgs, "Third. ")
 	if err != nil {
 		return c, err
 	}
 	c.RestartPrompt, c.RestartCached, c.RestartTTFT, c.RestartColdTTFT = after.prompt, after.cached, after.ttft, ca2.ttft
 	return c, nil
+}
+
+// coldThenWarm streams a cold request of about msgs' length (its system
+// prompt starts with other instead), then msgs itself, which the server
+// may answer from its cache.
+func (h *harness) coldThenWarm(ctx context.Context, msgs []map[string]string, other string) (cold, warm answer, err error) {
+	c := slices.Clone(msgs)
+	c[0] = map[string]string{"role": "system", "content": other + longText(300)}
+	if cold, err = h.streamMessages(ctx, c, 16); err != nil {
+		return cold, warm, err
+	}
+	warm, err = h.streamMessages(ctx, msgs, 16)
+	return cold, warm, err
 }
 
 // greedySame compares four concurrent greedy answers with the same four
