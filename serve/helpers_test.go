@@ -26,8 +26,6 @@ import (
 
 const waitLimit = 2 * time.Minute
 
-func storiesPath(t *testing.T) string { return testdata.Stories260K(t) }
-
 // chatModel is a tiny random model with a ChatML template (written once).
 func chatModel(t *testing.T) string {
 	t.Helper()
@@ -80,7 +78,7 @@ func newFixture(t *testing.T, o fixtureOpt) *fixture {
 		}
 	}()
 	if o.model == "" {
-		o.model = storiesPath(t)
+		o.model = testdata.Stories260K(t)
 	}
 	if err := m.LoadModel(o.model); err != nil {
 		t.Fatal(err)

@@ -20,8 +20,6 @@ import (
 // down by an order of magnitude.
 const waitLimit = 2 * time.Minute
 
-func storiesPath(t *testing.T) string { return testdata.Stories260K(t) }
-
 // synthPath is a tiny random model with a ChatML template (written once
 // per test binary).
 func synthPath(t *testing.T, arch string) string {
@@ -233,7 +231,7 @@ func newFixture(t *testing.T, opt Options) *fixture {
 // loaded, and that model's path (for reference answers).
 func storiesFixture(t *testing.T) (*fixture, string) {
 	t.Helper()
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	f := newFixture(t, Options{})
 	f.load(path)
 	return f, path
@@ -392,7 +390,7 @@ func describe(evs []Event) string {
 func streaming(t *testing.T) (f *fixture, conv int64, first Token) {
 	t.Helper()
 	f = newFixture(t, Options{})
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	conv = f.conv(uncapped())
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
 		t.Fatal(err)

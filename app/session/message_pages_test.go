@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/internal/testdata"
 )
 
 // TestMessagePageIsMessages: a page of a chat is the messages Messages
@@ -12,7 +13,7 @@ import (
 // a whole branch as the store does.
 func TestMessagePageIsMessages(t *testing.T) {
 	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	conv := f.conv(greedy(4))
 	for i := range 3 {
 		f.send(conv, fmt.Sprintf("Once upon a time %d", i))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/internal/testdata"
 )
 
 // TestContextOverflow runs a conversation far past a small context. With
@@ -100,7 +101,7 @@ func TestContextOverflow(t *testing.T) {
 func overflowed(t *testing.T) (*fixture, Settings, int64) {
 	t.Helper()
 	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	set := greedy(8)
 	set.Context = 320
 	set.SystemPrompt = "Stories."
@@ -173,7 +174,7 @@ func TestNoticesNeverAnswered(t *testing.T) {
 		if tr.text != want {
 			t.Fatalf("regenerated %s: %q, the answer was %q", c.what, tr.text, want)
 		}
-		if ref := reference(t, storiesPath(t), set, kept()...); tr.text != ref {
+		if ref := reference(t, testdata.Stories260K(t), set, kept()...); tr.text != ref {
 			t.Fatalf("regenerated %s: %q, from scratch on the turns kept %q", c.what, tr.text, ref)
 		}
 	}

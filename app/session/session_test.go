@@ -18,6 +18,7 @@ import (
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/arch"
 	"github.com/churon/churon/engine/gguf"
+	"github.com/churon/churon/internal/testdata"
 )
 
 func TestSendWithoutModel(t *testing.T) {
@@ -129,7 +130,7 @@ func TestFailedLoadRestoresPrevious(t *testing.T) {
 // stream, Done with stats, and everything is stored; a follow-up reuses
 // the KV cache and still answers exactly as the engine does from scratch.
 func TestSendStories(t *testing.T) {
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	f := newFixture(t, Options{InMemory: true})
 	if err := f.m.LoadModel(path); err != nil {
 		t.Fatal(err)
@@ -221,7 +222,7 @@ func TestStopWithinOneToken(t *testing.T) {
 			once.Do(func() { stopped <- f.m.Stop(c) })
 		}
 	}})
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	set := greedy(200)
 	conv = f.conv(set)
 	tr := f.send(conv, "Once upon a time")
@@ -247,7 +248,7 @@ func TestStopWithinOneToken(t *testing.T) {
 // TestStopFromEvents stops the way the UI does: on seeing a token.
 func TestStopFromEvents(t *testing.T) {
 	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	set := uncapped() // no cap: stories260K runs until the context fills
 	conv := f.conv(set)
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
@@ -349,7 +350,7 @@ func TestRegenerateAndEdit(t *testing.T) {
 // answer is disturbed by the other (each conversation has its own KV
 // cache): each is what the engine alone gives.
 func TestTwoConversations(t *testing.T) {
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	// A is held after its first token until the checks below are done:
 	// stories260K answers 48 tokens in milliseconds, faster than the
 	// test's next commands on a loaded machine (A was once done before
@@ -472,7 +473,7 @@ func TestStopQueued(t *testing.T) {
 			once.Do(func() { close(held); <-release })
 		}
 	}})
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	a = f.conv(greedy(64))
 	b := f.conv(greedy(8))
 	let := f.sendBehindHeld(a, b, held, release)
@@ -496,7 +497,7 @@ func TestStopQueued(t *testing.T) {
 
 func TestUnloadWhileIdle(t *testing.T) {
 	f := newFixture(t, Options{})
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	f.load(path)
 	conv := f.conv(greedy(4))
 	f.send(conv, "Hi")
@@ -618,7 +619,7 @@ func TestStreamingCommits(t *testing.T) {
 		}
 		got <- seen{live[len(live)-1].Content, saved[len(saved)-1].Content}
 	}})
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	conv = f.conv(greedy(40))
 	tr := f.send(conv, "Once upon a time")
 	early, late := <-got, <-got
