@@ -260,8 +260,7 @@ func TestAnswerInConversation(t *testing.T) {
 // conversation; the next that extends it continues the same conversation;
 // another starts its own.
 func TestAnswerStored(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(testdata.Stories260K(t))
+	f, _ := storiesFixture(t)
 	msgs := []RequestMessage{{Role: "system", Content: "Tell stories."}, {Role: "user", Content: "Once upon a time"}}
 	text, _, done := answerAll(t, f.m, Request{Messages: msgs, Settings: greedy(8), Store: true})
 	conv := done.Usage.Conversation

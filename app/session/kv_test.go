@@ -103,8 +103,7 @@ func TestWarmLogitsEqualCold(t *testing.T) {
 // it was generated as); only the end-of-turn markup and the new message
 // are processed. The reuse is also stored with the answer.
 func TestFollowUpReusesAnswer(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(testdata.Stories260K(t))
+	f, _ := storiesFixture(t)
 	conv := f.conv(greedy(24))
 	first := f.send(conv, "Once upon a time")
 	second := f.send(conv, "Then what?")

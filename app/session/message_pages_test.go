@@ -5,15 +5,13 @@ import (
 	"testing"
 
 	"github.com/churon/churon/app/store"
-	"github.com/churon/churon/internal/testdata"
 )
 
 // TestMessagePageIsMessages: a page of a chat is the messages Messages
 // gives, the end's and those before; pageOf picks the same pages out of
 // a whole branch as the store does.
 func TestMessagePageIsMessages(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(testdata.Stories260K(t))
+	f, _ := storiesFixture(t)
 	conv := f.conv(greedy(4))
 	for i := range 3 {
 		f.send(conv, fmt.Sprintf("Once upon a time %d", i))

@@ -100,8 +100,7 @@ func TestContextOverflow(t *testing.T) {
 // conversation: …, question, notice, answer.
 func overflowed(t *testing.T) (*fixture, Settings, int64) {
 	t.Helper()
-	f := newFixture(t, Options{})
-	f.load(testdata.Stories260K(t))
+	f, _ := storiesFixture(t)
 	set := greedy(8)
 	set.Context = 320
 	set.SystemPrompt = "Stories."

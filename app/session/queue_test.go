@@ -10,8 +10,7 @@ import (
 // Send, before the answer made a token, cancels it: the answer does not
 // run on to the context's end.
 func TestStopRightAfterSend(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(testdata.Stories260K(t))
+	f, _ := storiesFixture(t)
 	conv := f.conv(uncapped())
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
 		t.Fatal(err)

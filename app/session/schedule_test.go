@@ -190,8 +190,7 @@ func drain(t *testing.T, ans Answer) (string, AnswerDone) {
 // TestExclusive: while someone holds the machine no answer starts and the
 // batch stands still; released, the waiting answer runs.
 func TestExclusive(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(testdata.Stories260K(t))
+	f, _ := storiesFixture(t)
 	release, err := f.m.Exclusive(context.Background())
 	if err != nil {
 		t.Fatal(err)

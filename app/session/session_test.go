@@ -247,8 +247,7 @@ func TestStopWithinOneToken(t *testing.T) {
 
 // TestStopFromEvents stops the way the UI does: on seeing a token.
 func TestStopFromEvents(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(testdata.Stories260K(t))
+	f, _ := storiesFixture(t)
 	set := uncapped() // no cap: stories260K runs until the context fills
 	conv := f.conv(set)
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
