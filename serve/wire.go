@@ -44,19 +44,11 @@ type completionRequest struct {
 	sampling
 }
 
-// sampling are the fields both requests share.
+// sampling are the fields both requests share: the client's, and stop,
+// which may be a string or an array.
 type sampling struct {
-	Temperature      *float64           `json:"temperature"`
-	TopP             *float64           `json:"top_p"`
-	TopK             *int               `json:"top_k"`
-	MinP             *float64           `json:"min_p"`
-	RepeatPenalty    *float64           `json:"repeat_penalty"`
-	PresencePenalty  *float64           `json:"presence_penalty"`
-	FrequencyPenalty *float64           `json:"frequency_penalty"`
-	Seed             *int64             `json:"seed"`
-	Stop             json.RawMessage    `json:"stop"`
-	N                *int               `json:"n"`
-	LogitBias        map[string]float64 `json:"logit_bias"`
+	openai.Sampling
+	Stop json.RawMessage `json:"stop"`
 }
 
 type chatMessage struct {

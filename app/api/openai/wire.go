@@ -10,18 +10,29 @@ type ChatRequest struct {
 	Stream        bool           `json:"stream"`
 	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
 	MaxTokens     *int           `json:"max_tokens,omitempty"`
-	Temperature   *float64       `json:"temperature,omitempty"`
-	TopP          *float64       `json:"top_p,omitempty"`
+	Sampling
+	Stop        []string `json:"stop,omitempty"`
+	Logprobs    bool     `json:"logprobs,omitempty"`
+	TopLogprobs *int     `json:"top_logprobs,omitempty"`
+}
+
+// Sampling are the sampling fields of the chat and completions requests,
+// as Churon sends them and as its server (serve/) reads them; nil is
+// absent, the server's default.
+type Sampling struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
 	// TopK, MinP and RepeatPenalty are llama-server's, vLLM's and
 	// Ollama's extensions; OpenAI's own API ignores or refuses them, so
 	// they are sent only when set.
-	TopK          *int     `json:"top_k,omitempty"`
-	MinP          *float64 `json:"min_p,omitempty"`
-	RepeatPenalty *float64 `json:"repeat_penalty,omitempty"`
-	Seed          *int64   `json:"seed,omitempty"`
-	Stop          []string `json:"stop,omitempty"`
-	Logprobs      bool     `json:"logprobs,omitempty"`
-	TopLogprobs   *int     `json:"top_logprobs,omitempty"`
+	TopK             *int               `json:"top_k,omitempty"`
+	MinP             *float64           `json:"min_p,omitempty"`
+	RepeatPenalty    *float64           `json:"repeat_penalty,omitempty"`
+	PresencePenalty  *float64           `json:"presence_penalty,omitempty"`
+	FrequencyPenalty *float64           `json:"frequency_penalty,omitempty"`
+	Seed             *int64             `json:"seed,omitempty"`
+	N                *int               `json:"n,omitempty"`
+	LogitBias        map[string]float64 `json:"logit_bias,omitempty"`
 }
 
 // Message is one message of a chat: role "system", "user" or "assistant".
