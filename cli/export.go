@@ -119,12 +119,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagsWithHelp("import", stderr, "Usage:\n  churon import [--json] FILE.json|FILE.zip|-",
 		"Adds the conversations of a JSON export (docs/export-format.md), or of a zip of them made\nby `churon export --all --format json`, to the chat library, all or nothing. A conversation\nalready in the library is skipped; one that went on since is brought up to date.")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	pos, err := parse(fs, args)
+	pos, err := parseN(fs, args, 1, "give one file to import (- for stdin)")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("give one file to import (- for stdin)")
 	}
 	var r io.Reader
 	if pos[0] == "-" {

@@ -31,6 +31,16 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseN is parse for a command that takes exactly n arguments: another
+// count is a usage error saying so.
+func parseN(fs *flag.FlagSet, args []string, n int, usage string) ([]string, error) {
+	pos, err := parse(fs, args)
+	if err == nil && len(pos) != n {
+		err = usagef("%s", usage)
+	}
+	return pos, err
+}
+
 // newFlagsWithHelp is newFlags for a command whose -h prints its
 // synopsis and a paragraph about it before the flags, instead of the flag
 // package's bare flag list.

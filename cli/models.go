@@ -180,12 +180,9 @@ func runRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("rm", stderr)
 	yes := fs.Bool("y", false, "do not ask for confirmation")
 	dir := fs.String("dir", "", "library folder (default: the app's)")
-	pos, err := parse(fs, args)
+	pos, err := parseN(fs, args, 1, "usage: churon rm [-y] MODEL (a name or path from 'churon models')")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("usage: churon rm [-y] MODEL (a name or path from 'churon models')")
 	}
 	svc := service(*dir, download.Options{})
 	defer svc.Close()

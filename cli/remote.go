@@ -71,12 +71,9 @@ func remoteAdd(ctx context.Context, conns *remote.Connections, args []string, st
 	fs.Var(&models, "model", "a model `id` the endpoint serves (repeatable; default: what GET /v1/models lists)")
 	ca := fs.String("ca-cert", "", "trust this PEM `file`'s certificate for https (a self-signed server's)")
 	replace := fs.Bool("replace", false, "replace a connection of the same name")
-	pos, err := parse(fs, args)
+	pos, err := parseN(fs, args, 2, "remote add takes NAME and URL")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		return usagef("remote add takes NAME and URL")
 	}
 	k := *key
 	switch {
@@ -153,12 +150,9 @@ func remoteList(conns *remote.Connections, args []string, stdout, stderr io.Writ
 
 func remoteRemove(conns *remote.Connections, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagsWithHelp("remote rm", stderr, remoteUsage, "Removes a connection and its key.")
-	pos, err := parse(fs, args)
+	pos, err := parseN(fs, args, 1, "remote rm takes NAME")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("remote rm takes NAME")
 	}
 	if err := conns.Remove(pos[0]); err != nil {
 		return err
@@ -185,12 +179,9 @@ func remoteTest(ctx context.Context, conns *remote.Connections, args []string, s
 		"Checks a connection: reachability and latency (GET /v1/models), its models, and whether a streamed\nanswer and logprobs work (one token of the first model, or --model).")
 	model := fs.String("model", "", "the model `id` to try (default: the first it lists)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	pos, err := parse(fs, args)
+	pos, err := parseN(fs, args, 1, "remote test takes NAME")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("remote test takes NAME")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -230,12 +221,9 @@ func remoteTest(ctx context.Context, conns *remote.Connections, args []string, s
 func remoteModels(ctx context.Context, conns *remote.Connections, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagsWithHelp("remote models", stderr, remoteUsage, "Asks the server what it serves (GET /v1/models) and keeps the list.")
 	asJSON := fs.Bool("json", false, "print a JSON array")
-	pos, err := parse(fs, args)
+	pos, err := parseN(fs, args, 1, "remote models takes NAME")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("remote models takes NAME")
 	}
 	ids, err := conns.Refresh(ctx, pos[0])
 	if err != nil {

@@ -6,31 +6,13 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/churon/churon/app/paths"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/internal/testutil"
 )
-
-// syncBuffer is a buffer two goroutines may use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestServe: `churon serve` loads the model, prints its base URL, answers
 // an OpenAI client's request (with a log line, --log), and stops cleanly
@@ -41,7 +23,7 @@ func TestServe(t *testing.T) {
 		t.Fatalf("every interface without a key: exit %d %s", code, stderr)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var out, errOut testutil.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, []string{"serve", "-m", testdata.Stories260K(t), "--addr", "127.0.0.1:0", "--log"}, &out, &errOut)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/churon/churon/app/api/openai"
 	apiserve "github.com/churon/churon/app/api/serve"
 	"github.com/churon/churon/app/api/session"
 )
@@ -143,9 +144,9 @@ func (h *handler) modelID() (string, *session.ModelInfo) {
 }
 
 func (h *handler) models(w http.ResponseWriter, _ *http.Request) {
-	list := modelList{Object: "list", Data: []modelCard{}}
+	list := openai.ModelList{Object: "list", Data: []openai.Model{}}
 	if id, _ := h.modelID(); id != "" {
-		list.Data = append(list.Data, modelCard{ID: id, Object: "model", Created: time.Now().Unix(), OwnedBy: "churon"})
+		list.Data = append(list.Data, openai.Model{ID: id, Object: "model", Created: time.Now().Unix(), OwnedBy: "churon"})
 	}
 	writeJSON(w, http.StatusOK, list)
 }
@@ -156,7 +157,7 @@ func (h *handler) model(w http.ResponseWriter, _ *http.Request, name string) {
 		writeError(w, unknownModel(name, id))
 		return
 	}
-	writeJSON(w, http.StatusOK, modelCard{ID: id, Object: "model", Created: time.Now().Unix(), OwnedBy: "churon"})
+	writeJSON(w, http.StatusOK, openai.Model{ID: id, Object: "model", Created: time.Now().Unix(), OwnedBy: "churon"})
 }
 
 func sameModel(asked, id string) bool {

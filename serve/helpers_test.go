@@ -13,41 +13,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/churon/churon/app/api/openai"
 	apiserve "github.com/churon/churon/app/api/serve"
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/internal/testutil"
 	"github.com/churon/churon/models/synth"
+	"github.com/churon/churon/models/synth/synthtest"
 )
 
 const waitLimit = 2 * time.Minute
 
-func storiesPath(t *testing.T) string {
-	return filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
-}
-
-var (
-	synthOnce sync.Once
-	synthFile string
-)
-
 // chatModel is a tiny random model with a ChatML template (written once).
 func chatModel(t *testing.T) string {
 	t.Helper()
-	synthOnce.Do(func() {
-		dir, err := dirForBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		synthFile = filepath.Join(dir, "qwen2.gguf")
-		spec := synth.Tiny("qwen2")
-		spec.Context = 2048 // room for a few turns of a random model's bytes
-		if err := synth.Write(synthFile, spec); err != nil {
-			t.Fatal(err)
-		}
-	})
-	return synthFile
+	spec := synth.Tiny("qwen2")
+	spec.Context = 2048 // room for a few turns of a random model's bytes
+	return synthtest.Path(t, "qwen2-ctx2048", spec)
 }
 
 // fixture is a real session over a real store, with a model loaded, and
@@ -59,7 +43,7 @@ type fixture struct {
 	srv  *Server
 	base string // http://127.0.0.1:PORT
 	cfg  Config
-	log  *lockedBuffer
+	log  *testutil.Buffer
 }
 
 type fixtureOpt struct {
@@ -94,7 +78,7 @@ func newFixture(t *testing.T, o fixtureOpt) *fixture {
 		}
 	}()
 	if o.model == "" {
-		o.model = storiesPath(t)
+		o.model = testdata.Stories260K(t)
 	}
 	if err := m.LoadModel(o.model); err != nil {
 		t.Fatal(err)
@@ -112,7 +96,7 @@ func newFixture(t *testing.T, o fixtureOpt) *fixture {
 			t.Fatal("the model did not load")
 		}
 	}
-	log := &lockedBuffer{}
+	log := &testutil.Buffer{}
 	srv := New(Options{Session: m, LogOutput: log})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -210,7 +194,7 @@ func sse(t *testing.T, r io.Reader) (events []string, done bool) {
 }
 
 // streamChat posts a streaming chat request and returns its chunks.
-func (f *fixture) streamChat(body string) ([]chatCompletion, bool) {
+func (f *fixture) streamChat(body string) ([]openai.ChatChunk, bool) {
 	f.t.Helper()
 	resp, err := http.Post(f.base+"/v1/chat/completions", "application/json", strings.NewReader(body))
 	if err != nil {
@@ -222,9 +206,9 @@ func (f *fixture) streamChat(body string) ([]chatCompletion, bool) {
 		f.t.Fatalf("stream: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 	evs, done := sse(f.t, resp.Body)
-	var chunks []chatCompletion
+	var chunks []openai.ChatChunk
 	for _, e := range evs {
-		var c chatCompletion
+		var c openai.ChatChunk
 		if err := json.Unmarshal([]byte(e), &c); err != nil {
 			f.t.Fatalf("chunk %q: %v", e, err)
 		}
@@ -254,21 +238,4 @@ func openDisk(t *testing.T, dir string) *kvcache.Store {
 		t.Fatal(err)
 	}
 	return d
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/churon/churon/app/api/openai"
 	"github.com/churon/churon/app/api/session"
 )
 
@@ -101,7 +102,7 @@ func TestMalformedRequests(t *testing.T) {
 			t.Fatalf("after %s the server answers %d", c.name, status)
 		}
 	}
-	var ok chatCompletion
+	var ok openai.ChatChunk
 	f.post("/v1/chat/completions", `{"messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":4}`, &ok)
 	checkHistory(t, f, conv, before)
 }

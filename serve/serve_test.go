@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/churon/churon/app/api/openai"
 	"github.com/churon/churon/app/session"
 )
 
@@ -20,7 +21,7 @@ import (
 // completion.
 func TestModelsAndChat(t *testing.T) {
 	f := newFixture(t, fixtureOpt{})
-	var list modelList
+	var list openai.ModelList
 	status, body, _ := f.do(http.MethodGet, "/v1/models", "")
 	if err := json.Unmarshal([]byte(body), &list); status != 200 || err != nil || len(list.Data) != 1 || list.Data[0].ID != "stories260K" || list.Object != "list" {
 		t.Fatalf("models: %d %s", status, body)
@@ -29,7 +30,7 @@ func TestModelsAndChat(t *testing.T) {
 		t.Fatalf("GET /v1/models/stories260K: %d", status)
 	}
 	req := `{"model":"stories260K","messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":16,"temperature":0}`
-	var plain chatCompletion
+	var plain openai.ChatChunk
 	f.post("/v1/chat/completions", req, &plain)
 	if len(plain.Choices) != 1 || plain.Object != "chat.completion" || plain.Usage == nil || plain.Usage.CompletionTokens != 16 {
 		t.Fatalf("chat: %+v", plain)
@@ -86,7 +87,7 @@ func TestModelsAndChat(t *testing.T) {
 // finish_reason "stop", streamed or not.
 func TestStopSequence(t *testing.T) {
 	f := newFixture(t, fixtureOpt{})
-	var full chatCompletion
+	var full openai.ChatChunk
 	f.post("/v1/chat/completions", `{"messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":24,"temperature":0}`, &full)
 	text := *full.Choices[0].Message.Content
 	words := strings.Fields(text)
@@ -94,7 +95,7 @@ func TestStopSequence(t *testing.T) {
 		t.Fatalf("a short answer: %q", text)
 	}
 	stop := words[2]
-	var cut chatCompletion
+	var cut openai.ChatChunk
 	f.post("/v1/chat/completions", fmt.Sprintf(`{"messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":24,"temperature":0,"stop":%q}`, stop), &cut)
 	got := *cut.Choices[0].Message.Content
 	if strings.Contains(got, stop) || !strings.HasPrefix(text, got) || *cut.Choices[0].FinishReason != "stop" {
@@ -152,11 +153,11 @@ func TestCachedAcrossRestart(t *testing.T) {
 	model := chatModel(t)
 	f := newFixture(t, fixtureOpt{disk: openDisk(t, diskDir), model: model, dbDir: dbDir})
 	msgs := `{"role":"system","content":"Be brief."},{"role":"user","content":"Hello there"}`
-	var first chatCompletion
+	var first openai.ChatChunk
 	f.post("/v1/chat/completions", `{"messages":[`+msgs+`],"max_tokens":12,"temperature":0}`, &first)
 	ans, _ := json.Marshal(*first.Choices[0].Message.Content)
 	msgs += `,{"role":"assistant","content":` + string(ans) + `},{"role":"user","content":"And then?"}`
-	var second chatCompletion
+	var second openai.ChatChunk
 	f.post("/v1/chat/completions", `{"messages":[`+msgs+`],"max_tokens":12,"temperature":0}`, &second)
 	if c := second.Usage.PromptTokensDetails.CachedTokens; c < first.Usage.PromptTokens {
 		t.Fatalf("the follow-up reused %d tokens; the first prompt had %d", c, first.Usage.PromptTokens)
@@ -166,7 +167,7 @@ func TestCachedAcrossRestart(t *testing.T) {
 	g := newFixture(t, fixtureOpt{disk: openDisk(t, diskDir), model: model, dbDir: dbDir})
 	ans, _ = json.Marshal(*second.Choices[0].Message.Content)
 	msgs += `,{"role":"assistant","content":` + string(ans) + `},{"role":"user","content":"Thanks."}`
-	var third chatCompletion
+	var third openai.ChatChunk
 	g.post("/v1/chat/completions", `{"messages":[`+msgs+`],"max_tokens":12,"temperature":0}`, &third)
 	if c := third.Usage.PromptTokensDetails.CachedTokens; c < second.Usage.PromptTokens {
 		t.Fatalf("after a restart the request reused %d tokens; the previous prompt had %d", c, second.Usage.PromptTokens)
@@ -186,7 +187,7 @@ func TestConcurrentEqualsSequential(t *testing.T) {
 	}
 	alone := make([]string, len(prompts))
 	for i, p := range prompts {
-		var c chatCompletion
+		var c openai.ChatChunk
 		f.post("/v1/chat/completions", body(p), &c)
 		alone[i] = *c.Choices[0].Message.Content
 	}
@@ -198,7 +199,7 @@ func TestConcurrentEqualsSequential(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var c chatCompletion
+			var c openai.ChatChunk
 			f.post("/v1/chat/completions", body(p), &c)
 			together[i] = *c.Choices[0].Message.Content
 		}()
@@ -216,19 +217,19 @@ func TestConcurrentEqualsSequential(t *testing.T) {
 // conversation to continue it.
 func TestStoredRequests(t *testing.T) {
 	f := newFixture(t, fixtureOpt{cfg: Config{Store: true}})
-	var first chatCompletion
+	var first openai.ChatChunk
 	f.post("/v1/chat/completions", `{"messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":8,"temperature":0}`, &first)
 	conv := first.Conversation
 	if conv == 0 {
 		t.Fatalf("a stored request names no conversation: %+v", first)
 	}
 	ans, _ := json.Marshal(*first.Choices[0].Message.Content)
-	var second chatCompletion
+	var second openai.ChatChunk
 	f.post("/v1/chat/completions", `{"messages":[{"role":"user","content":"Once upon a time"},{"role":"assistant","content":`+string(ans)+`},{"role":"user","content":"The end"}],"max_tokens":8,"temperature":0}`, &second)
 	if second.Conversation != conv {
 		t.Fatalf("the follow-up went to conversation %d, not %d", second.Conversation, conv)
 	}
-	var named chatCompletion
+	var named openai.ChatChunk
 	f.post("/v1/chat/completions", fmt.Sprintf(`{"conversation":%d,"messages":[{"role":"user","content":"Again"}],"max_tokens":8,"temperature":0}`, conv), &named)
 	if named.Conversation != conv || named.Usage.PromptTokensDetails.CachedTokens == 0 {
 		t.Fatalf("a request naming the conversation: %+v", named)

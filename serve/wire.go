@@ -1,6 +1,10 @@
 package serve
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/churon/churon/app/api/openai"
+)
 
 // The OpenAI API's JSON, as far as Churon reads and writes it. Request
 // fields are pointers where absent and zero mean different things.
@@ -40,19 +44,11 @@ type completionRequest struct {
 	sampling
 }
 
-// sampling are the fields both requests share.
+// sampling are the fields both requests share: the client's, and stop,
+// which may be a string or an array.
 type sampling struct {
-	Temperature      *float64           `json:"temperature"`
-	TopP             *float64           `json:"top_p"`
-	TopK             *int               `json:"top_k"`
-	MinP             *float64           `json:"min_p"`
-	RepeatPenalty    *float64           `json:"repeat_penalty"`
-	PresencePenalty  *float64           `json:"presence_penalty"`
-	FrequencyPenalty *float64           `json:"frequency_penalty"`
-	Seed             *int64             `json:"seed"`
-	Stop             json.RawMessage    `json:"stop"`
-	N                *int               `json:"n"`
-	LogitBias        map[string]float64 `json:"logit_bias"`
+	openai.Sampling
+	Stop json.RawMessage `json:"stop"`
 }
 
 type chatMessage struct {
@@ -77,82 +73,17 @@ type responseFormat struct {
 	Type string `json:"type"`
 }
 
-// Responses.
-
-type modelList struct {
-	Object string      `json:"object"`
-	Data   []modelCard `json:"data"`
-}
-
-type modelCard struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Created int64  `json:"created"`
-	OwnedBy string `json:"owned_by"`
-}
-
-type usage struct {
-	PromptTokens        int           `json:"prompt_tokens"`
-	CompletionTokens    int           `json:"completion_tokens"`
-	TotalTokens         int           `json:"total_tokens"`
-	PromptTokensDetails promptDetails `json:"prompt_tokens_details"`
-}
-
-type promptDetails struct {
-	CachedTokens int `json:"cached_tokens"`
-}
-
-type chatCompletion struct {
-	ID                string       `json:"id"`
-	Object            string       `json:"object"`
-	Created           int64        `json:"created"`
-	Model             string       `json:"model"`
-	SystemFingerprint string       `json:"system_fingerprint"`
-	Choices           []chatChoice `json:"choices"`
-	Usage             *usage       `json:"usage,omitempty"`
-	// Conversation (Churon's own): where the request is stored.
-	Conversation int64 `json:"conversation,omitempty"`
-}
-
-type chatChoice struct {
-	Index        int           `json:"index"`
-	Message      *chatOut      `json:"message,omitempty"`
-	Delta        *chatOut      `json:"delta,omitempty"`
-	Logprobs     *chatLogprobs `json:"logprobs"`
-	FinishReason *string       `json:"finish_reason"`
-}
-
-type chatOut struct {
-	Role             string  `json:"role,omitempty"`
-	Content          *string `json:"content,omitempty"`
-	ReasoningContent string  `json:"reasoning_content,omitempty"`
-}
-
-type chatLogprobs struct {
-	Content []chatLogprob `json:"content"`
-}
-
-type chatLogprob struct {
-	Token       string       `json:"token"`
-	Logprob     float32      `json:"logprob"`
-	Bytes       []int        `json:"bytes"`
-	TopLogprobs []topLogprob `json:"top_logprobs"`
-}
-
-type topLogprob struct {
-	Token   string  `json:"token"`
-	Logprob float32 `json:"logprob"`
-	Bytes   []int   `json:"bytes"`
-}
+// Responses: the chat ones are app/api/openai's, which the client reads;
+// the legacy completions API's are below.
 
 type textCompletion struct {
-	ID                string       `json:"id"`
-	Object            string       `json:"object"`
-	Created           int64        `json:"created"`
-	Model             string       `json:"model"`
-	SystemFingerprint string       `json:"system_fingerprint"`
-	Choices           []textChoice `json:"choices"`
-	Usage             *usage       `json:"usage,omitempty"`
+	ID                string        `json:"id"`
+	Object            string        `json:"object"`
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	SystemFingerprint string        `json:"system_fingerprint"`
+	Choices           []textChoice  `json:"choices"`
+	Usage             *openai.Usage `json:"usage,omitempty"`
 }
 
 type textChoice struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/churon/churon/app/api/openai"
 	"github.com/churon/churon/app/api/session"
 )
 
@@ -54,7 +55,7 @@ func (o *writer) run(ctx context.Context, stop func(), events <-chan session.Ans
 				o.head()
 				if o.c.chat { // the role first, as OpenAI sends it
 					empty := ""
-					o.event(o.chatChunk(&chatOut{Role: "assistant", Content: &empty}, nil, nil))
+					o.event(o.chatChunk(&openai.Delta{Role: "assistant", Content: &empty}, nil, nil))
 				}
 			}
 		case session.AnswerText:
@@ -111,7 +112,7 @@ func (o *writer) add(e session.AnswerText) {
 		o.event(o.textChunk(e.Text, o.textLogprobs(e.Logprobs, len(o.offsets)-len(e.Logprobs)), nil))
 		return
 	}
-	d := &chatOut{}
+	d := &openai.Delta{}
 	if e.Reasoning {
 		d.ReasoningContent = e.Text
 	} else {
@@ -143,19 +144,19 @@ func (o *writer) end(ctx context.Context, e session.AnswerDone) (int, *apiError)
 		}
 	}
 	finish := finishReason(e.Reason)
-	u := &usage{PromptTokens: e.Usage.PromptTokens, CompletionTokens: e.Usage.CompletionTokens,
-		TotalTokens: e.Usage.PromptTokens + e.Usage.CompletionTokens, PromptTokensDetails: promptDetails{CachedTokens: e.Usage.CachedTokens}}
+	u := &openai.Usage{PromptTokens: e.Usage.PromptTokens, CompletionTokens: e.Usage.CompletionTokens,
+		TotalTokens: e.Usage.PromptTokens + e.Usage.CompletionTokens, PromptTokensDetails: &openai.PromptDetails{CachedTokens: e.Usage.CachedTokens}}
 	if o.c.stream {
 		o.head()
 		if o.c.chat {
-			o.event(o.chatChunk(&chatOut{}, nil, &finish))
+			o.event(o.chatChunk(&openai.Delta{}, nil, &finish))
 		} else {
 			o.event(o.textChunk("", nil, &finish))
 		}
 		if o.c.usage {
 			if o.c.chat {
-				o.event(chatCompletion{ID: o.id, Object: "chat.completion.chunk", Created: o.created, Model: o.model,
-					SystemFingerprint: fingerprint, Choices: []chatChoice{}, Usage: u, Conversation: e.Usage.Conversation})
+				o.event(openai.ChatChunk{ID: o.id, Object: "chat.completion.chunk", Created: o.created, Model: o.model,
+					SystemFingerprint: fingerprint, Choices: []openai.Choice{}, Usage: u, Conversation: e.Usage.Conversation})
 			} else {
 				o.event(textCompletion{ID: o.id, Object: "text_completion", Created: o.created, Model: o.model,
 					SystemFingerprint: fingerprint, Choices: []textChoice{}, Usage: u})
@@ -166,10 +167,10 @@ func (o *writer) end(ctx context.Context, e session.AnswerDone) (int, *apiError)
 	}
 	if o.c.chat {
 		text := o.text.String()
-		msg := &chatOut{Role: "assistant", Content: &text, ReasoningContent: o.reasoning.String()}
-		writeJSON(o.w, http.StatusOK, chatCompletion{ID: o.id, Object: "chat.completion", Created: o.created, Model: o.model,
+		msg := &openai.Delta{Role: "assistant", Content: &text, ReasoningContent: o.reasoning.String()}
+		writeJSON(o.w, http.StatusOK, openai.ChatChunk{ID: o.id, Object: "chat.completion", Created: o.created, Model: o.model,
 			SystemFingerprint: fingerprint, Usage: u, Conversation: e.Usage.Conversation,
-			Choices: []chatChoice{{Message: msg, Logprobs: o.chatLogprobs(o.lps), FinishReason: &finish}}})
+			Choices: []openai.Choice{{Message: msg, Logprobs: o.chatLogprobs(o.lps), FinishReason: &finish}}})
 	} else {
 		writeJSON(o.w, http.StatusOK, textCompletion{ID: o.id, Object: "text_completion", Created: o.created, Model: o.model,
 			SystemFingerprint: fingerprint, Usage: u,
@@ -194,9 +195,9 @@ func finishReason(r session.Reason) string {
 	return "stop"
 }
 
-func (o *writer) chatChunk(d *chatOut, lp *chatLogprobs, finish *string) chatCompletion {
-	return chatCompletion{ID: o.id, Object: "chat.completion.chunk", Created: o.created, Model: o.model, SystemFingerprint: fingerprint,
-		Choices: []chatChoice{{Delta: d, Logprobs: lp, FinishReason: finish}}}
+func (o *writer) chatChunk(d *openai.Delta, lp *openai.Logprobs, finish *string) openai.ChatChunk {
+	return openai.ChatChunk{ID: o.id, Object: "chat.completion.chunk", Created: o.created, Model: o.model, SystemFingerprint: fingerprint,
+		Choices: []openai.Choice{{Delta: d, Logprobs: lp, FinishReason: finish}}}
 }
 
 func (o *writer) textChunk(text string, lp *textLogprobs, finish *string) textCompletion {
@@ -204,17 +205,17 @@ func (o *writer) textChunk(text string, lp *textLogprobs, finish *string) textCo
 		Choices: []textChoice{{Text: text, Logprobs: lp, FinishReason: finish}}}
 }
 
-func (o *writer) chatLogprobs(lps []session.TokenLogprob) *chatLogprobs {
+func (o *writer) chatLogprobs(lps []session.TokenLogprob) *openai.Logprobs {
 	if !o.c.req.Logprobs {
 		return nil
 	}
-	out := &chatLogprobs{Content: []chatLogprob{}}
+	out := &openai.Logprobs{Content: []openai.TokenLogprob{}}
 	for _, lp := range lps {
-		top := []topLogprob{}
+		top := []openai.TopLogprob{}
 		for _, t := range lp.Top {
-			top = append(top, topLogprob{Token: t.Token, Logprob: t.Logprob, Bytes: byteList(t.Bytes)})
+			top = append(top, openai.TopLogprob{Token: t.Token, Logprob: float64(t.Logprob), Bytes: byteList(t.Bytes)})
 		}
-		out.Content = append(out.Content, chatLogprob{Token: lp.Token, Logprob: lp.Logprob, Bytes: byteList(lp.Bytes), TopLogprobs: top})
+		out.Content = append(out.Content, openai.TokenLogprob{Token: lp.Token, Logprob: float64(lp.Logprob), Bytes: byteList(lp.Bytes), TopLogprobs: top})
 	}
 	return out
 }

@@ -33,7 +33,6 @@ type (
 	Summary         = api.Summary
 	Segment         = api.Segment
 	Disagreement    = api.Disagreement
-	BuiltinText     = api.BuiltinText
 )
 
 const (
@@ -61,13 +60,11 @@ var (
 	ExportPNG        = api.ExportPNG
 	ExportHTML       = api.ExportHTML
 	WriteHTML        = api.WriteHTML
-	RandomSeed       = api.RandomSeed
 )
 
 // Comparing across engines (app/api/compare/cross.go).
 type (
-	CrossOptions  = api.CrossOptions
-	RemoteClients = api.RemoteClients
-	CrossColumn   = api.CrossColumn
-	CrossResult   = api.CrossResult
+	CrossOptions = api.CrossOptions
+	CrossColumn  = api.CrossColumn
+	CrossResult  = api.CrossResult
 )

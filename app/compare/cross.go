@@ -139,7 +139,7 @@ func runRemote(ctx context.Context, opt CrossOptions, path string, msgs []sessio
 	}
 	// Greedy, as the local models answer.
 	zero, seed, maxTokens := 0.0, int64(0), opt.MaxTokens
-	req := openai.ChatRequest{Model: model, Temperature: &zero, Seed: &seed, MaxTokens: &maxTokens}
+	req := openai.ChatRequest{Model: model, Sampling: openai.Sampling{Temperature: &zero, Seed: &seed}, MaxTokens: &maxTokens}
 	for _, m := range msgs {
 		req.Messages = append(req.Messages, openai.Message{Role: m.Role, Content: m.Content})
 	}

@@ -4,19 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/churon/churon/app/paths"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/sample"
 	"github.com/churon/churon/models/synth"
-)
-
-var (
-	fixtureDir  string
-	fixtureMu   sync.Mutex
-	fixtureMade = map[string]string{}
+	"github.com/churon/churon/models/synth/synthtest"
 )
 
 func TestMain(m *testing.M) {
@@ -25,10 +19,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fixtureDir = d
 	// Scratch files go to the cache folder: keep the real one untouched.
 	os.Setenv(paths.EnvHome, filepath.Join(d, "home"))
 	code := m.Run()
+	synthtest.Remove()
 	os.RemoveAll(d)
 	os.Exit(code)
 }
@@ -38,24 +32,13 @@ func TestMain(m *testing.M) {
 // they are stored, so F16 and Q4_0 are one model in two quantizations.
 func tinyModel(t testing.TB, ft synth.FileType, vocab int, noTemplate bool) string {
 	t.Helper()
-	key := fmt.Sprintf("%s-v%d-t%v", ft, vocab, noTemplate)
-	fixtureMu.Lock()
-	defer fixtureMu.Unlock()
-	if p, ok := fixtureMade[key]; ok {
-		return p
-	}
 	s := synth.Tiny("qwen2")
 	s.Embd, s.FF, s.Heads, s.KVHeads = 128, 256, 4, 2
 	s.Context = 512
 	s.FileType = ft
 	s.Vocab = vocab
 	s.NoTemplate = noTemplate
-	p := filepath.Join(fixtureDir, key+".gguf")
-	if err := synth.Write(p, s); err != nil {
-		t.Fatal(err)
-	}
-	fixtureMade[key] = p
-	return p
+	return synthtest.Path(t, fmt.Sprintf("%s-v%d-t%v", ft, vocab, noTemplate), s)
 }
 
 // greedy are deterministic settings that always produce n tokens.

@@ -233,6 +233,19 @@ func TestSplitModelIsReadyWhenEveryPartIs(t *testing.T) {
 	}
 }
 
+// heldService is a hub whose downloads of tiny-llama-Q8_0.gguf stop
+// halfway (at half) until Unhold, a service over it, closed when the test
+// ends, and the service's events.
+func heldService(t *testing.T) (*hubtest.Hub, *Service, *events, int64) {
+	t.Helper()
+	h := hubtest.New(t)
+	half := int64(len(h.File(hubtest.Repo, "tiny-llama-Q8_0.gguf").Data) / 2)
+	h.Hold(half)
+	s := New(options(t, h))
+	t.Cleanup(s.Close)
+	return h, s, record(t, s), half
+}
+
 // queueHeld queues the fake hub's Q8_0 file (load: to be loaded once in
 // place) and waits until the hub holds it at half bytes; it returns its
 // destination and download.
@@ -252,12 +265,7 @@ func queueHeld(t *testing.T, s *Service, half int64, load bool) (string, *downlo
 // TestPauseResumeCancel: a held download pauses and resumes from where
 // it was; a cancelled one leaves no file and no library entry.
 func TestPauseResumeCancel(t *testing.T) {
-	h := hubtest.New(t)
-	half := int64(len(h.File(hubtest.Repo, "tiny-llama-Q8_0.gguf").Data) / 2)
-	h.Hold(half)
-	s := New(options(t, h))
-	defer s.Close()
-	ev := record(t, s)
+	h, s, ev, half := heldService(t)
 	dest, d := queueHeld(t, s, half, true)
 	s.Pause(d)
 	waitFor(t, "paused", func() bool { return d.Status() == download.Paused })
@@ -399,12 +407,7 @@ func TestRemoteMetaReadsOnlyTheHeader(t *testing.T) {
 // wakes it, a paused download lets it sleep again, resuming wakes it, and
 // once the file is in place it sleeps.
 func TestPollSleepsWhileNothingMoves(t *testing.T) {
-	h := hubtest.New(t)
-	half := int64(len(h.File(hubtest.Repo, "tiny-llama-Q8_0.gguf").Data) / 2)
-	h.Hold(half)
-	s := New(options(t, h))
-	defer s.Close()
-	ev := record(t, s)
+	h, s, ev, half := heldService(t)
 	if _, err := s.List(context.Background()); err != nil { // opens the library and the queue
 		t.Fatal(err)
 	}

@@ -154,19 +154,29 @@ func (c *Connections) List() ([]Connection, error) {
 func (c *Connections) Get(name string) (Connection, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f, err := c.read()
+	f, i, err := c.named(name)
 	if err != nil {
 		return Connection{}, err
-	}
-	i := find(f, name)
-	if i < 0 {
-		return Connection{}, fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
 	return c.public(f.Connections[i]), nil
 }
 
 func find(f file, name string) int {
 	return slices.IndexFunc(f.Connections, func(r record) bool { return r.Name == name })
+}
+
+// named reads the file and finds the connection called name in it, or
+// fails with ErrNotFound. The caller holds c.mu.
+func (c *Connections) named(name string) (file, int, error) {
+	f, err := c.read()
+	if err != nil {
+		return f, -1, err
+	}
+	i := find(f, name)
+	if i < 0 {
+		return f, -1, fmt.Errorf("%w: %q", ErrNotFound, name)
+	}
+	return f, i, nil
 }
 
 // ValidName reports whether name can name a connection.
@@ -249,13 +259,9 @@ func firstLine(err error) string {
 func (c *Connections) Remove(name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f, err := c.read()
+	f, i, err := c.named(name)
 	if err != nil {
 		return err
-	}
-	i := find(f, name)
-	if i < 0 {
-		return fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
 	if f.Connections[i].KeyInKeyring && c.ring != nil {
 		if err := c.ring.Delete(name); err != nil {
@@ -270,13 +276,9 @@ func (c *Connections) Remove(name string) error {
 func (c *Connections) SetModels(name string, models []string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f, err := c.read()
+	f, i, err := c.named(name)
 	if err != nil {
 		return err
-	}
-	i := find(f, name)
-	if i < 0 {
-		return fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
 	f.Connections[i].Models = slices.Clone(models)
 	return c.write(f)
@@ -286,13 +288,9 @@ func (c *Connections) SetModels(name string, models []string) error {
 func (c *Connections) key(name string) (record, string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f, err := c.read()
+	f, i, err := c.named(name)
 	if err != nil {
 		return record{}, "", err
-	}
-	i := find(f, name)
-	if i < 0 {
-		return record{}, "", fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
 	r := f.Connections[i]
 	switch {

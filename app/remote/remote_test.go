@@ -73,17 +73,25 @@ func (c *client) load(path string) session.ModelInfo {
 		c.t.Fatal(err)
 	}
 	for {
-		select {
-		case ev := <-c.events:
-			switch e := ev.(type) {
-			case session.ModelLoaded:
-				return e.Info
-			case session.Error:
-				c.t.Fatalf("load %s: %v", path, e.Err)
-			}
-		case <-time.After(waitLimit):
-			c.t.Fatalf("%s did not load", path)
+		switch e := c.next(path + " did not load").(type) {
+		case session.ModelLoaded:
+			return e.Info
+		case session.Error:
+			c.t.Fatalf("load %s: %v", path, e.Err)
 		}
+	}
+}
+
+// next is the manager's next event; none within waitLimit fails the
+// test, saying what did not happen.
+func (c *client) next(what string) session.Event {
+	c.t.Helper()
+	select {
+	case ev := <-c.events:
+		return ev
+	case <-time.After(waitLimit):
+		c.t.Fatal(what)
+		return nil
 	}
 }
 
@@ -99,24 +107,19 @@ func (c *client) ask(text string) (conv int64, streamed string, stats session.St
 		c.t.Fatal(err)
 	}
 	for {
-		select {
-		case ev := <-c.events:
-			switch e := ev.(type) {
-			case session.Token:
-				if e.Conv == cv.ID && !e.Reasoning {
-					streamed = streamed[:min(e.Offset, len(streamed))] + e.Text
-				}
-			case session.Stats:
-				if e.Conv == cv.ID {
-					stats = e
-				}
-			case session.Done:
-				if e.Conv == cv.ID {
-					return cv.ID, streamed, stats, e
-				}
+		switch e := c.next("no answer").(type) {
+		case session.Token:
+			if e.Conv == cv.ID && !e.Reasoning {
+				streamed = streamed[:min(e.Offset, len(streamed))] + e.Text
 			}
-		case <-time.After(waitLimit):
-			c.t.Fatal("no answer")
+		case session.Stats:
+			if e.Conv == cv.ID {
+				stats = e
+			}
+		case session.Done:
+			if e.Conv == cv.ID {
+				return cv.ID, streamed, stats, e
+			}
 		}
 	}
 }
@@ -309,27 +312,22 @@ func TestStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	for stopped := false; ; {
-		select {
-		case ev := <-c.events:
-			switch e := ev.(type) {
-			case session.Token:
-				if !stopped {
-					stopped = true
-					if err := c.m.Stop(cv.ID); err != nil {
-						t.Fatal(err)
-					}
+		switch e := c.next("Stop did not end the answer").(type) {
+		case session.Token:
+			if !stopped {
+				stopped = true
+				if err := c.m.Stop(cv.ID); err != nil {
+					t.Fatal(err)
 				}
-			case session.Done:
-				if e.Reason != session.ReasonCancelled {
-					t.Fatalf("done %s %v, want cancelled", e.Reason, e.Err)
-				}
-				if a := c.answer(cv.ID); a.Content != "Once" || a.FinishReason != string(session.ReasonCancelled) {
-					t.Fatalf("stored %q (%s)", a.Content, a.FinishReason)
-				}
-				return
 			}
-		case <-time.After(waitLimit):
-			t.Fatal("Stop did not end the answer")
+		case session.Done:
+			if e.Reason != session.ReasonCancelled {
+				t.Fatalf("done %s %v, want cancelled", e.Reason, e.Err)
+			}
+			if a := c.answer(cv.ID); a.Content != "Once" || a.FinishReason != string(session.ReasonCancelled) {
+				t.Fatalf("stored %q (%s)", a.Content, a.FinishReason)
+			}
+			return
 		}
 	}
 }
@@ -365,7 +363,7 @@ func TestRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		ev := <-c.events
+		ev := c.next("the retry did not end")
 		if d, ok := ev.(session.Done); ok && d.Conv == conv {
 			if d.Reason != session.ReasonEOS {
 				t.Fatalf("retry: %s %v", d.Reason, d.Err)

@@ -11,23 +11,6 @@ import (
 	box "github.com/churon/churon/internal/outbox"
 )
 
-// The API's request types, under the manager's names.
-type (
-	Request        = api.Request
-	RequestMessage = api.RequestMessage
-	Answer         = api.Answer
-	AnswerEvent    = api.AnswerEvent
-	AnswerStarted  = api.AnswerStarted
-	AnswerText     = api.AnswerText
-	AnswerDone     = api.AnswerDone
-	Usage          = api.Usage
-	TokenLogprob   = api.TokenLogprob
-	TopLogprob     = api.TopLogprob
-)
-
-// ErrBadRequest: see api.ErrBadRequest.
-var ErrBadRequest = api.ErrBadRequest
-
 // request is an API request's answer that no conversation stores.
 type request struct {
 	api.Request

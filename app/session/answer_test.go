@@ -10,6 +10,7 @@ import (
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
+	"github.com/churon/churon/internal/testdata"
 )
 
 // answerAll sends req and reads its answer to the end.
@@ -123,9 +124,7 @@ func TestAnswerReusesAcrossRequests(t *testing.T) {
 // TestAnswerCompletionAndLogprobs: a plain completion is the engine's
 // continuation of its prompt, with a logprob for each token.
 func TestAnswerCompletionAndLogprobs(t *testing.T) {
-	path := storiesPath(t)
-	f := newFixture(t, Options{})
-	f.load(path)
+	f, path := storiesFixture(t)
 	ans, err := f.m.Answer(context.Background(), Request{Prompt: "Once upon a time", Settings: greedy(12), Logprobs: true, TopLogprobs: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +174,7 @@ func TestAnswerErrors(t *testing.T) {
 	if _, err := f.m.Answer(context.Background(), Request{Prompt: "x", Settings: greedy(4)}); !errors.Is(err, ErrNoModel) {
 		t.Fatalf("without a model: %v", err)
 	}
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	bad := []Request{
 		{Settings: greedy(4)},
 		{Messages: []RequestMessage{{Role: "robot", Content: "x"}}, Settings: greedy(4)},
@@ -233,7 +232,7 @@ func TestAnswerErrors(t *testing.T) {
 // it is stored.
 func TestAnswerInConversation(t *testing.T) {
 	f := newFixture(t, Options{})
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	f.load(path)
 	conv := f.conv(greedy(8))
 	first := f.send(conv, "Once upon a time")
@@ -261,8 +260,7 @@ func TestAnswerInConversation(t *testing.T) {
 // conversation; the next that extends it continues the same conversation;
 // another starts its own.
 func TestAnswerStored(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
+	f, _ := storiesFixture(t)
 	msgs := []RequestMessage{{Role: "system", Content: "Tell stories."}, {Role: "user", Content: "Once upon a time"}}
 	text, _, done := answerAll(t, f.m, Request{Messages: msgs, Settings: greedy(8), Store: true})
 	conv := done.Usage.Conversation

@@ -7,7 +7,6 @@ import api "github.com/churon/churon/app/api/session"
 // callers use them under the names below.
 
 type (
-	CacheWhere          = api.CacheWhere
 	CacheState          = api.CacheState
 	Conversation        = api.Conversation
 	Message             = api.Message
@@ -32,15 +31,29 @@ type (
 	ModelInfo           = api.ModelInfo
 	Notice              = api.Notice
 	Settings            = api.Settings
-	Overflow            = api.Overflow
 	LoadError           = api.LoadError
-	LoadFailure         = api.LoadFailure
+
+	// API requests' answers (app/api/session/answer.go).
+	Request        = api.Request
+	RequestMessage = api.RequestMessage
+	Answer         = api.Answer
+	AnswerEvent    = api.AnswerEvent
+	AnswerStarted  = api.AnswerStarted
+	AnswerText     = api.AnswerText
+	AnswerDone     = api.AnswerDone
+	Usage          = api.Usage
+	TokenLogprob   = api.TokenLogprob
+	TopLogprob     = api.TopLogprob
+
+	// Remote models (app/api/session/remote.go).
+	RemoteEngines = api.RemoteEngines
+	RemoteEngine  = api.RemoteEngine
+	RemoteDelta   = api.RemoteDelta
 )
 
 const (
 	RoleUser            = api.RoleUser
 	RoleAssistant       = api.RoleAssistant
-	RoleNotice          = api.RoleNotice
 	CacheNone           = api.CacheNone
 	CacheRAM            = api.CacheRAM
 	CacheDisk           = api.CacheDisk
@@ -60,7 +73,8 @@ const (
 	LoadNotModel        = api.LoadNotModel
 	LoadIncomplete      = api.LoadIncomplete
 	LoadUnsupported     = api.LoadUnsupported
-	LoadOutOfMemory     = api.LoadOutOfMemory
+	// RemotePrefix starts a remote model's path.
+	RemotePrefix = api.RemotePrefix
 )
 
 var (
@@ -75,6 +89,12 @@ var (
 	DefaultKVBudget      = api.DefaultKVBudget
 	ParseNotice          = api.ParseNotice
 	IsDemo               = api.IsDemo
+	ErrBadRequest        = api.ErrBadRequest
+	IsRemote             = api.IsRemote
+	ParseRemote          = api.ParseRemote
+	RemotePath           = api.RemotePath
+	ErrNoRemotes         = api.ErrNoRemotes
+	RemoteError          = api.RemoteError
 )
 
 var _ api.Service = (*Manager)(nil)

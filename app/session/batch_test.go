@@ -10,6 +10,7 @@ import (
 
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/sample"
+	"github.com/churon/churon/internal/testdata"
 )
 
 func loadEngineModel(t *testing.T, path string) *engine.Model {
@@ -29,7 +30,7 @@ func loadEngineModel(t *testing.T, path string) *engine.Model {
 // reaches its own callback.
 func TestBatchEqualsAlone(t *testing.T) {
 	ctx := context.Background()
-	model := loadEngineModel(t, storiesPath(t))
+	model := loadEngineModel(t, testdata.Stories260K(t))
 	hot := sample.Params{Temperature: 0.8, TopK: 40, TopP: 0.95, RepeatPenalty: 1.1, PenaltyWindow: 64}
 	cases := []struct {
 		prompt string
@@ -129,7 +130,7 @@ func withSeed(p sample.Params, seed uint64) sample.Params {
 // token while the others go on; a paused batch runs no step until it is
 // resumed, and answers started meanwhile wait.
 func TestBatchCancelAndPause(t *testing.T) {
-	model := loadEngineModel(t, storiesPath(t))
+	model := loadEngineModel(t, testdata.Stories260K(t))
 	var steps atomic.Int32
 	b := NewBatch(model, BatchOptions{OnStep: func(StepInfo) { steps.Add(1) }})
 	defer b.Close()

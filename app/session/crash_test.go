@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/internal/testdata"
 )
 
 const crashChildEnv = "CHURON_SESSION_CRASH_CHILD"
@@ -30,7 +31,7 @@ func TestCrashMidAnswer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
-	model := storiesPath(t)
+	model := testdata.Stories260K(t)
 	db := filepath.Join(t.TempDir(), "churon.db")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashMidAnswer$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+db+"|"+model)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/internal/testdata"
 )
 
 // TestStartDemo: the built-in demo loads from memory, its conversation
@@ -37,7 +38,7 @@ func TestStartDemo(t *testing.T) {
 		t.Fatalf("the demo chat's settings %+v (%v): a cap below the demo's stays", set, err)
 	}
 	tr := f.send(c.ID, "Once upon a time")
-	if want := reference(t, storiesPath(t), greedy(24), "Once upon a time"); tr.text != want {
+	if want := reference(t, testdata.Stories260K(t), greedy(24), "Once upon a time"); tr.text != want {
 		t.Fatalf("the demo answers %q; stories260K from its file, %q", tr.text, want)
 	}
 	msgs = f.messages(c.ID)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/fake"
+	"github.com/churon/churon/internal/testdata"
 )
 
 // testGPUFaultAfter switches the test accelerator on: its probe fails
@@ -30,7 +31,7 @@ func init() {
 // whole, the person is told what happened (DeviceFallback, then the new
 // placement), and the conversation goes on on the CPU.
 func TestGPUFaultMidAnswer(t *testing.T) {
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	set := greedy(48)
 	want := reference(t, path, set, "Once upon a time")
 	want2 := reference(t, path, set, "Once upon a time", want, "Tell me more")

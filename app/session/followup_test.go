@@ -81,9 +81,7 @@ func lastAnswer(t *testing.T, f *fixture, conv int64) store.Message {
 // answer to the new history from scratch (with stories260K, whose answers
 // tokenize back to themselves).
 func TestFollowUpAfterTheHistoryChanged(t *testing.T) {
-	path := storiesPath(t)
-	f := newFixture(t, Options{})
-	f.load(path)
+	f, path := storiesFixture(t)
 	set := greedy(24)
 	set.SystemPrompt = "Stories about pirates."
 	conv := f.conv(set)

@@ -13,40 +13,18 @@ import (
 	"github.com/churon/churon/engine/chat"
 	"github.com/churon/churon/internal/testdata"
 	"github.com/churon/churon/models/synth"
+	"github.com/churon/churon/models/synth/synthtest"
 )
 
 // waitLimit bounds every wait: generous, because -race slows the engine
 // down by an order of magnitude.
 const waitLimit = 2 * time.Minute
 
-func storiesPath(t *testing.T) string {
-	return filepath.Join(testdata.Dir(t), "models", "stories260K.gguf")
-}
-
-var (
-	synthMu    sync.Mutex
-	synthPaths = map[string]string{}
-)
-
-// synthPath writes (once per test binary) a tiny random model with a
-// ChatML template.
+// synthPath is a tiny random model with a ChatML template (written once
+// per test binary).
 func synthPath(t *testing.T, arch string) string {
 	t.Helper()
-	synthMu.Lock()
-	defer synthMu.Unlock()
-	if p, ok := synthPaths[arch]; ok {
-		return p
-	}
-	dir, err := tempDirForBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, arch+".gguf")
-	if err := synth.Write(p, synth.Tiny(arch)); err != nil {
-		t.Fatal(err)
-	}
-	synthPaths[arch] = p
-	return p
+	return synthtest.Path(t, arch, synth.Tiny(arch))
 }
 
 // greedy settings with a short answer, so tests are quick and exact.
@@ -249,6 +227,35 @@ func newFixture(t *testing.T, opt Options) *fixture {
 	return f
 }
 
+// storiesFixture is a fixture with default options and stories260K
+// loaded, and that model's path (for reference answers).
+func storiesFixture(t *testing.T) (*fixture, string) {
+	t.Helper()
+	path := testdata.Stories260K(t)
+	f := newFixture(t, Options{})
+	f.load(path)
+	return f, path
+}
+
+// sendBehindHeld sends "Once upon a time" to a, waits until a's token
+// hook holds it (closing held), then sends "The little dog" to b, which
+// finds a still answering. The returned func lets a go on; it also runs
+// when the test ends, so a failing test does not leave a held forever.
+func (f *fixture) sendBehindHeld(a, b int64, held <-chan struct{}, release chan struct{}) (let func()) {
+	f.t.Helper()
+	if _, err := f.m.Send(a, "Once upon a time"); err != nil {
+		f.t.Fatal(err)
+	}
+	<-held
+	var once sync.Once
+	let = func() { once.Do(func() { close(release) }) }
+	f.t.Cleanup(let)
+	if _, err := f.m.Send(b, "The little dog"); err != nil {
+		f.t.Fatal(err)
+	}
+	return let
+}
+
 // load loads a model and waits for it.
 func (f *fixture) load(path string) ModelInfo {
 	f.t.Helper()
@@ -383,7 +390,7 @@ func describe(evs []Event) string {
 func streaming(t *testing.T) (f *fixture, conv int64, first Token) {
 	t.Helper()
 	f = newFixture(t, Options{})
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	conv = f.conv(uncapped())
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
 		t.Fatal(err)

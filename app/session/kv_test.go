@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"math"
@@ -9,13 +8,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
+	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/internal/testutil"
 )
 
 // TestWarmLogitsEqualCold: the logits after a warm feed (a cache built the
@@ -35,10 +35,10 @@ func TestWarmLogitsEqualCold(t *testing.T) {
 		batch, split  int // split: prompt tokens fed before the answer
 		answer, trunc int // answer tokens decoded; tokens cut from the cache before the follow-up
 	}{
-		{"stories/default", storiesPath(t), 0, 20, 24, 0},
-		{"stories/truncated", storiesPath(t), 0, 20, 24, 10},
+		{"stories/default", testdata.Stories260K(t), 0, 20, 24, 0},
+		{"stories/truncated", testdata.Stories260K(t), 0, 20, 24, 10},
 		{"qwen2/truncated", synthPath(t, "qwen2"), 0, 30, 16, 6},
-		{"stories/batch7", storiesPath(t), 7, 1, 12, 3},
+		{"stories/batch7", testdata.Stories260K(t), 7, 1, 12, 3},
 		{"qwen2/default", synthPath(t, "qwen2"), 0, 30, 16, 0},
 		{"llama/batch16", synthPath(t, "llama"), 16, 9, 16, 5},
 	}
@@ -103,8 +103,7 @@ func TestWarmLogitsEqualCold(t *testing.T) {
 // it was generated as); only the end-of-turn markup and the new message
 // are processed. The reuse is also stored with the answer.
 func TestFollowUpReusesAnswer(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
+	f, _ := storiesFixture(t)
 	conv := f.conv(greedy(24))
 	first := f.send(conv, "Once upon a time")
 	second := f.send(conv, "Then what?")
@@ -118,31 +117,12 @@ func TestFollowUpReusesAnswer(t *testing.T) {
 	}
 }
 
-// logBuffer collects a manager's log lines (slog handlers may write from
-// several goroutines).
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // lifetime is one manager over a shared database and snapshot folder, as
 // one run of the program.
 type lifetime struct {
 	*fixture
 	disk *kvcache.Store
-	log  *logBuffer
+	log  *testutil.Buffer
 }
 
 func newLifetime(t *testing.T, db, kvDir string, opt Options) *lifetime {
@@ -155,7 +135,7 @@ func newLifetime(t *testing.T, db, kvDir string, opt Options) *lifetime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb := &logBuffer{}
+	lb := &testutil.Buffer{}
 	opt.Disk = disk
 	opt.Logger = slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opt.Threads == 0 {
@@ -188,7 +168,7 @@ func (l *lifetime) cacheState(conv int64) CacheState {
 // from scratch. A damaged, truncated or foreign snapshot is discarded
 // (and logged), never trusted: the answer is still the cold one.
 func TestSnapshotAcrossRestarts(t *testing.T) {
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	set := greedy(16)
 	first := "Once upon a time"
 	cases := []struct {
@@ -301,7 +281,7 @@ func TestSnapshotAcrossRestarts(t *testing.T) {
 func TestSnapshotAfterEachAnswer(t *testing.T) {
 	dir := t.TempDir()
 	l := newLifetime(t, filepath.Join(dir, "churon.db"), filepath.Join(dir, "kv"), Options{})
-	l.load(storiesPath(t))
+	l.load(testdata.Stories260K(t))
 	conv := l.conv(greedy(8))
 	for _, text := range []string{"Lily and Ben", "The little dog"} {
 		tr := l.send(conv, text)
@@ -321,7 +301,7 @@ func TestSnapshotAfterEachAnswer(t *testing.T) {
 // conversation spills the first to disk; its follow-up reads it back and
 // answers as from scratch. Unloading the model leaves every cache on disk.
 func TestSpillOverBudget(t *testing.T) {
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	dir := t.TempDir()
 	set := greedy(12)
 	l := newLifetime(t, filepath.Join(dir, "churon.db"), filepath.Join(dir, "kv"), Options{KVBudget: 1})
@@ -422,7 +402,7 @@ func TestTidy(t *testing.T) {
 	}
 	st.Close()
 
-	model, err := engine.Load(ctx, storiesPath(t), engine.LoadOptions{Threads: 1})
+	model, err := engine.Load(ctx, testdata.Stories260K(t), engine.LoadOptions{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/quant"
+	"github.com/churon/churon/internal/testdata"
 )
 
 // TestLoadErrorsTyped: a file that fails to load is reported as a
@@ -20,7 +21,7 @@ func TestLoadErrorsTyped(t *testing.T) {
 	if err := os.WriteFile(notModel, []byte("these are my notes, not a model"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	whole, err := os.ReadFile(storiesPath(t))
+	whole, err := os.ReadFile(testdata.Stories260K(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,9 @@
 package session
 
 import (
-	"os"
 	"testing"
+
+	"github.com/churon/churon/models/synth/synthtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { synthtest.Main(m) }

@@ -11,8 +11,7 @@ import (
 // gives, the end's and those before; pageOf picks the same pages out of
 // a whole branch as the store does.
 func TestMessagePageIsMessages(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
+	f, _ := storiesFixture(t)
 	conv := f.conv(greedy(4))
 	for i := range 3 {
 		f.send(conv, fmt.Sprintf("Once upon a time %d", i))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/internal/testdata"
 )
 
 // TestContextOverflow runs a conversation far past a small context. With
@@ -15,9 +16,7 @@ import (
 // exactly the turns kept, and the turns after a drop reuse the cache
 // until the next drop. With OverflowStop the answer is refused instead.
 func TestContextOverflow(t *testing.T) {
-	path := storiesPath(t)
-	f := newFixture(t, Options{})
-	f.load(path)
+	f, path := storiesFixture(t)
 	set := greedy(8)
 	set.Context = 320
 	set.SystemPrompt = "Stories."
@@ -48,18 +47,7 @@ func TestContextOverflow(t *testing.T) {
 		}
 		// The answer is the engine's own answer to the turns kept.
 		msgs := f.messages(conv)
-		var kept []string
-		skip := tr.stats.Dropped
-		for _, m := range msgs[:len(msgs)-1] {
-			if m.Role == store.RoleNotice {
-				continue
-			}
-			if skip > 0 {
-				skip--
-				continue
-			}
-			kept = append(kept, m.Content)
-		}
+		kept := keptTurns(msgs, tr.stats.Dropped)
 		if want := reference(t, path, set, kept...); tr.text != want {
 			t.Fatalf("turn %d (%d messages dropped): %q, from scratch on the kept turns: %q", i+1, tr.stats.Dropped, tr.text, want)
 		}
@@ -112,8 +100,7 @@ func TestContextOverflow(t *testing.T) {
 // conversation: …, question, notice, answer.
 func overflowed(t *testing.T) (*fixture, Settings, int64) {
 	t.Helper()
-	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
+	f, _ := storiesFixture(t)
 	set := greedy(8)
 	set.Context = 320
 	set.SystemPrompt = "Stories."
@@ -127,6 +114,23 @@ func overflowed(t *testing.T) (*fixture, Settings, int64) {
 	}
 	t.Fatal("no notice in 12 turns")
 	return nil, Settings{}, 0
+}
+
+// keptTurns are the texts the model sees of msgs before the last: the
+// turns left after the first dropped ones, notices never.
+func keptTurns(msgs []Message, dropped int) []string {
+	var kept []string
+	for _, m := range msgs[:len(msgs)-1] {
+		if m.Role == store.RoleNotice {
+			continue
+		}
+		if dropped > 0 {
+			dropped--
+			continue
+		}
+		kept = append(kept, m.Content)
+	}
+	return kept
 }
 
 // TestNoticesNeverAnswered: after an overflow notice, regenerating the
@@ -144,26 +148,15 @@ func TestNoticesNeverAnswered(t *testing.T) {
 	// message, as the notice says.
 	kept := func() []string {
 		ms := f.messages(conv)
-		var out []string
-		skip := 0
+		dropped := 0
 		for _, m := range ms[:len(ms)-1] {
 			if m.Role == store.RoleNotice {
 				if nt, ok := ParseNotice(m); ok {
-					skip = nt.Dropped
+					dropped = nt.Dropped
 				}
 			}
 		}
-		for _, m := range ms[:len(ms)-1] {
-			if m.Role == store.RoleNotice {
-				continue
-			}
-			if skip > 0 {
-				skip--
-				continue
-			}
-			out = append(out, m.Content)
-		}
-		return out
+		return keptTurns(ms, dropped)
 	}
 
 	for _, c := range []struct {
@@ -180,7 +173,7 @@ func TestNoticesNeverAnswered(t *testing.T) {
 		if tr.text != want {
 			t.Fatalf("regenerated %s: %q, the answer was %q", c.what, tr.text, want)
 		}
-		if ref := reference(t, storiesPath(t), set, kept()...); tr.text != ref {
+		if ref := reference(t, testdata.Stories260K(t), set, kept()...); tr.text != ref {
 			t.Fatalf("regenerated %s: %q, from scratch on the turns kept %q", c.what, tr.text, ref)
 		}
 	}

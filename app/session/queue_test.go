@@ -1,13 +1,16 @@
 package session
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/churon/churon/internal/testdata"
+)
 
 // TestStopRightAfterSend: a Stop that reaches the manager just after the
 // Send, before the answer made a token, cancels it: the answer does not
 // run on to the context's end.
 func TestStopRightAfterSend(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
+	f, _ := storiesFixture(t)
 	conv := f.conv(uncapped())
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
 		t.Fatal(err)
@@ -32,7 +35,7 @@ func TestStopRightAfterSend(t *testing.T) {
 // so that the answer it was to replace shows once more.
 func TestStopQueuedRegenerate(t *testing.T) {
 	f := newFixture(t, Options{MaxAnswers: 1}) // so that it waits
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	a := f.conv(greedy(8))
 	f.send(a, "Once upon a time")
 	old := f.messages(a)

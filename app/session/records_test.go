@@ -15,6 +15,7 @@ import (
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
+	"github.com/churon/churon/internal/testdata"
 )
 
 // TestSettingsThroughTheManager: a setting is read back at once, said on
@@ -137,7 +138,7 @@ func (d *stuckDisk) Save(key string, seq *engine.Sequence) (int64, error) {
 // cache whose write failed — the manager still answers commands, and the
 // model change waits for the write without holding anything else up.
 func TestStuckDiskNeverHoldsTheScheduler(t *testing.T) {
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	for _, failFirst := range []bool{false, true} {
 		name := "after the answer"
 		if failFirst {

@@ -12,26 +12,6 @@ import (
 	"github.com/churon/churon/engine/chat"
 )
 
-// The remote models' API (app/api/session/remote.go), under the names
-// this package uses.
-type (
-	RemoteEngines = api.RemoteEngines
-	RemoteEngine  = api.RemoteEngine
-	RemoteDelta   = api.RemoteDelta
-	RemoteResult  = api.RemoteResult
-)
-
-var (
-	IsRemote     = api.IsRemote
-	ParseRemote  = api.ParseRemote
-	RemotePath   = api.RemotePath
-	ErrNoRemotes = api.ErrNoRemotes
-	RemoteError  = api.RemoteError
-)
-
-// RemotePrefix starts a remote model's path.
-const RemotePrefix = api.RemotePrefix
-
 // remoteCap is how many answers run at once on a remote model: the
 // server has its own queue, and a few in flight keep it busy without
 // flooding it.

@@ -6,13 +6,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/churon/churon/internal/testdata"
 )
 
 // TestAnswersTogetherEqualAlone: four conversations asked at once answer
 // in one batch — steps decode several of them — and each answer is
 // exactly what the engine alone gives (greedy).
 func TestAnswersTogetherEqualAlone(t *testing.T) {
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	var widest atomic.Int32
 	f := newFixture(t, Options{OnStep: func(si StepInfo) {
 		if n := int32(si.Decoding); n > widest.Load() {
@@ -69,7 +71,7 @@ func TestQueueBeyondCap(t *testing.T) {
 	if err := f.m.SetSetting(SettingMaxAnswers, "2"); err != nil {
 		t.Fatal(err)
 	}
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	a, b, c := f.conv(uncapped()), f.conv(uncapped()), f.conv(greedy(8))
 	release, err := f.m.Exclusive(context.Background())
 	if err != nil {
@@ -113,7 +115,7 @@ func TestQueueBeyondCap(t *testing.T) {
 // API client's four requests starts with the first of them.
 func TestFairQueue(t *testing.T) {
 	f := newFixture(t, Options{MaxAnswers: 2})
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	release, err := f.m.Exclusive(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -188,8 +190,7 @@ func drain(t *testing.T, ans Answer) (string, AnswerDone) {
 // TestExclusive: while someone holds the machine no answer starts and the
 // batch stands still; released, the waiting answer runs.
 func TestExclusive(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
+	f, _ := storiesFixture(t)
 	release, err := f.m.Exclusive(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +224,7 @@ func TestStopOneOfMany(t *testing.T) {
 			stopped <- f.m.Stop(c)
 		}
 	}})
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	f.load(path)
 	a, b := f.conv(greedy(200)), f.conv(greedy(40))
 	release, err := f.m.Exclusive(context.Background()) // so that they start together

@@ -18,6 +18,7 @@ import (
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/arch"
 	"github.com/churon/churon/engine/gguf"
+	"github.com/churon/churon/internal/testdata"
 )
 
 func TestSendWithoutModel(t *testing.T) {
@@ -129,7 +130,7 @@ func TestFailedLoadRestoresPrevious(t *testing.T) {
 // stream, Done with stats, and everything is stored; a follow-up reuses
 // the KV cache and still answers exactly as the engine does from scratch.
 func TestSendStories(t *testing.T) {
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	f := newFixture(t, Options{InMemory: true})
 	if err := f.m.LoadModel(path); err != nil {
 		t.Fatal(err)
@@ -221,7 +222,7 @@ func TestStopWithinOneToken(t *testing.T) {
 			once.Do(func() { stopped <- f.m.Stop(c) })
 		}
 	}})
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	set := greedy(200)
 	conv = f.conv(set)
 	tr := f.send(conv, "Once upon a time")
@@ -246,8 +247,7 @@ func TestStopWithinOneToken(t *testing.T) {
 
 // TestStopFromEvents stops the way the UI does: on seeing a token.
 func TestStopFromEvents(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.load(storiesPath(t))
+	f, _ := storiesFixture(t)
 	set := uncapped() // no cap: stories260K runs until the context fills
 	conv := f.conv(set)
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
@@ -269,9 +269,7 @@ func TestStopFromEvents(t *testing.T) {
 }
 
 func TestRegenerateAndEdit(t *testing.T) {
-	path := storiesPath(t)
-	f := newFixture(t, Options{})
-	f.load(path)
+	f, path := storiesFixture(t)
 	set := greedy(16)
 	conv := f.conv(set)
 	first := f.send(conv, "Lily and Ben")
@@ -351,7 +349,7 @@ func TestRegenerateAndEdit(t *testing.T) {
 // answer is disturbed by the other (each conversation has its own KV
 // cache): each is what the engine alone gives.
 func TestTwoConversations(t *testing.T) {
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	// A is held after its first token until the checks below are done:
 	// stories260K answers 48 tokens in milliseconds, faster than the
 	// test's next commands on a loaded machine (A was once done before
@@ -381,19 +379,7 @@ func TestTwoConversations(t *testing.T) {
 	setA, setB := greedy(48), greedy(12)
 	a = f.conv(setA)
 	b = f.conv(setB)
-	if _, err := f.m.Send(a, "Once upon a time"); err != nil {
-		t.Fatal(err)
-	}
-	<-held
-	released := false
-	defer func() {
-		if !released {
-			close(release)
-		}
-	}()
-	if _, err := f.m.Send(b, "The little dog"); err != nil {
-		t.Fatal(err)
-	}
+	let := f.sendBehindHeld(a, b, held, release)
 	if _, err := f.m.Send(a, "again"); !errors.Is(err, ErrBusy) {
 		t.Fatalf("second Send on a busy conversation: %v", err)
 	}
@@ -417,8 +403,7 @@ func TestTwoConversations(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("B never joined the batch while A was held")
 	}
-	released = true
-	close(release)
+	let()
 	evs := f.waitAll(a, b)
 	ta, tb := collect(t, evs, a), collect(t, evs, b)
 	if together.Load() == 0 {
@@ -487,27 +472,14 @@ func TestStopQueued(t *testing.T) {
 			once.Do(func() { close(held); <-release })
 		}
 	}})
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	a = f.conv(greedy(64))
 	b := f.conv(greedy(8))
-	if _, err := f.m.Send(a, "Once upon a time"); err != nil {
-		t.Fatal(err)
-	}
-	<-held
-	released := false
-	defer func() {
-		if !released {
-			close(release)
-		}
-	}()
-	if _, err := f.m.Send(b, "The little dog"); err != nil {
-		t.Fatal(err)
-	}
+	let := f.sendBehindHeld(a, b, held, release)
 	if err := f.m.Stop(b); err != nil {
 		t.Fatal(err)
 	}
-	close(release)
-	released = true
+	let()
 	evs := f.ev.until(t, isDone(a))
 	tb := collect(t, evs, b)
 	if tb.done.Reason != ReasonCancelled || tb.done.Msg != 0 || tb.text != "" {
@@ -524,7 +496,7 @@ func TestStopQueued(t *testing.T) {
 
 func TestUnloadWhileIdle(t *testing.T) {
 	f := newFixture(t, Options{})
-	path := storiesPath(t)
+	path := testdata.Stories260K(t)
 	f.load(path)
 	conv := f.conv(greedy(4))
 	f.send(conv, "Hi")
@@ -646,7 +618,7 @@ func TestStreamingCommits(t *testing.T) {
 		}
 		got <- seen{live[len(live)-1].Content, saved[len(saved)-1].Content}
 	}})
-	f.load(storiesPath(t))
+	f.load(testdata.Stories260K(t))
 	conv = f.conv(greedy(40))
 	tr := f.send(conv, "Once upon a time")
 	early, late := <-got, <-got

@@ -13,9 +13,7 @@ import (
 // only as far as the tokens match), and switching again shows the other
 // branch with what followed it.
 func TestSwitchVersionFollowsTheCache(t *testing.T) {
-	path := storiesPath(t)
-	f := newFixture(t, Options{})
-	f.load(path)
+	f, path := storiesFixture(t)
 	set := greedy(12)
 	conv := f.conv(set)
 	a1 := f.send(conv, "Lily and Ben")

@@ -96,3 +96,21 @@ func TestStartChild(t *testing.T) {
 		t.Fatalf("the hanging child was not killed at the limit: %v after %v", err, time.Since(start))
 	}
 }
+
+// TestBuffer: writes from many goroutines at once all land, whole (run
+// with -race, a buffer without its lock fails here).
+func TestBuffer(t *testing.T) {
+	var b Buffer
+	Concurrently(t, 4, 50, func(g, i int) error {
+		_, err := fmt.Fprintf(&b, "%d.%02d;", g, i)
+		return err
+	})
+	got := strings.Split(strings.TrimSuffix(b.String(), ";"), ";")
+	if len(got) != 200 {
+		t.Fatalf("%d writes landed, want 200", len(got))
+	}
+	slices.Sort(got)
+	if got[0] != "0.00" || got[199] != "3.49" || len(slices.Compact(got)) != 200 {
+		t.Fatalf("writes mangled: first %q, last %q", got[0], got[199])
+	}
+}

@@ -149,6 +149,28 @@ func walk(ctx context.Context, loc Location, seen map[string]bool, budget int) (
 	if loc.Source == Ollama {
 		return walkOllama(ctx, loc, seen, budget)
 	}
+	dir := func(p, rel string, d fs.DirEntry) error {
+		depth := strings.Count(rel, string(filepath.Separator))
+		if depth >= maxDepth || (p != root && strings.HasPrefix(d.Name(), ".")) {
+			return fs.SkipDir
+		}
+		// The hub cache keeps file contents under blobs/ with hash
+		// names; the snapshots/ links name them, so blobs/ is skipped.
+		if loc.Source == HuggingFace && d.Name() == "blobs" {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	return collect(ctx, root, seen, budget, dir, func(p, rel string) (Model, bool) { return inspect(p, rel, loc) })
+}
+
+// collect walks root and keeps the models that inspect finds among its
+// files (rel: the file's path below root), each real file once (seen is
+// shared by all locations) and at most budget of them; dir says whether
+// to enter a folder (nil) or not (fs.SkipDir). What cannot be read is
+// passed over: only the end of ctx is an error.
+func collect(ctx context.Context, root string, seen map[string]bool, budget int,
+	dir func(p, rel string, d fs.DirEntry) error, inspect func(p, rel string) (Model, bool)) ([]Model, error) {
 	var out []Model
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
@@ -162,22 +184,13 @@ func walk(ctx context.Context, loc Location, seen map[string]bool, budget int) (
 			return nil
 		}
 		rel, _ := filepath.Rel(root, p)
-		depth := strings.Count(rel, string(filepath.Separator))
 		if d.IsDir() {
-			if depth >= maxDepth || (p != root && strings.HasPrefix(d.Name(), ".")) {
-				return fs.SkipDir
-			}
-			// The hub cache keeps file contents under blobs/ with hash
-			// names; the snapshots/ links name them, so blobs/ is skipped.
-			if loc.Source == HuggingFace && d.Name() == "blobs" {
-				return fs.SkipDir
-			}
-			return nil
+			return dir(p, rel, d)
 		}
 		if len(out) >= budget {
 			return fs.SkipAll
 		}
-		m, ok := inspect(p, rel, loc)
+		m, ok := inspect(p, rel)
 		if !ok || seen[m.Real] {
 			return nil
 		}
@@ -271,31 +284,9 @@ type ollamaManifest struct {
 }
 
 func walkOllama(ctx context.Context, loc Location, seen map[string]bool, budget int) ([]Model, error) {
-	manifests := filepath.Join(loc.Dir, "manifests")
-	var out []Model
-	err := filepath.WalkDir(manifests, func(p string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		if len(out) >= budget {
-			return fs.SkipAll
-		}
-		rel, _ := filepath.Rel(manifests, p)
-		m, ok := inspectOllama(loc, p, rel)
-		if !ok || seen[m.Real] {
-			return nil
-		}
-		seen[m.Real] = true
-		out = append(out, m)
-		return nil
-	})
-	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		return nil, fmt.Errorf("discover: %w", err)
-	}
-	return out, nil
+	enter := func(p, rel string, d fs.DirEntry) error { return nil }
+	return collect(ctx, filepath.Join(loc.Dir, "manifests"), seen, budget, enter,
+		func(p, rel string) (Model, bool) { return inspectOllama(loc, p, rel) })
 }
 
 // inspectOllama reads one manifest (rel: registry/namespace/name/tag) and

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,9 +53,7 @@ func TestUnreachableFailsWithoutRetrying(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			opt := fastOpts()
 			opt.Client = c.client
-			var mu sync.Mutex
-			var retries []Retry
-			opt.OnRetry = func(r Retry) { mu.Lock(); retries = append(retries, r); mu.Unlock() }
+			retried := recordRetries(&opt)
 			dest := filepath.Join(t.TempDir(), "m.gguf")
 			err := waitDone(t, Start(context.Background(), Request{URL: c.url, Dest: dest}, opt))
 			var ue *UnreachableError
@@ -64,8 +63,7 @@ func TestUnreachableFailsWithoutRetrying(t *testing.T) {
 			if !strings.Contains(c.url, ue.Host) || ue.Host == "" {
 				t.Errorf("host %q; want the URL's host", ue.Host)
 			}
-			mu.Lock()
-			defer mu.Unlock()
+			retries := retried()
 			if len(retries) != 0 {
 				t.Errorf("retried %d times (%v); an unreachable host is not retried", len(retries), retries[0].Err)
 			}
@@ -74,21 +72,31 @@ func TestUnreachableFailsWithoutRetrying(t *testing.T) {
 	}
 }
 
+// recordRetries sets opt.OnRetry to keep the retries reported; the
+// returned func is those reported so far.
+func recordRetries(opt *Options) func() []Retry {
+	var mu sync.Mutex
+	var retries []Retry
+	opt.OnRetry = func(r Retry) { mu.Lock(); retries = append(retries, r); mu.Unlock() }
+	return func() []Retry {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(retries)
+	}
+}
+
 func TestOnRetrySaysWhatIsRetried(t *testing.T) {
 	fs, srv := newFileServer(t, 10<<10)
 	fs.set(func(fs *fileServer) { fs.statuses = []int{503, 502} })
 	opt := fastOpts()
 	opt.Connections = 1
-	var mu sync.Mutex
-	var retries []Retry
-	opt.OnRetry = func(r Retry) { mu.Lock(); retries = append(retries, r); mu.Unlock() }
+	retried := recordRetries(&opt)
 	dest := filepath.Join(t.TempDir(), "m")
 	if err := waitDone(t, Start(context.Background(), Request{URL: srv.URL, Dest: dest}, opt)); err != nil {
 		t.Fatal(err)
 	}
 	checkFile(t, dest, fs.data)
-	mu.Lock()
-	defer mu.Unlock()
+	retries := retried()
 	want := []struct {
 		attempt int
 		reason  string
@@ -152,16 +160,13 @@ func TestLostMidDownloadIsRetried(t *testing.T) {
 
 	opt := fastOpts()
 	opt.Connections = 1
-	var mu sync.Mutex
-	var retries []Retry
-	opt.OnRetry = func(r Retry) { mu.Lock(); retries = append(retries, r); mu.Unlock() }
+	retried := recordRetries(&opt)
 	dest := filepath.Join(t.TempDir(), "m.gguf")
 	err = waitDone(t, Start(context.Background(), Request{URL: "http://" + ln.Addr().String() + "/m.gguf", Dest: dest}, opt))
 	if err == nil || errors.Is(err, ErrUnreachable) {
 		t.Fatalf("err = %v; want the retries to give up, not a fail-fast", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	retries := retried()
 	if len(retries) == 0 {
 		t.Error("a connection lost mid-download was not retried")
 	}

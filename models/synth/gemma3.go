@@ -32,8 +32,7 @@ func (s Spec) gemma3Metadata(kv func(string, any)) {
 // norm is near one (the file stores Gemma's 1 + w) so a pass that skipped
 // one would show.
 func (s Spec) gemma3Tensors(add func(kind int, name string, shape ...int)) {
-	hd := s.headDim()
-	qDim, kvDim := s.Heads*hd, s.KVHeads*hd
+	hd, qDim, kvDim := s.attnDims()
 	s.addEnds(add, kindNearOne)
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)

@@ -72,8 +72,7 @@ func (s Spec) qwen35Metadata(kv func(string, any)) {
 
 // qwen35Tensors lists a qwen35 model's tensors in llama.cpp's order.
 func (s Spec) qwen35Tensors(add func(kind int, name string, shape ...int)) {
-	hd := s.headDim()
-	qDim, kvDim := s.Heads*hd, s.KVHeads*hd
+	hd, qDim, kvDim := s.attnDims()
 	kd, vd := s.SSMKHeads*s.SSMHeadDim, s.SSMVHeads*s.SSMHeadDim
 	s.addEnds(add, kindNearOne)
 	for l := range s.Layers + s.NextN {

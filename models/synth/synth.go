@@ -116,6 +116,13 @@ func (s Spec) headDim() int {
 	return s.Embd / s.Heads
 }
 
+// attnDims are the head size and the widths of the attention's queries
+// and of its keys (and values).
+func (s Spec) attnDims() (head, q, kv int) {
+	head = s.headDim()
+	return head, s.Heads * head, s.KVHeads * head
+}
+
 // ChatML is the template written into generated models.
 const ChatML = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 
@@ -340,8 +347,7 @@ func (s Spec) plan() ([]Tensor, error) {
 		}
 		return out, nil
 	}
-	headDim := s.headDim()
-	qDim, kvDim := s.Heads*headDim, s.KVHeads*headDim
+	headDim, qDim, kvDim := s.attnDims()
 	s.addEnds(add, kindOnes)
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)

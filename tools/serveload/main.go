@@ -36,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/churon/churon/app/api/openai"
 	apiserve "github.com/churon/churon/app/api/serve"
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/session"
@@ -430,27 +431,18 @@ func (h *harness) streamMessages(ctx context.Context, msgs []map[string]string, 
 		if !ok || data == "[DONE]" {
 			continue
 		}
-		var c struct {
-			Choices []struct {
-				Delta struct {
-					Content *string `json:"content"`
-				} `json:"delta"`
-			} `json:"choices"`
-			Usage *struct {
-				PromptTokens     int `json:"prompt_tokens"`
-				CompletionTokens int `json:"completion_tokens"`
-				Details          struct {
-					CachedTokens int `json:"cached_tokens"`
-				} `json:"prompt_tokens_details"`
-			} `json:"usage"`
-		}
+		var c openai.ChatChunk
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
 			return a, err
 		}
-		if c.Usage != nil {
-			a.tokens, a.prompt, a.cached = c.Usage.CompletionTokens, c.Usage.PromptTokens, c.Usage.Details.CachedTokens
+		if u := c.Usage; u != nil {
+			a.tokens, a.prompt = u.CompletionTokens, u.PromptTokens
+			if u.PromptTokensDetails != nil {
+				a.cached = u.PromptTokensDetails.CachedTokens
+			}
 		}
-		if len(c.Choices) == 0 || c.Choices[0].Delta.Content == nil || *c.Choices[0].Delta.Content == "" {
+		text := c.Text()
+		if text == "" {
 			continue
 		}
 		now := time.Now()
@@ -460,7 +452,7 @@ func (h *harness) streamMessages(ctx context.Context, msgs []map[string]string, 
 			a.gaps = append(a.gaps, now.Sub(last))
 		}
 		last = now
-		a.text += *c.Choices[0].Delta.Content
+		a.text += text
 	}
 	a.finished = time.Now()
 	return a, sc.Err()
@@ -613,14 +605,7 @@ func (h *harness) continuing(ctx context.Context, o options, dir string) (contFi
 		return c, err
 	}
 	msgs = append(msgs, map[string]string{"role": "assistant", "content": first.text}, map[string]string{"role": "user", "content": "More."})
-	// A cold request of the same length: another system prompt.
-	cold := slices.Clone(msgs)
-	cold[0] = map[string]string{"role": "system", "content": "Other. " + longText(300)}
-	ca, err := h.streamMessages(ctx, cold, 16)
-	if err != nil {
-		return c, err
-	}
-	warm, err := h.streamMessages(ctx, msgs, 16)
+	ca, warm, err := h.coldThenWarm(ctx, msgs, "Other. ")
 	if err != nil {
 		return c, err
 	}
@@ -634,18 +619,25 @@ func (h *harness) continuing(ctx context.Context, o options, dir string) (contFi
 	}
 	c.h = g
 	msgs = append(msgs, map[string]string{"role": "assistant", "content": warm.text}, map[string]string{"role": "user", "content": "Again."})
-	cold2 := slices.Clone(msgs)
-	cold2[0] = map[string]string{"role": "system", "content": "Third. " + longText(300)}
-	ca2, err := g.streamMessages(ctx, cold2, 16)
-	if err != nil {
-		return c, err
-	}
-	after, err := g.streamMessages(ctx, msgs, 16)
+	ca2, after, err := g.coldThenWarm(ctx, msgs, "Third. ")
 	if err != nil {
 		return c, err
 	}
 	c.RestartPrompt, c.RestartCached, c.RestartTTFT, c.RestartColdTTFT = after.prompt, after.cached, after.ttft, ca2.ttft
 	return c, nil
+}
+
+// coldThenWarm streams a cold request of about msgs' length (its system
+// prompt starts with other instead), then msgs itself, which the server
+// may answer from its cache.
+func (h *harness) coldThenWarm(ctx context.Context, msgs []map[string]string, other string) (cold, warm answer, err error) {
+	c := slices.Clone(msgs)
+	c[0] = map[string]string{"role": "system", "content": other + longText(300)}
+	if cold, err = h.streamMessages(ctx, c, 16); err != nil {
+		return cold, warm, err
+	}
+	warm, err = h.streamMessages(ctx, msgs, 16)
+	return cold, warm, err
 }
 
 // greedySame compares four concurrent greedy answers with the same four

@@ -10,18 +10,29 @@ type ChatRequest struct {
 	Stream        bool           `json:"stream"`
 	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
 	MaxTokens     *int           `json:"max_tokens,omitempty"`
-	Temperature   *float64       `json:"temperature,omitempty"`
-	TopP          *float64       `json:"top_p,omitempty"`
+	Sampling
+	Stop        []string `json:"stop,omitempty"`
+	Logprobs    bool     `json:"logprobs,omitempty"`
+	TopLogprobs *int     `json:"top_logprobs,omitempty"`
+}
+
+// Sampling are the sampling fields of the chat and completions requests,
+// as Churon sends them and as its server (serve/) reads them; nil is
+// absent, the server's default.
+type Sampling struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
 	// TopK, MinP and RepeatPenalty are llama-server's, vLLM's and
 	// Ollama's extensions; OpenAI's own API ignores or refuses them, so
 	// they are sent only when set.
-	TopK          *int     `json:"top_k,omitempty"`
-	MinP          *float64 `json:"min_p,omitempty"`
-	RepeatPenalty *float64 `json:"repeat_penalty,omitempty"`
-	Seed          *int64   `json:"seed,omitempty"`
-	Stop          []string `json:"stop,omitempty"`
-	Logprobs      bool     `json:"logprobs,omitempty"`
-	TopLogprobs   *int     `json:"top_logprobs,omitempty"`
+	TopK             *int               `json:"top_k,omitempty"`
+	MinP             *float64           `json:"min_p,omitempty"`
+	RepeatPenalty    *float64           `json:"repeat_penalty,omitempty"`
+	PresencePenalty  *float64           `json:"presence_penalty,omitempty"`
+	FrequencyPenalty *float64           `json:"frequency_penalty,omitempty"`
+	Seed             *int64             `json:"seed,omitempty"`
+	N                *int               `json:"n,omitempty"`
+	LogitBias        map[string]float64 `json:"logit_bias,omitempty"`
 }
 
 // Message is one message of a chat: role "system", "user" or "assistant".
@@ -35,6 +46,11 @@ type StreamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
+// The responses below are what Churon's own server (serve/) writes and
+// what the client reads from any server: one set of types for both ends,
+// tagged as the server writes them (fields a server may leave out are
+// read as their zero value).
+
 // ModelList is GET /v1/models.
 type ModelList struct {
 	Object string  `json:"object"`
@@ -45,6 +61,7 @@ type ModelList struct {
 type Model struct {
 	ID      string `json:"id"`
 	Object  string `json:"object"`
+	Created int64  `json:"created"`
 	OwnedBy string `json:"owned_by"`
 }
 
@@ -65,12 +82,15 @@ type PromptDetails struct {
 // "chat.completion.chunk"), or a whole completion (object
 // "chat.completion", whose choices carry Message instead of Delta).
 type ChatChunk struct {
-	ID      string   `json:"id"`
-	Object  string   `json:"object"`
-	Created int64    `json:"created"`
-	Model   string   `json:"model"`
-	Choices []Choice `json:"choices"`
-	Usage   *Usage   `json:"usage,omitempty"`
+	ID                string   `json:"id"`
+	Object            string   `json:"object"`
+	Created           int64    `json:"created"`
+	Model             string   `json:"model"`
+	SystemFingerprint string   `json:"system_fingerprint"`
+	Choices           []Choice `json:"choices"`
+	Usage             *Usage   `json:"usage,omitempty"`
+	// Conversation (Churon's own): where its server stored the request.
+	Conversation int64 `json:"conversation,omitempty"`
 	// Timings are llama-server's own measurements (its last chunk).
 	Timings *Timings `json:"timings,omitempty"`
 	// Error is set by servers that report a failure inside the stream
@@ -94,20 +114,21 @@ type Timings struct {
 // Choice is one choice of a chunk: Churon asks for one (n = 1).
 type Choice struct {
 	Index        int       `json:"index"`
-	Delta        *Delta    `json:"delta,omitempty"`
 	Message      *Delta    `json:"message,omitempty"`
-	Logprobs     *Logprobs `json:"logprobs,omitempty"`
+	Delta        *Delta    `json:"delta,omitempty"`
+	Logprobs     *Logprobs `json:"logprobs"`
 	FinishReason *string   `json:"finish_reason"`
 }
 
 // Delta is new text of the answer. Reasoning is where servers put a
 // thinking model's reasoning apart from its answer: llama-server and
-// vLLM call it reasoning_content, Ollama reasoning.
+// vLLM call it reasoning_content, Ollama reasoning. Content is nil when
+// absent (a chunk of reasoning only), unlike "" (an empty answer).
 type Delta struct {
-	Role             string `json:"role,omitempty"`
-	Content          string `json:"content,omitempty"`
-	ReasoningContent string `json:"reasoning_content,omitempty"`
-	Reasoning        string `json:"reasoning,omitempty"`
+	Role             string  `json:"role,omitempty"`
+	Content          *string `json:"content,omitempty"`
+	ReasoningContent string  `json:"reasoning_content,omitempty"`
+	Reasoning        string  `json:"reasoning,omitempty"`
 }
 
 // Logprobs are the log-probabilities of the tokens of a chunk.
@@ -120,15 +141,15 @@ type Logprobs struct {
 type TokenLogprob struct {
 	Token       string       `json:"token"`
 	Logprob     float64      `json:"logprob"`
-	Bytes       []int        `json:"bytes,omitempty"`
-	TopLogprobs []TopLogprob `json:"top_logprobs,omitempty"`
+	Bytes       []int        `json:"bytes"`
+	TopLogprobs []TopLogprob `json:"top_logprobs"`
 }
 
 // TopLogprob is one of the most likely tokens at a place.
 type TopLogprob struct {
 	Token   string  `json:"token"`
 	Logprob float64 `json:"logprob"`
-	Bytes   []int   `json:"bytes,omitempty"`
+	Bytes   []int   `json:"bytes"`
 }
 
 // ErrorBody is OpenAI's error shape, {"error": {...}}, as servers send
@@ -158,8 +179,8 @@ func (e *ErrorBody) UnmarshalJSON(b []byte) error {
 
 // Text is the chunk's new answer text (its first choice's).
 func (c ChatChunk) Text() string {
-	if d := c.delta(); d != nil {
-		return d.Content
+	if d := c.delta(); d != nil && d.Content != nil {
+		return *d.Content
 	}
 	return ""
 }
