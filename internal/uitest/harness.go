@@ -261,6 +261,35 @@ func (h *Harness) Stored(conv int64) int {
 	return len(ms)
 }
 
+// StoredChat makes a conversation titled title through the session, as
+// New chat does, and writes msgs into it in order straight into the store
+// (no model needed). It returns the conversation's id and the messages as
+// stored.
+func (h *Harness) StoredChat(title string, msgs ...store.Message) (int64, []store.Message) {
+	h.T.Helper()
+	c, err := h.M.NewConversation(title)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	stored := make([]store.Message, len(msgs))
+	for i, m := range msgs {
+		stored[i] = h.AddMessage(c.ID, m)
+	}
+	return c.ID, stored
+}
+
+// AddMessage writes m into conversation conv straight into the store and
+// returns it as stored.
+func (h *Harness) AddMessage(conv int64, m store.Message) store.Message {
+	h.T.Helper()
+	m.ConversationID = conv
+	got, err := h.St.AddMessage(context.Background(), m)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	return got
+}
+
 // Idle reports whether the chat shown is not answering.
 func (h *Harness) Idle() bool { return !h.Core.Generating[h.Core.Conv] }
 
