@@ -62,6 +62,20 @@ type Options struct {
 	OnStep func(session.StepInfo)
 }
 
+// Connections is a connections file in the test's temporary folder
+// holding cs, each with the API key key ("" for none): the remote engines
+// for Options.Remotes.
+func Connections(t *testing.T, key string, cs ...remote.Connection) *remote.Connections {
+	t.Helper()
+	conns := remote.Open(filepath.Join(t.TempDir(), remote.FileName), nil)
+	for _, c := range cs {
+		if _, err := conns.Add(c, key, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conns
+}
+
 // New makes the app, the database, the session manager and the window;
 // open builds the window's content on them, with Post as its way onto
 // Fyne's goroutine, and returns what closes it.
