@@ -69,7 +69,7 @@ func newModelChooser(p *comparePage) *modelChooser {
 	c.quantLabel.Wrapping = fyne.TextWrapWord
 	c.quantBar = widget.NewProgressBar()
 	c.quantStop = widget.NewButtonWithIcon(lang.X("models.cancel", "Cancel"), theme.CancelIcon(), c.onStopQuantize)
-	c.quantRow = container.NewBorder(nil, nil, nil, container.NewCenter(c.quantStop), container.NewVBox(c.quantLabel, c.quantBar))
+	c.quantRow = core.Row(container.NewVBox(c.quantLabel, c.quantBar), c.quantStop)
 	c.quantRow.Hide()
 	head := container.NewBorder(nil, nil, sectionTitle(lang.X("compare.models", "Models — tick two to four")), container.NewHBox(addFile, refresh))
 	c.content = container.NewVBox(head, c.status, c.box, c.quantRow)
@@ -320,6 +320,5 @@ func (c *modelChooser) siblingRow(repo, rev string, v hub.Variant) fyne.CanvasOb
 	}
 	state()
 	info := []string{path.Base(v.Files[0].Path), core.FormatBytes(v.Size)}
-	return container.NewBorder(nil, nil, nil, container.NewCenter(btn),
-		core.Lines(core.BoldLabel(name), core.MutedLine(strings.Join(info, " · "))))
+	return core.Row(core.Lines(core.BoldLabel(name), core.MutedLine(strings.Join(info, " · "))), btn)
 }

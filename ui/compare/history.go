@@ -115,8 +115,7 @@ func (p *comparePage) historyRow(c store.Comparison, list *fyne.Container, statu
 	})
 	del.Importance = widget.LowImportance
 	when := c.Created.Local().Format("2006-01-02 15:04")
-	return container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(open, del)),
-		core.Lines(core.BoldLabel(c.Title), core.MutedLine(when)))
+	return core.Row(core.Lines(core.BoldLabel(c.Title), core.MutedLine(when)), open, del)
 }
 
 // reopen shows a saved comparison as it ended.

@@ -118,7 +118,7 @@ func (p *modelsPage) newLibRow(m library.Model) *libRow {
 	if !p.s.svc.Supported(meta.Architecture) && meta.Architecture != "" {
 		r.showStatus(lang.X("models.unsupported.short", "Churon cannot run {{.Arch}} models yet.", map[string]any{"Arch": meta.Architecture}), widget.DangerImportance)
 	}
-	r.content = container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(load, r.verify, reveal, r.del)), col)
+	r.content = core.Row(col, load, r.verify, reveal, r.del)
 	r.refreshVerdict()
 	r.refreshLoaded()
 	return r

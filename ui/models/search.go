@@ -71,8 +71,7 @@ func (p *modelsPage) showResults(ms []hub.Model, err error) {
 			meta = append(meta, lang.X("models.gated", "gated: needs an access token"))
 		}
 		open := widget.NewButton(lang.X("models.files", "Show files"), func() { p.showRepo(m.ID) })
-		p.results.Add(container.NewBorder(nil, nil, nil, container.NewCenter(open),
-			core.Lines(core.BoldLabel(m.ID), core.MutedLine(strings.Join(meta, " · ")))))
+		p.results.Add(core.Row(core.Lines(core.BoldLabel(m.ID), core.MutedLine(strings.Join(meta, " · "))), open))
 	}
 	p.results.Refresh()
 }
@@ -188,8 +187,7 @@ func newVariantRow(p *modelsPage, repo string, v hub.Variant) *variantRow {
 	r.action = widget.NewButton(lang.X("models.download", "Download"), r.onDownload)
 	r.bar = widget.NewProgressBar()
 	r.bar.Hide()
-	r.content = container.NewBorder(nil, nil, nil, container.NewCenter(r.action),
-		core.Lines(core.BoldLabel(name), core.MutedLine(strings.Join(info, " · ")), r.verdict, r.bar))
+	r.content = core.Row(core.Lines(core.BoldLabel(name), core.MutedLine(strings.Join(info, " · ")), r.verdict, r.bar), r.action)
 	r.refresh()
 	return r
 }
