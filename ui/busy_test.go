@@ -16,32 +16,9 @@ import (
 // chat that answers and the one that waits its turn are marked in the
 // sidebar, and the marks go once they are done.
 func TestSidebarMarksBusyChats(t *testing.T) {
-	long := uitest.Quick(0) // stories260K runs on until the context fills
-	long.Context = 2048
-	h := newHarness(t, harnessOptions{settings: &long})
-	if err := h.M.SetSetting(session.SettingMaxAnswers, "1"); err != nil {
-		t.Fatal(err)
-	}
-	h.Load(uitest.StoriesPath(t))
+	h, first, second := twoLongChats(t, "1")
 	u := h.u
-	h.typeAndSend("Once upon a time")
-	first := u.w.Conv
-	u.onNewChat()
-	h.typeAndSend("The little dog")
-	second := u.w.Conv
-	mark := func(conv int64) string {
-		it := findConvItem(h.W.Canvas().Content(), conv)
-		if it == nil {
-			return ""
-		}
-		m, _ := uitest.Find(it, func(r *widget.RichText) bool {
-			return r.Visible() && (r.String() == "answering…" || r.String() == "waiting")
-		})
-		if m == nil {
-			return ""
-		}
-		return m.String()
-	}
+	mark := h.sidebarMark
 	h.Wait("both chats in the list, the second queued", func() bool {
 		_, queued := u.queued[second]
 		return queued && findConvItem(h.W.Canvas().Content(), second) != nil && findConvItem(h.W.Canvas().Content(), first) != nil
@@ -69,24 +46,9 @@ func TestSidebarMarksBusyChats(t *testing.T) {
 // TestSidebarMarksChatsAnsweringTogether: under the cap, two chats asked
 // one after the other answer together, and both are marked answering.
 func TestSidebarMarksChatsAnsweringTogether(t *testing.T) {
-	long := uitest.Quick(0)
-	long.Context = 2048
-	h := newHarness(t, harnessOptions{settings: &long})
-	h.Load(uitest.StoriesPath(t))
+	h, first, second := twoLongChats(t, "")
 	u := h.u
-	h.typeAndSend("Once upon a time")
-	first := u.w.Conv
-	u.onNewChat()
-	h.typeAndSend("The little dog")
-	second := u.w.Conv
-	answering := func(conv int64) bool {
-		it := findConvItem(h.W.Canvas().Content(), conv)
-		if it == nil {
-			return false
-		}
-		m, _ := uitest.Find(it, func(r *widget.RichText) bool { return r.Visible() && r.String() == "answering…" })
-		return m != nil
-	}
+	answering := func(conv int64) bool { return h.sidebarMark(conv) == "answering…" }
 	h.Wait("both chats marked answering", func() bool { return answering(first) && answering(second) })
 	if _, queued := u.queued[second]; queued {
 		t.Error("the second chat waited although the cap leaves room")
@@ -99,6 +61,42 @@ func TestSidebarMarksChatsAnsweringTogether(t *testing.T) {
 	// The window applies each Done as it reads it, a moment after the
 	// session is idle: a mark that stays makes this wait time out.
 	h.Wait("both marks gone", func() bool { return !answering(first) && !answering(second) })
+}
+
+// twoLongChats asks two chats in turn, each answering on until its
+// context fills (stories260K), with the cap on answers at once set to
+// maxAnswers ("": the default).
+func twoLongChats(t *testing.T, maxAnswers string) (h *harness, first, second int64) {
+	long := uitest.Quick(0)
+	long.Context = 2048
+	h = newHarness(t, harnessOptions{settings: &long})
+	if maxAnswers != "" {
+		if err := h.M.SetSetting(session.SettingMaxAnswers, maxAnswers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Load(uitest.StoriesPath(t))
+	h.typeAndSend("Once upon a time")
+	first = h.u.w.Conv
+	h.u.onNewChat()
+	h.typeAndSend("The little dog")
+	return h, first, h.u.w.Conv
+}
+
+// sidebarMark is what the sidebar's row of conv says of its answer:
+// "answering…", "waiting", or "" for nothing (or no row).
+func (h *harness) sidebarMark(conv int64) string {
+	it := findConvItem(h.W.Canvas().Content(), conv)
+	if it == nil {
+		return ""
+	}
+	m, _ := uitest.Find(it, func(r *widget.RichText) bool {
+		return r.Visible() && (r.String() == "answering…" || r.String() == "waiting")
+	})
+	if m == nil {
+		return ""
+	}
+	return m.String()
 }
 
 // TestBannerKeepsItsPlace: a long error sits above the page, which

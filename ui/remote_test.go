@@ -3,7 +3,6 @@ package ui
 import (
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,10 +24,7 @@ import (
 // (docs/screenshots/remote-model-menu.png is the menu, made here).
 func TestRemoteModelChat(t *testing.T) {
 	srv := remotetest.Serve(t, remotetest.Key)
-	conns := remote.Open(filepath.Join(t.TempDir(), remote.FileName), nil)
-	if _, err := conns.Add(remote.Connection{Name: "local", BaseURL: srv.Base, Models: []string{srv.Model}}, remotetest.Key, false); err != nil {
-		t.Fatal(err)
-	}
+	conns := uitest.Connections(t, remotetest.Key, remote.Connection{Name: "local", BaseURL: srv.Base, Models: []string{srv.Model}})
 	lib, _ := uitest.LocalLibrary(t) // an empty library: the menu shows the remote model alone
 	h := newHarness(t, harnessOptions{remotes: conns, settings: ptr(uitest.Quick(24)), models: &lib})
 	if os.Getenv("CHURON_SCREENSHOTS") != "" {
@@ -86,10 +82,7 @@ func TestRemoteCutShown(t *testing.T) {
 	}
 	fake := httptest.NewServer(cut.Handler)
 	defer fake.Close()
-	conns := remote.Open(filepath.Join(t.TempDir(), remote.FileName), nil)
-	if _, err := conns.Add(remote.Connection{Name: "flaky", BaseURL: fake.URL, Models: []string{"m"}}, "", false); err != nil {
-		t.Fatal(err)
-	}
+	conns := uitest.Connections(t, "", remote.Connection{Name: "flaky", BaseURL: fake.URL, Models: []string{"m"}})
 	lib, _ := uitest.LocalLibrary(t)
 	h := newHarness(t, harnessOptions{remotes: conns, models: &lib})
 	h.Load(session.RemotePath("flaky", "m"))

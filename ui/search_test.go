@@ -21,11 +21,7 @@ import (
 func TestSearchOpensTheMatch(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	ctx := context.Background()
-	c, err := h.M.NewConversation("long chat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var target, old store.Message
+	var msgs []store.Message
 	for i := range 40 {
 		role, text := store.RoleUser, fmt.Sprintf("Question %d about the weather today.", i)
 		if i%2 == 1 {
@@ -34,19 +30,12 @@ func TestSearchOpensTheMatch(t *testing.T) {
 		if i == 5 {
 			text = "Answer 5: the Zebra crossed the road."
 		}
-		m, err := h.St.AddMessage(ctx, store.Message{ConversationID: c.ID, Role: role, Content: text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 5 {
-			target = m
-		}
-		if i == 8 {
-			old = m
-		}
+		msgs = append(msgs, store.Message{Role: role, Content: text})
 	}
+	conv, stored := h.StoredChat("long chat", msgs...)
+	target, old := stored[5], stored[8]
 	// An earlier version of question 8, not shown.
-	if _, err := h.St.AddVersion(ctx, old.ID, store.Message{ConversationID: c.ID, Role: store.RoleUser, Content: "What does a giraffe eat?"}); err != nil {
+	if _, err := h.St.AddVersion(ctx, old.ID, store.Message{ConversationID: conv, Role: store.RoleUser, Content: "What does a giraffe eat?"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.St.SelectMessage(ctx, old.ID); err != nil {
@@ -65,14 +54,14 @@ func TestSearchOpensTheMatch(t *testing.T) {
 		u.side.search.SetText(query)
 		h.Wait("the search "+query, func() bool { return u.side.query == query && len(u.side.rows) == 1 && u.side.rows[0].msg != 0 })
 		h.Settle()
-		item := findConvItem(h.W.Canvas().Content(), c.ID)
+		item := findConvItem(h.W.Canvas().Content(), conv)
 		if item == nil {
 			t.Fatal("no row for the hit")
 		}
 		test.Tap(fyne.CanvasObject(item).(fyne.Tappable))
 		h.Wait("the match to be shown", func() bool {
 			id, _, _ := u.chat.Highlighted()
-			return u.w.Conv == c.ID && want(id)
+			return u.w.Conv == conv && want(id)
 		})
 		_, marked, top := u.chat.Highlighted()
 		if len(marked) == 0 || !strings.EqualFold(marked[0], query) {
@@ -88,7 +77,7 @@ func TestSearchOpensTheMatch(t *testing.T) {
 	}
 	open("zebra", true, func(id int64) bool { return id == target.ID })
 	open("giraffe", false, func(id int64) bool {
-		ms, _ := h.M.Messages(c.ID)
+		ms, _ := h.M.Messages(conv)
 		return id != 0 && id != old.ID && len(ms) == 9 && ms[8].Content == "What does a giraffe eat?"
 	})
 }

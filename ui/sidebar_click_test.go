@@ -17,11 +17,8 @@ func TestClickingARowOpensIt(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	var ids []int64
 	for _, title := range []string{"first", "second"} {
-		c, err := h.M.NewConversation(title)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, c.ID)
+		id, _ := h.StoredChat(title)
+		ids = append(ids, id)
 	}
 	h.u.side.reload()
 	h.u.openConversation(0)

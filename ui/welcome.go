@@ -153,7 +153,7 @@ func (w *welcomeView) row(name, path string, st fileInfo, source string, load fu
 	sub.Truncation = fyne.TextTruncateEllipsis
 	core.SetMuted(sub, detail)
 	use := widget.NewButton(lang.X("welcome.load", "Load"), func() { load(path) })
-	return container.NewBorder(nil, nil, nil, container.NewCenter(use), container.NewVBox(title, sub))
+	return core.Row(container.NewVBox(title, sub), use)
 }
 
 type fileInfo struct{ size int64 }

@@ -62,6 +62,20 @@ type Options struct {
 	OnStep func(session.StepInfo)
 }
 
+// Connections is a connections file in the test's temporary folder
+// holding cs, each with the API key key ("" for none): the remote engines
+// for Options.Remotes.
+func Connections(t *testing.T, key string, cs ...remote.Connection) *remote.Connections {
+	t.Helper()
+	conns := remote.Open(filepath.Join(t.TempDir(), remote.FileName), nil)
+	for _, c := range cs {
+		if _, err := conns.Add(c, key, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conns
+}
+
 // New makes the app, the database, the session manager and the window;
 // open builds the window's content on them, with Post as its way onto
 // Fyne's goroutine, and returns what closes it.
@@ -259,6 +273,35 @@ func (h *Harness) Stored(conv int64) int {
 		h.T.Fatal(err)
 	}
 	return len(ms)
+}
+
+// StoredChat makes a conversation titled title through the session, as
+// New chat does, and writes msgs into it in order straight into the store
+// (no model needed). It returns the conversation's id and the messages as
+// stored.
+func (h *Harness) StoredChat(title string, msgs ...store.Message) (int64, []store.Message) {
+	h.T.Helper()
+	c, err := h.M.NewConversation(title)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	stored := make([]store.Message, len(msgs))
+	for i, m := range msgs {
+		stored[i] = h.AddMessage(c.ID, m)
+	}
+	return c.ID, stored
+}
+
+// AddMessage writes m into conversation conv straight into the store and
+// returns it as stored.
+func (h *Harness) AddMessage(conv int64, m store.Message) store.Message {
+	h.T.Helper()
+	m.ConversationID = conv
+	got, err := h.St.AddMessage(context.Background(), m)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	return got
 }
 
 // Idle reports whether the chat shown is not answering.

@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -194,18 +193,8 @@ func TestPasteKorean(t *testing.T) {
 // the conversation: the chat renders it as blocks.
 func TestMarkdownAnswerRenders(t *testing.T) {
 	h := newHarness(t, uitest.Options{})
-	ctx := context.Background()
-	c, err := h.M.NewConversation("md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.St.AddMessage(ctx, session.Message{ConversationID: c.ID, Role: "user", Content: "show code"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.St.AddMessage(ctx, session.Message{ConversationID: c.ID, Role: "assistant",
-		Content: "# Title\n\n- a\n- b\n\n```go\nx := 1\n```\n\n| k | v |\n|---|---|\n| a | 1 |", FinishReason: "eos"}); err != nil {
-		t.Fatal(err)
-	}
+	h.StoredChat("md", session.Message{Role: "user", Content: "show code"},
+		session.Message{Role: "assistant", Content: "# Title\n\n- a\n- b\n\n```go\nx := 1\n```\n\n| k | v |\n|---|---|\n| a | 1 |", FinishReason: "eos"})
 	h.OpenRow("md")
 	v := h.last()
 	if v == nil || v.md == nil || len(v.md.Blocks()) != 4 {
@@ -283,20 +272,15 @@ func TestCacheVisible(t *testing.T) {
 // messages are read off Fyne's goroutine, then the column scrolls).
 func TestLongChatOpensAtItsEnd(t *testing.T) {
 	h := newHarness(t, uitest.Options{})
-	ctx := context.Background()
-	c, err := h.M.NewConversation("long")
-	if err != nil {
-		t.Fatal(err)
-	}
+	var msgs []session.Message
 	for i := range 60 {
 		role := session.RoleUser
 		if i%2 == 1 {
 			role = session.RoleAssistant
 		}
-		if _, err := h.St.AddMessage(ctx, session.Message{ConversationID: c.ID, Role: role, Content: fmt.Sprintf("message %d\n\nwith a second paragraph", i), FinishReason: "eos"}); err != nil {
-			t.Fatal(err)
-		}
+		msgs = append(msgs, session.Message{Role: role, Content: fmt.Sprintf("message %d\n\nwith a second paragraph", i), FinishReason: "eos"})
 	}
+	h.StoredChat("long", msgs...)
 	h.OpenRow("long")
 	v := h.view()
 	if len(v.views) != 60 {

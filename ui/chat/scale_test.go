@@ -17,6 +17,7 @@ import (
 
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/synthchat"
+	"github.com/churon/churon/internal/testutil"
 	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/ui/markdown"
 )
@@ -243,11 +244,11 @@ func TestLongChatScale(t *testing.T) {
 	var cpu0 time.Duration
 	track := func(d time.Duration) {
 		walls = append(walls, d)
-		now := processCPU()
+		now := testutil.ProcessCPU()
 		cpus = append(cpus, now-cpu0)
 	}
 	step := func(dir float32) {
-		scrollThrough(h, c, dir, func() { cpu0 = processCPU() }, track)
+		scrollThrough(h, c, dir, func() { cpu0 = testutil.ProcessCPU() }, track)
 	}
 	step(-1)
 	step(1)

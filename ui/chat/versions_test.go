@@ -109,28 +109,15 @@ func TestVersionSwitcher(t *testing.T) {
 // that left out more is a version of the first, and the chat offers both.
 func TestNoticeVersions(t *testing.T) {
 	h := newHarness(t, uitest.Options{})
-	ctx := context.Background()
-	c, err := h.M.NewConversation("notices")
-	if err != nil {
+	conv, ms := h.StoredChat("notices", store.Message{Role: store.RoleUser, Content: "question"},
+		store.Message{Role: store.RoleNotice, Content: "first notice"},
+		store.Message{Role: store.RoleAssistant, Content: "first answer"})
+	if _, err := h.St.AddVersion(context.Background(), ms[1].ID, store.Message{ConversationID: conv, Role: store.RoleNotice, Content: "second notice"}); err != nil {
 		t.Fatal(err)
 	}
-	add := func(m store.Message) store.Message {
-		m.ConversationID = c.ID
-		got, err := h.St.AddMessage(ctx, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
-	add(store.Message{Role: store.RoleUser, Content: "question"})
-	n1 := add(store.Message{Role: store.RoleNotice, Content: "first notice"})
-	add(store.Message{Role: store.RoleAssistant, Content: "first answer"})
-	if _, err := h.St.AddVersion(ctx, n1.ID, store.Message{ConversationID: c.ID, Role: store.RoleNotice, Content: "second notice"}); err != nil {
-		t.Fatal(err)
-	}
-	add(store.Message{Role: store.RoleAssistant, Content: "second answer"})
-	h.Core.Conv = c.ID // as opening it from the sidebar does
-	h.view().Show(c.ID)
+	h.AddMessage(conv, store.Message{Role: store.RoleAssistant, Content: "second answer"})
+	h.Core.Conv = conv // as opening it from the sidebar does
+	h.view().Show(conv)
 	h.Wait("the chat", func() bool { return len(h.view().views) == 3 })
 	n := h.view().views[1]
 	if n.verLabel == nil || n.verLabel.Text != "2/2" {

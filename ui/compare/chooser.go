@@ -69,7 +69,7 @@ func newModelChooser(p *comparePage) *modelChooser {
 	c.quantLabel.Wrapping = fyne.TextWrapWord
 	c.quantBar = widget.NewProgressBar()
 	c.quantStop = widget.NewButtonWithIcon(lang.X("models.cancel", "Cancel"), theme.CancelIcon(), c.onStopQuantize)
-	c.quantRow = container.NewBorder(nil, nil, nil, container.NewCenter(c.quantStop), container.NewVBox(c.quantLabel, c.quantBar))
+	c.quantRow = core.Row(container.NewVBox(c.quantLabel, c.quantBar), c.quantStop)
 	c.quantRow.Hide()
 	head := container.NewBorder(nil, nil, sectionTitle(lang.X("compare.models", "Models — tick two to four")), container.NewHBox(addFile, refresh))
 	c.content = container.NewVBox(head, c.status, c.box, c.quantRow)
@@ -104,14 +104,9 @@ func (c *modelChooser) show(ms []library.Model, err error) {
 	c.box.RemoveAll()
 	c.rows = nil
 	present := map[string]bool{}
-	switch {
-	case err != nil:
-		c.status.SetText(core.ErrorText(err))
-	case len(ms) == 0:
-		c.status.SetText(lang.X("compare.models.empty", "No models on this computer yet. Download one on the Models page, or add GGUF files you have."))
-	default:
-		c.status.SetText(lang.X("compare.models.hint", "Quality is measured against the reference, by default the model with the most bits per weight. Models must share a vocabulary: quantizations of one model do."))
-	}
+	c.status.SetText(core.ListStatus(err, core.ErrorText, len(ms),
+		lang.X("compare.models.empty", "No models on this computer yet. Download one on the Models page, or add GGUF files you have."),
+		lang.X("compare.models.hint", "Quality is measured against the reference, by default the model with the most bits per weight. Models must share a vocabulary: quantizations of one model do.")))
 	for _, m := range ms {
 		if m.Err != "" {
 			continue // an unreadable file cannot be compared; the Models page says why
@@ -281,15 +276,9 @@ func (c *modelChooser) showSiblings(m library.Model) {
 		files, err := hc.Files(ctx, repo, rev)
 		vs := hub.Variants(files)
 		w.Do(func() {
-			switch {
-			case err != nil:
-				status.SetText(core.HubError(err))
-				return
-			case len(vs) == 0:
-				status.SetText(lang.X("models.nogguf", "This repository has no GGUF files."))
-				return
-			}
-			status.SetText(lang.X("compare.siblings.intro", "Quantizations of one model share its vocabulary, so any of them can be compared with the one you have."))
+			status.SetText(core.ListStatus(err, core.HubError, len(vs), // no files listed on an error
+				lang.X("models.nogguf", "This repository has no GGUF files."),
+				lang.X("compare.siblings.intro", "Quantizations of one model share its vocabulary, so any of them can be compared with the one you have.")))
 			for _, v := range vs {
 				list.Add(c.siblingRow(repo, rev, v))
 			}
@@ -331,6 +320,5 @@ func (c *modelChooser) siblingRow(repo, rev string, v hub.Variant) fyne.CanvasOb
 	}
 	state()
 	info := []string{path.Base(v.Files[0].Path), core.FormatBytes(v.Size)}
-	return container.NewBorder(nil, nil, nil, container.NewCenter(btn),
-		core.Lines(core.BoldLabel(name), core.MutedLine(strings.Join(info, " · "))))
+	return core.Row(core.Lines(core.BoldLabel(name), core.MutedLine(strings.Join(info, " · "))), btn)
 }

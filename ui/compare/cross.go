@@ -49,16 +49,7 @@ func (p *comparePage) startCross(models []string, ref, prompt string, set compar
 		rc = w.Remotes
 	}
 	ctx, cancel := context.WithCancel(w.Ctx)
-	run := &compareRun{cancel: cancel, ref: -1, paths: models,
-		texts: make([]string, len(models)), states: make([]string, len(models))}
-	p.run = run
-	p.layoutColumns(len(models))
-	for i, m := range models {
-		p.cols[i].setModel(core.ModelLabel(m), "")
-		p.cols[i].setState(lang.X("compare.st.waiting", "Waiting…"))
-	}
-	p.setStatus(lang.X("compare.cross.running", "Comparing across engines: each model answers in turn, greedily (temperature 0), the remote reference first…"))
-	p.refreshRun()
+	run := p.newRun(models, cancel, lang.X("compare.cross.running", "Comparing across engines: each model answers in turn, greedily (temperature 0), the remote reference first…"))
 	opt := compare.CrossOptions{Models: models, Remotes: rc, Ref: ref, Prompt: prompt,
 		MaxTokens: set.MaxTokens, TopK: crossTopK, Threads: p.threads}
 	go func() {

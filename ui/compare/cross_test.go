@@ -3,7 +3,6 @@ package compare
 import (
 	"context"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,10 +43,7 @@ func TestCompareRemote(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			l, paths := uitest.LocalLibrary(t, "F16", "Q8_0")
 			base, model := c.serve(t, paths[0])
-			conns := remote.Open(filepath.Join(t.TempDir(), remote.FileName), nil)
-			if _, err := conns.Add(remote.Connection{Name: "lab", BaseURL: base, Models: []string{model}}, "", false); err != nil {
-				t.Fatal(err)
-			}
+			conns := uitest.Connections(t, "", remote.Connection{Name: "lab", BaseURL: base, Models: []string{model}})
 			h := newHarness(t, uitest.Options{Models: &l, Remotes: conns})
 			p := h.openCompare(3)
 			rp := session.RemotePath("lab", model)

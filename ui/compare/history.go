@@ -82,14 +82,9 @@ func (p *comparePage) fillHistory(list *fyne.Container, status *widget.Label, cl
 		cs, err := w.Session.Comparisons(w.Ctx, historyLimit)
 		w.Do(func() {
 			list.RemoveAll()
-			switch {
-			case err != nil:
-				status.SetText(core.ErrorText(err))
-			case len(cs) == 0:
-				status.SetText(lang.X("compare.history.empty", "No comparisons yet. Each one you run is kept here."))
-			default:
-				status.SetText(lang.X("compare.history.count", "{{.N}} comparisons, newest first.", map[string]any{"N": len(cs)}))
-			}
+			status.SetText(core.ListStatus(err, core.ErrorText, len(cs),
+				lang.X("compare.history.empty", "No comparisons yet. Each one you run is kept here."),
+				lang.X("compare.history.count", "{{.N}} comparisons, newest first.", map[string]any{"N": len(cs)})))
 			for _, c := range cs {
 				list.Add(p.historyRow(c, list, status, closeList))
 			}
@@ -120,8 +115,7 @@ func (p *comparePage) historyRow(c store.Comparison, list *fyne.Container, statu
 	})
 	del.Importance = widget.LowImportance
 	when := c.Created.Local().Format("2006-01-02 15:04")
-	return container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(open, del)),
-		core.Lines(core.BoldLabel(c.Title), core.MutedLine(when)))
+	return core.Row(core.Lines(core.BoldLabel(c.Title), core.MutedLine(when)), open, del)
 }
 
 // reopen shows a saved comparison as it ended.

@@ -147,8 +147,7 @@ func newComparePage(sc *Screen) *comparePage {
 	p.history.Importance = widget.LowImportance
 	back := widget.NewButtonWithIcon(lang.X("models.back", "Back to chat"), theme.NavigateBackIcon(), sc.Hide)
 	back.Importance = widget.LowImportance
-	header := container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(p.history, back)),
-		container.NewVBox(title, intro))
+	header := core.Row(container.NewVBox(title, intro), p.history, back)
 
 	p.pick = newModelChooser(p)
 

@@ -44,6 +44,22 @@ type compareRun struct {
 
 func (p *comparePage) running() bool { return p.run != nil && !p.run.done }
 
+// newRun makes the page's run of models, cancelled by cancel, with a
+// column each waiting for its model, and status said over them.
+func (p *comparePage) newRun(models []string, cancel context.CancelFunc, status string) *compareRun {
+	run := &compareRun{cancel: cancel, ref: -1, paths: models,
+		texts: make([]string, len(models)), states: make([]string, len(models))}
+	p.run = run
+	p.layoutColumns(len(models))
+	for i, m := range models {
+		p.cols[i].setModel(core.ModelLabel(m), "")
+		p.cols[i].setState(lang.X("compare.st.waiting", "Waiting…"))
+	}
+	p.setStatus(status)
+	p.refreshRun()
+	return run
+}
+
 // start runs a comparison of models (paths) on prompt. Events reach the
 // page through Window.Do, in order.
 func (p *comparePage) start(models []string, ref, prompt string, set compareSettings) {
@@ -54,16 +70,7 @@ func (p *comparePage) start(models []string, ref, prompt string, set compareSett
 	samp.MaxTokens, samp.Temperature, samp.Seed = set.MaxTokens, set.Temperature, set.Seed
 	opt := compare.Options{Models: models, Ref: ref, Prompt: prompt, Sampling: samp, Threads: p.threads}
 	h := w.Compare.Start(w.Ctx, opt)
-	run := &compareRun{cancel: h.Cancel, ref: -1, paths: models,
-		texts: make([]string, len(models)), states: make([]string, len(models))}
-	p.run = run
-	p.layoutColumns(len(models))
-	for i, m := range models {
-		p.cols[i].setModel(core.ModelLabel(m), "")
-		p.cols[i].setState(lang.X("compare.st.waiting", "Waiting…"))
-	}
-	p.setStatus(lang.X("compare.st.checking", "Checking the model files…"))
-	p.refreshRun()
+	run := p.newRun(models, h.Cancel, lang.X("compare.st.checking", "Checking the model files…"))
 	go func() {
 		sawDone := false
 		for ev := range h.Events() {

@@ -96,3 +96,16 @@ func loadHeadline(e *session.LoadError) string {
 	}
 	return e.Error()
 }
+
+// ListStatus is the line over a list just read: failed(err) when reading
+// it failed, else empty when it came back empty, else some (which says
+// how many there are, or how to use them).
+func ListStatus(err error, failed func(error) string, n int, empty, some string) string {
+	switch {
+	case err != nil:
+		return failed(err)
+	case n == 0:
+		return empty
+	}
+	return some
+}

@@ -70,3 +70,23 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("an unknown error: %q, %q", head, details)
 	}
 }
+
+// TestListStatus: the line over a list says the failure first, then that
+// it is empty, and only then the rest.
+func TestListStatus(t *testing.T) {
+	failed := func(err error) string { return "failed: " + err.Error() }
+	for _, c := range []struct {
+		err  error
+		n    int
+		want string
+	}{
+		{errors.New("disk"), 0, "failed: disk"},
+		{errors.New("disk"), 3, "failed: disk"},
+		{nil, 0, "none"},
+		{nil, 3, "three"},
+	} {
+		if got := ListStatus(c.err, failed, c.n, "none", "three"); got != c.want {
+			t.Errorf("ListStatus(%v, %d) = %q, want %q", c.err, c.n, got, c.want)
+		}
+	}
+}

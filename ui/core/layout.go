@@ -52,6 +52,12 @@ func Lines(objs ...fyne.CanvasObject) *fyne.Container {
 	return container.New(layout.NewCustomPaddedVBoxLayout(-2*theme.Padding()), objs...)
 }
 
+// Row is a list's row, or a page's header: body at the width left over,
+// actions side by side at the right, centred on the row's height.
+func Row(body fyne.CanvasObject, actions ...fyne.CanvasObject) *fyne.Container {
+	return container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(actions...)), body)
+}
+
 // BoldLabel is a row's title: bold, cut short with an ellipsis.
 func BoldLabel(s string) *widget.Label {
 	l := widget.NewLabel(s)

@@ -68,8 +68,7 @@ func (p *modelsPage) newDLRow(d *download.Download) *dlRow {
 	if title.Text == "" {
 		title.SetText(filepath.Base(d.Request().Dest))
 	}
-	r.content = container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(r.pause, r.cancel, r.load)),
-		core.Lines(title, r.bar, r.detail))
+	r.content = core.Row(core.Lines(title, r.bar, r.detail), r.pause, r.cancel, r.load)
 	return r
 }
 

@@ -53,14 +53,9 @@ func (p *modelsPage) reloadLibrary() {
 func (p *modelsPage) showLibrary(ms []library.Model, err error) {
 	p.libBox.RemoveAll()
 	p.libRows = nil
-	switch {
-	case err != nil:
-		p.libStatus.SetText(core.ErrorText(err))
-	case len(ms) == 0:
-		p.libStatus.SetText(lang.X("models.lib.empty", "No models yet. Download one from the Recommended tab, or add GGUF files you already have: they are used where they are, not copied."))
-	default:
-		p.libStatus.SetText(lang.X("models.lib.count", "{{.N}} models. Downloads are kept in {{.Dir}}.", map[string]any{"N": len(ms), "Dir": core.ShortDir(filepath.Join(p.s.Dir(), "x"))}))
-	}
+	p.libStatus.SetText(core.ListStatus(err, core.ErrorText, len(ms),
+		lang.X("models.lib.empty", "No models yet. Download one from the Recommended tab, or add GGUF files you already have: they are used where they are, not copied."),
+		lang.X("models.lib.count", "{{.N}} models. Downloads are kept in {{.Dir}}.", map[string]any{"N": len(ms), "Dir": core.ShortDir(filepath.Join(p.s.Dir(), "x"))})))
 	for i, m := range ms {
 		r := p.newLibRow(m)
 		p.libRows = append(p.libRows, r)
@@ -123,7 +118,7 @@ func (p *modelsPage) newLibRow(m library.Model) *libRow {
 	if !p.s.svc.Supported(meta.Architecture) && meta.Architecture != "" {
 		r.showStatus(lang.X("models.unsupported.short", "Churon cannot run {{.Arch}} models yet.", map[string]any{"Arch": meta.Architecture}), widget.DangerImportance)
 	}
-	r.content = container.NewBorder(nil, nil, nil, container.NewCenter(container.NewHBox(load, r.verify, reveal, r.del)), col)
+	r.content = core.Row(col, load, r.verify, reveal, r.del)
 	r.refreshVerdict()
 	r.refreshLoaded()
 	return r

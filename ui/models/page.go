@@ -62,7 +62,7 @@ func newModelsPage(s *State) *modelsPage {
 	p.memLine.SizeName = theme.SizeNameCaptionText
 	back := widget.NewButtonWithIcon(lang.X("models.back", "Back to chat"), theme.NavigateBackIcon(), s.hide)
 	back.Importance = widget.LowImportance
-	header := container.NewBorder(nil, nil, nil, container.NewCenter(back), container.NewVBox(title, p.memLine))
+	header := core.Row(container.NewVBox(title, p.memLine), back)
 
 	p.catTab = container.NewTabItem(lang.X("models.tab.catalog", "Recommended"), p.buildCatalog())
 	p.searchTab = container.NewTabItem(lang.X("models.tab.search", "Search Hugging Face"), p.buildSearch())

@@ -60,14 +60,9 @@ func (p *modelsPage) onSearch() {
 
 func (p *modelsPage) showResults(ms []hub.Model, err error) {
 	p.results.RemoveAll()
-	switch {
-	case err != nil:
-		p.searchStatus.SetText(core.HubError(err))
-	case len(ms) == 0:
-		p.searchStatus.SetText(lang.X("models.noresults", "No GGUF models match."))
-	default:
-		p.searchStatus.SetText(lang.X("models.results", "{{.N}} repositories, most downloaded first.", map[string]any{"N": len(ms)}))
-	}
+	p.searchStatus.SetText(core.ListStatus(err, core.HubError, len(ms),
+		lang.X("models.noresults", "No GGUF models match."),
+		lang.X("models.results", "{{.N}} repositories, most downloaded first.", map[string]any{"N": len(ms)})))
 	for _, m := range ms {
 		m := m
 		meta := []string{lang.X("models.downloads_n", "{{.N}} downloads", map[string]any{"N": humanCount(m.Downloads)}),
@@ -76,8 +71,7 @@ func (p *modelsPage) showResults(ms []hub.Model, err error) {
 			meta = append(meta, lang.X("models.gated", "gated: needs an access token"))
 		}
 		open := widget.NewButton(lang.X("models.files", "Show files"), func() { p.showRepo(m.ID) })
-		p.results.Add(container.NewBorder(nil, nil, nil, container.NewCenter(open),
-			core.Lines(core.BoldLabel(m.ID), core.MutedLine(strings.Join(meta, " · ")))))
+		p.results.Add(core.Row(core.Lines(core.BoldLabel(m.ID), core.MutedLine(strings.Join(meta, " · "))), open))
 	}
 	p.results.Refresh()
 }
@@ -141,14 +135,9 @@ func (p *modelsPage) showRepo(repo string) {
 			if gen != p.repoGen {
 				return
 			}
-			switch {
-			case err != nil:
-				status.SetText(core.HubError(err))
-			case len(vs) == 0:
-				status.SetText(lang.X("models.nogguf", "This repository has no GGUF files."))
-			default:
-				status.SetText(lang.X("models.variants", "{{.N}} files. Q4_K_M is the usual choice: small, with little loss.", map[string]any{"N": len(vs)}))
-			}
+			status.SetText(core.ListStatus(err, core.HubError, len(vs),
+				lang.X("models.nogguf", "This repository has no GGUF files."),
+				lang.X("models.variants", "{{.N}} files. Q4_K_M is the usual choice: small, with little loss.", map[string]any{"N": len(vs)})))
 			for _, v := range vs {
 				r := newVariantRow(p, repo, v)
 				p.variants = append(p.variants, r)
@@ -198,8 +187,7 @@ func newVariantRow(p *modelsPage, repo string, v hub.Variant) *variantRow {
 	r.action = widget.NewButton(lang.X("models.download", "Download"), r.onDownload)
 	r.bar = widget.NewProgressBar()
 	r.bar.Hide()
-	r.content = container.NewBorder(nil, nil, nil, container.NewCenter(r.action),
-		core.Lines(core.BoldLabel(name), core.MutedLine(strings.Join(info, " · ")), r.verdict, r.bar))
+	r.content = core.Row(core.Lines(core.BoldLabel(name), core.MutedLine(strings.Join(info, " · ")), r.verdict, r.bar), r.action)
 	r.refresh()
 	return r
 }

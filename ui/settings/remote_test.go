@@ -1,11 +1,9 @@
 package settings
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/churon/churon/app/remote"
 	"github.com/churon/churon/internal/remotetest"
 	"github.com/churon/churon/internal/uitest"
 )
@@ -15,7 +13,7 @@ import (
 // Test reports it; Remove takes it away — and the key shows nowhere.
 func TestRemoteEnginesTab(t *testing.T) {
 	srv := remotetest.Serve(t, remotetest.Key)
-	conns := remote.Open(filepath.Join(t.TempDir(), remote.FileName), nil)
+	conns := uitest.Connections(t, "")
 	h := uitest.NewWindow(t, uitest.Options{Remotes: conns})
 	p := newSettingsPanel(h.Core)
 	if p.remote == nil {

@@ -89,9 +89,7 @@ func TestKVDiskBudgetField(t *testing.T) {
 // (The footers' side of the cache is chat.TestCacheVisible.)
 func TestCacheSettings(t *testing.T) {
 	h := uitest.NewWindow(t, uitest.Options{})
-	if _, err := h.M.NewConversation("Budgets"); err != nil {
-		t.Fatal(err)
-	}
+	h.StoredChat("Budgets")
 	h.OpenRow("Budgets")
 	p := newSettingsPanel(h.Core)
 	if !strings.Contains(p.kvDisk.Text, "0 files") {
