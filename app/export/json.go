@@ -371,9 +371,10 @@ func (d *Document) Chats() ([]store.ImportConversation, error) {
 }
 
 // Import reads a JSON export — or a .zip of them, as WriteZip makes with
-// JSON — and adds its conversations to the library in one transaction.
-// Nothing is written unless the whole input is valid. Conversations
-// already in the library are not duplicated (see store.Import).
+// JSON — and adds its conversations to the library (store.Import: in
+// batches, each conversation whole; on an error the result lists those
+// committed). Nothing is written unless the whole input is valid.
+// Conversations already in the library are not duplicated.
 func Import(ctx context.Context, st *store.Store, r io.Reader) (store.ImportResult, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxImportSize+1))
 	if err != nil {
@@ -404,7 +405,7 @@ func Import(ctx context.Context, st *store.Store, r io.Reader) (store.ImportResu
 	}
 	res, err := st.Import(ctx, all)
 	if err != nil {
-		return store.ImportResult{}, fmt.Errorf("export: import: %w", err)
+		return res, fmt.Errorf("export: import: %w", err)
 	}
 	return res, nil
 }

@@ -67,8 +67,15 @@ func (r ImportResult) Count(o ImportOutcome) int {
 	return n
 }
 
-// Import adds conversations to the library in one transaction: either all
-// of them are imported or, on any error, none is.
+// Import adds conversations to the library, a batch of them a
+// transaction, in the order given: each conversation is written whole
+// with its messages, and a batch ends after importBatch conversations or
+// about importBatchTime of work, so that a write waiting for its turn (an
+// answer being saved while a library of thousands of chats comes in)
+// waits a moment, not the whole import. On an error, or when ctx ends,
+// the batches committed before stay and the result lists them; importing
+// the same conversations again adds only the rest, since what is already
+// in the library is recognised, as follows.
 //
 // A conversation that is already in the library is not duplicated. It is
 // recognised by its creation time (kept to the millisecond by export and
@@ -81,6 +88,9 @@ func (r ImportResult) Count(o ImportOutcome) int {
 // went on elsewhere brings its new turns. A chat edited in both places
 // (neither history a prefix of the other) is imported as a separate
 // conversation: nothing in the library is ever overwritten.
+//
+// Messages are checked before anything is written: a message of an
+// unknown role imports nothing.
 func (s *Store) Import(ctx context.Context, convs []ImportConversation) (ImportResult, error) {
 	for i, ic := range convs {
 		for j, m := range append(ic.Messages[:len(ic.Messages):len(ic.Messages)], ic.Others...) {
@@ -91,24 +101,60 @@ func (s *Store) Import(ctx context.Context, convs []ImportConversation) (ImportR
 		}
 	}
 	var res ImportResult
+	t := now()
+	for done := 0; done < len(convs); {
+		if done > 0 {
+			// Another process's writer sleeps in SQLite's busy handler
+			// between tries, up to 100 ms: the pause lets it in (this
+			// process's own writers are let in by the gate).
+			select {
+			case <-time.After(importPause):
+			case <-ctx.Done():
+				return res, fmt.Errorf("store: import: %w", ctx.Err())
+			}
+		}
+		batch, err := s.importBatch(ctx, convs[done:], done, t)
+		if err != nil {
+			return res, err
+		}
+		res.Conversations = append(res.Conversations, batch...)
+		done += len(batch)
+	}
+	return res, nil
+}
+
+// Batches of an import (variables so that tests can make them small).
+var (
+	importBatch     = 500
+	importBatchTime = time.Second
+	importPause     = 100 * time.Millisecond
+)
+
+// importBatch imports the first of convs, as many as make a batch, in one
+// transaction; convs[0] is the import's conversation number first+1.
+func (s *Store) importBatch(ctx context.Context, convs []ImportConversation, first int, t int64) ([]ImportedConversation, error) {
+	var out []ImportedConversation
 	err := s.tx(ctx, "import", func(tx *sql.Tx) error {
-		t := now()
+		out = out[:0]
+		began := time.Now()
 		x := &preparedTx{tx: tx, stmts: map[string]*sql.Stmt{}}
 		return indexAfter(ctx, tx, func() error {
 			for i, ic := range convs {
 				r, err := importOne(ctx, tx, x, ic, t)
 				if err != nil {
-					return fmt.Errorf("conversation %d (%q): %w", i+1, ic.Conversation.Title, err)
+					return fmt.Errorf("conversation %d (%q): %w", first+i+1, ic.Conversation.Title, err)
 				}
-				res.Conversations = append(res.Conversations, r)
+				out = append(out, r)
+				// The index of the batch's messages, at its end, takes
+				// about a quarter more.
+				if len(out) == importBatch || time.Since(began) >= importBatchTime*3/4 {
+					break
+				}
 			}
 			return nil
 		})
 	})
-	if err != nil {
-		return ImportResult{}, err
-	}
-	return res, nil
+	return out, err
 }
 
 // importOne imports one conversation inside tx, its inserts through x;
