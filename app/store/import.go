@@ -159,12 +159,12 @@ func (s *Store) importBatch(ctx context.Context, convs []ImportConversation, fir
 
 // importOne imports one conversation inside tx, its inserts through x;
 // t is the import's time.
-func importOne(ctx context.Context, tx *sql.Tx, x execer, ic ImportConversation, t int64) (ImportedConversation, error) {
+func importOne(ctx context.Context, tx *sql.Tx, x *preparedTx, ic ImportConversation, t int64) (ImportedConversation, error) {
 	c := ic.Conversation
 	created, updated := millisOr(c.Created, t), millisOr(c.Updated, t)
 	out := ImportedConversation{Title: c.Title}
 
-	id, have, err := findImported(ctx, tx, created, ic.Messages, t)
+	id, have, err := findImported(ctx, x, created, ic.Messages, t)
 	if err != nil {
 		return out, err
 	}
@@ -183,9 +183,11 @@ func importOne(ctx context.Context, tx *sql.Tx, x execer, ic ImportConversation,
 
 	var pos int
 	var stamp, parent int64
-	if err := tx.QueryRowContext(ctx,
-		`SELECT coalesce(max(position), 0), coalesce(max(selected), 0) FROM messages WHERE conversation_id = ?`, out.ID).Scan(&pos, &stamp); err != nil {
-		return out, err
+	if out.Outcome == Extended { // a new conversation starts at 0
+		if err := tx.QueryRowContext(ctx,
+			`SELECT coalesce(max(position), 0), coalesce(max(selected), 0) FROM messages WHERE conversation_id = ?`, out.ID).Scan(&pos, &stamp); err != nil {
+			return out, err
+		}
 	}
 	// The file's ids of the messages stored, to find the parents of the
 	// other versions; those of the messages the library held already map
@@ -244,7 +246,7 @@ func importOne(ctx context.Context, tx *sql.Tx, x execer, ic ImportConversation,
 // history that is a prefix of the imported messages or has them as its
 // prefix. It returns its id (0: none) and how many of the imported
 // messages it already holds. Of several, the one holding the most wins.
-func findImported(ctx context.Context, tx *sql.Tx, created int64, msgs []Message, t int64) (id int64, have int, err error) {
+func findImported(ctx context.Context, tx querier, created int64, msgs []Message, t int64) (id int64, have int, err error) {
 	// All ids first: the messages of each are read with the rows closed.
 	ids, err := queryAll(ctx, tx, scanID,
 		`SELECT id FROM conversations WHERE created = ? AND deleted_at IS NULL ORDER BY id`, created)
@@ -288,7 +290,7 @@ func keyOf(m Message, t int64) msgKey {
 
 // messageKeys identifies the messages of the branch a conversation shows:
 // the one an export wrote as its messages.
-func messageKeys(ctx context.Context, tx *sql.Tx, conv int64) ([]msgKey, error) {
+func messageKeys(ctx context.Context, tx querier, conv int64) ([]msgKey, error) {
 	all, err := loadAll(ctx, tx, conv)
 	if err != nil {
 		return nil, err

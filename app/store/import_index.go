@@ -58,14 +58,14 @@ func indexAfter(ctx context.Context, tx *sql.Tx, add func() error) error {
 }
 
 // preparedTx runs statements inside tx, each prepared once: an import
-// runs the same two inserts a hundred thousand times, and preparing
-// each anew cost a tenth of it. The statements close with tx.
+// runs the same inserts and look-ups ten thousand times and more, and
+// preparing each anew cost a tenth of it. The statements close with tx.
 type preparedTx struct {
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
 }
 
-func (p *preparedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+func (p *preparedTx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	st, ok := p.stmts[q]
 	if !ok {
 		var err error
@@ -74,7 +74,23 @@ func (p *preparedTx) ExecContext(ctx context.Context, q string, args ...any) (sq
 		}
 		p.stmts[q] = st
 	}
+	return st, nil
+}
+
+func (p *preparedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, err := p.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	return st.ExecContext(ctx, args...)
+}
+
+func (p *preparedTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := p.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
 }
 
 // importHashSize is the full-text index's in-memory hash while an import
