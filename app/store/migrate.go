@@ -143,6 +143,25 @@ var migrations = []migration{
 		`CREATE INDEX conversations_listed ON conversations (pinned DESC, updated DESC, id DESC) WHERE deleted_at IS NULL`,
 		`CREATE INDEX conversations_by_created ON conversations (created)`,
 	)},
+	// Title search without reading every conversation (pages.go): a
+	// trigram index over the titles, kept in step by triggers as the
+	// messages' is (an import fills it at each batch's end instead,
+	// import_index.go), and 'rebuild' indexes the titles already there.
+	{9, "full-text index over conversation titles", execAll(
+		`CREATE VIRTUAL TABLE conversations_fts USING fts5(
+			title, content='conversations', content_rowid='id', tokenize='trigram')`,
+		`CREATE TRIGGER conversations_fts_insert AFTER INSERT ON conversations BEGIN
+			INSERT INTO conversations_fts(rowid, title) VALUES (new.id, new.title);
+		END`,
+		`CREATE TRIGGER conversations_fts_delete AFTER DELETE ON conversations BEGIN
+			INSERT INTO conversations_fts(conversations_fts, rowid, title) VALUES ('delete', old.id, old.title);
+		END`,
+		`CREATE TRIGGER conversations_fts_update AFTER UPDATE OF title ON conversations BEGIN
+			INSERT INTO conversations_fts(conversations_fts, rowid, title) VALUES ('delete', old.id, old.title);
+			INSERT INTO conversations_fts(rowid, title) VALUES (new.id, new.title);
+		END`,
+		`INSERT INTO conversations_fts(conversations_fts) VALUES ('rebuild')`,
+	)},
 }
 
 // SchemaVersion is the schema version this build writes.
