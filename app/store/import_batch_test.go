@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/churon/churon/internal/testutil"
 )
 
 // setImportBatches makes an import's batches small for one test.
@@ -177,15 +174,7 @@ const killedTotal = 300
 // importing the same library again completes it without duplicating a
 // conversation.
 func TestImportKilled(t *testing.T) {
-	if p := os.Getenv(importChildEnv); p != "" {
-		importChild(p)
-		return
-	}
-	if testing.Short() {
-		t.Skip("starts a child process")
-	}
-	p := filepath.Join(t.TempDir(), "churon.db")
-	cmd, out := testutil.StartChild(t, 120*time.Second, "^TestImportKilled$", importChildEnv+"="+p)
+	p, cmd, out := startWriter(t, importChildEnv, importChild)
 	lines := bufio.NewScanner(out)
 	if !lines.Scan() || lines.Text() != "importing" {
 		t.Fatalf("the child said %q", lines.Text())

@@ -6,10 +6,10 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/churon/churon/internal/cputime"
 	"github.com/churon/churon/internal/synthchat"
 )
 
@@ -37,12 +37,6 @@ func synthLibrary(n, m int) []ImportConversation {
 	return out
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkImport imports a library of 1,000 synthetic conversations of
 // 12 messages into a new database: the store's share of an import
 // (reported also as CPU time per conversation).
@@ -59,11 +53,11 @@ func BenchmarkImport(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		c := cpuTime()
+		c := cputime.Process()
 		if _, err := s.Import(ctx, lib); err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime() - c
+		cpu += cputime.Process() - c
 		b.StopTimer()
 		s.Close()
 		b.StartTimer()

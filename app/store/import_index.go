@@ -23,13 +23,13 @@ func indexAfter(ctx context.Context, tx *sql.Tx, add func() error) error {
 	}
 	was := make([]state, len(importIndexes))
 	for i, ix := range importIndexes {
-		if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?`, ix.trigger).Scan(&was[i].trigger); err != nil {
-			return fmt.Errorf("read the index trigger %s: %w", ix.trigger, err)
+		if err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?`, ix.trigger()).Scan(&was[i].trigger); err != nil {
+			return fmt.Errorf("read the index trigger %s: %w", ix.trigger(), err)
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM `+ix.table).Scan(&was[i].last); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DROP TRIGGER `+ix.trigger); err != nil {
+		if _, err := tx.ExecContext(ctx, `DROP TRIGGER `+ix.trigger()); err != nil {
 			return fmt.Errorf("index after: %w", err)
 		}
 	}
@@ -59,21 +59,25 @@ func indexAfter(ctx context.Context, tx *sql.Tx, add func() error) error {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, was[i].trigger); err != nil {
-			return fmt.Errorf("restore the index trigger %s: %w", ix.trigger, err)
+			return fmt.Errorf("restore the index trigger %s: %w", ix.trigger(), err)
 		}
 	}
 	return nil
 }
 
-// ftsIndex is a full-text index an import fills itself: the FTS5 table,
-// the table and column it indexes, and the trigger that indexes a row
-// inserted one at a time.
-type ftsIndex struct{ fts, table, column, trigger string }
+// ftsIndex is a full-text index (migrate.go makes them): the FTS5 table,
+// and the table and column it indexes.
+type ftsIndex struct{ fts, table, column string }
 
-var importIndexes = []ftsIndex{
-	{"messages_fts", "messages", "content", "messages_fts_insert"},
-	{"conversations_fts", "conversations", "title", "conversations_fts_insert"},
-}
+var (
+	messagesIndex = ftsIndex{"messages_fts", "messages", "content"}
+	titlesIndex   = ftsIndex{"conversations_fts", "conversations", "title"}
+	// importIndexes are filled by an import itself.
+	importIndexes = []ftsIndex{messagesIndex, titlesIndex}
+)
+
+// trigger is the trigger that indexes a row inserted one at a time.
+func (ix ftsIndex) trigger() string { return ix.fts + "_insert" }
 
 // preparedTx runs statements inside tx, each prepared once: an import
 // runs the same inserts and look-ups ten thousand times and more, and

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -92,26 +91,11 @@ func TestTitleSearch(t *testing.T) {
 // titles are found by the index, and new and renamed ones too.
 func TestUpgradeToTitleIndex(t *testing.T) {
 	ctx := context.Background()
-	p := filepath.Join(t.TempDir(), "churon.db")
-	old, err := openAt(ctx, p, 8)
-	if err != nil {
-		t.Fatal(err)
+	var stmts []string
+	for i, ti := range []string{"옛날 김치찌개 이야기", "Old Weather chat", "another"} {
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO conversations (title, created, updated) VALUES ('%s', %d, %d)`, ti, 1000+i, 1000+i))
 	}
-	if v, _ := old.Version(ctx); v != 8 {
-		t.Fatalf("version %d, want 8", v)
-	}
-	for _, ti := range []string{"옛날 김치찌개 이야기", "Old Weather chat", "another"} {
-		mustConv(t, old, ti)
-	}
-	old.Close()
-	s, err := Open(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if v, _ := s.Version(ctx); v != SchemaVersion || SchemaVersion < 9 {
-		t.Fatalf("version %d after the upgrade (schema %d)", v, SchemaVersion)
-	}
+	s := upgraded(t, 8, stmts...)
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
