@@ -265,8 +265,8 @@ func (u *UI) importAsync(r io.ReadCloser, name string) {
 	}()
 }
 
-// importData imports a JSON export or a zip of them into the library, all
-// or nothing. Safe from any goroutine.
+// importData imports a JSON export or a zip of them into the library
+// (nothing from a damaged file). Safe from any goroutine.
 func (u *UI) importData(ctx context.Context, r io.Reader) (store.ImportResult, error) {
 	return u.w.Session.Import(ctx, r)
 }

@@ -42,7 +42,7 @@
 // # Import
 //
 // Import parses and validates the whole file before it writes anything,
-// and then writes in one transaction (store.Import): a malformed or
-// newer-version file changes nothing. A conversation already in the
+// so a malformed or newer-version file changes nothing; then it writes
+// through store.Import, each conversation whole, in batches. A conversation already in the
 // library is recognised and not duplicated; see store.Import.
 package export

@@ -200,39 +200,21 @@ func Decode(r io.Reader) (*Document, error) {
 }
 
 func decode(data []byte) (*Document, error) {
-	// The version first: a newer file may not fit this build's types,
-	// and "update Churon" is the useful answer, not a type error.
-	var head struct {
-		Format        *string         `json:"format"`
-		Version       json.RawMessage `json:"version"`
-		Conversations json.RawMessage `json:"conversations"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, jsonError(data, err)
-	}
-	if head.Format != nil && *head.Format != FormatID {
-		return nil, fmt.Errorf("%w: \"format\" is %q, not %q", ErrMalformed, *head.Format, FormatID)
-	}
-	if len(head.Version) == 0 {
-		return nil, fmt.Errorf("%w: no \"version\" field", ErrMalformed)
-	}
-	var v int
-	if err := json.Unmarshal(head.Version, &v); err != nil {
-		return nil, fmt.Errorf("%w: \"version\" is %s, not a whole number", ErrMalformed, head.Version)
-	}
-	if v > Version {
-		return nil, fmt.Errorf("%w: the file is format version %d, this build reads up to version %d; update Churon to import it",
-			ErrVersion, v, Version)
-	}
-	if v < 1 {
-		return nil, fmt.Errorf("%w: \"version\" %d (versions start at 1)", ErrMalformed, v)
-	}
-	if len(head.Conversations) == 0 || string(head.Conversations) == "null" {
-		return nil, fmt.Errorf("%w: no \"conversations\" list", ErrMalformed)
-	}
+	// One pass over the file in the usual case: the whole document, its
+	// head checked from what it holds. Only a document that fails to
+	// decode, or whose head is not that of a file this build reads, has
+	// its head read apart, to tell a newer version (which may not fit
+	// this build's types: "update Churon" is the useful answer, not a type
+	// error) from a damaged file.
 	var doc Document
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, jsonError(data, err)
+	err := json.Unmarshal(data, &doc)
+	if err != nil || doc.Format != FormatID || doc.Version < 1 || doc.Version > Version || doc.Conversations == nil {
+		if herr := checkHead(data); herr != nil {
+			return nil, herr
+		}
+		if err != nil {
+			return nil, jsonError(data, err)
+		}
 	}
 	for i, c := range doc.Conversations {
 		if _, err := settingsIn(c.Settings, c.SettingsText); err != nil {
@@ -260,6 +242,41 @@ func decode(data []byte) (*Document, error) {
 		}
 	}
 	return &doc, nil
+}
+
+// checkHead checks a document's head: its format (when it says one),
+// its version (a whole number this build reads) and its list of
+// conversations.
+func checkHead(data []byte) error {
+	var head struct {
+		Format        *string         `json:"format"`
+		Version       json.RawMessage `json:"version"`
+		Conversations json.RawMessage `json:"conversations"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return jsonError(data, err)
+	}
+	if head.Format != nil && *head.Format != FormatID {
+		return fmt.Errorf("%w: \"format\" is %q, not %q", ErrMalformed, *head.Format, FormatID)
+	}
+	if len(head.Version) == 0 {
+		return fmt.Errorf("%w: no \"version\" field", ErrMalformed)
+	}
+	var v int
+	if err := json.Unmarshal(head.Version, &v); err != nil {
+		return fmt.Errorf("%w: \"version\" is %s, not a whole number", ErrMalformed, head.Version)
+	}
+	if v > Version {
+		return fmt.Errorf("%w: the file is format version %d, this build reads up to version %d; update Churon to import it",
+			ErrVersion, v, Version)
+	}
+	if v < 1 {
+		return fmt.Errorf("%w: \"version\" %d (versions start at 1)", ErrMalformed, v)
+	}
+	if len(head.Conversations) == 0 || string(head.Conversations) == "null" {
+		return fmt.Errorf("%w: no \"conversations\" list", ErrMalformed)
+	}
+	return nil
 }
 
 // checkVersions checks that each of the other versions names a message of
@@ -371,9 +388,10 @@ func (d *Document) Chats() ([]store.ImportConversation, error) {
 }
 
 // Import reads a JSON export — or a .zip of them, as WriteZip makes with
-// JSON — and adds its conversations to the library in one transaction.
-// Nothing is written unless the whole input is valid. Conversations
-// already in the library are not duplicated (see store.Import).
+// JSON — and adds its conversations to the library (store.Import: in
+// batches, each conversation whole; on an error the result lists those
+// committed). Nothing is written unless the whole input is valid.
+// Conversations already in the library are not duplicated.
 func Import(ctx context.Context, st *store.Store, r io.Reader) (store.ImportResult, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxImportSize+1))
 	if err != nil {
@@ -404,7 +422,7 @@ func Import(ctx context.Context, st *store.Store, r io.Reader) (store.ImportResu
 	}
 	res, err := st.Import(ctx, all)
 	if err != nil {
-		return store.ImportResult{}, fmt.Errorf("export: import: %w", err)
+		return res, fmt.Errorf("export: import: %w", err)
 	}
 	return res, nil
 }

@@ -10,7 +10,10 @@ import (
 	"io"
 	"net/url"
 	"path"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -157,37 +160,68 @@ func decodeZip(data []byte) ([]*Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: zip: %v", ErrMalformed, err)
 	}
-	var docs []*Document
+	// The files are read and decoded side by side, as many at once as
+	// there are cores (a library of thousands of chats comes as tens of
+	// files); the first error in the zip's order is the one told.
+	var files []*zip.File
 	for _, zf := range zr.File {
-		if zf.FileInfo().IsDir() || !strings.EqualFold(path.Ext(zf.Name), ".json") {
-			continue
+		if !zf.FileInfo().IsDir() && strings.EqualFold(path.Ext(zf.Name), ".json") {
+			files = append(files, zf)
 		}
-		if zf.UncompressedSize64 > MaxImportSize {
-			return nil, fmt.Errorf("%w: %s: larger than %d MiB", ErrMalformed, zf.Name, MaxImportSize>>20)
+	}
+	parts := make([]*Document, len(files))
+	errs := make([]error, len(files))
+	var (
+		wg   sync.WaitGroup
+		next atomic.Int64
+	)
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
+				parts[i], errs[i] = decodeZipFile(files[i])
+			}
+		})
+	}
+	wg.Wait()
+	var docs []*Document
+	for i, doc := range parts {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		rc, err := zf.Open()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, zf.Name, err)
+		if doc != nil {
+			docs = append(docs, doc)
 		}
-		b, err := io.ReadAll(io.LimitReader(rc, MaxImportSize+1))
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, zf.Name, err)
-		}
-		var head struct {
-			Format string `json:"format"`
-		}
-		if json.Unmarshal(b, &head) == nil && head.Format == IndexFormatID {
-			continue
-		}
-		doc, err := decode(b)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", zf.Name, err)
-		}
-		docs = append(docs, doc)
 	}
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("%w: the zip holds no JSON export (export the chats as JSON to import them)", ErrMalformed)
 	}
 	return docs, nil
+}
+
+// decodeZipFile decodes one JSON file of a zip: nil for the zip's index.
+func decodeZipFile(zf *zip.File) (*Document, error) {
+	if zf.UncompressedSize64 > MaxImportSize {
+		return nil, fmt.Errorf("%w: %s: larger than %d MiB", ErrMalformed, zf.Name, MaxImportSize>>20)
+	}
+	rc, err := zf.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, zf.Name, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(rc, MaxImportSize+1))
+	rc.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, zf.Name, err)
+	}
+	doc, err := decode(b)
+	if err != nil {
+		// Not an export: the index is skipped, anything else refused.
+		var head struct {
+			Format string `json:"format"`
+		}
+		if json.Unmarshal(b, &head) == nil && head.Format == IndexFormatID {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s: %w", zf.Name, err)
+	}
+	return doc, nil
 }

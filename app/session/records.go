@@ -65,20 +65,17 @@ func (m *Manager) SetSetting(key, value string) error {
 }
 
 // Import adds the chats of a JSON export (or a zip of them) to the
-// library, all or nothing (see export.Import), and says which
-// conversations changed. It blocks while it reads and writes: front ends
-// call it off their drawing goroutine.
+// library (see export.Import), and says which conversations changed,
+// those committed before an error too. It blocks while it reads and
+// writes: front ends call it off their drawing goroutine.
 func (m *Manager) Import(ctx context.Context, r io.Reader) (store.ImportResult, error) {
 	res, err := export.Import(ctx, m.st, r)
-	if err != nil {
-		return res, err
-	}
 	for _, c := range res.Conversations {
 		if c.Outcome != store.Skipped {
 			m.emit(ConversationChanged{Conv: c.ID})
 		}
 	}
-	return res, nil
+	return res, err
 }
 
 // Export reads conversations for export: those of ids, or every one when

@@ -24,7 +24,7 @@ type Comparison struct {
 func (s *Store) SaveComparison(ctx context.Context, c Comparison) (Comparison, error) {
 	t := now()
 	if c.ID == 0 {
-		id, err := insert(ctx, s.db,
+		id, err := insert(ctx, s.writer(),
 			`INSERT INTO comparisons (created, updated, title, prompt, result) VALUES (?, ?, ?, ?, ?)`,
 			t, t, c.Title, c.Prompt, c.Result)
 		if err != nil {

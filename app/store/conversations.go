@@ -49,7 +49,7 @@ func scanConversation(r scanner) (Conversation, error) {
 // with its id and times.
 func (s *Store) CreateConversation(ctx context.Context, c Conversation) (Conversation, error) {
 	t := now()
-	id, err := insertConversation(ctx, s.db, c, t, t)
+	id, err := insertConversation(ctx, s.writer(), c, t, t)
 	if err != nil {
 		return Conversation{}, fmt.Errorf("store: create conversation: %w", err)
 	}
@@ -139,7 +139,7 @@ func (s *Store) RestoreConversation(ctx context.Context, id int64) error {
 // PurgeDeleted removes for good the conversations deleted at or before
 // the given time, with their messages, and returns how many it removed.
 func (s *Store) PurgeDeleted(ctx context.Context, before time.Time) (int, error) {
-	n, err := execCount(ctx, s.db, `DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at <= ?`, before.UnixMilli())
+	n, err := execCount(ctx, s.writer(), `DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at <= ?`, before.UnixMilli())
 	if err != nil {
 		return 0, fmt.Errorf("store: purge deleted conversations: %w", err)
 	}

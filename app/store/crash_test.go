@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,15 +44,7 @@ var finished = []struct {
 // every finished message is intact, and that the partial answer holds the
 // text of its last commit.
 func TestCrashDuringStream(t *testing.T) {
-	if p := os.Getenv(crashChildEnv); p != "" {
-		crashChild(p)
-		return
-	}
-	if testing.Short() {
-		t.Skip("starts a child process")
-	}
-	p := filepath.Join(t.TempDir(), "churon.db")
-	cmd, out := testutil.StartChild(t, 60*time.Second, "^TestCrashDuringStream$", crashChildEnv+"="+p)
+	p, cmd, out := startWriter(t, crashChildEnv, crashChild)
 	var (
 		conv, msg int64
 		last      int
@@ -119,6 +113,23 @@ func TestCrashDuringStream(t *testing.T) {
 	if err := s.FinishMessage(ctx, Message{ID: msg, Content: partial.Content, FinishReason: "cancelled"}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// startWriter starts the test binary again as the writer the test kills,
+// on a new database: the test's own function, which in that process
+// (env set to the database's path) runs child instead, to its exit. It
+// returns the database's path, the writer and what it prints.
+func startWriter(t *testing.T, env string, child func(path string)) (string, *exec.Cmd, io.Reader) {
+	if p := os.Getenv(env); p != "" {
+		child(p)
+		os.Exit(0) // children exit themselves; this is in case one returns
+	}
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	p := filepath.Join(t.TempDir(), "churon.db")
+	cmd, out := testutil.StartChild(t, 2*time.Minute, "^"+t.Name()+"$", env+"="+p)
+	return p, cmd, out
 }
 
 func crashChild(path string) {

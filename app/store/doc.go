@@ -53,12 +53,15 @@
 // # Import
 //
 // Import adds conversations from elsewhere (app/export reads them from a
-// JSON export) in one transaction, keeping their timestamps and every
-// generation field. A conversation already in the library — same creation
+// JSON export) in batches of transactions, each conversation whole with its
+// messages, keeping their timestamps and every generation field; a write
+// of the same process waits for a batch, not the whole import (gate.go),
+// and an import cut short keeps the batches it committed. A conversation already in the library — same creation
 // millisecond, and one history a prefix of the other — is skipped or, when
 // the imported one is longer, extended with the turns it lacks: importing
 // the same file twice never duplicates a chat. The import fills the
-// full-text index once at its end, not row by row (import_index.go).
+// full-text index once at each batch's end, not row by row
+// (import_index.go).
 //
 // # Pages
 //

@@ -12,4 +12,7 @@ var (
 	// ErrInvalid is returned for arguments the store refuses (an unknown
 	// role, an empty search).
 	ErrInvalid = errors.New("store: invalid argument")
+	// ErrBusy is returned by a write that waited BusyTimeout for another
+	// write of the same process.
+	ErrBusy = errors.New("store: database busy")
 )

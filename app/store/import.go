@@ -67,8 +67,15 @@ func (r ImportResult) Count(o ImportOutcome) int {
 	return n
 }
 
-// Import adds conversations to the library in one transaction: either all
-// of them are imported or, on any error, none is.
+// Import adds conversations to the library, a batch of them a
+// transaction, in the order given: each conversation is written whole
+// with its messages, and a batch ends after importBatch conversations or
+// about importBatchTime of work, so that a write waiting for its turn (an
+// answer being saved while a library of thousands of chats comes in)
+// waits a moment, not the whole import. On an error, or when ctx ends,
+// the batches committed before stay and the result lists them; importing
+// the same conversations again adds only the rest, since what is already
+// in the library is recognised, as follows.
 //
 // A conversation that is already in the library is not duplicated. It is
 // recognised by its creation time (kept to the millisecond by export and
@@ -81,6 +88,9 @@ func (r ImportResult) Count(o ImportOutcome) int {
 // went on elsewhere brings its new turns. A chat edited in both places
 // (neither history a prefix of the other) is imported as a separate
 // conversation: nothing in the library is ever overwritten.
+//
+// Messages are checked before anything is written: a message of an
+// unknown role imports nothing.
 func (s *Store) Import(ctx context.Context, convs []ImportConversation) (ImportResult, error) {
 	for i, ic := range convs {
 		for j, m := range append(ic.Messages[:len(ic.Messages):len(ic.Messages)], ic.Others...) {
@@ -91,34 +101,70 @@ func (s *Store) Import(ctx context.Context, convs []ImportConversation) (ImportR
 		}
 	}
 	var res ImportResult
+	t := now()
+	for done := 0; done < len(convs); {
+		if done > 0 {
+			// Another process's writer sleeps in SQLite's busy handler
+			// between tries, up to 100 ms: the pause lets it in (this
+			// process's own writers are let in by the gate).
+			select {
+			case <-time.After(importPause):
+			case <-ctx.Done():
+				return res, fmt.Errorf("store: import: %w", ctx.Err())
+			}
+		}
+		batch, err := s.importBatch(ctx, convs[done:], done, t)
+		if err != nil {
+			return res, err
+		}
+		res.Conversations = append(res.Conversations, batch...)
+		done += len(batch)
+	}
+	return res, nil
+}
+
+// Batches of an import (variables so that tests can make them small).
+var (
+	importBatch     = 500
+	importBatchTime = time.Second
+	importPause     = 100 * time.Millisecond
+)
+
+// importBatch imports the first of convs, as many as make a batch, in one
+// transaction; convs[0] is the import's conversation number first+1.
+func (s *Store) importBatch(ctx context.Context, convs []ImportConversation, first int, t int64) ([]ImportedConversation, error) {
+	var out []ImportedConversation
 	err := s.tx(ctx, "import", func(tx *sql.Tx) error {
-		t := now()
+		out = out[:0]
+		began := time.Now()
 		x := &preparedTx{tx: tx, stmts: map[string]*sql.Stmt{}}
 		return indexAfter(ctx, tx, func() error {
 			for i, ic := range convs {
 				r, err := importOne(ctx, tx, x, ic, t)
 				if err != nil {
-					return fmt.Errorf("conversation %d (%q): %w", i+1, ic.Conversation.Title, err)
+					return fmt.Errorf("conversation %d (%q): %w", first+i+1, ic.Conversation.Title, err)
 				}
-				res.Conversations = append(res.Conversations, r)
+				out = append(out, r)
+				// The index of the batch's messages, at its end, takes
+				// about a quarter more.
+				if len(out) == importBatch || time.Since(began) >= importBatchTime*3/4 {
+					break
+				}
 			}
 			return nil
 		})
 	})
-	if err != nil {
-		return ImportResult{}, err
-	}
-	return res, nil
+	return out, err
 }
 
 // importOne imports one conversation inside tx, its inserts through x;
 // t is the import's time.
-func importOne(ctx context.Context, tx *sql.Tx, x execer, ic ImportConversation, t int64) (ImportedConversation, error) {
+func importOne(ctx context.Context, tx *sql.Tx, x *preparedTx, ic ImportConversation, t int64) (ImportedConversation, error) {
 	c := ic.Conversation
 	created, updated := millisOr(c.Created, t), millisOr(c.Updated, t)
 	out := ImportedConversation{Title: c.Title}
 
-	id, have, err := findImported(ctx, tx, created, ic.Messages, t)
+	id, have, err := findImported(ctx, x, created, ic.Messages, t)
 	if err != nil {
 		return out, err
 	}
@@ -137,9 +183,11 @@ func importOne(ctx context.Context, tx *sql.Tx, x execer, ic ImportConversation,
 
 	var pos int
 	var stamp, parent int64
-	if err := tx.QueryRowContext(ctx,
-		`SELECT coalesce(max(position), 0), coalesce(max(selected), 0) FROM messages WHERE conversation_id = ?`, out.ID).Scan(&pos, &stamp); err != nil {
-		return out, err
+	if out.Outcome == Extended { // a new conversation starts at 0
+		if err := tx.QueryRowContext(ctx,
+			`SELECT coalesce(max(position), 0), coalesce(max(selected), 0) FROM messages WHERE conversation_id = ?`, out.ID).Scan(&pos, &stamp); err != nil {
+			return out, err
+		}
 	}
 	// The file's ids of the messages stored, to find the parents of the
 	// other versions; those of the messages the library held already map
@@ -198,7 +246,7 @@ func importOne(ctx context.Context, tx *sql.Tx, x execer, ic ImportConversation,
 // history that is a prefix of the imported messages or has them as its
 // prefix. It returns its id (0: none) and how many of the imported
 // messages it already holds. Of several, the one holding the most wins.
-func findImported(ctx context.Context, tx *sql.Tx, created int64, msgs []Message, t int64) (id int64, have int, err error) {
+func findImported(ctx context.Context, tx querier, created int64, msgs []Message, t int64) (id int64, have int, err error) {
 	// All ids first: the messages of each are read with the rows closed.
 	ids, err := queryAll(ctx, tx, scanID,
 		`SELECT id FROM conversations WHERE created = ? AND deleted_at IS NULL ORDER BY id`, created)
@@ -242,7 +290,7 @@ func keyOf(m Message, t int64) msgKey {
 
 // messageKeys identifies the messages of the branch a conversation shows:
 // the one an export wrote as its messages.
-func messageKeys(ctx context.Context, tx *sql.Tx, conv int64) ([]msgKey, error) {
+func messageKeys(ctx context.Context, tx querier, conv int64) ([]msgKey, error) {
 	all, err := loadAll(ctx, tx, conv)
 	if err != nil {
 		return nil, err

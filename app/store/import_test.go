@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"testing"
 	"time"
 )
@@ -111,40 +109,6 @@ func TestImportMerge(t *testing.T) {
 	res, err = s.Import(ctx, []ImportConversation{longer})
 	if err != nil || res.Conversations[0].Outcome != Imported || res.Conversations[0].ID == c.ID {
 		t.Errorf("import of a trashed chat: %+v %v", res, err)
-	}
-}
-
-// An error anywhere leaves the library as it was: one transaction.
-func TestImportAtomic(t *testing.T) {
-	ctx := context.Background()
-	s := openTemp(t)
-	mustConv(t, s, "existing")
-	// A trigger makes the database refuse one message, late in the import.
-	if _, err := s.db.ExecContext(ctx, `CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN new.content = 'boom'
-		BEGIN SELECT RAISE(ABORT, 'refused'); END`); err != nil {
-		t.Fatal(err)
-	}
-	_, err := s.Import(ctx, []ImportConversation{
-		importConv("first", at(0), "q", "a"),
-		importConv("second", at(1), "q", "boom"),
-	})
-	if err == nil || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), `conversation 2 ("second")`) {
-		t.Fatalf("error %v", err)
-	}
-	cs, _ := s.ListConversations(ctx, ListOptions{})
-	if len(cs) != 1 || cs[0].Title != "existing" {
-		t.Errorf("after a failed import: %+v", cs)
-	}
-	var n int
-	s.db.QueryRowContext(ctx, `SELECT count(*) FROM messages`).Scan(&n)
-	if n != 0 {
-		t.Errorf("%d messages left behind", n)
-	}
-
-	bad := importConv("bad role", at(2), "q")
-	bad.Messages[0].Role = "robot"
-	if _, err := s.Import(ctx, []ImportConversation{bad}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("unknown role: %v", err)
 	}
 }
 

@@ -71,21 +71,7 @@ var migrations = []migration{
 	// messages.content without a second copy of the text; triggers keep it
 	// in step, and 'rebuild' indexes what a version-1 database already holds.
 	// doc.go explains the trigram tokenizer.
-	{2, "full-text index over message content", execAll(
-		`CREATE VIRTUAL TABLE messages_fts USING fts5(
-			content, content='messages', content_rowid='id', tokenize='trigram')`,
-		`CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
-			INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-		END`,
-		`CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
-			INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-		END`,
-		`CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
-			INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-			INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-		END`,
-		`INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')`,
-	)},
+	{2, "full-text index over message content", execAll(fullTextIndex(messagesIndex)...)},
 	// Soft delete, so that deleting a conversation can be undone.
 	{3, "soft delete of conversations", execAll(
 		`ALTER TABLE conversations ADD COLUMN deleted_at INTEGER`,
@@ -143,6 +129,32 @@ var migrations = []migration{
 		`CREATE INDEX conversations_listed ON conversations (pinned DESC, updated DESC, id DESC) WHERE deleted_at IS NULL`,
 		`CREATE INDEX conversations_by_created ON conversations (created)`,
 	)},
+	// Title search without reading every conversation (pages.go): a
+	// trigram index over the titles, kept in step by triggers as the
+	// messages' is (an import fills it at each batch's end instead,
+	// import_index.go), and 'rebuild' indexes the titles already there.
+	{9, "full-text index over conversation titles", execAll(fullTextIndex(titlesIndex)...)},
+}
+
+// fullTextIndex makes ix: an external-content FTS5 table (the text is
+// not copied) with the trigram tokenizer, the triggers that keep it in
+// step with its table, and its filling from the rows already there.
+func fullTextIndex(ix ftsIndex) []string {
+	return []string{
+		`CREATE VIRTUAL TABLE ` + ix.fts + ` USING fts5(
+			` + ix.column + `, content='` + ix.table + `', content_rowid='id', tokenize='trigram')`,
+		`CREATE TRIGGER ` + ix.trigger() + ` AFTER INSERT ON ` + ix.table + ` BEGIN
+			INSERT INTO ` + ix.fts + `(rowid, ` + ix.column + `) VALUES (new.id, new.` + ix.column + `);
+		END`,
+		`CREATE TRIGGER ` + ix.fts + `_delete AFTER DELETE ON ` + ix.table + ` BEGIN
+			INSERT INTO ` + ix.fts + `(` + ix.fts + `, rowid, ` + ix.column + `) VALUES ('delete', old.id, old.` + ix.column + `);
+		END`,
+		`CREATE TRIGGER ` + ix.fts + `_update AFTER UPDATE OF ` + ix.column + ` ON ` + ix.table + ` BEGIN
+			INSERT INTO ` + ix.fts + `(` + ix.fts + `, rowid, ` + ix.column + `) VALUES ('delete', old.id, old.` + ix.column + `);
+			INSERT INTO ` + ix.fts + `(rowid, ` + ix.column + `) VALUES (new.id, new.` + ix.column + `);
+		END`,
+		`INSERT INTO ` + ix.fts + `(` + ix.fts + `) VALUES ('rebuild')`,
+	}
 }
 
 // SchemaVersion is the schema version this build writes.

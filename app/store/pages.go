@@ -194,35 +194,72 @@ func (s *Store) SearchConversations(ctx context.Context, query string, after *Se
 
 // titleMatches returns up to limit conversations, from the skip-th on,
 // whose title contains q, in the list's order, and whether they are all.
-// Titles are compared in Go (strings.ToLower), not by SQLite's lower(),
-// which knows only ASCII.
+// A query of three characters or more is answered by the titles'
+// trigram index (which folds case in every script, as the messages'
+// does); a shorter one, which no trigram holds, by reading the titles
+// alone and comparing them in Go (strings.ToLower: SQLite's lower()
+// knows only ASCII).
 func (s *Store) titleMatches(ctx context.Context, q string, skip, limit int) ([]ConversationHit, bool, error) {
-	lq := strings.ToLower(q)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+convColumns+` FROM conversations WHERE deleted_at IS NULL
-		ORDER BY pinned DESC, updated DESC, id DESC`)
-	if err != nil {
-		return nil, false, err
-	}
-	defer rows.Close()
-	var out []ConversationHit
-	for rows.Next() {
-		c, err := scanConversation(rows)
+	var convs []Conversation
+	if utf8.RuneCountInString(q) >= minIndexedRunes {
+		// One more than asked says whether more follow.
+		var err error
+		convs, err = queryAll(ctx, s.db, scanConversation, `SELECT `+convColumns+` FROM conversations
+			WHERE deleted_at IS NULL AND id IN (SELECT rowid FROM conversations_fts WHERE conversations_fts MATCH ?)
+			ORDER BY pinned DESC, updated DESC, id DESC LIMIT ? OFFSET ?`, ftsPhrase(q), limit+1, skip)
 		if err != nil {
 			return nil, false, err
 		}
-		if !strings.Contains(strings.ToLower(c.Title), lq) {
+	} else {
+		ids, err := s.shortTitleMatches(ctx, q, skip, limit+1)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, id := range ids {
+			c, err := s.Conversation(ctx, id)
+			if err != nil {
+				return nil, false, err
+			}
+			convs = append(convs, c)
+		}
+	}
+	done := len(convs) <= limit
+	out := make([]ConversationHit, 0, min(len(convs), limit))
+	for _, c := range convs[:min(len(convs), limit)] {
+		out = append(out, ConversationHit{Conversation: c})
+	}
+	return out, done, nil
+}
+
+// shortTitleMatches returns the ids of up to limit conversations, from
+// the skip-th on, whose title contains q, in the list's order.
+func (s *Store) shortTitleMatches(ctx context.Context, q string, skip, limit int) ([]int64, error) {
+	lq := strings.ToLower(q)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, title FROM conversations WHERE deleted_at IS NULL
+		ORDER BY pinned DESC, updated DESC, id DESC`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() && len(out) < limit {
+		var (
+			id    int64
+			title string
+		)
+		if err := rows.Scan(&id, &title); err != nil {
+			return nil, err
+		}
+		if !strings.Contains(strings.ToLower(title), lq) {
 			continue
 		}
 		if skip > 0 {
 			skip--
 			continue
 		}
-		if len(out) == limit {
-			return out, false, nil
-		}
-		out = append(out, ConversationHit{Conversation: c})
+		out = append(out, id)
 	}
-	return out, true, rows.Err()
+	return out, rows.Err()
 }
 
 // snippets gives title matches the newest of their messages that match,
@@ -287,7 +324,7 @@ func newHitFilter(terms []string) *hitFilter {
 	var match []string
 	for _, t := range terms {
 		if utf8.RuneCountInString(t) >= minIndexedRunes {
-			match = append(match, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
+			match = append(match, ftsPhrase(t))
 		} else {
 			f.likes = append(f.likes, "%"+escapeLike(t)+"%")
 		}

@@ -255,20 +255,11 @@ func TestSearchConversations(t *testing.T) {
 // list's and the import's indexes, and its chats page as a new one's do.
 func TestUpgradeToPages(t *testing.T) {
 	ctx := context.Background()
-	p := t.TempDir() + "/churon.db"
-	old, err := openAt(ctx, p, 6)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var stmts []string
 	for i := range 5 {
-		mustConv(t, old, fmt.Sprintf("old %d", i))
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO conversations (title, created, updated) VALUES ('old %d', %d, %d)`, i, 1000+i, 1000+i))
 	}
-	old.Close()
-	s, err := Open(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := upgraded(t, 6, stmts...)
 	var names []string
 	rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'conversations' ORDER BY name`)
 	if err != nil {

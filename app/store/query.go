@@ -39,7 +39,7 @@ func execCount(ctx context.Context, x execer, q string, args ...any) (int64, err
 // means the target does not exist (or is not in the state the statement
 // expects) and is reported as ErrNotFound.
 func (s *Store) exec1(ctx context.Context, what, q string, args ...any) error {
-	n, err := execCount(ctx, s.db, q, args...)
+	n, err := execCount(ctx, s.writer(), q, args...)
 	if err != nil {
 		return fmt.Errorf("store: %s: %w", what, err)
 	}

@@ -48,7 +48,7 @@ func (s *Store) Search(ctx context.Context, query string, limit int) ([]SearchHi
 	)
 	for _, t := range terms {
 		if utf8.RuneCountInString(t) >= minIndexedRunes {
-			match = append(match, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
+			match = append(match, ftsPhrase(t))
 		} else {
 			where = append(where, `m.content LIKE ? ESCAPE '\'`)
 			args = append(args, "%"+escapeLike(t)+"%")
@@ -109,6 +109,10 @@ func SplitQuery(q string) []string {
 	flush()
 	return out
 }
+
+// ftsPhrase is t as an FTS5 phrase: with the trigram tokenizer, the
+// rows that contain t, case folded.
+func ftsPhrase(t string) string { return `"` + strings.ReplaceAll(t, `"`, `""`) + `"` }
 
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)

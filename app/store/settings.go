@@ -22,7 +22,7 @@ func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
 
 // SetSetting stores an app setting.
 func (s *Store) SetSetting(ctx context.Context, key, value string) error {
-	if _, err := s.db.ExecContext(ctx,
+	if _, err := s.writer().ExecContext(ctx,
 		`INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
 		key, value); err != nil {
 		return fmt.Errorf("store: set setting %q: %w", key, err)
@@ -33,7 +33,7 @@ func (s *Store) SetSetting(ctx context.Context, key, value string) error {
 // DeleteSetting removes an app setting; removing one that is not set is
 // not an error.
 func (s *Store) DeleteSetting(ctx context.Context, key string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, key); err != nil {
+	if _, err := s.writer().ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, key); err != nil {
 		return fmt.Errorf("store: delete setting %q: %w", key, err)
 	}
 	return nil

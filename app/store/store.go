@@ -23,6 +23,7 @@ import (
 type Store struct {
 	db   *sql.DB
 	path string
+	gate gate // this process's writers, in turn
 }
 
 // BusyTimeout is how long a write waits for another connection or process
@@ -64,7 +65,7 @@ func openAt(ctx context.Context, path string, target int) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	return &Store{db: db, path: path}, nil
+	return &Store{db: db, path: path, gate: newGate()}, nil
 }
 
 // dsn builds the connection string. Every connection of the pool gets the
@@ -113,7 +114,7 @@ func (s *Store) Check(ctx context.Context) error {
 	if res != "ok" {
 		return fmt.Errorf("store: integrity check: %s", res)
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+	if _, err := s.writer().ExecContext(ctx, `INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
 		return fmt.Errorf("store: full-text index check: %w", err)
 	}
 	return nil
@@ -130,8 +131,12 @@ func fromMillis(ms int64) time.Time {
 	return time.UnixMilli(ms)
 }
 
-// tx runs f in an immediate transaction.
+// tx runs f in an immediate transaction, in this process's writers' turn.
 func (s *Store) tx(ctx context.Context, what string, f func(tx *sql.Tx) error) error {
+	if err := s.gate.enter(ctx); err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	defer s.gate.leave()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: %s: %w", what, err)

@@ -21,6 +21,37 @@ func openTemp(t *testing.T) *Store {
 	return s
 }
 
+// upgraded writes a database of schema version v (as a build of that
+// version made it), runs the statements on it, and opens it with this
+// build, which migrates it to the current schema.
+func upgraded(t *testing.T, v int, stmts ...string) *Store {
+	t.Helper()
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "churon.db")
+	old, err := openAt(ctx, p, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := old.Version(ctx); got != v {
+		t.Fatalf("version %d, want %d", got, v)
+	}
+	for _, q := range stmts {
+		if _, err := old.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+	s, err := Open(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if got, _ := s.Version(ctx); got != SchemaVersion {
+		t.Fatalf("version %d after the upgrade, want %d", got, SchemaVersion)
+	}
+	return s
+}
+
 func mustConv(t *testing.T, s *Store, title string) Conversation {
 	t.Helper()
 	c, err := s.CreateConversation(context.Background(), Conversation{Title: title})
@@ -429,15 +460,7 @@ func TestSettings(t *testing.T) {
 // it with this build.
 func TestUpgradeFromV1(t *testing.T) {
 	ctx := context.Background()
-	p := filepath.Join(t.TempDir(), "churon.db")
-	old, err := openAt(ctx, p, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := old.Version(ctx); v != 1 {
-		t.Fatalf("version %d, want 1", v)
-	}
-	for _, q := range []string{
+	s := upgraded(t, 1,
 		`INSERT INTO conversations (id, title, created, updated, pinned, system_prompt, sampler, model_path)
 		 VALUES (7, '옛 대화', 1000, 2000, 1, 'sys', '{"temperature":0.5}', '/old.gguf')`,
 		`INSERT INTO messages (conversation_id, position, role, content, created, updated, finish_reason)
@@ -445,21 +468,7 @@ func TestUpgradeFromV1(t *testing.T) {
 		`INSERT INTO messages (conversation_id, position, role, content, created, updated, finish_reason, gen_tokens)
 		 VALUES (7, 2, 'assistant', 'Boil the doenjang stew gently', 1500, 2000, 'eos', 42)`,
 		`INSERT INTO settings (key, value) VALUES ('theme', 'dark')`,
-	} {
-		if _, err := old.db.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	old.Close()
-
-	s, err := Open(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if v, _ := s.Version(ctx); v != SchemaVersion {
-		t.Fatalf("version %d after upgrade, want %d", v, SchemaVersion)
-	}
+	)
 	c, err := s.Conversation(ctx, 7)
 	if err != nil || c.Title != "옛 대화" || !c.Pinned || c.SystemPrompt != "sys" || c.Deleted() {
 		t.Fatalf("conversation %+v %v", c, err)

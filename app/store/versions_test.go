@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +20,18 @@ func contents(t *testing.T, s *Store, conv int64) string {
 		out = append(out, m.Content)
 	}
 	return strings.Join(out, " ")
+}
+
+// selectShows selects message id and checks the branch conversation conv
+// then shows.
+func selectShows(t *testing.T, s *Store, id, conv int64, want string) {
+	t.Helper()
+	if err := s.SelectMessage(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if got := contents(t, s, conv); got != want {
+		t.Fatalf("with message %d selected the chat shows %q, want %q", id, got, want)
+	}
 }
 
 // TestVersions edits and regenerates as versions: the earlier ones stay,
@@ -53,29 +64,14 @@ func TestVersions(t *testing.T) {
 	}
 
 	// Back to a1: its turns come back.
-	if err := s.SelectMessage(ctx, a1.ID); err != nil {
-		t.Fatal(err)
-	}
-	if got := contents(t, s, c.ID); got != "q1 a1 q2 a2" {
-		t.Fatalf("version 1 shows %q", got)
-	}
+	selectShows(t, s, a1.ID, c.ID, "q1 a1 q2 a2")
 	// Edit q2 inside version 1, then switch to b1 and back: the edit is
 	// the branch remembered under a1.
 	if _, err := s.AddVersion(ctx, q2.ID, Message{ConversationID: c.ID, Role: RoleUser, Content: "q2'"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SelectMessage(ctx, b1.ID); err != nil {
-		t.Fatal(err)
-	}
-	if got := contents(t, s, c.ID); got != "q1 b1 r2" {
-		t.Fatalf("version 2 shows %q", got)
-	}
-	if err := s.SelectMessage(ctx, a1.ID); err != nil {
-		t.Fatal(err)
-	}
-	if got := contents(t, s, c.ID); got != "q1 a1 q2'" {
-		t.Fatalf("version 1 again shows %q, want the edit remembered", got)
-	}
+	selectShows(t, s, b1.ID, c.ID, "q1 b1 r2")
+	selectShows(t, s, a1.ID, c.ID, "q1 a1 q2'") // the edit remembered
 	// A version of the first message is a second start.
 	if _, err := s.AddVersion(ctx, q1.ID, Message{ConversationID: c.ID, Role: RoleUser, Content: "p1"}); err != nil {
 		t.Fatal(err)
@@ -127,12 +123,7 @@ func TestDeleteNotice(t *testing.T) {
 // with this build: the history becomes one branch, and goes on.
 func TestUpgradeToVersions(t *testing.T) {
 	ctx := context.Background()
-	p := filepath.Join(t.TempDir(), "churon.db")
-	old, err := openAt(ctx, p, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	s := upgraded(t, 5,
 		`INSERT INTO conversations (id, title, created, updated) VALUES (3, 'old', 1000, 2000)`,
 		`INSERT INTO conversations (id, title, created, updated) VALUES (4, 'other', 1000, 2000)`,
 		`INSERT INTO messages (id, conversation_id, position, role, content, created, updated) VALUES (10, 3, 1, 'user', 'q1', 1000, 1000)`,
@@ -140,17 +131,7 @@ func TestUpgradeToVersions(t *testing.T) {
 		`INSERT INTO messages (id, conversation_id, position, role, content, created, updated) VALUES (12, 3, 2, 'notice', 'n', 1100, 1100)`,
 		// A gap in positions, as DeleteMessage leaves.
 		`INSERT INTO messages (id, conversation_id, position, role, content, created, updated) VALUES (14, 3, 5, 'assistant', 'a1', 1200, 1200)`,
-	} {
-		if _, err := old.db.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	old.Close()
-	s, err := Open(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	)
 	msgs, err := s.Messages(ctx, 3)
 	if err != nil || len(msgs) != 3 || msgs[0].ParentID != 0 || msgs[1].ParentID != 10 || msgs[2].ParentID != 12 {
 		t.Fatalf("upgraded messages %+v %v", msgs, err)
@@ -206,12 +187,7 @@ func TestImportVersions(t *testing.T) {
 	if a0.Content == "a1" {
 		a0 = vs[1]
 	}
-	if err := s.SelectMessage(ctx, a0.ID); err != nil {
-		t.Fatal(err)
-	}
-	if got := contents(t, s, id); got != "q1 a0 q2" {
-		t.Fatalf("the other version shows %q", got)
-	}
+	selectShows(t, s, a0.ID, id, "q1 a0 q2")
 	// Importing it again, with the same branch shown, adds nothing.
 	if err := s.SelectMessage(ctx, msgs[1].ID); err != nil {
 		t.Fatal(err)

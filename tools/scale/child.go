@@ -26,6 +26,7 @@ import (
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine/arch"
+	"github.com/churon/churon/internal/cputime"
 	"github.com/churon/churon/models/discover"
 	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/ui"
@@ -38,7 +39,10 @@ import (
 // result is what a child process measured, as JSON on its stdout.
 type result struct {
 	Start time.Duration // to the first frame with the list shown
-	RSS   int64         // then
+	// StartCPU is the process's CPU time then (the runtime's start
+	// included, not the exec before it).
+	StartCPU time.Duration
+	RSS      int64 // then
 	// Open is the long chat's open to its first paint; OpenRSS what
 	// it added to the resident memory.
 	Open    time.Duration
@@ -153,9 +157,9 @@ func child(args []string) int {
 					return
 				}
 				for _, f := range q {
-					t, cpu := time.Now(), threadCPU()
+					t, cpu := time.Now(), cputime.Thread()
 					f()
-					frame(time.Since(t), threadCPU()-cpu)
+					frame(time.Since(t), cputime.Thread()-cpu)
 				}
 			}
 		}
@@ -241,7 +245,7 @@ func measureWindow(w *window, t0, deadline time.Time, what, long string, headles
 		time.Sleep(time.Millisecond)
 	}
 	frame()
-	r.Start, r.RSS = time.Since(t0), rss()
+	r.Start, r.StartCPU, r.RSS = time.Since(t0), cputime.Process(), rss()
 	if what != "open" {
 		return r
 	}
@@ -301,7 +305,7 @@ func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.T
 	step := func(dy float32) (still bool) {
 		t := time.Now()
 		var before, after float32
-		cpu := threadCPU()
+		cpu := cputime.Thread()
 		w.do(func() {
 			before = s.Offset.Y
 			s.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.Delta{DY: dy}})
@@ -309,7 +313,7 @@ func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.T
 		if headless {
 			// The wheel event is one turn of the driver's loop, each
 			// update it posted another.
-			sc.frame(time.Since(t), threadCPU()-cpu)
+			sc.frame(time.Since(t), cputime.Thread()-cpu)
 			w.settleFrames(sc.frame)
 		} else {
 			w.settle()
@@ -448,14 +452,16 @@ func sidebarSearch(w *window, frame func(), deadline time.Time) []searchFigure {
 			time.Sleep(time.Millisecond)
 			start, ok = w.firstPost(t.Add(ui.SearchDelay))
 		}
+		c0 := cputime.Process()
 		w.settle()
+		c1 := cputime.Process()
 		frame()
 		took := time.Since(start)
 		n := 0
 		if l := sidebarList(w.w.Content()); l != nil {
 			n = l.Length()
 		}
-		out = append(out, searchFigure{q, took, n})
+		out = append(out, searchFigure{Query: q, Took: took, Hits: n, CPU: c1 - c0, PaintCPU: cputime.Process() - c1})
 	}
 	w.do(func() { box.SetText("") })
 	w.settle()

@@ -106,7 +106,7 @@ func measure(o options, t *table) error {
 	t.add("import (session.Import of the zip)", ms(lib.Import), fmt.Sprintf("%d conversations; CPU %s", lib.Imported, ms(lib.ImportCPU)))
 	t.add("export (session.Export + JSON)", ms(lib.Export), fmt.Sprintf("%.0f MB; CPU %s", float64(lib.ExportBytes)/1e6, ms(lib.ExportCPU)))
 	for _, s := range lib.Search {
-		t.add("search "+quote(s.Query)+" (session, first page of chats)", ms(s.Took), fmt.Sprintf("%d chats", s.Hits))
+		t.add("search "+quote(s.Query)+" (session, first page of chats)", ms(s.Took), fmt.Sprintf("%d chats; CPU %s", s.Hits, ms(s.CPU)))
 	}
 
 	if o.libraryOnly {
@@ -129,12 +129,14 @@ func measure(o options, t *table) error {
 	for _, mode := range modes {
 		env := []string{"DISPLAY=" + display}
 		e, err := runChild(o, env, mode, "start", empty, "")
-		t.addChild(mode+": start-up to first frame, empty library", e, err, func(r result) string { return fmt.Sprintf("RSS %s", mb(r.RSS)) })
+		t.addChild(mode+": start-up to first frame, empty library", e, err, func(r result) string {
+			return fmt.Sprintf("CPU %s; RSS %s", ms(r.StartCPU), mb(r.RSS))
+		})
 		full, err := runChild(o, env, mode, "start", db, LongTitle)
 		t.addChild(mode+fmt.Sprintf(": start-up to first frame, %d chats", o.Convs+1), full, err, func(r result) string {
-			s := fmt.Sprintf("RSS %s", mb(r.RSS))
-			if e.Start > 0 {
-				s += fmt.Sprintf("; %+.0f%% of empty", 100*(float64(r.Start)/float64(e.Start)-1))
+			s := fmt.Sprintf("CPU %s; RSS %s", ms(r.StartCPU), mb(r.RSS))
+			if e.Start > 0 && e.StartCPU > 0 {
+				s += fmt.Sprintf("; %+.0f%% of empty (CPU %+.0f%%)", 100*(float64(r.Start)/float64(e.Start)-1), 100*(float64(r.StartCPU)/float64(e.StartCPU)-1))
 			}
 			return s
 		})
@@ -166,7 +168,8 @@ func measure(o options, t *table) error {
 			}
 			if r.SidebarSearch != nil {
 				for _, s := range r.SidebarSearch {
-					t.add(mode+": sidebar search "+quote(s.Query)+" to rows painted", ms(s.Took), fmt.Sprintf("%d rows", s.Hits))
+					t.add(mode+": sidebar search "+quote(s.Query)+" to rows painted", ms(s.Took),
+						fmt.Sprintf("%d rows; CPU %s to the rows laid out, then %s painting them (in software)", s.Hits, ms(s.CPU), ms(s.PaintCPU)))
 				}
 			}
 		}

@@ -1,7 +1,0 @@
-//go:build !unix
-
-package main
-
-import "time"
-
-func processCPU() time.Duration { return 0 }
