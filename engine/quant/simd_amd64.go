@@ -103,6 +103,9 @@ func vecDotFast(w Type, wRow, act []byte, n int) (float32, bool) {
 		}
 		return dotIQ4_NLAVX2(wp, ap, n/32), true
 	case MXFP4:
+		if useAVX512 {
+			return dotMXFP4One(wRow, act, n/32), true
+		}
 		return dotMXFP4AVX2(wp, ap, n/32), true
 	case Q4_K:
 		return dotQ4_KAVX2(wp, ap, n/QK_K), true
@@ -212,6 +215,8 @@ func dotX4(w Type, wp, xp *byte, stride, nb int, out *float32) bool {
 		dotQ4_Kx4AVX2(wp, xp, stride, nb, out)
 	case w == Q6_K:
 		dotQ6_Kx4AVX2(wp, xp, stride, nb, out)
+	case w == MXFP4 && useAVX512:
+		dotMXFP4x4One(wp, xp, stride, nb, out)
 	case w == MXFP4:
 		dotMXFP4x4AVX2(wp, xp, stride, nb, out)
 	default:
@@ -313,6 +318,10 @@ func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, o
 		return false
 	}
 	nb := n / 32
+	if w == MXFP4 && mxOn(stride) {
+		mxTile(1, rows, stride, nRows, act, 0, nb, out, 0)
+		return true
+	}
 	if quads, _, ok := prepLayout(w, nb); ok {
 		prep := prepPool.Get().(*prepBuf)
 		prepare(w, quads, &act[0], nb, &prep[0])
@@ -476,6 +485,10 @@ func vecDotTileF16(rows []byte, rowStride, nRows int, acts []byte, actStride, nA
 // checked inputs with n > 0: activation rows four at a time, each group
 // laid out once and run against every weight row.
 func vecDotTileFast(w Type, rows []byte, rowStride, nRows int, acts []byte, actStride, nActs, n int, out []float32, outStride int) bool {
+	if w == MXFP4 && mxOn(rowStride) {
+		vecDotTileMX(rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
+		return true
+	}
 	if kTileFits(w, nActs, rowStride) {
 		vecDotTileK(w, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
 		return true
