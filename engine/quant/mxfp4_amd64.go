@@ -30,8 +30,9 @@ type mxBuf struct{ b []byte }
 var mxPool = sync.Pool{New: func() any { return new(mxBuf) }}
 
 // mxPrep lays out k activation rows (Q8_0, xstride bytes apart) of nb
-// blocks for the kernels: per block b and row a, at 8·(k·b + a), dx as
-// float32 and −12·Σy as int32 (the codebook's +12 offset, taken back).
+// blocks for the kernels: per block b and row a, 40 bytes at
+// 40·(k·b + a): dx as float32, −12·Σy as int32 (the codebook's +12
+// offset, taken back), and the block's 32 quants.
 func mxPrep(x []byte, xstride, k, nb int, dst []byte) {
 	for a := range k {
 		row := x[a*xstride : a*xstride+34*nb]
@@ -41,9 +42,10 @@ func mxPrep(x []byte, xstride, k, nb int, dst []byte) {
 			for _, q := range blk[2:34] {
 				s += int(int8(q))
 			}
-			o := 8 * (k*b + a)
+			o := 40 * (k*b + a)
 			binary.LittleEndian.PutUint32(dst[o:], math.Float32bits(fp16(blk)))
 			binary.LittleEndian.PutUint32(dst[o+4:], uint32(int32(-12*s)))
+			copy(dst[o+8:o+40], blk[2:34])
 		}
 	}
 }
@@ -52,26 +54,26 @@ func mxPrep(x []byte, xstride, k, nb int, dst []byte) {
 // out[a*outStride+r] for r < nRows, a < k.
 func mxTile(k int, rows []byte, rowStride, nRows int, acts []byte, actStride, nb int, out []float32, outStride int) {
 	buf := mxPool.Get().(*mxBuf)
-	buf.b = grow(buf.b, 8*k*nb)
+	buf.b = grow(buf.b, 40*k*nb)
 	mxPrep(acts, actStride, k, nb, buf.b)
-	w, x, p, o := &rows[0], &acts[0], &buf.b[0], &out[0]
+	w, p, o := &rows[0], &buf.b[0], &out[0]
 	switch k {
 	case 1:
-		mxfp4Tile1(w, rowStride, nRows, x, actStride, p, nb, o, outStride)
+		mxfp4Tile1(w, rowStride, nRows, p, nb, o, outStride)
 	case 2:
-		mxfp4Tile2(w, rowStride, nRows, x, actStride, p, nb, o, outStride)
+		mxfp4Tile2(w, rowStride, nRows, p, nb, o, outStride)
 	case 3:
-		mxfp4Tile3(w, rowStride, nRows, x, actStride, p, nb, o, outStride)
+		mxfp4Tile3(w, rowStride, nRows, p, nb, o, outStride)
 	case 4:
-		mxfp4Tile4(w, rowStride, nRows, x, actStride, p, nb, o, outStride)
+		mxfp4Tile4(w, rowStride, nRows, p, nb, o, outStride)
 	case 5:
-		mxfp4Tile5(w, rowStride, nRows, x, actStride, p, nb, o, outStride)
+		mxfp4Tile5(w, rowStride, nRows, p, nb, o, outStride)
 	case 6:
-		mxfp4Tile6(w, rowStride, nRows, x, actStride, p, nb, o, outStride)
+		mxfp4Tile6(w, rowStride, nRows, p, nb, o, outStride)
 	case 7:
-		mxfp4Tile7(w, rowStride, nRows, x, actStride, p, nb, o, outStride)
+		mxfp4Tile7(w, rowStride, nRows, p, nb, o, outStride)
 	case 8:
-		mxfp4Tile8(w, rowStride, nRows, x, actStride, p, nb, o, outStride)
+		mxfp4Tile8(w, rowStride, nRows, p, nb, o, outStride)
 	}
 	mxPool.Put(buf)
 }
@@ -106,25 +108,25 @@ func dotMXFP4x4One(wp, xp *byte, stride, nb int, out *float32) {
 }
 
 //go:noescape
-func mxfp4Tile1(w *byte, stride, nrows int, x *byte, xstride int, prep *byte, nb int, out *float32, ostride int)
+func mxfp4Tile1(w *byte, stride, nrows int, prep *byte, nb int, out *float32, ostride int)
 
 //go:noescape
-func mxfp4Tile2(w *byte, stride, nrows int, x *byte, xstride int, prep *byte, nb int, out *float32, ostride int)
+func mxfp4Tile2(w *byte, stride, nrows int, prep *byte, nb int, out *float32, ostride int)
 
 //go:noescape
-func mxfp4Tile3(w *byte, stride, nrows int, x *byte, xstride int, prep *byte, nb int, out *float32, ostride int)
+func mxfp4Tile3(w *byte, stride, nrows int, prep *byte, nb int, out *float32, ostride int)
 
 //go:noescape
-func mxfp4Tile4(w *byte, stride, nrows int, x *byte, xstride int, prep *byte, nb int, out *float32, ostride int)
+func mxfp4Tile4(w *byte, stride, nrows int, prep *byte, nb int, out *float32, ostride int)
 
 //go:noescape
-func mxfp4Tile5(w *byte, stride, nrows int, x *byte, xstride int, prep *byte, nb int, out *float32, ostride int)
+func mxfp4Tile5(w *byte, stride, nrows int, prep *byte, nb int, out *float32, ostride int)
 
 //go:noescape
-func mxfp4Tile6(w *byte, stride, nrows int, x *byte, xstride int, prep *byte, nb int, out *float32, ostride int)
+func mxfp4Tile6(w *byte, stride, nrows int, prep *byte, nb int, out *float32, ostride int)
 
 //go:noescape
-func mxfp4Tile7(w *byte, stride, nrows int, x *byte, xstride int, prep *byte, nb int, out *float32, ostride int)
+func mxfp4Tile7(w *byte, stride, nrows int, prep *byte, nb int, out *float32, ostride int)
 
 //go:noescape
-func mxfp4Tile8(w *byte, stride, nrows int, x *byte, xstride int, prep *byte, nb int, out *float32, ostride int)
+func mxfp4Tile8(w *byte, stride, nrows int, prep *byte, nb int, out *float32, ostride int)

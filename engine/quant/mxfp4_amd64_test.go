@@ -160,12 +160,13 @@ func TestMXFP4KernelsEveryScale(t *testing.T) {
 }
 
 // TestMXFP4Prep pins the activations' layout for the kernels: dx and
-// −12·Σy of each block of each row, rows interleaved per block.
+// −12·Σy and the quants of each block of each row, rows interleaved
+// per block.
 func TestMXFP4Prep(t *testing.T) {
 	r := rand.New(rand.NewPCG(75, 76))
 	const k, nb, pad = 3, 4, 2
 	acts, _, astride := actRows(t, r, Q8_0, 32*nb, k, pad)
-	dst := make([]byte, 8*k*nb)
+	dst := make([]byte, 40*k*nb)
 	mxPrep(acts, astride, k, nb, dst)
 	for a := range k {
 		for b := range nb {
@@ -174,12 +175,15 @@ func TestMXFP4Prep(t *testing.T) {
 			for j := range 32 {
 				s += int(int8(blk[2+j]))
 			}
-			o := 8 * (k*b + a)
+			o := 40 * (k*b + a)
 			if d := math.Float32frombits(binary.LittleEndian.Uint32(dst[o:])); d != fp16(blk) {
 				t.Errorf("row %d block %d: dx %g, want %g", a, b, d, fp16(blk))
 			}
 			if c := int32(binary.LittleEndian.Uint32(dst[o+4:])); c != int32(-12*s) {
 				t.Errorf("row %d block %d: correction %d, want %d", a, b, c, -12*s)
+			}
+			if string(dst[o+8:o+40]) != string(blk[2:34]) {
+				t.Errorf("row %d block %d: quants % x, want % x", a, b, dst[o+8:o+40], blk[2:34])
 			}
 		}
 	}

@@ -16,31 +16,33 @@ e('#include "textflag.h"')
 e()
 e('''// MXFP4 × Q8_0 for AVX-512 VNNI (Go side in mxfp4_amd64.go). Every
 // kernel runs weight rows 16 at a time, one per dword lane: for each
-// 17-byte block it gathers (VPGATHERDD) the block's qs dwords 0-3 and its
-// scale byte from the 16 rows, looks the nibbles up in the E2M1 codebook
-// plus 12 (VPSHUFB; 0..24, unsigned), so that each of eight registers
-// holds four consecutive values of every row, and multiplies them by
-// the activation quants broadcast four at a time (VPDPBUSD {1to16}).
-// Each lane's int32 starts at −12·Σy (the activation block's sum, from
-// the prepared row), so after the eight VPDPBUSD it is the block's exact
-// Σk·y. The float terms then follow the generic dotMXFP4 in its order:
-// d = dx·dw (dw = 2^(e−128), VSCALEFPS of 2^−128 by e, subnormals
-// included), sumf += d·float(sumi) rounded after the product, the blocks
-// in order. So every result is bit-identical to vecDotGeneric's, and the
-// kernel for one activation row (decode, VecDot) and those for two to
-// eight (prefill, VecDotTile) agree bit for bit.
+// 17-byte block it loads the block's 16 qs bytes from each of the 16
+// rows and transposes them (the last, partial group gathers them under
+// a mask: VPGATHERDD), gathers the rows' scale bytes, looks the nibbles
+// up in the E2M1 codebook plus 12 (VPSHUFB; 0..24, unsigned), so that
+// each of eight registers holds four consecutive values of every row,
+// and multiplies them by the activation quants broadcast four at a time
+// (VPDPBUSD {1to16}). Each lane's int32 starts at −12·Σy (the activation
+// block's sum, from the prepared rows), so after the eight VPDPBUSD it is
+// the block's exact Σk·y. The float terms then follow the generic
+// dotMXFP4 in its order: d = dx·dw (dw = 2^(e−128), VSCALEFPS of 2^−128
+// by e, subnormals included), sumf += d·float(sumi) rounded after the
+// product, the blocks in order. So every result is bit-identical to
+// vecDotGeneric's, and the kernel for one activation row (decode,
+// VecDot) and those for two to eight (prefill, VecDotTile) agree bit for
+// bit.
 //
-// Prepared activations (mxPrep): per block, per activation row a, 8
-// bytes at prep + 8·(N·b + a): dx as float32, then −12·Σy as int32.
+// Prepared activations (mxPrep): per block b, per activation row a, 40
+// bytes at prep + 40·(N·b + a): dx as float32, −12·Σy as int32, then the
+// block's 32 quants.
 //
 // Registers: SI the block of the group's row 0, DI the group's row 0, CX
-// blocks left, R8 prep, R9 (R10) activation row 0 (4) at the block, R11
-// and R12 one and three activation strides, R13 the group's outputs, BX
-// rows left, DX the prefetch pointer, R14 16 weight strides. Z31 the 16
-// rows' offsets, Z30 0x0f bytes, Z29 the codebook, Z28 0xff dwords, Z27
-// 2^−128; Z0-Z7 the looked-up quants, Z8-Z12 the gathers, Z13 dw, Z14
-// and Z15 one row's sum and term, Z16-Z23 the sums of activation rows
-// 0-7.''')
+// blocks left, R8 prep, R11 and R12 one and three weight strides, R14 16
+// of them, R13 the group's outputs, BX rows left, DX the prefetch
+// pointer, R9, R10 and AX rows 4, 8 and 12. Z31 the 16 rows' offsets,
+// Z30 0x0f bytes, Z29 the codebook, Z28 0xff dwords, Z27 2^−128; Z0-Z7
+// the looked-up quants, Z8-Z12 the loaded qs and scales, Z13 dw, Z14 and
+// Z15 one row's sum and term, Z16-Z23 the sums of activation rows 0-7.''')
 e()
 e("// The codebook kvaluesMXFP4 + 12, in every 128-bit lane; the lanes' row")
 e("// numbers.")
@@ -71,27 +73,71 @@ e("\tVPANDD Z30, zh, zh; \\")
 e("\tVPSHUFB zh, Z29, zh")
 e()
 e("// MXPF prefetches the next group's 272 bytes per block, in order.")
+e("// MXLOADQ loads the 16 qs bytes of the block at SI in each of 16 rows")
+e("// (R11 one stride, R12 three) and transposes them into Z8-Z11: dword")
+e("// lane r of Z(8+j) is qs[4j:4j+4] of row r. Z(k) holds rows k, 4+k,")
+e("// 8+k, 12+k in its 128-bit lanes, then unpacking pairs of dwords and of")
+e("// qwords sorts every lane's row into place (R9, R10, AX: rows 4, 8, 12;")
+e("// Z0-Z7 clobbered).")
+e("#define MXLOADQ \\")
+ml = ["LEAQ (SI)(R11*4), R9", "LEAQ (SI)(R11*8), R10", "LEAQ (R9)(R11*8), AX"]
+for k, ix in enumerate(["", "(R11*1)", "(R11*2)", "(R12*1)"]):
+    ml.append("VMOVDQU32 1(SI)%s, X%d" % (ix, k))
+    for l, base in ((1, "R9"), (2, "R10"), (3, "AX")):
+        ml.append("VINSERTI32X4 $%d, 1(%s)%s, Z%d, Z%d" % (l, base, ix, k, k))
+ml += ["VPUNPCKLDQ Z1, Z0, Z4", "VPUNPCKHDQ Z1, Z0, Z5", "VPUNPCKLDQ Z3, Z2, Z6", "VPUNPCKHDQ Z3, Z2, Z7",
+       "VPUNPCKLQDQ Z6, Z4, Z8", "VPUNPCKHQDQ Z6, Z4, Z9", "VPUNPCKLQDQ Z7, Z5, Z10", "VPUNPCKHQDQ Z7, Z5, Z11"]
+for i2, b in enumerate(ml):
+    e("\t%s%s" % (b, "; \\" if i2 < len(ml) - 1 else ""))
+e()
 e("#define MXPF \\")
 for i in range(5):
     e("\tPREFETCHT0 %d(DX)%s" % (64 * i, "; \\" if i < 4 else ""))
 e()
 
-xidx = ["", "(R11*1)", "(R11*2)", "(R12*1)"]
+def block_body(n, full):
+    """One block of the group against the n activation rows: full groups
+    load each row's 16 qs bytes and transpose them, the last partial one
+    gathers them under the mask."""
+    e("\tMXPF")
+    if full:
+        e("\tMXLOADQ")
+    else:
+        for j, off in enumerate((1, 5, 9, 13)):
+            e("\tMXGATHER(%d, Z%d)" % (off, 8 + j))
+    e("\tMXGATHER(0, Z12)")
+    for j in range(4):
+        e("\tMXLOOK(Z%d, Z%d, Z%d)" % (8 + j, j, 4 + j))
+    e("\tVPANDD Z28, Z12, Z12")
+    e("\tVCVTDQ2PS Z12, Z12")
+    e("\tVSCALEFPS Z12, Z27, Z13")
+    for a in range(n):
+        o = 40 * a
+        e("\tVPBROADCASTD %d(R8), Z14" % (o + 4))
+        for m in range(8):
+            e("\tVPDPBUSD.BCST %d(R8), Z%d, Z14" % (o + 8 + 4 * m, m))
+        e("\tVCVTDQ2PS Z14, Z14")
+        e("\tVMULPS.BCST %d(R8), Z13, Z15" % o)
+        e("\tVMULPS Z14, Z15, Z15")
+        e("\tVADDPS Z15, Z%d, Z%d" % (16 + a, 16 + a))
+    e("\tADDQ $17, SI")
+    e("\tADDQ $%d, R8" % (40 * n))
+    e("\tADDQ $272, DX")
+    e("\tDECQ CX")
 
 def kernel(n):
     name = "mxfp4Tile%d" % n
-    e("// func %s(w *byte, stride, nrows int, x *byte, xstride int, prep *byte, nb int, out *float32, ostride int)" % name)
-    e("TEXT ·%s(SB), NOSPLIT, $0-72" % name)
+    e("// func %s(w *byte, stride, nrows int, prep *byte, nb int, out *float32, ostride int)" % name)
+    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
     e("\tMOVQ w+0(FP), DI")
-    e("\tMOVQ stride+8(FP), AX")
-    e("\tVPBROADCASTD AX, Z31")
+    e("\tMOVQ stride+8(FP), R11")
+    e("\tVPBROADCASTD R11, Z31")
     e("\tVPMULLD mxlanes<>(SB), Z31, Z31")
-    e("\tMOVQ AX, R14")
+    e("\tLEAQ (R11)(R11*2), R12")
+    e("\tMOVQ R11, R14")
     e("\tSHLQ $4, R14")
     e("\tMOVQ nrows+16(FP), BX")
-    e("\tMOVQ xstride+32(FP), R11")
-    e("\tLEAQ (R11)(R11*2), R12")
-    e("\tMOVQ out+56(FP), R13")
+    e("\tMOVQ out+40(FP), R13")
     e("\tMOVL $0x0f0f0f0f, AX")
     e("\tVPBROADCASTD AX, Z30")
     e("\tVMOVDQU64 mxcodebook<>(SB), Z29")
@@ -113,45 +159,25 @@ def kernel(n):
         e("\tVPXORD Z%d, Z%d, Z%d" % (16 + a, 16 + a, 16 + a))
     e("\tMOVQ DI, SI")
     e("\tLEAQ (DI)(R14*1), DX")
-    e("\tMOVQ x+24(FP), R9")
-    if n > 4:
-        e("\tLEAQ (R9)(R11*4), R10")
-    e("\tMOVQ prep+40(FP), R8")
-    e("\tMOVQ nb+48(FP), CX")
+    e("\tMOVQ prep+24(FP), R8")
+    e("\tMOVQ nb+32(FP), CX")
+    e("\tCMPQ BX, $16")
+    e("\tJB   mx%d_part" % n)
     e("mx%d_block:" % n)
-    e("\tMXPF")
-    for j, off in enumerate((1, 5, 9, 13, 0)):
-        e("\tMXGATHER(%d, Z%d)" % (off, 8 + j))
-    for j in range(4):
-        e("\tMXLOOK(Z%d, Z%d, Z%d)" % (8 + j, j, 4 + j))
-    e("\tVPANDD Z28, Z12, Z12")
-    e("\tVCVTDQ2PS Z12, Z12")
-    e("\tVSCALEFPS Z12, Z27, Z13")
-    for a in range(n):
-        base = "R9" if a < 4 else "R10"
-        ix = xidx[a % 4]
-        e("\tVPBROADCASTD %d(R8), Z14" % (8 * a + 4))
-        for m in range(8):
-            e("\tVPDPBUSD.BCST %d(%s)%s, Z%d, Z14" % (2 + 4 * m, base, ix, m))
-        e("\tVCVTDQ2PS Z14, Z14")
-        e("\tVMULPS.BCST %d(R8), Z13, Z15" % (8 * a))
-        e("\tVMULPS Z14, Z15, Z15")
-        e("\tVADDPS Z15, Z%d, Z%d" % (16 + a, 16 + a))
-    e("\tADDQ $17, SI")
-    e("\tADDQ $34, R9")
-    if n > 4:
-        e("\tADDQ $34, R10")
-    e("\tADDQ $%d, R8" % (8 * n))
-    e("\tADDQ $272, DX")
-    e("\tDECQ CX")
+    block_body(n, True)
     e("\tJNZ  mx%d_block" % n)
-    e("\tMOVQ ostride+64(FP), AX")
+    e("\tJMP  mx%d_store" % n)
+    e("mx%d_part:" % n)
+    block_body(n, False)
+    e("\tJNZ  mx%d_part" % n)
+    e("mx%d_store:" % n)
+    e("\tMOVQ ostride+48(FP), AX")
     e("\tSHLQ $2, AX")
-    e("\tLEAQ (AX)(AX*2), DX")
-    e("\tLEAQ (R13)(AX*4), CX")
-    oidx = ["", "(AX*1)", "(AX*2)", "(DX*1)"]
+    e("\tLEAQ (AX)(AX*2), R9")
+    e("\tLEAQ (R13)(AX*4), R10")
+    oidx = ["", "(AX*1)", "(AX*2)", "(R9*1)"]
     for a in range(n):
-        base = "R13" if a < 4 else "CX"
+        base = "R13" if a < 4 else "R10"
         e("\tVMOVUPS Z%d, K1, (%s)%s" % (16 + a, base, oidx[a % 4]))
     e("\tADDQ $64, R13")
     e("\tADDQ R14, DI")
