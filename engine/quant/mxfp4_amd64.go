@@ -92,6 +92,11 @@ func vecDotTileMX(rows []byte, rowStride, nRows int, acts []byte, actStride, nAc
 	}
 }
 
+// dotMXFP4Top is dotMXFP4One on bounds-checked pointers (rowKernels).
+func dotMXFP4Top(w, x *byte, nb int) float32 {
+	return dotMXFP4One(unsafe.Slice(w, 17*nb), unsafe.Slice(x, 34*nb), nb)
+}
+
 // dotMXFP4One is VecDot(MXFP4) at the avx512 level.
 func dotMXFP4One(w, x []byte, nb int) float32 {
 	var out float32
