@@ -44,7 +44,7 @@ var rowKernels = [...]levelKernels{
 	Q4_1:   {dotQ4_1AVX2, dotQ4_1VNNI},
 	Q5_1:   {dotQ5_1AVX2, dotQ5_1VNNI},
 	IQ4_NL: {dotIQ4_NLAVX2, dotIQ4_NLVNNI},
-	MXFP4:  {base: dotMXFP4AVX2},
+	MXFP4:  {dotMXFP4AVX2, dotMXFP4Top},
 	Q4_K:   {base: dotQ4_KAVX2},
 	Q2_K:   {base: dotQ2_KAVX2},
 	Q3_K:   {base: dotQ3_KAVX2},
@@ -125,6 +125,8 @@ func dotX4(w Type, wp, xp *byte, stride, nb int, out *float32) bool {
 		dotQ4_Kx4AVX2(wp, xp, stride, nb, out)
 	case w == Q6_K:
 		dotQ6_Kx4AVX2(wp, xp, stride, nb, out)
+	case w == MXFP4 && useAVX512:
+		dotMXFP4x4One(wp, xp, stride, nb, out)
 	case w == MXFP4:
 		dotMXFP4x4AVX2(wp, xp, stride, nb, out)
 	default:
@@ -226,6 +228,10 @@ func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, o
 		return false
 	}
 	nb := n / 32
+	if w == MXFP4 && mxOn(stride) {
+		mxTile(1, rows, stride, nRows, act, 0, nb, out, 0)
+		return true
+	}
 	if quads, _, ok := prepLayout(w, nb); ok {
 		prep := prepPool.Get().(*prepBuf)
 		prepare(w, quads, &act[0], nb, &prep[0])
@@ -389,6 +395,10 @@ func vecDotTileF16(rows []byte, rowStride, nRows int, acts []byte, actStride, nA
 // checked inputs with n > 0: activation rows four at a time, each group
 // laid out once and run against every weight row.
 func vecDotTileFast(w Type, rows []byte, rowStride, nRows int, acts []byte, actStride, nActs, n int, out []float32, outStride int) bool {
+	if w == MXFP4 && mxOn(rowStride) {
+		vecDotTileMX(rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
+		return true
+	}
 	if kTileFits(w, nActs, rowStride) {
 		vecDotTileK(w, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
 		return true
