@@ -104,11 +104,15 @@ func (s *Sequence) stored() error {
 		return nil
 	}
 	var buf []byte
-	// The oldest checkpoint's memory is reused when one must go anyway.
+	// The oldest checkpoint's memory is reused when one must go anyway;
+	// a new one is sized at once (appending layer by layer would copy
+	// megabytes as it grew).
 	if len(s.ckpts) >= s.ckMax {
 		i := s.evictable()
 		buf = s.ckpts[i].state[:0]
 		s.ckpts = slices.Delete(s.ckpts, i, i+1)
+	} else {
+		buf = make([]byte, 0, s.stateBytes)
 	}
 	buf, err := s.appendState(buf)
 	if err != nil {

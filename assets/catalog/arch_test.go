@@ -40,7 +40,8 @@ func TestCatalogShapesLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	presets := map[string]string{"gemma-3-1b-it": "gemma3-1b", "gemma-3-4b-it": "gemma3-4b",
-		"gemma-3-12b-it": "gemma3-12b", "gemma-3-27b-it": "gemma3-27b", "gpt-oss-20b": "gpt-oss-20b"}
+		"gemma-3-12b-it": "gemma3-12b", "gemma-3-27b-it": "gemma3-27b", "gpt-oss-20b": "gpt-oss-20b",
+		"qwen3.5-4b": "qwen3.5-4b", "qwen3.5-9b": "qwen3.5-9b", "qwen3.5-35b-a3b": "qwen3.5-35b-a3b"}
 	for id, preset := range presets {
 		t.Run(id, func(t *testing.T) {
 			var m *catalog.Model
@@ -92,6 +93,12 @@ func TestCatalogShapesLoad(t *testing.T) {
 			full.Embd, full.Heads, full.KVHeads, full.HeadDim, full.FF, full.Vocab = 64, 2, 1, 32, 64, 300
 			if full.Experts > 0 {
 				full.Experts, full.ExpertsUsed, full.ExpertFF = 2, 1, 32
+			}
+			if q := &full.Qwen35; q.SSMHeadDim > 0 {
+				q.SSMKHeads, q.SSMVHeads, q.SSMHeadDim, q.RopeDims = 1, 2, 32, 16
+				if q.SharedFF > 0 {
+					q.SharedFF = 32
+				}
 			}
 			if err := synth.Write(path, full); err != nil {
 				t.Fatal(err)

@@ -17,14 +17,15 @@ type Backend struct {
 	pool    *pool
 	threads int
 
-	mu   sync.Mutex
-	mm   matmulTask
-	qa   quantTask
-	at   attnTask
-	ew   elemTask
-	gg   gegluTask
-	dn   deltaTask
-	rope ropeCache
+	mu     sync.Mutex
+	mm     matmulTask
+	qa     quantTask
+	at     attnTask
+	ew     elemTask
+	gg     gegluTask
+	dn     deltaTask
+	dnPrep deltaPrep
+	rope   ropeCache
 	// per-worker scratch, indexed by the worker number a task gets
 	work []workerScratch
 }

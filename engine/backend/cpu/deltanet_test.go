@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/churon/churon/engine/backend"
@@ -127,4 +128,111 @@ func maxRelErr(got []float32, want []float64) float64 {
 		m = math.Max(m, math.Abs(w))
 	}
 	return e / math.Max(m, 1e-30)
+}
+
+// TestDeltaRowsPinned: the fused row kernel gives the bits of the four
+// whole-matrix steps it replaces (scale, the dots with k, the rank-one
+// update, the dots with q), with the vector kernels and with the Go
+// twins, on head widths that take the vector kernel and one that does
+// not.
+func TestDeltaRowsPinned(t *testing.T) {
+	saved := useAsm
+	defer func() { useAsm = saved }()
+	for _, asm := range []bool{false, true} {
+		if asm && !haveAsm {
+			continue
+		}
+		useAsm = asm
+		for _, hd := range []int{8, 20, 32, 128} {
+			s := make([]float32, hd*hd)
+			k, q, v := make([]float32, hd), make([]float32, hd), make([]float32, hd)
+			for i := range s {
+				s[i] = float32(math.Sin(0.7*float64(i) + 0.1))
+			}
+			for i := range k {
+				k[i] = float32(math.Cos(1.9*float64(i))) / 4
+				q[i] = float32(math.Sin(2.3*float64(i)+1)) / 4
+				v[i] = float32(math.Cos(0.3 * float64(i)))
+			}
+			want := append([]float32(nil), s...)
+			wantOut, sk := make([]float32, hd), make([]float32, hd)
+			got := append([]float32(nil), s...)
+			gotOut := make([]float32, hd)
+			for step, g := range []float32{0.93, 0.71, 0.999} {
+				b, scale := 0.6+0.1*float32(step), float32(1/math.Sqrt(float64(hd)))
+				scaleF32(want, g)
+				dots(sk, k, want, hd, 1)
+				for c := range hd {
+					accum(want[c*hd:(c+1)*hd], []float32{(v[c] - sk[c]) * b}, k, hd)
+				}
+				dots(wantOut, q, want, hd, scale)
+				deltaRows(got, k, q, v, gotOut, g, b, scale)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("asm %v, hd %d, step %d: state %d is %v, want %v", asm, hd, step, i, got[i], want[i])
+					}
+				}
+				for i := range wantOut {
+					if gotOut[i] != wantOut[i] {
+						t.Fatalf("asm %v, hd %d, step %d: output %d is %v, want %v", asm, hd, step, i, gotOut[i], wantOut[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkDeltaNet runs a 128-token prompt through one DeltaNet layer of
+// Qwen 3.5 0.8B's shape (16 key and 16 value heads of 128) and of 4B's
+// (16 and 32); -cpu sets the threads.
+func BenchmarkDeltaNet(b *testing.B) {
+	for _, sh := range []struct {
+		name           string
+		kHeads, vHeads int
+	}{{"0.8b", 16, 16}, {"4b", 16, 32}} {
+		b.Run(sh.name, func(b *testing.B) {
+			be := New(runtime.GOMAXPROCS(0))
+			defer be.Close()
+			d := deltaLayer(sh.kHeads, sh.vHeads, 128, 4)
+			const n = 128
+			qkv, alpha, beta := deltaInputs(d, n, 0.25)
+			dst := make([]float32, n*d.ValueDim())
+			st := make([]byte, d.StateBytes())
+			b.ResetTimer()
+			for range b.N {
+				if err := be.DeltaNet(dst, qkv, alpha, beta, st, n, d); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
+
+// TestMulAddPinned: the convolution's multiply-add kernel gives its Go
+// twin's bits, with and without the add, on lengths with and without a
+// tail.
+func TestMulAddPinned(t *testing.T) {
+	if !haveAsm {
+		t.Skip("no vector kernels on this machine or build")
+	}
+	for _, n := range []int{1, 8, 13, 64, 8195} {
+		x, w, base := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i] = float32(math.Sin(1.1*float64(i) + 0.3))
+			w[i] = float32(math.Cos(0.7*float64(i))) / 3
+			base[i] = float32(math.Sin(0.05 * float64(i)))
+		}
+		for _, add := range []bool{false, true} {
+			want := append([]float32(nil), base...)
+			mulAddGeneric(want, x, w, add)
+			got := append([]float32(nil), base...)
+			mulAdd(got, x, w, add)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("n %d add %v: %d is %v, want %v", n, add, i, got[i], want[i])
+				}
+			}
+		}
+	}
 }

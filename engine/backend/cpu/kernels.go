@@ -175,3 +175,27 @@ func softmaxExpGeneric(s []float32, mx float32) float64 {
 	}
 	return sum
 }
+
+// mulAdd sets out[i] = x[i]·w[i], or adds that to out[i] when add: the
+// product rounded, then the sum (no fused multiply-add, so both ways give
+// the same bits).
+func mulAdd(out, x, w []float32, add bool) {
+	n := len(out)
+	_, _ = x[n-1], w[n-1]
+	if useAsm && n >= 8 {
+		m := n &^ 7
+		mulAddAsm(&out[0], &x[0], &w[0], m, add)
+		out, x, w = out[m:], x[m:n], w[m:n]
+	}
+	mulAddGeneric(out, x, w, add)
+}
+
+func mulAddGeneric(out, x, w []float32, add bool) {
+	for i := range out {
+		p := float32(x[i] * w[i]) // the conversion keeps the product rounded on its own
+		if add {
+			p += out[i]
+		}
+		out[i] = p
+	}
+}

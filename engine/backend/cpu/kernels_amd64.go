@@ -35,3 +35,9 @@ func maxAsm(x *float32, n int) float32
 
 //go:noescape
 func scaleAsm(x *float32, n int, c float32)
+
+//go:noescape
+func deltaRowsAsm(s, k, q, v, out *float32, hd int, decay, b, scale float32)
+
+//go:noescape
+func mulAddAsm(out, x, w *float32, n int, add bool)

@@ -489,3 +489,158 @@ scloop:
 scdone:
 	VZEROUPPER
 	RET
+
+// func deltaRowsAsm(s, k, q, v, out *float32, hd int, decay, b, scale float32)
+// One token of the delta rule on one head's hd×hd state, row r of s
+// (hd floats; hd a positive multiple of 8) at a time, four rows side by
+// side:
+//
+//	row   *= decay
+//	sk     = row·k
+//	d      = (v[r] − sk)·b
+//	row   += d·k
+//	out[r] = (row·q)·scale
+//
+// Each row's operations are those of scaleAsm, dotsAsm (one accumulator
+// per row, reduced ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7))) and accumAsm,
+// in their order, so the bits are theirs; the scaled row is recomputed in
+// the second sweep rather than stored and reloaded.
+TEXT ·deltaRowsAsm(SB), NOSPLIT, $0-60
+	MOVQ         s+0(FP), DI
+	MOVQ         k+8(FP), SI
+	MOVQ         q+16(FP), DX
+	MOVQ         v+24(FP), R10
+	MOVQ         out+32(FP), R11
+	MOVQ         hd+40(FP), CX
+	VBROADCASTSS decay+48(FP), Y15
+	VBROADCASTSS b+52(FP), Y14
+	VBROADCASTSS scale+56(FP), Y13
+	MOVQ         CX, R8
+	SHLQ         $2, R8               // a row's bytes
+
+dr4:
+	CMPQ   CX, $4
+	JL     drdone
+	MOVQ   DI, AX                      // rows 0-3 of the group
+	LEAQ   (DI)(R8*1), BX
+	LEAQ   (DI)(R8*2), R13
+	LEAQ   (BX)(R8*2), R14
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R12, R12
+
+dr1:
+	VMOVUPS     (SI)(R12*1), Y8
+	VMULPS      (AX)(R12*1), Y15, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VMULPS      (BX)(R12*1), Y15, Y10
+	VFMADD231PS Y10, Y8, Y1
+	VMULPS      (R13)(R12*1), Y15, Y11
+	VFMADD231PS Y11, Y8, Y2
+	VMULPS      (R14)(R12*1), Y15, Y12
+	VFMADD231PS Y12, Y8, Y3
+	ADDQ        $32, R12
+	CMPQ        R12, R8
+	JL          dr1
+
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0            // the four rows' row·k
+	VMOVUPS      (R10), X1
+	VSUBPS       X0, X1, X1
+	VMULPS       X14, X1, X1           // their d
+	VMOVUPS      X1, (R11)             // out is free until the end: d goes there
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VBROADCASTSS 8(R11), Y6
+	VBROADCASTSS 12(R11), Y7
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	XORQ         R12, R12
+
+dr2:
+	VMOVUPS     (SI)(R12*1), Y8
+	VMOVUPS     (DX)(R12*1), Y9
+	VMULPS      (AX)(R12*1), Y15, Y10
+	VFMADD231PS Y8, Y4, Y10
+	VMOVUPS     Y10, (AX)(R12*1)
+	VFMADD231PS Y10, Y9, Y0
+	VMULPS      (BX)(R12*1), Y15, Y11
+	VFMADD231PS Y8, Y5, Y11
+	VMOVUPS     Y11, (BX)(R12*1)
+	VFMADD231PS Y11, Y9, Y1
+	VMULPS      (R13)(R12*1), Y15, Y10
+	VFMADD231PS Y8, Y6, Y10
+	VMOVUPS     Y10, (R13)(R12*1)
+	VFMADD231PS Y10, Y9, Y2
+	VMULPS      (R14)(R12*1), Y15, Y11
+	VFMADD231PS Y8, Y7, Y11
+	VMOVUPS     Y11, (R14)(R12*1)
+	VFMADD231PS Y11, Y9, Y3
+	ADDQ        $32, R12
+	CMPQ        R12, R8
+	JL          dr2
+
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMULPS       X13, X0, X0
+	VMOVUPS      X0, (R11)
+	LEAQ         (DI)(R8*4), DI
+	ADDQ         $16, R10
+	ADDQ         $16, R11
+	SUBQ         $4, CX
+	JMP          dr4
+
+drdone:
+	VZEROUPPER
+	RET
+
+// func mulAddAsm(out, x, w *float32, n int, add bool)
+// out[i] = x[i]·w[i], plus out[i] when add, for n (a multiple of 8)
+// values: a multiply, then an add, each rounded, as the Go twin does.
+TEXT ·mulAddAsm(SB), NOSPLIT, $0-33
+	MOVQ   out+0(FP), DI
+	MOVQ   x+8(FP), SI
+	MOVQ   w+16(FP), DX
+	MOVQ   n+24(FP), CX
+	MOVBLZX add+32(FP), AX
+	TESTQ  AX, AX
+	JE     mmloop
+
+maloop:
+	CMPQ    CX, $8
+	JL      madone
+	VMOVUPS (SI), Y0
+	VMULPS  (DX), Y0, Y0
+	VADDPS  (DI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     maloop
+
+mmloop:
+	CMPQ    CX, $8
+	JL      madone
+	VMOVUPS (SI), Y0
+	VMULPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     mmloop
+
+madone:
+	VZEROUPPER
+	RET

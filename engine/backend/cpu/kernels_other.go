@@ -14,3 +14,7 @@ func softmaxExpAsm(s *float32, n int, mx float32) float64          { panic("cpu:
 func prefetchAsm(p *byte, n int)                                   {}
 func maxAsm(x *float32, n int) float32                             { panic("cpu: no assembly kernels") }
 func scaleAsm(x *float32, n int, c float32)                        { panic("cpu: no assembly kernels") }
+func deltaRowsAsm(s, k, q, v, out *float32, hd int, decay, b, scale float32) {
+	panic("cpu: no assembly kernels")
+}
+func mulAddAsm(out, x, w *float32, n int, add bool) { panic("cpu: no assembly kernels") }
