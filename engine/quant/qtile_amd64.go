@@ -70,10 +70,16 @@ func vecDotTileQ(w Type, rows []byte, rowStride, nRows int, acts []byte, actStri
 	for r0 := 0; r0 < nRows; r0 += 16 {
 		nr := min(16, nRows-r0)
 		mask := 1<<nr - 1
-		if w == Q4_0 {
-			qWidenQ4_0(&rows[r0*rowStride], &idx[0], mask, nb, &buf.w[0])
-		} else {
-			qWidenQ8_0(&rows[r0*rowStride], &idx[0], mask, nb, &buf.w[0])
+		wp := &rows[r0*rowStride]
+		switch {
+		case w == Q4_0 && nr == 16:
+			qWidenQ4_0Full(wp, &idx[0], mask, nb, &buf.w[0])
+		case w == Q4_0:
+			qWidenQ4_0(wp, &idx[0], mask, nb, &buf.w[0])
+		case nr == 16:
+			qWidenQ8_0Full(wp, &idx[0], mask, nb, &buf.w[0])
+		default:
+			qWidenQ8_0(wp, &idx[0], mask, nb, &buf.w[0])
 		}
 		for g := range groups {
 			for i := range 8 {
@@ -98,6 +104,15 @@ func qWidenQ4_0(rows *byte, idx *int32, mask, nb int, dst *byte)
 
 //go:noescape
 func qWidenQ8_0(rows *byte, idx *int32, mask, nb int, dst *byte)
+
+// The Full widenings take whole groups of 16 rows, which they load
+// rather than gather (the others read only the rows in mask).
+
+//go:noescape
+func qWidenQ4_0Full(rows *byte, idx *int32, mask, nb int, dst *byte)
+
+//go:noescape
+func qWidenQ8_0Full(rows *byte, idx *int32, mask, nb int, dst *byte)
 
 //go:noescape
 func qActTable(x *byte, nb, off int, dst *uint32)

@@ -90,6 +90,124 @@ for typ, bs, m in (("Q4_0", 18, "0x0f0f0f0f"), ("Q8_0", 34, "0x80808080")):
     e("\tRET")
     e()
 
+
+# ---------------- full groups without gathers
+def table(name, vals):
+    for i in range(0, 16, 2):
+        e("DATA %s<>+%d(SB)/8, $0x%08x%08x" % (name, 4 * i, vals[i + 1], vals[i]))
+    e("GLOBL %s<>(SB), RODATA|NOPTR, $64" % name)
+    e()
+
+e("// The widenings of a whole group of 16 rows load each row's quants")
+e("// (Q4_0: 16 bytes, four rows per Z; Q8_0: 32, two per Z) and")
+e("// transpose dwords with VPERMT2D and VSHUFI64X2; only the scales are")
+e("// gathered. (Gathers are slow: 5 per Q4_0 block took 31 ns per 16 rows.)")
+e("// q4t0, q4t1: from Z(a) = rows 0-3 and Z(b) = rows 4-7 (a row per lane),")
+e("// dword j of rows 0-7, then j+1, for j = 0 and 2.")
+for jb in (0, 2):
+    v = []
+    for p_ in range(16):
+        j, r = jb + p_ // 8, p_ % 8
+        v.append((16 if r >= 4 else 0) + 4 * (r % 4) + j)
+    table("q4t%d" % (jb // 2), v)
+e("// q8t0, q8t1: from Z(a) = rows 0, 1 and Z(b) = rows 2, 3 (a row per")
+e("// half), dwords 4h+k' of the four rows at 4k'+r.")
+for h in (0, 1):
+    v = []
+    for p_ in range(16):
+        kk, r = p_ // 4, p_ % 4
+        v.append((16 if r >= 2 else 0) + 8 * (r % 2) + 4 * h + kk)
+    table("q8t%d" % h, v)
+e("// q8u0, q8u1: from two such results (rows 0-3, rows 4-7), dwords")
+e("// 2m+k'' (of the four) of the eight rows at 8k''+r.")
+for m in (0, 1):
+    v = []
+    for p_ in range(16):
+        kk, r = p_ // 8, p_ % 8
+        v.append((16 if r >= 4 else 0) + 4 * (2 * m + kk) + (r % 4))
+    table("q8u%d" % m, v)
+
+rowaddr = ["(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)", "(SI)(R8*4)", "(SI)(R10*1)", "(SI)(R9*2)", "(SI)(R11*1)"]
+rowaddr += [a.replace("SI", "BX") for a in rowaddr]
+def row(r, off):
+    return "%d%s" % (off, rowaddr[r])
+
+e("// func qWidenQ4_0Full(rows *byte, idx *int32, mask, nb int, dst *byte)")
+e("TEXT ·qWidenQ4_0Full(SB), NOSPLIT, $0-40")
+e("\tQWSETUP(0x0f0f0f0f)")
+e("\tVMOVDQU64 q4t0<>(SB), Z28")
+e("\tVMOVDQU64 q4t1<>(SB), Z29")
+e("qw4f_loop:")
+e("\tQWPF")
+e("\tQWSCALE")
+for g in range(4):
+    e("\tVMOVDQU %s, X%d" % (row(4 * g, 2), g))
+    for i in range(1, 4):
+        e("\tVINSERTI32X4 $%d, %s, Z%d, Z%d" % (i, row(4 * g + i, 2), g, g))
+# P4 = A0,A1 t0 ; P5 = A0,A1 t1 ; P6 = A2,A3 t0 ; P7 = A2,A3 t1
+for dst, a, b, t in ((4, 0, 1, 28), (5, 0, 1, 29), (6, 2, 3, 28), (7, 2, 3, 29)):
+    e("\tVMOVDQA64 Z%d, Z%d" % (a, dst))
+    e("\tVPERMT2D Z%d, Z%d, Z%d" % (b, t, dst))
+# out j: 0 <- (P4,P6) lo, 1 <- (P4,P6) hi, 2 <- (P5,P7) lo, 3 <- (P5,P7) hi
+for j, (lo, hi, imm) in enumerate(((4, 6, 0x44), (4, 6, 0xee), (5, 7, 0x44), (5, 7, 0xee))):
+    e("\tVSHUFI64X2 $0x%02x, Z%d, Z%d, Z%d" % (imm, hi, lo, 8 + j))
+for j in range(4):
+    e("\tVPANDD Z30, Z%d, Z1" % (8 + j))
+    e("\tVMOVDQU32 Z1, (64*%d)(DI)" % j)
+    e("\tVPSRLD $4, Z%d, Z2" % (8 + j))
+    e("\tVPANDD Z30, Z2, Z2")
+    e("\tVMOVDQU32 Z2, (64*%d)(DI)" % (4 + j))
+e("\tADDQ $18, SI")
+e("\tADDQ $18, BX")
+e("\tADDQ $QB, DI")
+e("\tDECQ CX")
+e("\tJNZ  qw4f_loop")
+e("\tVZEROUPPER")
+e("\tRET")
+e()
+
+e("// func qWidenQ8_0Full(rows *byte, idx *int32, mask, nb int, dst *byte)")
+e("TEXT ·qWidenQ8_0Full(SB), NOSPLIT, $0-40")
+e("\tQWSETUP(0x80808080)")
+for i, t in enumerate(("q8t0", "q8t1", "q8u0", "q8u1")):
+    e("\tVMOVDQU64 %s<>(SB), Z%d" % (t, 24 + i))
+e("qw8f_loop:")
+e("\tQWPF")
+e("\tQWSCALE")
+for pp in range(8):
+    e("\tVMOVDQU %s, Y%d" % (row(2 * pp, 2), pp))
+    e("\tVINSERTI64X4 $1, %s, Z%d, Z%d" % (row(2 * pp + 1, 2), pp, pp))
+# stage 1: B(q,h) = Z(8+2q+h) from A(2q), A(2q+1)
+for q in range(4):
+    for h in range(2):
+        d = 8 + 2 * q + h
+        e("\tVMOVDQA64 Z%d, Z%d" % (2 * q, d))
+        e("\tVPERMT2D Z%d, Z%d, Z%d" % (2 * q + 1, 24 + h, d))
+# stage 2: C(s,h,m) = Z(16+4s+2h+m) from B(2s,h), B(2s+1,h)
+for s_ in range(2):
+    for h in range(2):
+        for m in range(2):
+            d = 16 + 4 * s_ + 2 * h + m
+            e("\tVMOVDQA64 Z%d, Z%d" % (8 + 2 * (2 * s_) + h, d))
+            e("\tVPERMT2D Z%d, Z%d, Z%d" % (8 + 2 * (2 * s_ + 1) + h, 26 + m, d))
+# stage 3: out k = 4h+2m+k'' <- C(0,h,m), C(1,h,m) half k''
+for h in range(2):
+    for m in range(2):
+        for kk in range(2):
+            k = 4 * h + 2 * m + kk
+            e("\tVSHUFI64X2 $0x%02x, Z%d, Z%d, Z%d" % ((0x44, 0xee)[kk], 16 + 4 + 2 * h + m, 16 + 2 * h + m, k))
+for k in range(8):
+    e("\tVPXORD Z30, Z%d, Z%d" % (k, k))
+    e("\tVMOVDQU32 Z%d, (64*%d)(DI)" % (k, k))
+e("\tADDQ $34, SI")
+e("\tADDQ $34, BX")
+e("\tADDQ $QB, DI")
+e("\tDECQ CX")
+e("\tJNZ  qw8f_loop")
+e("\tVZEROUPPER")
+e("\tRET")
+e()
+
 e('''// func qActTable(x *byte, nb, off int, dst *byte)
 // Writes the table of the Q8_0 activation row x (nb blocks) for weights
 // offset by off: for block b, at dst+64b, −off·Σy (int32) and dx (float).
