@@ -4,6 +4,7 @@ package quant
 
 import (
 	"math"
+	"os"
 	"sync"
 )
 
@@ -24,6 +25,13 @@ import (
 // tile_amd64.go, which read the weights where they lie.
 const qTileMinActs = 16
 
+// qTileOn turns the prompt tiles on: CHURON_QTILE=1. They are off by
+// default because they round as the generic code and VecDot's lanes do
+// not, so a prompt fed in passes of under 16 rows (a refill) and the same
+// prompt fed at once differ in the last bits (engine's TestRingTruncate
+// requires them equal), as they would on an AMX machine.
+var qTileOn = os.Getenv("CHURON_QTILE") == "1"
+
 // qTileBuf is a worker's widened rows and activation tables.
 type qTileBuf struct {
 	w   []byte
@@ -36,7 +44,7 @@ var qTilePool = sync.Pool{New: func() any { return new(qTileBuf) }}
 // for nActs activation rows with weight rows rowStride bytes apart (the
 // gathers take 32-bit offsets of 16 rows).
 func qTileFits(w Type, nActs, rowStride int) bool {
-	return useAVX512 && (w == Q4_0 || w == Q8_0) && nActs >= qTileMinActs &&
+	return qTileOn && useAVX512 && (w == Q4_0 || w == Q8_0) && nActs >= qTileMinActs &&
 		rowStride <= math.MaxInt32/16
 }
 

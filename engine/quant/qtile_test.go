@@ -44,6 +44,7 @@ func rawQRows(r *rand.Rand, typ Type, rows, n int) []byte {
 // generic code (the prompt kernels round as it does, not as VecDot's
 // lanes), at the others to VecDot.
 func TestVecDotTileQ(t *testing.T) {
+	defer setPromptTiles(true)()
 	forLevels(t, func(t *testing.T, level string) {
 		r := rand.New(rand.NewPCG(31, 7))
 		for _, typ := range []Type{Q4_0, Q8_0} {
@@ -109,7 +110,7 @@ func TestVecDotTileQ(t *testing.T) {
 // rounds as the generic code rather than as VecDot at level: the Q4_0
 // and Q8_0 prompt tiles (qTileMinActs = 16 rows) at the avx512 level.
 func tileRoundsGeneric(level string, typ Type, nActs int) bool {
-	return level == "avx512" && (typ == Q4_0 || typ == Q8_0) && nActs >= 16
+	return promptTilesOn() && level == "avx512" && (typ == Q4_0 || typ == Q8_0) && nActs >= 16
 }
 
 // BenchmarkVecDotTileQ measures Q4_0 and Q8_0 prompt tiles: a backend
@@ -129,6 +130,7 @@ func BenchmarkVecDotTileQ(b *testing.B) {
 			for _, l := range simdLevels()[1:] {
 				b.Run(fmt.Sprintf("%v/tile=%dx%d/%s", typ, nRows, nActs, l), func(b *testing.B) {
 					defer setSIMDLevel(l)()
+					defer setPromptTiles(true)()
 					runtime.LockOSThread()
 					defer runtime.UnlockOSThread()
 					start := threadCPU()

@@ -867,6 +867,7 @@ func TestF16FourActShapes(t *testing.T) {
 // and even weight row counts (the two streams), padded strides, and block
 // counts that leave every tail of the quad and pair loops.
 func TestVecDotTileActCounts(t *testing.T) {
+	defer setPromptTiles(true)()
 	forLevels(t, func(t *testing.T, level string) {
 		r := rand.New(rand.NewPCG(61, 62))
 		for _, typ := range []Type{Q4_0, Q8_0, Q5_0} {
