@@ -31,152 +31,65 @@ var (
 	useAVX512        = hasAVX512 && (cpuCap == "avx512" || cpuCap == "amx")
 )
 
-// SIMDLevel names the implementation VecDot uses on this machine: "go",
-// "avx2" or "avx512".
-func SIMDLevel() string {
-	switch {
-	case useAVX512:
-		return "avx512"
-	case useAVX2:
-		return "avx2"
-	}
-	return "go"
-}
+// levels are amd64's kernel levels (see simd_loops.go).
+var levels = [...]simdLevel{{"avx2", &hasAVX2, &useAVX2}, {"avx512", &hasAVX512, &useAVX512}}
 
-// simdLevels lists the implementations this machine can run, for tests.
-func simdLevels() []string {
-	l := []string{"go"}
-	if hasAVX2 {
-		l = append(l, "avx2")
-	}
-	if hasAVX512 {
-		l = append(l, "avx512")
-	}
-	return l
-}
-
-// setSIMDLevel selects an implementation for tests and returns a function
-// that restores the previous one. Not safe to call while dot products run.
-func setSIMDLevel(level string) (restore func()) {
-	a, b := useAVX2, useAVX512
-	useAVX2 = hasAVX2 && (level == "avx2" || level == "avx512")
-	useAVX512 = hasAVX512 && level == "avx512"
-	return func() { useAVX2, useAVX512 = a, b }
+// rowKernels are the one-row kernels in dot_amd64.s, by weight type: the
+// avx2 kernel, and the avx512 one where that level has its own. (Q4_0 and
+// Q5_0 at avx512 run through the prepared kernels; see vecDotFast.)
+var rowKernels = [...]levelKernels{
+	Q4_0:   {base: dotQ4_0AVX2},
+	Q8_0:   {dotQ8_0AVX2, dotQ8_0AVX512},
+	Q5_0:   {base: dotQ5_0AVX2},
+	Q4_1:   {dotQ4_1AVX2, dotQ4_1VNNI},
+	Q5_1:   {dotQ5_1AVX2, dotQ5_1VNNI},
+	IQ4_NL: {dotIQ4_NLAVX2, dotIQ4_NLVNNI},
+	MXFP4:  {base: dotMXFP4AVX2},
+	Q4_K:   {base: dotQ4_KAVX2},
+	Q2_K:   {base: dotQ2_KAVX2},
+	Q3_K:   {base: dotQ3_KAVX2},
+	Q5_K:   {base: dotQ5_KAVX2},
+	Q6_K:   {base: dotQ6_KAVX2},
+	IQ4_XS: {base: dotIQ4_XSAVX2},
 }
 
 // vecDotFast runs the SIMD kernel for w, if there is one, on checked
 // inputs with n > 0.
 func vecDotFast(w Type, wRow, act []byte, n int) (float32, bool) {
-	if !useAVX2 {
-		return 0, false
+	if quadsFit(w, n/32) {
+		return vecDotPrepared(w, wRow, act, n), true
 	}
-	wp, ap := &wRow[0], &act[0]
-	switch w {
-	case Q4_0:
-		if quadsFit(w, n/32) {
-			return vecDotPrepared(w, wRow, act, n), true
-		}
-		return dotQ4_0AVX2(wp, ap, n/32), true
-	case Q8_0:
-		if useAVX512 {
-			return dotQ8_0AVX512(wp, ap, n/32), true
-		}
-		return dotQ8_0AVX2(wp, ap, n/32), true
-	case Q5_0:
-		if quadsFit(w, n/32) {
-			return vecDotPrepared(w, wRow, act, n), true
-		}
-		return dotQ5_0AVX2(wp, ap, n/32), true
-	case Q4_1:
-		if useAVX512 {
-			return dotQ4_1VNNI(wp, ap, n/32), true
-		}
-		return dotQ4_1AVX2(wp, ap, n/32), true
-	case Q5_1:
-		if useAVX512 {
-			return dotQ5_1VNNI(wp, ap, n/32), true
-		}
-		return dotQ5_1AVX2(wp, ap, n/32), true
-	case IQ4_NL:
-		if useAVX512 {
-			return dotIQ4_NLVNNI(wp, ap, n/32), true
-		}
-		return dotIQ4_NLAVX2(wp, ap, n/32), true
-	case MXFP4:
-		return dotMXFP4AVX2(wp, ap, n/32), true
-	case Q4_K:
-		return dotQ4_KAVX2(wp, ap, n/QK_K), true
-	case Q2_K:
-		return dotQ2_KAVX2(wp, ap, n/QK_K), true
-	case Q3_K:
-		return dotQ3_KAVX2(wp, ap, n/QK_K), true
-	case Q5_K:
-		return dotQ5_KAVX2(wp, ap, n/QK_K), true
-	case Q6_K:
-		return dotQ6_KAVX2(wp, ap, n/QK_K), true
-	case IQ4_XS:
-		return dotIQ4_XSAVX2(wp, ap, n/QK_K), true
-	case F16:
-		return dotHalfFast(wRow, act, n, F16), true
-	case BF16:
-		return dotHalfFast(wRow, act, n, BF16), true
-	case F32:
-		return dotF32Fast(wRow, act, n), true
-	}
-	return 0, false
+	return vecDotKernel(w, wRow, act, n)
 }
 
-// dotHalfFast runs the SIMD kernel on the largest multiple of its step
-// and adds the few remaining products the way the generic code does.
-func dotHalfFast(w, x []byte, n int, t Type) float32 {
-	step := 32
+// floatStep is the element count the float kernels take per iteration.
+func floatStep() int {
 	if useAVX512 {
-		step = 64
+		return 64
 	}
-	m := n &^ (step - 1)
-	var s float32
-	if m > 0 {
-		switch {
-		case t == F16 && useAVX512:
-			s = dotF16AVX512(&w[0], &x[0], m)
-		case t == F16:
-			s = dotF16AVX2(&w[0], &x[0], m)
-		case useAVX512:
-			s = dotBF16AVX512(&w[0], &x[0], m)
-		default:
-			s = dotBF16AVX2(&w[0], &x[0], m)
-		}
-	}
-	if m == n {
-		return s
-	}
-	tail := float64(s)
-	if t == F16 {
-		tail += float64(dotF16(w[2*m:], x[2*m:], n-m))
-	} else {
-		tail += float64(dotBF16(w[2*m:], x[2*m:], n-m))
-	}
-	return float32(tail)
+	return 32
 }
 
-func dotF32Fast(w, x []byte, n int) float32 {
-	step := 32
+// dotHalfKernel runs the F16 or BF16 kernel on m elements, a multiple of
+// floatStep.
+func dotHalfKernel(w, x *byte, m int, t Type) float32 {
+	switch {
+	case t == F16 && useAVX512:
+		return dotF16AVX512(w, x, m)
+	case t == F16:
+		return dotF16AVX2(w, x, m)
+	case useAVX512:
+		return dotBF16AVX512(w, x, m)
+	}
+	return dotBF16AVX2(w, x, m)
+}
+
+// dotF32Kernel runs the F32 kernel on m elements, a multiple of floatStep.
+func dotF32Kernel(w, x *byte, m int) float32 {
 	if useAVX512 {
-		step = 64
+		return dotF32AVX512(w, x, m)
 	}
-	m := n &^ (step - 1)
-	var s float32
-	if m > 0 {
-		if useAVX512 {
-			s = dotF32AVX512(&w[0], &x[0], m)
-		} else {
-			s = dotF32AVX2(&w[0], &x[0], m)
-		}
-	}
-	if m == n {
-		return s
-	}
-	return float32(float64(s) + float64(dotF32(w[4*m:], x[4*m:], n-m)))
+	return dotF32AVX2(w, x, m)
 }
 
 // quantQ8_0Fast rounds the leading blocks of src to Q8_0 in dst as

@@ -26,153 +26,46 @@ var (
 	useDotProd       = hasDotProd && cpuCap == "dotprod"
 )
 
-// SIMDLevel names the implementation VecDot uses on this machine: "go",
-// "neon" or "dotprod".
-func SIMDLevel() string {
-	switch {
-	case useDotProd:
-		return "dotprod"
-	case useNEON:
-		return "neon"
-	}
-	return "go"
-}
+// levels are arm64's kernel levels (see simd_loops.go).
+var levels = [...]simdLevel{{"neon", &hasNEON, &useNEON}, {"dotprod", &hasDotProd, &useDotProd}}
 
-// simdLevels lists the implementations this machine can run, for tests.
-func simdLevels() []string {
-	l := []string{"go"}
-	if hasNEON {
-		l = append(l, "neon")
-	}
-	if hasDotProd {
-		l = append(l, "dotprod")
-	}
-	return l
-}
-
-// setSIMDLevel selects an implementation for tests and returns a function
-// that restores the previous one. Not safe to call while dot products run.
-func setSIMDLevel(level string) (restore func()) {
-	a, b := useNEON, useDotProd
-	useNEON = hasNEON && (level == "neon" || level == "dotprod")
-	useDotProd = hasDotProd && level == "dotprod"
-	return func() { useNEON, useDotProd = a, b }
+// rowKernels are the one-row kernels in dot_arm64.s, by weight type: the
+// neon kernel and the dotprod one.
+var rowKernels = [...]levelKernels{
+	Q4_0:   {dotQ4_0NEON, dotQ4_0DOT},
+	Q8_0:   {dotQ8_0NEON, dotQ8_0DOT},
+	Q5_0:   {dotQ5_0NEON, dotQ5_0DOT},
+	Q4_1:   {dotQ4_1NEON, dotQ4_1DOT},
+	Q5_1:   {dotQ5_1NEON, dotQ5_1DOT},
+	IQ4_NL: {dotIQ4_NLNEON, dotIQ4_NLDOT},
+	Q2_K:   {dotQ2_KNEON, dotQ2_KDOT},
+	Q3_K:   {dotQ3_KNEON, dotQ3_KDOT},
+	Q4_K:   {dotQ4_KNEON, dotQ4_KDOT},
+	Q5_K:   {dotQ5_KNEON, dotQ5_KDOT},
+	Q6_K:   {dotQ6_KNEON, dotQ6_KDOT},
+	IQ4_XS: {dotIQ4_XSNEON, dotIQ4_XSDOT},
 }
 
 // vecDotFast runs the SIMD kernel for w, if there is one, on checked
 // inputs with n > 0.
 func vecDotFast(w Type, wRow, act []byte, n int) (float32, bool) {
-	if !useNEON {
-		return 0, false
-	}
-	wp, ap := &wRow[0], &act[0]
-	switch w {
-	case Q4_0:
-		if useDotProd {
-			return dotQ4_0DOT(wp, ap, n/32), true
-		}
-		return dotQ4_0NEON(wp, ap, n/32), true
-	case Q8_0:
-		if useDotProd {
-			return dotQ8_0DOT(wp, ap, n/32), true
-		}
-		return dotQ8_0NEON(wp, ap, n/32), true
-	case Q5_0:
-		if useDotProd {
-			return dotQ5_0DOT(wp, ap, n/32), true
-		}
-		return dotQ5_0NEON(wp, ap, n/32), true
-	case Q4_1:
-		if useDotProd {
-			return dotQ4_1DOT(wp, ap, n/32), true
-		}
-		return dotQ4_1NEON(wp, ap, n/32), true
-	case Q5_1:
-		if useDotProd {
-			return dotQ5_1DOT(wp, ap, n/32), true
-		}
-		return dotQ5_1NEON(wp, ap, n/32), true
-	case IQ4_NL:
-		if useDotProd {
-			return dotIQ4_NLDOT(wp, ap, n/32), true
-		}
-		return dotIQ4_NLNEON(wp, ap, n/32), true
-	case Q2_K:
-		if useDotProd {
-			return dotQ2_KDOT(wp, ap, n/QK_K), true
-		}
-		return dotQ2_KNEON(wp, ap, n/QK_K), true
-	case Q3_K:
-		if useDotProd {
-			return dotQ3_KDOT(wp, ap, n/QK_K), true
-		}
-		return dotQ3_KNEON(wp, ap, n/QK_K), true
-	case Q4_K:
-		if useDotProd {
-			return dotQ4_KDOT(wp, ap, n/QK_K), true
-		}
-		return dotQ4_KNEON(wp, ap, n/QK_K), true
-	case Q5_K:
-		if useDotProd {
-			return dotQ5_KDOT(wp, ap, n/QK_K), true
-		}
-		return dotQ5_KNEON(wp, ap, n/QK_K), true
-	case Q6_K:
-		if useDotProd {
-			return dotQ6_KDOT(wp, ap, n/QK_K), true
-		}
-		return dotQ6_KNEON(wp, ap, n/QK_K), true
-	case IQ4_XS:
-		if useDotProd {
-			return dotIQ4_XSDOT(wp, ap, n/QK_K), true
-		}
-		return dotIQ4_XSNEON(wp, ap, n/QK_K), true
-	case F16, BF16:
-		return dotHalfFast(wRow, act, n, w), true
-	case F32:
-		return dotF32Fast(wRow, act, n), true
-	}
-	return 0, false
+	return vecDotKernel(w, wRow, act, n)
 }
 
 // floatStep is the element count the float kernels take per iteration.
-const floatStep = 32
+func floatStep() int { return 32 }
 
-// dotHalfFast runs the SIMD kernel on the largest multiple of its step
-// and adds the few remaining products the way the generic code does.
-func dotHalfFast(w, x []byte, n int, t Type) float32 {
-	m := n &^ (floatStep - 1)
-	var s float32
-	if m > 0 {
-		if t == F16 {
-			s = dotF16NEON(&w[0], &x[0], m)
-		} else {
-			s = dotBF16NEON(&w[0], &x[0], m)
-		}
-	}
-	if m == n {
-		return s
-	}
-	tail := float64(s)
+// dotHalfKernel runs the F16 or BF16 kernel on m elements, a multiple of
+// floatStep.
+func dotHalfKernel(w, x *byte, m int, t Type) float32 {
 	if t == F16 {
-		tail += float64(dotF16(w[2*m:], x[2*m:], n-m))
-	} else {
-		tail += float64(dotBF16(w[2*m:], x[2*m:], n-m))
+		return dotF16NEON(w, x, m)
 	}
-	return float32(tail)
+	return dotBF16NEON(w, x, m)
 }
 
-func dotF32Fast(w, x []byte, n int) float32 {
-	m := n &^ (floatStep - 1)
-	var s float32
-	if m > 0 {
-		s = dotF32NEON(&w[0], &x[0], m)
-	}
-	if m == n {
-		return s
-	}
-	return float32(float64(s) + float64(dotF32(w[4*m:], x[4*m:], n-m)))
-}
+// dotF32Kernel runs the F32 kernel on m elements, a multiple of floatStep.
+func dotF32Kernel(w, x *byte, m int) float32 { return dotF32NEON(w, x, m) }
 
 // simdOn reports whether any kernel level is in use (the shared loops in
 // simd_loops.go ask).
@@ -246,7 +139,7 @@ func vecDotTileFast(w Type, rows []byte, rowStride, nRows int, acts []byte, actS
 
 // Kernels in dot_arm64.s. Each takes pointers to whole blocks that the
 // caller has bounds-checked, and a block count (element count, a
-// multiple of floatStep, for the float types) > 0. The DOT kernels need
+// multiple of floatStep(), for the float types) > 0. The DOT kernels need
 // FEAT_DotProd.
 
 //go:noescape

@@ -200,17 +200,21 @@ func main() {
 	keep := flag.Bool("keep", false, "keep each model beside its reference")
 	manifest := flag.Bool("manifest", false, "write manifest.json from the cases and their models only, recording nothing (after -only runs)")
 	flag.Parse()
-	run := run
 	if *manifest {
-		run = func(out, _, _ string, _, _ bool) error { return writeManifest(out) }
+		*only, *live, *keep = "", false, false
 	}
-	if err := run(*out, *bench, *only, *live, *keep); err != nil {
+	if err := run(*out, *bench, *only, *live, *keep, !*manifest); err != nil {
 		fmt.Fprintln(os.Stderr, "archref:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, bench, only string, live, keep bool) error {
+// run generates each case's model (all the committed ones, or the live
+// ones, whose name contains only), records llama.cpp's reference for it
+// unless record is false, and writes manifest.json after a full run; with
+// record false it writes manifest.json from the cases and their models
+// only (after -only runs).
+func run(out, bench, only string, live, keep, record bool) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -242,21 +246,11 @@ func run(out, bench, only string, live, keep bool) error {
 		if all[i].SHA256, err = sha256File(model); err != nil {
 			return err
 		}
-		ids := make([]string, len(c.IDs))
-		for j, id := range c.IDs {
-			ids[j] = fmt.Sprint(id)
+		if record {
+			if err := recordCase(c, model, bench, out); err != nil {
+				return err
+			}
 		}
-		ref := filepath.Join(out, c.Name+".json")
-		cmd := exec.Command("node", filepath.Join(bench, "logits.mjs"), "-m", model, "--ids", strings.Join(ids, ","),
-			"--kv", c.KV, "-t", "1", "--top", "5", "--greedy", fmt.Sprint(c.Greedy), "--out", ref)
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%s: llama.cpp: %w", c.Name, err)
-		}
-		if err := shorten(ref); err != nil {
-			return fmt.Errorf("%s: %w", c.Name, err)
-		}
-		fmt.Printf("%s: %s\n", c.Name, ref)
 		if !keep {
 			os.Remove(model)
 		}
@@ -271,40 +265,24 @@ func run(out, bench, only string, live, keep bool) error {
 	return os.WriteFile(filepath.Join(out, "manifest.json"), append(data, '\n'), 0o644)
 }
 
-// writeManifest writes manifest.json for every case, each committed
-// one's model generated again for its SHA-256.
-func writeManifest(out string) error {
-	tmp, err := os.MkdirTemp("", "archref")
-	if err != nil {
-		return err
+// recordCase has llama.cpp write case c's reference for model into out.
+func recordCase(c Case, model, bench, out string) error {
+	ids := make([]string, len(c.IDs))
+	for j, id := range c.IDs {
+		ids[j] = fmt.Sprint(id)
 	}
-	defer os.RemoveAll(tmp)
-	all, err := cases()
-	if err != nil {
-		return err
+	ref := filepath.Join(out, c.Name+".json")
+	cmd := exec.Command("node", filepath.Join(bench, "logits.mjs"), "-m", model, "--ids", strings.Join(ids, ","),
+		"--kv", c.KV, "-t", "1", "--top", "5", "--greedy", fmt.Sprint(c.Greedy), "--out", ref)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: llama.cpp: %w", c.Name, err)
 	}
-	for i, c := range all {
-		if c.Live {
-			continue
-		}
-		s, err := c.spec()
-		if err != nil {
-			return fmt.Errorf("%s: %w", c.Name, err)
-		}
-		model := filepath.Join(tmp, c.Name+".gguf")
-		if err := synth.Write(model, s); err != nil {
-			return fmt.Errorf("%s: %w", c.Name, err)
-		}
-		if all[i].SHA256, err = sha256File(model); err != nil {
-			return err
-		}
-		os.Remove(model)
+	if err := shorten(ref); err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
 	}
-	data, err := json.MarshalIndent(all, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(out, "manifest.json"), append(data, '\n'), 0o644)
+	fmt.Printf("%s: %s\n", c.Name, ref)
+	return nil
 }
 
 func sha256File(path string) (string, error) {
