@@ -862,10 +862,12 @@ func TestF16FourActShapes(t *testing.T) {
 // TestVecDotTileActCounts pins the tile kernels of every activation-row
 // count (Q4_0 and Q8_0 at avx512 run groups of up to eight through one
 // kernel per count, a weight block decoded once per group) to VecDot, bit
-// for bit: every count from 1 to 17 (groups of 8 and their splits), odd
+// for bit (from 16 rows on, the prompt tiles to the generic code:
+// tileRoundsGeneric): every count from 1 to 17 (groups of 8 and their splits), odd
 // and even weight row counts (the two streams), padded strides, and block
 // counts that leave every tail of the quad and pair loops.
 func TestVecDotTileActCounts(t *testing.T) {
+	defer setPromptTiles(true)()
 	forLevels(t, func(t *testing.T, level string) {
 		r := rand.New(rand.NewPCG(61, 62))
 		for _, typ := range []Type{Q4_0, Q8_0, Q5_0} {
@@ -887,7 +889,11 @@ func TestVecDotTileActCounts(t *testing.T) {
 								t.Fatalf("%v nb=%d %dx%d: wrote past row %d of the tile", typ, nb, nRows, nActs, a)
 							}
 							for i := range nRows {
-								want := VecDot(typ, rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow], n)
+								w, x := rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow]
+								want := VecDot(typ, w, x, n)
+								if tileRoundsGeneric(level, typ, nActs) {
+									want = vecDotGeneric(typ, w, x, n)
+								}
 								if got := out[a*outStride+i]; math.Float32bits(got) != math.Float32bits(want) {
 									t.Errorf("%v nb=%d %dx%d: [act %d, row %d] = %g, VecDot %g", typ, nb, nRows, nActs, a, i, got, want)
 								}

@@ -254,6 +254,11 @@ func TestMatMul(t *testing.T) {
 				// A prompt-sized input runs through the tile kernel, which
 				// quant pins to the generic twin (not to VecDot's lanes).
 				want = packedWant(t, typ, x, n, cols)
+			} else if n >= packedMinRows {
+				// quant's prompt tiles (K-quants, and Q4_0 and Q8_0 at
+				// the avx512 level) round as the generic twin, which
+				// quant pins; here the whole tile is the reference.
+				want = tileWant(t, typ, x, n, cols)
 			}
 			for _, threads := range []int{1, 3} {
 				b := New(threads)
@@ -302,6 +307,30 @@ func packedWant(t *testing.T, typ quant.Type, x []float32, n, cols int) func(w *
 	return func(w *backend.Tensor, i, row int) float32 {
 		quant.VecDotPacked(typ, w.Data[row*wrow:(row+1)*wrow], wrow, 1, &p, out, 1, &s)
 		return out[i]
+	}
+}
+
+// tileWant returns quant.VecDotTile's result for input row i and weight
+// row row, over all n input rows, as want in TestMatMul.
+func tileWant(t *testing.T, typ quant.Type, x []float32, n, cols int) func(w *backend.Tensor, i, row int) float32 {
+	at := quant.VecDotType(typ)
+	arow, _ := at.RowSize(cols)
+	wrow, _ := typ.RowSize(cols)
+	act := make([]byte, n*arow)
+	for i := range n {
+		if err := quant.QuantizeActivations(at, x[i*cols:(i+1)*cols], act[i*arow:(i+1)*arow]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tiles := map[*backend.Tensor][]float32{}
+	return func(w *backend.Tensor, i, row int) float32 {
+		out, ok := tiles[w]
+		if !ok {
+			out = make([]float32, n*w.Rows())
+			quant.VecDotTile(typ, w.Data, wrow, w.Rows(), act, arow, n, cols, out, w.Rows())
+			tiles[w] = out
+		}
+		return out[i*w.Rows()+row]
 	}
 }
 

@@ -1,0 +1,132 @@
+//go:build amd64 && !noasm
+
+package quant
+
+import (
+	"math"
+	"os"
+	"sync"
+)
+
+// Q4_0 and Q8_0 matrix tiles without AMX (qtile_amd64.s): VecDotTile's
+// path for prompts (at least qTileMinActs activation rows) at the avx512
+// level. Each group of 16 weight rows is widened once into a scratch
+// layout of 576 bytes per block (2.0 times the rows' own bytes for Q4_0,
+// 1.06 for Q8_0; one group at a time, so 36 KiB for rows of 2048 and 252
+// KiB for 14336, pooled per worker; nothing is kept between calls or
+// repacked at load), every activation row gets an 8-byte entry per block
+// (its offset sum and scale), and the rows then run against the
+// activation rows, as they lie, eight at a time. Every result is
+// bit-identical to the generic twin's, not to VecDot's lanes at this
+// level (see the .s file), as the AMX tiles' are.
+
+// qTileMinActs is the fewest activation rows VecDotTile runs through the
+// prompt tiles; fewer (a batched decode) keep the tile kernels of
+// tile_amd64.go, which read the weights where they lie.
+const qTileMinActs = 16
+
+// qTileOn turns the prompt tiles on: CHURON_QTILE=1. They are off by
+// default because they round as the generic code and VecDot's lanes do
+// not, so a prompt fed in passes of under 16 rows (a refill) and the same
+// prompt fed at once differ in the last bits (engine's TestRingTruncate
+// requires them equal), as they would on an AMX machine.
+var qTileOn = os.Getenv("CHURON_QTILE") == "1"
+
+// qTileBuf is a worker's widened rows and activation tables.
+type qTileBuf struct {
+	w   []byte
+	tab []uint32
+}
+
+var qTilePool = sync.Pool{New: func() any { return new(qTileBuf) }}
+
+// qTileFits reports whether VecDotTile runs w through the prompt tiles
+// for nActs activation rows with weight rows rowStride bytes apart (the
+// gathers take 32-bit offsets of 16 rows).
+func qTileFits(w Type, nActs, rowStride int) bool {
+	return qTileOn && useAVX512 && (w == Q4_0 || w == Q8_0) && nActs >= qTileMinActs &&
+		rowStride <= math.MaxInt32/16
+}
+
+// vecDotTileQ is vecDotTileFast for Q4_0 and Q8_0 on checked inputs
+// (qTileFits) of nb blocks: the activation tables built once, then
+// weight rows 16 at a time, widened, against the activation rows eight
+// at a time. A last group of fewer than eight repeats the last row into
+// a dummy result.
+func vecDotTileQ(w Type, rows []byte, rowStride, nRows int, acts []byte, actStride, nActs, nb int, out []float32, outStride int) {
+	buf := qTilePool.Get().(*qTileBuf)
+	buf.w = grow(buf.w, nb*576)
+	groups := (nActs + 7) / 8
+	gtab := nb * 16 // uint32s of one group's tables
+	buf.tab = grow(buf.tab, groups*gtab)
+	off := 8
+	if w == Q8_0 {
+		off = 128
+	}
+	for g := range groups {
+		for i := range 8 {
+			a := min(8*g+i, nActs-1)
+			qActTable(&acts[a*actStride], nb, off, &buf.tab[g*gtab+2*i])
+		}
+	}
+	var idx [16]int32
+	for r := range idx {
+		idx[r] = int32(r * rowStride)
+	}
+	var k kTileRows
+	var dummy [16]float32
+	for r0 := 0; r0 < nRows; r0 += 16 {
+		nr := min(16, nRows-r0)
+		mask := 1<<nr - 1
+		wp := &rows[r0*rowStride]
+		switch {
+		case w == Q4_0 && nr == 16:
+			qWidenQ4_0Full(wp, &idx[0], mask, nb, &buf.w[0])
+		case w == Q4_0:
+			qWidenQ4_0(wp, &idx[0], mask, nb, &buf.w[0])
+		case nr == 16:
+			qWidenQ8_0Full(wp, &idx[0], mask, nb, &buf.w[0])
+		default:
+			qWidenQ8_0(wp, &idx[0], mask, nb, &buf.w[0])
+		}
+		for g := range groups {
+			for i := range 8 {
+				if a := 8*g + i; a < nActs {
+					k.x[i], k.o[i] = &acts[a*actStride], &out[a*outStride+r0]
+				} else {
+					k.x[i], k.o[i] = &acts[(nActs-1)*actStride], &dummy[0]
+				}
+			}
+			if w == Q4_0 {
+				qTileQ4_0(&buf.w[0], &buf.tab[g*gtab], nb, mask, &k)
+			} else {
+				qTileQ8_0(&buf.w[0], &buf.tab[g*gtab], nb, mask, &k)
+			}
+		}
+	}
+	qTilePool.Put(buf)
+}
+
+//go:noescape
+func qWidenQ4_0(rows *byte, idx *int32, mask, nb int, dst *byte)
+
+//go:noescape
+func qWidenQ8_0(rows *byte, idx *int32, mask, nb int, dst *byte)
+
+// The Full widenings take whole groups of 16 rows, which they load
+// rather than gather (the others read only the rows in mask).
+
+//go:noescape
+func qWidenQ4_0Full(rows *byte, idx *int32, mask, nb int, dst *byte)
+
+//go:noescape
+func qWidenQ8_0Full(rows *byte, idx *int32, mask, nb int, dst *byte)
+
+//go:noescape
+func qActTable(x *byte, nb, off int, dst *uint32)
+
+//go:noescape
+func qTileQ4_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+
+//go:noescape
+func qTileQ8_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)

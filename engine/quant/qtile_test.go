@@ -1,0 +1,146 @@
+package quant
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// rawQRows fills rows of Q4_0 or Q8_0 blocks (or Q8_0 activations) with
+// random quant bytes, −128 and 127 runs included, and ordinary halves as
+// scales, some zero: every quant value occurs.
+func rawQRows(r *rand.Rand, typ Type, rows, n int) []byte {
+	size, _ := typ.RowSize(n)
+	b := make([]byte, rows*size)
+	for i := range b {
+		switch r.IntN(8) {
+		case 0:
+			b[i] = 0x80
+		case 1:
+			b[i] = 0x7f
+		default:
+			b[i] = byte(r.Uint32())
+		}
+	}
+	bs := typ.TypeSize()
+	for o := 0; o < len(b); o += bs {
+		d := float32(r.NormFloat64()) * 0.01
+		if r.IntN(16) == 0 {
+			d = 0
+		}
+		binary.LittleEndian.PutUint16(b[o:], FP32ToFP16(d))
+	}
+	return b
+}
+
+// TestVecDotTileQ runs Q4_0 and Q8_0 tiles with enough activation rows
+// for the prompt kernels (qTileMinActs), on random blocks and quantized
+// data, partial groups of 16 weight rows and of eight activation rows,
+// every block count up to nine and real widths, and padded strides, at
+// every level: at the avx512 level every element bit-identical to the
+// generic code (the prompt kernels round as it does, not as VecDot's
+// lanes), at the others to VecDot.
+func TestVecDotTileQ(t *testing.T) {
+	defer setPromptTiles(true)()
+	forLevels(t, func(t *testing.T, level string) {
+		r := rand.New(rand.NewPCG(31, 7))
+		for _, typ := range []Type{Q4_0, Q8_0} {
+			for _, c := range []struct {
+				n, nRows, nActs int
+				raw             bool
+			}{
+				{32, 16, 16, true}, {64, 1, 17, true}, {96, 33, 23, true}, {128, 17, 40, true},
+				{160, 15, 16, true}, {192, 2, 31, true}, {224, 48, 24, true}, {256, 5, 33, true},
+				{288, 31, 19, true}, {2048, 20, 21, true}, {4096, 3, 16, true},
+				{896, 40, 25, false}, {4864, 17, 18, false},
+			} {
+				wrow, _ := typ.RowSize(c.n)
+				arow, _ := Q8_0.RowSize(c.n)
+				rowStride, actStride := wrow+2*(c.nRows%2), arow+3*(c.nActs%2)
+				var wr, ar []byte
+				if c.raw {
+					wr, ar = rawQRows(r, typ, c.nRows, c.n), rawQRows(r, Q8_0, c.nActs, c.n)
+				} else {
+					wr, ar = randRows(r, typ, c.nRows, c.n, 1), randRows(r, Q8_0, c.nActs, c.n, 3)
+				}
+				rows := make([]byte, c.nRows*rowStride)
+				for i := range c.nRows {
+					copy(rows[i*rowStride:], wr[i*wrow:(i+1)*wrow])
+				}
+				acts := make([]byte, c.nActs*actStride)
+				for a := range c.nActs {
+					copy(acts[a*actStride:], ar[a*arow:(a+1)*arow])
+				}
+				outStride := c.nRows + 3
+				out := make([]float32, c.nActs*outStride)
+				for i := range out {
+					out[i] = 42
+				}
+				VecDotTile(typ, rows, rowStride, c.nRows, acts, actStride, c.nActs, c.n, out, outStride)
+				bad := 0
+				for a := range c.nActs {
+					for i := range outStride {
+						got := out[a*outStride+i]
+						if i >= c.nRows {
+							if got != 42 {
+								t.Fatalf("%v n=%d %dx%d: wrote past the rows at act %d col %d", typ, c.n, c.nRows, c.nActs, a, i)
+							}
+							continue
+						}
+						w, x := rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow]
+						want := VecDot(typ, w, x, c.n)
+						if tileRoundsGeneric(level, typ, c.nActs) {
+							want = vecDotGeneric(typ, w, x, c.n)
+						}
+						if math.Float32bits(got) != math.Float32bits(want) && bad < 5 {
+							bad++
+							t.Errorf("%v n=%d %dx%d raw=%v: out[act %d, row %d] = %g, want %g", typ, c.n, c.nRows, c.nActs, c.raw, a, i, got, want)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// tileRoundsGeneric reports whether VecDotTile of nActs activation rows
+// rounds as the generic code rather than as VecDot at level: the Q4_0
+// and Q8_0 prompt tiles (qTileMinActs = 16 rows) at the avx512 level.
+func tileRoundsGeneric(level string, typ Type, nActs int) bool {
+	return promptTilesOn() && level == "avx512" && (typ == Q4_0 || typ == Q8_0) && nActs >= 16
+}
+
+// BenchmarkVecDotTileQ measures Q4_0 and Q8_0 prompt tiles: a backend
+// job's 128 weight rows of a 2048-wide matrix against 16 and 128
+// activation rows per op, in the thread's CPU time (ps/MAC: picoseconds
+// per multiply-add; the machine is shared).
+func BenchmarkVecDotTileQ(b *testing.B) {
+	r := rand.New(rand.NewPCG(22, 9))
+	const n, nRows = 2048, 128
+	for _, typ := range []Type{Q4_0, Q8_0} {
+		rows := rawQRows(r, typ, nRows, n)
+		wrow, _ := typ.RowSize(n)
+		for _, nActs := range []int{16, 128} {
+			acts := rawQRows(r, Q8_0, nActs, n)
+			arow, _ := Q8_0.RowSize(n)
+			out := make([]float32, nRows*nActs)
+			for _, l := range simdLevels()[1:] {
+				b.Run(fmt.Sprintf("%v/tile=%dx%d/%s", typ, nRows, nActs, l), func(b *testing.B) {
+					defer setSIMDLevel(l)()
+					defer setPromptTiles(true)()
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					start := threadCPU()
+					for b.Loop() {
+						VecDotTile(typ, rows, wrow, nRows, acts, arow, nActs, n, out, nRows)
+					}
+					cpu := threadCPU() - start
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(n*nRows*nActs)*1e3, "ps/MAC")
+				})
+			}
+		}
+	}
+}
