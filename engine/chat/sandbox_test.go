@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/churon/churon/internal/testutil"
+	"github.com/churon/churon/internal/cputime"
 )
 
 // quick is how much CPU time a malicious template may take to be
@@ -30,9 +30,9 @@ func renderSrc(t *testing.T, src string, opt Options) (string, error) {
 		// stop the render, and the callers check its error says so.
 		opt.Timeout = 2 * time.Minute
 	}
-	start := testutil.ProcessCPU()
+	start := cputime.Process()
 	out, err := tmpl.Render(context.Background(), []Message{{Role: "user", Content: "hi"}}, opt)
-	if d := testutil.ProcessCPU() - start; d > quick {
+	if d := cputime.Process() - start; d > quick {
 		t.Errorf("render took %v of CPU time, want under %v", d, quick)
 	}
 	return out, err

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/churon/churon/engine/gguf"
-	"github.com/churon/churon/internal/testutil"
+	"github.com/churon/churon/internal/cputime"
 )
 
 // mixedText returns about n bytes of mixed English and Korean prose, code
@@ -100,7 +100,7 @@ func TestEncodeLinear(t *testing.T) {
 			timeOf := func(s string) time.Duration {
 				best := time.Duration(1 << 62)
 				for range 3 {
-					best = min(best, testutil.ThreadCPU(func() { tk.Encode(s, EncodeOptions{}) }))
+					best = min(best, cputime.Of(func() { tk.Encode(s, EncodeOptions{}) }))
 				}
 				return best
 			}

@@ -1,11 +1,15 @@
 package cputime
 
-import "time"
+import (
+	"time"
 
-// rusageThread is Linux's RUSAGE_THREAD: the calling thread alone.
-const rusageThread = 1
+	"golang.org/x/sys/unix"
+)
 
-// Thread is the CPU time the calling OS thread has used: with a
-// goroutine locked to its thread, what its work cost, apart from the
-// collector's workers and the waits for a core.
-func Thread() time.Duration { return usage(rusageThread) }
+func threadClock() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		panic("cputime: the thread's CPU clock: " + err.Error())
+	}
+	return time.Duration(ts.Nano())
+}

@@ -4,5 +4,4 @@ package cputime
 
 import "time"
 
-// Thread is not measured here.
-func Thread() time.Duration { return 0 }
+func threadClock() time.Duration { return time.Since(wallStart) }

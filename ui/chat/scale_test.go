@@ -16,8 +16,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/internal/cputime"
 	"github.com/churon/churon/internal/synthchat"
-	"github.com/churon/churon/internal/testutil"
 	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/ui/markdown"
 )
@@ -244,11 +244,11 @@ func TestLongChatScale(t *testing.T) {
 	var cpu0 time.Duration
 	track := func(d time.Duration) {
 		walls = append(walls, d)
-		now := testutil.ProcessCPU()
+		now := cputime.Process()
 		cpus = append(cpus, now-cpu0)
 	}
 	step := func(dir float32) {
-		scrollThrough(h, c, dir, func() { cpu0 = testutil.ProcessCPU() }, track)
+		scrollThrough(h, c, dir, func() { cpu0 = cputime.Process() }, track)
 	}
 	step(-1)
 	step(1)

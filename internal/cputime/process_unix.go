@@ -1,16 +1,16 @@
 //go:build unix
 
-package testutil
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-func processNow() time.Duration {
+func processClock() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic("testutil: the process's CPU time: " + err.Error())
+		panic("cputime: the process's CPU time: " + err.Error())
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package cputime
-
-import "time"
-
-// Process is not measured here.
-func Process() time.Duration { return 0 }
