@@ -6,7 +6,7 @@
 #   tools/llamacpp-bench/build.sh [native|avx2]...     # default: native avx2
 #
 #   native  GGML_NATIVE=ON: -march=native, every extension this CPU has
-#   avx2    GGML_NATIVE=OFF with AVX, AVX2, FMA, F16C, BMI2 and AVX-VNNI on and
+#   avx2    GGML_NATIVE=OFF with AVX, AVX2, FMA, F16C, BMI2 and (where this CPU has it) AVX-VNNI on and
 #           every AVX-512 and AMX option off: what an Intel 12th–14th gen
 #           desktop (Alder Lake, Raptor Lake) runs
 #
@@ -32,11 +32,16 @@ variants=("$@")
 common=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF
     -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
     -DLLAMA_BUILD_SERVER=OFF -DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=OFF)
+# AVX-VNNI (the VEX form of VPDPBUSD that Alder Lake and later have) only
+# where this CPU has it: Zen 4 and Zen 5 have AVX512_VNNI but not AVX-VNNI,
+# and a build with it dies there with SIGILL on the first product.
+avx_vnni=OFF
+grep -qw avx_vnni /proc/cpuinfo 2>/dev/null && avx_vnni=ON
 flags_for() {
     case $1 in
         native) echo -DGGML_NATIVE=ON ;;
         avx2) echo -DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
-            -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX_VNNI=ON -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF \
+            -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX_VNNI=$avx_vnni -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF \
             -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF ;;
         *) die "unknown build '$1' (native or avx2)" ;;
     esac
