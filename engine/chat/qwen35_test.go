@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -57,4 +58,54 @@ func TestQwen35Golden(t *testing.T) {
 		t.Error("template has no enable_thinking switch: the app would not offer thinking off")
 	}
 	checkGolden(t, "qwen3.5", g, tmpl)
+}
+
+// TestQwen35OutputStartsInThinking: Qwen 3.5's generation prompt opens the
+// think block itself when thinking is on, so what the model writes starts
+// as reasoning and the answer follows </think>; with thinking off the
+// prompt closes an empty block and the output is all answer.
+func TestQwen35OutputStartsInThinking(t *testing.T) {
+	src, err := os.ReadFile("testdata/qwen3.5.jinja")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := Parse(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := OutputFormatOf(tmpl); f != OutputThink {
+		t.Fatalf("OutputFormatOf = %v, want OutputThink", f)
+	}
+	msgs := []Message{{Role: "user", Content: "Hi"}}
+	for _, c := range []struct {
+		name          string
+		extra         map[string]any
+		out           string
+		thinking      bool
+		reas, content string
+	}{
+		{"on", nil, "The user greets.\n</think>\n\nHello!", true, "The user greets.", "Hello!"},
+		{"off", map[string]any{"enable_thinking": false}, "Hello!", false, "", "Hello!"},
+	} {
+		prompt, err := tmpl.Render(context.Background(), msgs, Options{AddGenerationPrompt: true, Extra: c.extra})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := NewOutputParser(OutputThink, prompt)
+		if p.Thinking() != c.thinking {
+			t.Errorf("%s: Thinking() at the start = %v", c.name, p.Thinking())
+		}
+		var reas, content strings.Builder
+		for _, part := range append(p.Feed(c.out), p.Flush()...) {
+			switch part.Kind {
+			case PartReasoning:
+				reas.WriteString(part.Text)
+			case PartContent:
+				content.WriteString(part.Text)
+			}
+		}
+		if reas.String() != c.reas || content.String() != c.content {
+			t.Errorf("%s: reasoning %q, content %q; want %q, %q", c.name, reas.String(), content.String(), c.reas, c.content)
+		}
+	}
 }
