@@ -1,10 +1,8 @@
 package arch
 
 import (
-	"path/filepath"
 	"testing"
 
-	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/models/synth"
 )
@@ -21,15 +19,7 @@ func TestStatesMatchCacheSpec(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(t.TempDir(), "m.gguf")
-			if err := synth.Write(path, s); err != nil {
-				t.Fatal(err)
-			}
-			f, err := gguf.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := writeModel(t, s)
 			states, err := States(f)
 			if err != nil {
 				t.Fatal(err)

@@ -17,30 +17,7 @@ SRC = "gpt-oss.jinja"
 OUT = "gpt-oss.golden.json"
 
 
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather in a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string", "description": "The city name."},
-                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
-                "days": {"type": "integer", "description": "Forecast days."},
-            },
-            "required": ["city"],
-        },
-    },
-}
-CLOCK = {
-    "type": "function",
-    "function": {"name": "get_time", "description": "Current time.", "parameters": {"type": "object", "properties": {}}},
-}
-
-
-def call(name, args):
-    return {"id": "call_1", "type": "function", "function": {"name": name, "arguments": args}}
+WEATHER, CLOCK, call = hfenv.WEATHER, hfenv.CLOCK, hfenv.call
 
 
 CASES = [

@@ -39,6 +39,34 @@ env.globals["raise_exception"] = raise_exception
 env.globals["strftime_now"] = strftime_now
 
 
+# Tools the goldens' conversations offer and call, in Hugging Face's layout.
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the current weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "The city name."},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
+                "days": {"type": "integer", "description": "Forecast days."},
+            },
+            "required": ["city"],
+        },
+    },
+}
+CLOCK = {
+    "type": "function",
+    "function": {"name": "get_time", "description": "Current time.", "parameters": {"type": "object", "properties": {}}},
+}
+
+
+def call(name, args, cid="call_1"):
+    """An assistant's tool call."""
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+
+
 def load(name):
     """The template testdata/NAME, compiled."""
     with open(os.path.join(TESTDATA, name), encoding="utf-8") as f:

@@ -25,25 +25,7 @@ OUT = "qwen3.5.golden.json"
 OFF = {"enable_thinking": False}
 ON = {"enable_thinking": True}
 
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather in a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string", "description": "The city name."},
-                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-            },
-            "required": ["city"],
-        },
-    },
-}
-
-
-def call(name, args, cid="call_1"):
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+WEATHER, CLOCK, call = hfenv.WEATHER, hfenv.CLOCK, hfenv.call
 
 
 def user(text):
@@ -104,7 +86,7 @@ CASES += [
         assistant("```go\npackage main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hi\") }\n```"),
         user("  Now in C, with <stdio.h> & {braces}.  "),
     ], True, OFF),
-    ("tools_no_call", [SYSTEM, user("Weather in Seoul?")], True, {"tools": [WEATHER]}),
+    ("tools_no_call", [SYSTEM, user("Weather in Seoul?")], True, {"tools": [WEATHER, CLOCK]}),
     ("tools_no_system", [user("Weather in Seoul?")], True, dict(OFF, tools=[WEATHER])),
     ("tool_calls_answered", TOOL_ROUND, True, {"tools": [WEATHER]}),
     ("tool_calls_then_final", TOOL_ROUND + [
