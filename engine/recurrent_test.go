@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/churon/churon/models/fit"
 	"github.com/churon/churon/models/synth"
 )
 
@@ -353,4 +354,12 @@ func positions(cps []checkpoint) []int {
 		out[i] = c.pos
 	}
 	return out
+}
+
+// TestFitCountsTheCheckpointsKept: the fit check budgets as many copies of
+// a recurrent state as a sequence keeps by default.
+func TestFitCountsTheCheckpointsKept(t *testing.T) {
+	if fit.RecurrentCheckpoints != DefaultMaxCheckpoints {
+		t.Errorf("the fit check counts %d checkpoints, a sequence keeps %d", fit.RecurrentCheckpoints, DefaultMaxCheckpoints)
+	}
 }

@@ -32,7 +32,7 @@ func CatalogMeta(m catalog.Model) fit.Meta {
 	return fit.Meta{Name: m.Name, Architecture: m.Architecture, Quant: m.Quant, Parameters: m.Parameters,
 		ContextLength: m.Context, Layers: m.Layers, Embedding: m.Embedding, Heads: m.Heads, KVHeads: m.KVHeads,
 		HeadDimK: m.HeadDim, HeadDimV: m.HeadDim, SlidingWindow: m.SlidingWindow, WindowLayers: m.WindowLayers,
-		HasTemplate: true, WeightBytes: m.Size, FileBytes: m.Size}
+		RecurrentLayers: m.RecurrentLayers, StateBytes: m.StateBytes, HasTemplate: true, WeightBytes: m.Size, FileBytes: m.Size}
 }
 
 // Check is the fit verdict for a model on this machine, at the context

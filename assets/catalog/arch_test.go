@@ -33,7 +33,8 @@ func TestCatalogArchitecturesRun(t *testing.T) {
 // what the loader checks is the attention shape and the metadata keys) and
 // checks the engine loads it with the shape the catalog states; and, from
 // the metadata of all its layers, that the layers with a sliding window
-// are the ones the catalog counts for the fit check.
+// and the recurrent layers with their state are the ones the catalog
+// counts for the fit check.
 func TestCatalogShapesLoad(t *testing.T) {
 	c, err := catalog.Load()
 	if err != nil {
@@ -78,6 +79,14 @@ func TestCatalogShapesLoad(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the engine refuses %s's shape: %v", id, err)
 			}
+			// One layer with the real widths: the first is a DeltaNet layer,
+			// whose state the catalog's figure must count.
+			perLayer := 0
+			if states, err := arch.States(f); err != nil {
+				t.Fatal(err)
+			} else if len(states) > 0 {
+				perLayer = states[0]
+			}
 			cfg := model.Config()
 			if cfg.Embd != m.Embedding || cfg.Heads != m.Heads || cfg.KVHeads != m.KVHeads || cfg.HeadDim != m.HeadDim {
 				t.Errorf("loaded embd %d heads %d/%d head size %d; the catalog says %d, %d/%d, %d",
@@ -120,6 +129,19 @@ func TestCatalogShapesLoad(t *testing.T) {
 			}
 			if window != m.SlidingWindow || layers != m.WindowLayers {
 				t.Errorf("%d layers attend over a window of %d; the catalog says %d over %d", layers, window, m.WindowLayers, m.SlidingWindow)
+			}
+			states, err := arch.States(ff)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recurrent := 0
+			for _, b := range states {
+				if b > 0 {
+					recurrent++
+				}
+			}
+			if recurrent != m.RecurrentLayers || int64(recurrent*perLayer) != m.StateBytes {
+				t.Errorf("%d recurrent layers of %d bytes of state each; the catalog says %d layers, %d bytes", recurrent, perLayer, m.RecurrentLayers, m.StateBytes)
 			}
 		})
 	}

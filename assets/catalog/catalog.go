@@ -40,9 +40,14 @@ type Model struct {
 	// WindowLayers of the Layers attend over a sliding window of
 	// SlidingWindow positions (Gemma 3's local layers, gpt-oss's banded
 	// ones) and keep a ring of KV rows, not one per position.
-	SlidingWindow int    `json:"sliding_window,omitempty"`
-	WindowLayers  int    `json:"window_layers,omitempty"`
-	License       string `json:"license"`
+	SlidingWindow int `json:"sliding_window,omitempty"`
+	WindowLayers  int `json:"window_layers,omitempty"`
+	// RecurrentLayers of the Layers keep a fixed-size state per
+	// conversation instead of KV rows (Qwen 3.5's Gated DeltaNet layers);
+	// StateBytes is that state, all of them together.
+	RecurrentLayers int    `json:"recurrent_layers,omitempty"`
+	StateBytes      int64  `json:"state_bytes,omitempty"`
+	License         string `json:"license"`
 	// Description is one line about what the model is good at.
 	Description Text `json:"description"`
 	// Verified is true when the repository and file name were confirmed to
@@ -125,6 +130,8 @@ func (c *Catalog) Validate() error {
 			return bad("%d heads do not divide among %d KV heads", m.Heads, m.KVHeads)
 		case m.SlidingWindow < 0 || m.WindowLayers < 0 || m.WindowLayers >= m.Layers || (m.SlidingWindow > 0) != (m.WindowLayers > 0):
 			return bad("a sliding window of %d on %d of %d layers", m.SlidingWindow, m.WindowLayers, m.Layers)
+		case m.RecurrentLayers < 0 || m.RecurrentLayers >= m.Layers || m.StateBytes < 0 || (m.StateBytes > 0) != (m.RecurrentLayers > 0):
+			return bad("%d bytes of recurrent state in %d of %d layers", m.StateBytes, m.RecurrentLayers, m.Layers)
 		case strings.TrimSpace(m.Description.EN) == "" || strings.TrimSpace(m.Description.KO) == "":
 			return bad("a description in English and Korean is required")
 		}

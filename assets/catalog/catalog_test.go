@@ -109,6 +109,12 @@ func TestParseRejects(t *testing.T) {
 			first(v)["sliding_window"] = 512
 			first(v)["window_layers"] = first(v)["layers"]
 		}},
+		{"state without recurrent layers", func(v map[string]any) { first(v)["state_bytes"] = 1 << 20 }},
+		{"recurrent layers without a state", func(v map[string]any) { first(v)["recurrent_layers"] = 2 }},
+		{"every layer recurrent", func(v map[string]any) {
+			first(v)["state_bytes"] = 1 << 20
+			first(v)["recurrent_layers"] = first(v)["layers"]
+		}},
 		{"no Korean", func(v map[string]any) { first(v)["description"] = map[string]any{"en": "x", "ko": " "} }},
 		{"no licence", func(v map[string]any) { first(v)["license"] = "" }},
 		{"unknown field", func(v map[string]any) { first(v)["sha"] = "abc" }},

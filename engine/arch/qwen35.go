@@ -63,14 +63,17 @@ var qwen35MoE = MoESpec{Gating: GateSoftmax, NormWeights: true}
 func init() {
 	Register("qwen35", func(f *gguf.File) (Model, error) { return buildQwen35(f, "qwen35", false) })
 	Register("qwen35moe", func(f *gguf.File) (Model, error) { return buildQwen35(f, "qwen35moe", true) })
+	stateReaders["qwen35"], stateReaders["qwen35moe"] = qwen35States, qwen35States
 }
 
 func buildQwen35(f *gguf.File, name string, experts bool) (Model, error) {
 	l := &loader{f: f, arch: name}
 	c := Config{Arch: name}
 	c.Embd = l.uint("embedding_length", -1)
-	all := l.uint("block_count", -1)
-	nextn := l.uint("nextn_predict_layers", 0)
+	all, trunk, err := qwen35Layers(l)
+	if err != nil {
+		return nil, err
+	}
 	c.Heads = l.uint("attention.head_count", -1)
 	ffReq := -1
 	if experts {
@@ -84,10 +87,7 @@ func buildQwen35(f *gguf.File, name string, experts bool) (Model, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
-	if nextn >= all {
-		return nil, fmt.Errorf("metadata %s.nextn_predict_layers: %d of %d layers", name, nextn, all)
-	}
-	c.Layers = all - nextn
+	c.Layers = trunk
 	if c.Embd == 0 || c.Heads == 0 || (c.FF == 0 && c.Experts == 0) {
 		return nil, fmt.Errorf("metadata: zero width, heads or feed-forward length")
 	}
@@ -102,21 +102,9 @@ func buildQwen35(f *gguf.File, name string, experts bool) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape := backend.DeltaNet{
-		ConvKernel: l.uint("ssm.conv_kernel", -1),
-		HeadDim:    l.uint("ssm.state_size", -1),
-		VHeads:     l.uint("ssm.time_step_rank", -1),
-		KHeads:     l.uint("ssm.group_count", -1),
-		Eps:        c.RMSEps,
-	}
-	inner := l.uint("ssm.inner_size", -1)
-	if l.err != nil {
-		return nil, l.err
-	}
-	if shape.ConvKernel < 2 || shape.HeadDim == 0 || shape.KHeads == 0 || shape.VHeads%shape.KHeads != 0 ||
-		inner != shape.VHeads*shape.HeadDim {
-		return nil, fmt.Errorf("metadata %s.ssm: conv kernel %d, %d key and %d value heads of %d, inner size %d do not make a Gated DeltaNet",
-			name, shape.ConvKernel, shape.KHeads, shape.VHeads, shape.HeadDim, inner)
+	shape, err := qwen35DeltaNet(l, c.RMSEps)
+	if err != nil {
+		return nil, err
 	}
 	c.SSMConvDim, c.SSMValueDim, c.SSMHeads = shape.ConvDim(), shape.ValueDim(), shape.VHeads
 
@@ -190,6 +178,66 @@ func buildQwen35(f *gguf.File, name string, experts bool) (Model, error) {
 	}
 	m.weights = l.weights
 	return m, nil
+}
+
+// qwen35Layers reads the layer count: all the file's layers, and the
+// trunk's (without the multi-token-prediction layers stored after it).
+func qwen35Layers(l *loader) (all, trunk int, err error) {
+	all = l.uint("block_count", -1)
+	nextn := l.uint("nextn_predict_layers", 0)
+	if l.err != nil {
+		return 0, 0, l.err
+	}
+	if nextn >= all {
+		return 0, 0, fmt.Errorf("metadata %s.nextn_predict_layers: %d of %d layers", l.arch, nextn, all)
+	}
+	return all, all - nextn, nil
+}
+
+// qwen35DeltaNet reads the Gated DeltaNet layers' shape.
+func qwen35DeltaNet(l *loader, eps float32) (backend.DeltaNet, error) {
+	shape := backend.DeltaNet{
+		ConvKernel: l.uint("ssm.conv_kernel", -1),
+		HeadDim:    l.uint("ssm.state_size", -1),
+		VHeads:     l.uint("ssm.time_step_rank", -1),
+		KHeads:     l.uint("ssm.group_count", -1),
+		Eps:        eps,
+	}
+	inner := l.uint("ssm.inner_size", -1)
+	if l.err != nil {
+		return backend.DeltaNet{}, l.err
+	}
+	if shape.ConvKernel < 2 || shape.HeadDim == 0 || shape.KHeads == 0 || shape.VHeads%shape.KHeads != 0 ||
+		inner != shape.VHeads*shape.HeadDim {
+		return backend.DeltaNet{}, fmt.Errorf("metadata %s.ssm: conv kernel %d, %d key and %d value heads of %d, inner size %d do not make a Gated DeltaNet",
+			l.arch, shape.ConvKernel, shape.KHeads, shape.VHeads, shape.HeadDim, inner)
+	}
+	return shape, nil
+}
+
+// qwen35States reads, per trunk layer, the recurrent state a sequence
+// keeps (0 in the full-attention layers): States' answer.
+func qwen35States(f *gguf.File) ([]int, error) {
+	l := &loader{f: f, arch: f.Architecture()}
+	all, trunk, err := qwen35Layers(l)
+	if err != nil {
+		return nil, err
+	}
+	shape, err := qwen35DeltaNet(l, 0)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := qwen35Pattern(f, l.arch, all, trunk)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(rec))
+	for i, r := range rec {
+		if r {
+			out[i] = shape.StateBytes()
+		}
+	}
+	return out, nil
 }
 
 // qwen35Pattern says which of the trunk's layers are recurrent, as

@@ -162,44 +162,51 @@ func TestGoldens(t *testing.T) {
 			t.Errorf("%s: Parse: %v", file, err)
 			continue
 		}
-		for _, c := range f.Cases {
-			total++
-			t.Run(c.subtestName(file), func(t *testing.T) {
-				if c.Expected == nil {
-					t.Fatal("golden case has no expected text")
-				}
-				got, err := tmpl.Render(context.Background(), c.messages(t), c.options(f))
-				if err != nil {
-					t.Fatalf("Render: %v", err)
-				}
-				if got != *c.Expected {
-					t.Errorf("mismatch\n got: %q\nwant: %q\n%s", got, *c.Expected, firstDiff(got, *c.Expected))
-				}
-			})
-		}
-		for _, c := range f.ErrorCases {
-			total++
-			t.Run(c.subtestName(file)+"/error", func(t *testing.T) {
-				got, err := tmpl.Render(context.Background(), c.messages(t), c.options(f))
-				if err == nil {
-					t.Fatalf("Render succeeded with %q, want an error", got)
-				}
-				var te *TemplateError
-				if !errors.As(err, &te) {
-					t.Fatalf("error %v is not a *TemplateError", err)
-				}
-				if c.ExpectedError != "" && te.Message != c.ExpectedError {
-					t.Errorf("raise_exception message %q, want %q", te.Message, c.ExpectedError)
-				}
-				if !strings.Contains(err.Error(), te.Message) {
-					t.Errorf("error text %q does not carry the message %q", err.Error(), te.Message)
-				}
-			})
-		}
+		total += checkGolden(t, file, f, tmpl)
 	}
 	if total < 60 {
 		t.Errorf("ran %d golden cases, expected more than 60", total)
 	}
+}
+
+// checkGolden renders every case of one golden file with tmpl, one
+// subtest each: the cases must give Hugging Face's bytes exactly, the
+// error cases must raise the template's own message. It returns how many
+// cases ran.
+func checkGolden(t *testing.T, file string, f goldenFile, tmpl *Template) int {
+	for _, c := range f.Cases {
+		t.Run(c.subtestName(file), func(t *testing.T) {
+			if c.Expected == nil {
+				t.Fatal("golden case has no expected text")
+			}
+			got, err := tmpl.Render(context.Background(), c.messages(t), c.options(f))
+			if err != nil {
+				t.Fatalf("Render: %v", err)
+			}
+			if got != *c.Expected {
+				t.Errorf("mismatch\n got: %q\nwant: %q\n%s", got, *c.Expected, firstDiff(got, *c.Expected))
+			}
+		})
+	}
+	for _, c := range f.ErrorCases {
+		t.Run(c.subtestName(file)+"/error", func(t *testing.T) {
+			got, err := tmpl.Render(context.Background(), c.messages(t), c.options(f))
+			if err == nil {
+				t.Fatalf("Render succeeded with %q, want an error", got)
+			}
+			var te *TemplateError
+			if !errors.As(err, &te) {
+				t.Fatalf("error %v is not a *TemplateError", err)
+			}
+			if c.ExpectedError != "" && te.Message != c.ExpectedError {
+				t.Errorf("raise_exception message %q, want %q", te.Message, c.ExpectedError)
+			}
+			if !strings.Contains(err.Error(), te.Message) {
+				t.Errorf("error text %q does not carry the message %q", err.Error(), te.Message)
+			}
+		})
+	}
+	return len(f.Cases) + len(f.ErrorCases)
 }
 
 func firstDiff(a, b string) string {

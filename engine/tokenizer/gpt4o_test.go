@@ -13,7 +13,16 @@ import (
 // The reference is testdata/gpt-oss.tokens.json, recorded by
 // tools/llamacpp-bench/tokenize.mjs from llama.cpp v0.5.0.
 func TestGPTOSSVectors(t *testing.T) {
-	raw, err := os.ReadFile("testdata/gpt-oss.tokens.json")
+	checkTokensFile(t, "testdata/gpt-oss.tokens.json", "gpt-oss", 20)
+}
+
+// checkTokensFile encodes every case of a tokenize.mjs reference file with
+// the shared vocabulary ggml-vocab-<vocab>.gguf and requires llama.cpp's
+// ids; texts tokenized without special parsing must also decode back to
+// themselves.
+func checkTokensFile(t *testing.T, file, vocab string, minCases int) {
+	t.Helper()
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +37,11 @@ func TestGPTOSSVectors(t *testing.T) {
 	if err := json.Unmarshal(raw, &ref); err != nil {
 		t.Fatal(err)
 	}
-	tk := loadVocab(t, "gpt-oss")
-	if len(ref.Cases) < 20 {
+	if want := "ggml-vocab-" + vocab + ".gguf"; ref.Vocab != want {
+		t.Fatalf("%s was recorded with %s, not %s", file, ref.Vocab, want)
+	}
+	tk := loadVocab(t, vocab)
+	if len(ref.Cases) < minCases {
 		t.Fatalf("only %d cases", len(ref.Cases))
 	}
 	for _, c := range ref.Cases {

@@ -47,6 +47,34 @@ func TestEstimateWindows(t *testing.T) {
 	}
 }
 
+// TestEstimateRecurrent: a hybrid's recurrent layers keep no KV rows but
+// their state, and the checkpoints of that state: Qwen3.5-9B (32 layers,
+// 24 of them Gated DeltaNet with a state of 2,195,456 bytes each; 4 KV
+// heads of 256 in the other 8) takes 256 MiB of KV rows at 8192 tokens
+// instead of 1 GiB, plus 50.25 MiB of state and 16 checkpoints of it.
+func TestEstimateRecurrent(t *testing.T) {
+	const MiB = 1 << 20
+	state := int64(24 * 2195456)
+	q := Meta{Layers: 32, KVHeads: 4, HeadDimK: 256, HeadDimV: 256, Heads: 16, Embedding: 4096, ContextLength: 262144,
+		WeightBytes: 5 << 30, RecurrentLayers: 24, StateBytes: state}
+	e := EstimateMemory(q, 8192)
+	if e.KVCache != 256*MiB+state || e.Checkpoints != RecurrentCheckpoints*state {
+		t.Errorf("KV %d, checkpoints %d; want %d and %d", e.KVCache, e.Checkpoints, 256*MiB+state, RecurrentCheckpoints*state)
+	}
+	if e.Total != e.Weights+e.KVCache+e.Checkpoints+e.Overhead {
+		t.Errorf("%+v", e)
+	}
+	dense := q
+	dense.RecurrentLayers, dense.StateBytes = 0, 0
+	if d := EstimateMemory(dense, 8192); d.KVCache != 1024*MiB || d.Checkpoints != 0 {
+		t.Errorf("as a dense model: KV %d, checkpoints %d", d.KVCache, d.Checkpoints)
+	}
+	r := Check(e, Memory{Total: 16 << 30, Available: 12 << 30})
+	if !strings.Contains(r.String(), "state checkpoints 0.79 GiB") {
+		t.Errorf("verdict text %q does not name the checkpoints", r.String())
+	}
+}
+
 func TestCheck(t *testing.T) {
 	const G = 1 << 30
 	cases := []struct {

@@ -109,14 +109,17 @@ func TestRemoteWithoutRanges(t *testing.T) {
 }
 
 // TestEstimateIsWhatTheEngineAllocates: for architectures with and
-// without sliding windows, the fit estimate's KV cache from a header is
+// without sliding windows, and a hybrid with recurrent layers (whose
+// state counts as cache), the fit estimate's KV cache from a header is
 // exactly what a sequence of the engine allocates (F16, the default), at
 // contexts where the window layers keep rings and where they do not.
 func TestEstimateIsWhatTheEngineAllocates(t *testing.T) {
 	odd, _ := synth.Preset("gemma3-odd", "F16", 1)
 	tiny, _ := synth.Preset("gemma3-tiny", "F16", 1) // the default pattern of 6
 	oss := synth.Tiny("gpt-oss")
-	for name, s := range map[string]synth.Spec{"gemma3-odd": odd, "gemma3-tiny": tiny, "gpt-oss": oss, "llama": synth.Tiny("llama")} {
+	q35, _ := synth.Preset("qwen35-odd", "F16", 1) // recurrent layers: state, not KV rows
+	windowed := map[string]bool{"gemma3-odd": true, "gemma3-tiny": true, "gpt-oss": true}
+	for name, s := range map[string]synth.Spec{"gemma3-odd": odd, "gemma3-tiny": tiny, "gpt-oss": oss, "llama": synth.Tiny("llama"), "qwen35-odd": q35} {
 		t.Run(name, func(t *testing.T) {
 			s.Context = 1 << 15
 			path := filepath.Join(t.TempDir(), "m.gguf")
@@ -127,8 +130,11 @@ func TestEstimateIsWhatTheEngineAllocates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (meta.WindowLayers > 0) != (name != "llama") || meta.WindowLayers >= meta.Layers {
+			if (meta.WindowLayers > 0) != windowed[name] || meta.WindowLayers >= meta.Layers {
 				t.Fatalf("%d of %d layers with a window of %d", meta.WindowLayers, meta.Layers, meta.SlidingWindow)
+			}
+			if (meta.RecurrentLayers > 0) != (name == "qwen35-odd") || meta.RecurrentLayers >= meta.Layers || (meta.StateBytes > 0) != (meta.RecurrentLayers > 0) {
+				t.Fatalf("%d of %d layers recurrent with %d bytes of state", meta.RecurrentLayers, meta.Layers, meta.StateBytes)
 			}
 			m, err := engine.Load(context.Background(), path, engine.LoadOptions{Threads: 1})
 			if err != nil {

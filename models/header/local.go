@@ -52,6 +52,19 @@ func Describe(f *gguf.File) fit.Meta {
 			}
 		}
 	}
+	// Layers with a recurrent state instead of KV rows. States covers the
+	// trunk: multi-token-prediction layers stored after it (counted in
+	// block_count) keep no cache, and are not what a model card calls its
+	// layers either.
+	if states, err := arch.States(f); err == nil && states != nil {
+		m.Layers = len(states)
+		for _, b := range states {
+			if b > 0 {
+				m.RecurrentLayers++
+				m.StateBytes += int64(b)
+			}
+		}
+	}
 	_, m.HasTemplate = f.String("tokenizer.chat_template")
 	if n, ok := f.Uint("split.count"); ok && n > 1 && n < 1<<16 {
 		m.SplitCount = int(n)

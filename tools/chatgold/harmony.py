@@ -8,67 +8,16 @@ Input: engine/chat/testdata/gpt-oss.jinja (the tokenizer.chat_template of
 gpt-oss-20b's GGUF, as collected in github.com/ardanlabs/jinja v1.8.0's
 testdata). Output: engine/chat/testdata/gpt-oss.golden.json.
 
-The environment is transformers' (chat_template_utils): jinja2's
-ImmutableSandboxedEnvironment with trim_blocks and lstrip_blocks, the
-loopcontrols extension, raise_exception, strftime_now (fixed here to
-2026-11-29 12:00 so the goldens do not change) and its tojson
-(json.dumps with ensure_ascii=False, keys in insertion order)."""
+The environment is transformers' (chat_template_utils), as hfenv.py sets
+it up."""
 
-import datetime
-import json
-import os
+import hfenv
 
-import jinja2
-from jinja2.ext import loopcontrols
-from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-SRC = os.path.join(ROOT, "engine", "chat", "testdata", "gpt-oss.jinja")
-OUT = os.path.join(ROOT, "engine", "chat", "testdata", "gpt-oss.golden.json")
-NOW = datetime.datetime(2026, 11, 29, 12, 0, 0)
+SRC = "gpt-oss.jinja"
+OUT = "gpt-oss.golden.json"
 
 
-def raise_exception(message):
-    raise jinja2.exceptions.TemplateError(message)
-
-
-def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
-    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
-
-
-def strftime_now(fmt):
-    return NOW.strftime(fmt)
-
-
-env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
-env.filters["tojson"] = tojson
-env.globals["raise_exception"] = raise_exception
-env.globals["strftime_now"] = strftime_now
-
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather in a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string", "description": "The city name."},
-                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
-                "days": {"type": "integer", "description": "Forecast days."},
-            },
-            "required": ["city"],
-        },
-    },
-}
-CLOCK = {
-    "type": "function",
-    "function": {"name": "get_time", "description": "Current time.", "parameters": {"type": "object", "properties": {}}},
-}
-
-
-def call(name, args):
-    return {"id": "call_1", "type": "function", "function": {"name": name, "arguments": args}}
+WEATHER, CLOCK, call = hfenv.WEATHER, hfenv.CLOCK, hfenv.call
 
 
 CASES = [
@@ -133,35 +82,10 @@ ERROR_CASES = [
 
 
 def main():
-    with open(SRC, encoding="utf-8") as f:
-        src = f.read()
-    tmpl = env.from_string(src)
-    out = {
-        "source": "gpt-oss-20b GGUF tokenizer.chat_template (github.com/ardanlabs/jinja v1.8.0 testdata)",
-        "renderer": "python3 jinja2 %s ImmutableSandboxedEnvironment(trim_blocks, lstrip_blocks, loopcontrols), "
-                    "transformers' tojson/raise_exception, strftime_now = 2026-11-29 12:00" % jinja2.__version__,
-        "cases": [],
-        "error_cases": [],
-    }
-    for name, msgs, agp, extra in CASES:
-        kw = dict(extra)
-        kw.setdefault("tools", None)
-        text = tmpl.render(messages=msgs, add_generation_prompt=agp, documents=None,
-                           bos_token="<|startoftext|>", eos_token="<|return|>", **kw)
-        out["cases"].append({"name": name, "messages": msgs, "add_generation_prompt": agp,
-                             "extra_kwargs": extra, "expected": text})
-    for name, msgs, agp, extra in ERROR_CASES:
-        try:
-            tmpl.render(messages=msgs, add_generation_prompt=agp, tools=None, documents=None, **extra)
-        except jinja2.exceptions.TemplateError as e:
-            out["error_cases"].append({"name": name, "messages": msgs, "add_generation_prompt": agp,
-                                       "extra_kwargs": extra, "expected_error": str(e)})
-            continue
-        raise SystemExit("error case %s rendered" % name)
-    with open(OUT, "w", encoding="utf-8") as f:
-        json.dump(out, f, ensure_ascii=False, indent=1)
-        f.write("\n")
-    print("wrote %d cases, %d error cases to %s" % (len(out["cases"]), len(out["error_cases"]), OUT))
+    out = hfenv.golden("gpt-oss-20b GGUF tokenizer.chat_template (github.com/ardanlabs/jinja v1.8.0 testdata)",
+                       SRC, CASES, ERROR_CASES, documents=None,
+                       bos_token="<|startoftext|>", eos_token="<|return|>")
+    hfenv.write(OUT, out)
 
 
 if __name__ == "__main__":
