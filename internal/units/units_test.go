@@ -15,3 +15,17 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestParams(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "?"}, {-1, "?"}, {999, "999"}, {292_800, "293K"}, {1_500_000, "2M"},
+		{494_000_000, "494M"}, {1_540_000_000, "1.5B"}, {7_240_000_000, "7.2B"},
+	} {
+		if got := Params(tc.n); got != tc.want {
+			t.Errorf("Params(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}
