@@ -13,6 +13,7 @@ import (
 
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/backend/cpu"
+	"github.com/churon/churon/internal/units"
 )
 
 func init() {
@@ -154,7 +155,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		info := m.Info()
 		if !*asJSON {
 			fmt.Fprintf(w, "model %s: %s %s, %.1f MiB, %s parameters, %s, %s\n", info.Path, info.Architecture,
-				info.FileType, float64(info.FileBytes)/(1<<20), humanCount(info.Parameters), info.Backend,
+				info.FileType, float64(info.FileBytes)/(1<<20), units.ParamsPrecise(info.Parameters), info.Backend,
 				map[bool]string{true: "weights in memory", false: "weights mapped"}[*noMmap])
 			for _, n := range info.DeviceNotes {
 				fmt.Fprintf(w, "device note: %s\n", n)

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	apicompare "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/store"
 )
@@ -38,7 +39,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ctxLen := fs.Int("c", 0, "context length in tokens (0 = the prompt plus -n, and the built-in texts)")
 	kv := fs.String("kv", "f16", "KV cache type of every model: f16, f32 or q8_0")
 	noMmap := fs.Bool("no-mmap", false, "read weights into memory instead of mapping the files")
-	textTokens := fs.Int("text-tokens", 0, fmt.Sprintf("tokens scored per built-in text (0 = %d, -1 = none)", compare.DefaultTextTokens))
+	textTokens := fs.Int("text-tokens", 0, fmt.Sprintf("tokens scored per built-in text (0 = %d, -1 = none)", apicompare.DefaultTextTokens))
 	title := fs.String("title", "", "title of the comparison (default: from the types and the prompt)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object instead of a table")
 	save := fs.Bool("save", false, "save the result in the chat database (reopen with --show ID)")
@@ -59,7 +60,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *list {
 		return listComparisons(ctx, w, *asJSON)
 	}
-	var res *compare.Result
+	var res *apicompare.Result
 	if *show != 0 {
 		st, err := store.OpenDefault(ctx)
 		if err != nil {
@@ -88,14 +89,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if *save || *md != "" || *htmlOut != "" || *pngOut != "" {
 				return usagef("--save, --md, --html and --png compare local models only, for now")
 			}
-			return runCrossCompare(ctx, w, stderr, compare.CrossOptions{Models: models, Remotes: openRemotes(), Ref: *ref,
+			return runCrossCompare(ctx, w, stderr, apicompare.CrossOptions{Models: models, Remotes: openRemotes(), Ref: *ref,
 				Prompt: text, System: *system, MaxTokens: sf.n, TopK: *topLogprobs, Threads: *threads}, *asJSON)
 		}
-		opt := compare.Options{
+		opt := apicompare.Options{
 			Models: models, Ref: *ref, Prompt: text, System: *system, Raw: *raw, Sampling: compare.SamplingOf(gen),
 			Threads: *threads, Context: *ctxLen, InMemory: *noMmap, TextTokens: *textTokens, Title: *title, KV: *kv,
 		}
-		var progress func(compare.Event)
+		var progress func(apicompare.Event)
 		if !*quiet {
 			progress = compareProgress(stderr)
 			fmt.Fprintf(stderr, "churon compare: seed %d\n", seed)
@@ -122,24 +123,24 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *asJSON {
 		return writeJSON(w, res)
 	}
-	return compare.WriteTable(w, res)
+	return apicompare.WriteTable(w, res)
 }
 
-func exportComparison(res *compare.Result, md, htmlOut, pngOut string, stderr io.Writer) error {
+func exportComparison(res *apicompare.Result, md, htmlOut, pngOut string, stderr io.Writer) error {
 	if md != "" {
-		if err := compare.ExportMarkdown(md, res, compare.ChartOptions{}); err != nil {
+		if err := apicompare.ExportMarkdown(md, res, apicompare.ChartOptions{}); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "churon compare: wrote %s\n", md)
 	}
 	if htmlOut != "" {
-		if err := compare.ExportHTML(htmlOut, res, compare.ChartOptions{}); err != nil {
+		if err := apicompare.ExportHTML(htmlOut, res, apicompare.ChartOptions{}); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "churon compare: wrote %s\n", htmlOut)
 	}
 	if pngOut != "" {
-		if err := compare.ExportPNG(pngOut, res, compare.ChartOptions{}); err != nil {
+		if err := apicompare.ExportPNG(pngOut, res, apicompare.ChartOptions{}); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "churon compare: wrote %s\n", pngOut)
@@ -182,24 +183,24 @@ func listComparisons(ctx context.Context, w io.Writer, asJSON bool) error {
 }
 
 // compareProgress prints a line per step to stderr.
-func compareProgress(stderr io.Writer) func(compare.Event) {
+func compareProgress(stderr io.Writer) func(apicompare.Event) {
 	types := map[int]string{}
-	return func(ev compare.Event) {
+	return func(ev apicompare.Event) {
 		switch e := ev.(type) {
-		case compare.Planned:
+		case apicompare.Planned:
 			for i, p := range e.Models {
 				types[i] = p.Type
 			}
 			fmt.Fprintf(stderr, "churon compare: %d models, reference %s (%.2f bits per weight), run one after another\n",
 				len(e.Models), e.Models[e.Reference].File, e.Models[e.Reference].BPW)
-		case compare.ModelLoaded:
+		case apicompare.ModelLoaded:
 			fmt.Fprintf(stderr, "  [%d] %s: loaded in %.0f ms, %s\n", e.Model+1, types[e.Model], ms(e.Load), e.Backend)
-		case compare.PromptReady:
+		case apicompare.PromptReady:
 			fmt.Fprintf(stderr, "  prompt: %d tokens (%s)\n", len(e.Tokens), e.Template)
-		case compare.Generated:
+		case apicompare.Generated:
 			r := e.Result
 			fmt.Fprintf(stderr, "  [%d] %d tokens (%s), TTFT %.0f ms, %.1f tok/s\n", e.Model+1, len(r.Tokens), r.Finish, r.TTFTMs, r.GenTPS)
-		case compare.QualityReady:
+		case apicompare.QualityReady:
 			fmt.Fprintf(stderr, "  [%d] scored %d tokens: KLD mean %s, top-1 %.1f%%\n", e.Model+1, e.Quality.Tokens,
 				strconv.FormatFloat(e.Quality.KLDMean, 'g', 4, 64), 100*e.Quality.Top1Agreement)
 		}
@@ -208,7 +209,7 @@ func compareProgress(stderr io.Writer) func(compare.Event) {
 
 // runCrossCompare compares local models with remote ones (see
 // compare.RunCross) and prints the columns side by side.
-func runCrossCompare(ctx context.Context, w *bufio.Writer, stderr io.Writer, opt compare.CrossOptions, asJSON bool) error {
+func runCrossCompare(ctx context.Context, w *bufio.Writer, stderr io.Writer, opt apicompare.CrossOptions, asJSON bool) error {
 	if opt.TopK < 1 || opt.TopK > 20 {
 		return usagef("--top-logprobs %d: want 1 to 20", opt.TopK)
 	}

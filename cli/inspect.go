@@ -155,7 +155,7 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "name:          %s\n", in.Name)
 	fmt.Fprintf(stdout, "architecture:  %s (%d layers, width %d, %d heads / %d KV heads)\n", in.Architecture, in.Layers, in.Embedding, in.Heads, in.KVHeads)
-	fmt.Fprintf(stdout, "parameters:    %s\n", humanCount(in.Parameters))
+	fmt.Fprintf(stdout, "parameters:    %s\n", units.ParamsPrecise(in.Parameters))
 	if in.Experts > 0 {
 		fmt.Fprintf(stdout, "experts:       %d per layer, %d per token\n", in.Experts, in.ExpertsUsed)
 	}
@@ -186,18 +186,6 @@ func templateName(m *engine.Model) string {
 		return fmt.Sprintf("unusable (%v); chat uses a generic ChatML format", m.TemplateError())
 	}
 	return m.Template().Name()
-}
-
-func humanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2fB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1fK", float64(n)/1e3)
-	}
-	return strconv.FormatInt(n, 10)
 }
 
 // openTokenizer reads only the vocabulary, so vocab-only GGUF files work.

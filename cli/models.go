@@ -14,6 +14,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/churon/churon/app/models"
+	"github.com/churon/churon/internal/units"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/fit"
 	"github.com/churon/churon/models/header"
@@ -158,22 +159,10 @@ func runModels(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tARCH\tPARAMS\tQUANT\tSIZE\tCONTEXT\tPATH")
 	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", m.Name(), m.Meta.Architecture, params(m.Meta.Parameters), m.Meta.Quant,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", m.Name(), m.Meta.Architecture, units.Params(m.Meta.Parameters), m.Meta.Quant,
 			download.FormatBytes(m.Size), m.Meta.ContextLength, m.Path)
 	}
 	return tw.Flush()
-}
-
-func params(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1fB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.0fM", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.0fK", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
 }
 
 func runRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
 )
@@ -32,32 +33,32 @@ const evalChunk = 32
 //
 // Cancelling ctx stops the run within a token or a chunk of scoring;
 // Run then returns ctx's error.
-func Run(ctx context.Context, opt Options, onEvent func(Event)) (res *Result, err error) {
-	emit := func(e Event) {
+func Run(ctx context.Context, opt api.Options, onEvent func(api.Event)) (res *api.Result, err error) {
+	emit := func(e api.Event) {
 		if onEvent != nil {
 			onEvent(e)
 		}
 	}
-	defer func() { emit(Done{Result: res, Err: err}) }()
+	defer func() { emit(api.Done{Result: res, Err: err}) }()
 	start := time.Now()
 	if n := len(opt.Models); n < 2 || n > 4 {
-		return nil, fmt.Errorf("%w (got %d)", ErrModelCount, n)
+		return nil, fmt.Errorf("%w (got %d)", api.ErrModelCount, n)
 	}
 	if strings.TrimSpace(opt.Prompt) == "" {
-		return nil, ErrEmptyPrompt
+		return nil, api.ErrEmptyPrompt
 	}
 	if opt.Sampling.IsZero() {
 		opt.Sampling = DefaultSampling()
 	}
 	gen := GenerateOptions(opt.Sampling)
 	if err := gen.Sampling.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOption, err)
+		return nil, fmt.Errorf("%w: %w", api.ErrOption, err)
 	}
 	kv, kvName, err := parseKV(opt.KV)
 	if err != nil {
 		return nil, err
 	}
-	probes := make([]Probe, len(opt.Models))
+	probes := make([]api.Probe, len(opt.Models))
 	for i, p := range opt.Models {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -82,19 +83,19 @@ func Run(ctx context.Context, opt Options, onEvent func(Event)) (res *Result, er
 			order = append(order, i)
 		}
 	}
-	emit(Planned{Models: append([]Probe(nil), probes...), Reference: ref, Order: order})
+	emit(api.Planned{Models: append([]api.Probe(nil), probes...), Reference: ref, Order: order})
 
 	sp, err := newSpill(opt.ScratchDir, probes[ref].VocabSize)
 	if err != nil {
 		return nil, err
 	}
 	defer sp.close()
-	c := &runner{opt: &opt, gen: gen, kv: kv, emit: emit, probes: probes, ref: ref, spill: sp, rssSource: RSSStatm}
-	c.res = &Result{
-		Format: FormatVersion, Title: opt.Title, Created: time.Now().UTC().Format(time.RFC3339),
+	c := &runner{opt: &opt, gen: gen, kv: kv, emit: emit, probes: probes, ref: ref, spill: sp, rssSource: api.RSSStatm}
+	c.res = &api.Result{
+		Format: api.FormatVersion, Title: opt.Title, Created: time.Now().UTC().Format(time.RFC3339),
 		Prompt: opt.Prompt, System: opt.System, Sampling: opt.Sampling,
 		Reference: ref, Order: order, VocabSize: probes[ref].VocabSize, VocabSHA256: probes[ref].VocabSHA256,
-		Models: make([]ModelResult, len(probes)), KVType: kvName,
+		Models: make([]api.ModelResult, len(probes)), KVType: kvName,
 	}
 	if c.res.Title == "" {
 		c.res.Title = defaultTitle(opt.Prompt, probes)
@@ -112,7 +113,7 @@ func Run(ctx context.Context, opt Options, onEvent func(Event)) (res *Result, er
 	return c.res, nil
 }
 
-func chooseReference(ps []Probe, want string) (int, error) {
+func chooseReference(ps []api.Probe, want string) (int, error) {
 	if want != "" {
 		w := filepath.Clean(want)
 		for i, p := range ps {
@@ -120,7 +121,7 @@ func chooseReference(ps []Probe, want string) (int, error) {
 				return i, nil
 			}
 		}
-		return 0, fmt.Errorf("%w: %s", ErrReference, want)
+		return 0, fmt.Errorf("%w: %s", api.ErrReference, want)
 	}
 	best := 0
 	for i, p := range ps {
@@ -131,7 +132,7 @@ func chooseReference(ps []Probe, want string) (int, error) {
 	return best, nil
 }
 
-func defaultTitle(prompt string, ps []Probe) string {
+func defaultTitle(prompt string, ps []api.Probe) string {
 	types := make([]string, len(ps))
 	for i, p := range ps {
 		types[i] = p.Type
@@ -149,7 +150,7 @@ func parseKV(s string) (engine.KVType, string, error) {
 	}
 	t, err := engine.ParseKVType(s)
 	if err != nil {
-		return 0, "", fmt.Errorf("%w: %v", ErrOption, err)
+		return 0, "", fmt.Errorf("%w: %v", api.ErrOption, err)
 	}
 	return t, t.String(), nil
 }
@@ -161,20 +162,20 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // runner is the state of one Run.
 type runner struct {
-	opt       *Options
+	opt       *api.Options
 	gen       engine.GenerateOptions
 	kv        engine.KVType
-	emit      func(Event)
-	probes    []Probe
+	emit      func(api.Event)
+	probes    []api.Probe
 	ref       int
 	spill     *spill
-	res       *Result
+	res       *api.Result
 	rssSource string
 
 	// Set once the reference has run: the tokens every model gets and
 	// the reference's per-position normalisers and top tokens.
 	prompt []int32
-	texts  []TextTokens
+	texts  []api.TextTokens
 	ctxLen int
 	refLSE []float64
 	refTop []int32
@@ -183,7 +184,7 @@ type runner struct {
 // model runs model i: load, generate, score, unload.
 func (c *runner) model(ctx context.Context, i, step, steps int) error {
 	path := c.opt.Models[i]
-	c.emit(ModelLoading{Model: i, Path: path, Step: step, Steps: steps})
+	c.emit(api.ModelLoading{Model: i, Path: path, Step: step, Steps: steps})
 	// Warmed before the memory is read: its buffer is not the model's.
 	if err := warm(ctx, path); err != nil {
 		return err
@@ -196,7 +197,7 @@ func (c *runner) model(ctx context.Context, i, step, steps int) error {
 	}
 	defer m.Close()
 	info := m.Info()
-	c.emit(ModelLoaded{Model: i, Load: m.LoadDuration(), Backend: info.Backend, Threads: info.Threads})
+	c.emit(api.ModelLoaded{Model: i, Load: m.LoadDuration(), Backend: info.Backend, Threads: info.Threads})
 	if c.res.Threads == 0 {
 		c.res.Threads = info.Threads
 	}
@@ -218,7 +219,7 @@ func (c *runner) model(ctx context.Context, i, step, steps int) error {
 		} else {
 			pieces = append(pieces, t.Text)
 		}
-		c.emit(Token{Model: i, ID: t.ID, Text: t.Text, N: len(pieces), Elapsed: t.Elapsed})
+		c.emit(api.Token{Model: i, ID: t.ID, Text: t.Text, N: len(pieces), Elapsed: t.Elapsed})
 		return nil
 	})
 	if err := ctx.Err(); err != nil {
@@ -230,7 +231,7 @@ func (c *runner) model(ctx context.Context, i, step, steps int) error {
 	for len(pieces) < len(gen.Tokens) {
 		pieces = append(pieces, "") // end-of-generation tokens show no text
 	}
-	mr := ModelResult{
+	mr := api.ModelResult{
 		Probe: c.probes[i], Reference: i == c.ref,
 		KVBytes: seq.KVBytes(), LoadMs: ms(m.LoadDuration()), TTFTMs: ms(gen.TTFT),
 		PromptTPS: gen.PromptTPS, GenTPS: gen.GenTPS,
@@ -246,11 +247,11 @@ func (c *runner) model(ctx context.Context, i, step, steps int) error {
 		// the growth says nothing, so report what it must hold.
 		mr.RSSBytes, mr.RSSEstimated = info.WeightBytes+seq.KVBytes(), true
 	} else {
-		c.rssSource = RSSEstimate
+		c.rssSource = api.RSSEstimate
 		mr.RSSBytes = info.WeightBytes + seq.KVBytes()
 	}
 	c.res.Models[i] = mr
-	c.emit(Generated{Model: i, Result: mr})
+	c.emit(api.Generated{Model: i, Result: mr})
 
 	evalStart := time.Now()
 	q, err := c.score(ctx, i, m, seq)
@@ -259,12 +260,12 @@ func (c *runner) model(ctx context.Context, i, step, steps int) error {
 	}
 	mr.EvalMs = ms(time.Since(evalStart))
 	mr.Quality = q
-	c.emit(QualityReady{Model: i, Quality: *q})
+	c.emit(api.QualityReady{Model: i, Quality: *q})
 	if err := m.Close(); err != nil {
 		return fmt.Errorf("compare: %s: unload: %w", path, err)
 	}
 	c.res.Models[i] = mr
-	c.emit(ModelDone{Model: i, Result: mr})
+	c.emit(api.ModelDone{Model: i, Result: mr})
 	return nil
 }
 
@@ -293,14 +294,14 @@ func (c *runner) preparePrompt(ctx context.Context, m *engine.Model) error {
 		c.res.Template, c.res.PromptText, c.prompt = "chat", text, ids
 	}
 	if len(c.prompt) == 0 {
-		return ErrEmptyPrompt
+		return api.ErrEmptyPrompt
 	}
 	c.res.PromptTokens = c.prompt
-	c.emit(PromptReady{Template: c.res.Template, Text: c.res.PromptText, Tokens: c.prompt})
+	c.emit(api.PromptReady{Template: c.res.Template, Text: c.res.PromptText, Tokens: c.prompt})
 
 	limit := opt.TextTokens
 	if limit == 0 {
-		limit = DefaultTextTokens
+		limit = api.DefaultTextTokens
 	}
 	if info.ContextLength > 0 {
 		limit = min(limit, info.ContextLength)
@@ -309,9 +310,9 @@ func (c *runner) preparePrompt(ctx context.Context, m *engine.Model) error {
 		limit = min(limit, opt.Context)
 	}
 	longest := 0
-	c.texts = []TextTokens{}
+	c.texts = []api.TextTokens{}
 	if opt.TextTokens >= 0 {
-		for _, t := range Texts {
+		for _, t := range api.Texts {
 			ids := m.TokenizePrompt(t.Text, true, false)
 			if len(ids) > limit {
 				ids = ids[:limit]
@@ -319,7 +320,7 @@ func (c *runner) preparePrompt(ctx context.Context, m *engine.Model) error {
 			if len(ids) < 2 {
 				continue
 			}
-			c.texts = append(c.texts, TextTokens{Name: t.Name, Lang: t.Lang, Tokens: ids})
+			c.texts = append(c.texts, api.TextTokens{Name: t.Name, Lang: t.Lang, Tokens: ids})
 			longest = max(longest, len(ids))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/sample"
@@ -23,7 +24,7 @@ import (
 func TestSelfComparisonIsExact(t *testing.T) {
 	f16 := tinyModel(t, "F16", 320, false)
 	scratch := t.TempDir()
-	res, err := Run(context.Background(), Options{
+	res, err := Run(context.Background(), api.Options{
 		Models: []string{f16, f16}, Prompt: "Tell me about the sea.", Sampling: greedy(24), TextTokens: 48, ScratchDir: scratch,
 	}, nil)
 	if err != nil {
@@ -74,7 +75,7 @@ func TestQuantizedAgainstF16(t *testing.T) {
 	f16 := tinyModel(t, "F16", 320, false)
 	q4 := tinyModel(t, "Q4_0", 320, false)
 	// The Q4_0 file first: the reference is chosen by bits per weight.
-	res, err := Run(context.Background(), Options{
+	res, err := Run(context.Background(), api.Options{
 		Models: []string{q4, f16}, Prompt: "Tell me about the sea.", Sampling: greedy(32), TextTokens: 64,
 	}, nil)
 	if err != nil {
@@ -125,17 +126,17 @@ func TestQuantizedAgainstF16(t *testing.T) {
 func TestRefusesDifferentVocabularies(t *testing.T) {
 	a := tinyModel(t, "F16", 320, false)
 	b := tinyModel(t, "F16", 352, false)
-	var events []Event
-	_, err := Run(context.Background(), Options{Models: []string{a, b}, Prompt: "hi", Sampling: greedy(4)},
-		func(e Event) { events = append(events, e) })
-	var ve *VocabError
-	if !errors.Is(err, ErrVocabMismatch) || !errors.As(err, &ve) || ve.B != b || !strings.Contains(ve.Detail, "320 tokens vs 352") {
+	var events []api.Event
+	_, err := Run(context.Background(), api.Options{Models: []string{a, b}, Prompt: "hi", Sampling: greedy(4)},
+		func(e api.Event) { events = append(events, e) })
+	var ve *api.VocabError
+	if !errors.Is(err, api.ErrVocabMismatch) || !errors.As(err, &ve) || ve.B != b || !strings.Contains(ve.Detail, "320 tokens vs 352") {
 		t.Fatalf("err = %v", err)
 	}
 	if len(events) != 1 {
 		t.Fatalf("events %v: want only Done (nothing loaded)", events)
 	}
-	if d, ok := events[0].(Done); !ok || d.Err != err {
+	if d, ok := events[0].(api.Done); !ok || d.Err != err {
 		t.Errorf("last event %#v", events[0])
 	}
 }
@@ -145,16 +146,16 @@ func TestBadArguments(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope.gguf")
 	for _, c := range []struct {
 		name string
-		opt  Options
+		opt  api.Options
 		want error
 	}{
-		{"one model", Options{Models: []string{a}, Prompt: "hi"}, ErrModelCount},
-		{"five models", Options{Models: []string{a, a, a, a, a}, Prompt: "hi"}, ErrModelCount},
-		{"no prompt", Options{Models: []string{a, a}, Prompt: "  "}, ErrEmptyPrompt},
-		{"missing file", Options{Models: []string{a, missing}, Prompt: "hi"}, fs.ErrNotExist},
-		{"foreign reference", Options{Models: []string{a, a}, Prompt: "hi", Ref: missing}, ErrReference},
-		{"bad KV type", Options{Models: []string{a, a}, Prompt: "hi", KV: "q3"}, ErrOption},
-		{"bad sampler", Options{Models: []string{a, a}, Prompt: "hi", Sampling: Sampling{Temperature: 1, TopP: 0}}, ErrOption},
+		{"one model", api.Options{Models: []string{a}, Prompt: "hi"}, api.ErrModelCount},
+		{"five models", api.Options{Models: []string{a, a, a, a, a}, Prompt: "hi"}, api.ErrModelCount},
+		{"no prompt", api.Options{Models: []string{a, a}, Prompt: "  "}, api.ErrEmptyPrompt},
+		{"missing file", api.Options{Models: []string{a, missing}, Prompt: "hi"}, fs.ErrNotExist},
+		{"foreign reference", api.Options{Models: []string{a, a}, Prompt: "hi", Ref: missing}, api.ErrReference},
+		{"bad KV type", api.Options{Models: []string{a, a}, Prompt: "hi", KV: "q3"}, api.ErrOption},
+		{"bad sampler", api.Options{Models: []string{a, a}, Prompt: "hi", Sampling: api.Sampling{Temperature: 1, TopP: 0}}, api.ErrOption},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Run(context.Background(), c.opt, nil)
@@ -172,7 +173,7 @@ func TestCancelMidRun(t *testing.T) {
 	f16 := tinyModel(t, "F16", 320, false)
 	q4 := tinyModel(t, "Q4_0", 320, false)
 	scratch := t.TempDir()
-	h := Start(context.Background(), Options{Models: []string{f16, q4}, Prompt: "Go on.", Sampling: greedy(400), TextTokens: -1, ScratchDir: scratch})
+	h := Start(context.Background(), api.Options{Models: []string{f16, q4}, Prompt: "Go on.", Sampling: greedy(400), TextTokens: -1, ScratchDir: scratch})
 	var kinds []string
 	timeout := time.After(time.Minute)
 loop:
@@ -183,11 +184,11 @@ loop:
 				break loop
 			}
 			switch e := ev.(type) {
-			case Token:
+			case api.Token:
 				if e.Model == 1 && e.N == 5 {
 					h.Cancel()
 				}
-			case ModelDone:
+			case api.ModelDone:
 				kinds = append(kinds, "done")
 			}
 		case <-timeout:
@@ -209,25 +210,25 @@ loop:
 func TestEventsInOrder(t *testing.T) {
 	f16 := tinyModel(t, "F16", 320, false)
 	q4 := tinyModel(t, "Q4_0", 320, false)
-	h := Start(context.Background(), Options{Models: []string{q4, f16}, Prompt: "Hello", Sampling: greedy(8), TextTokens: 40})
+	h := Start(context.Background(), api.Options{Models: []string{q4, f16}, Prompt: "Hello", Sampling: greedy(8), TextTokens: 40})
 	var seq []string // the events' types, but the many Token and Evaluating
 	tokens := map[int]string{}
-	var done Done
+	var done api.Done
 	for ev := range h.Events() {
 		switch e := ev.(type) {
-		case Token:
+		case api.Token:
 			tokens[e.Model] += e.Text
 			continue
-		case Evaluating:
+		case api.Evaluating:
 			if e.Done > e.Total || e.Total != 8+39+39 {
 				t.Errorf("evaluating %+v", e)
 			}
 			continue
-		case Planned:
+		case api.Planned:
 			if e.Reference != 1 || len(e.Models) != 2 {
 				t.Errorf("planned %+v", e)
 			}
-		case Done:
+		case api.Done:
 			done = e
 		}
 		seq = append(seq, strings.TrimPrefix(fmt.Sprintf("%T", ev), "compare."))
@@ -252,7 +253,7 @@ func TestKoreanEndToEnd(t *testing.T) {
 	f16 := tinyModel(t, "F16", 320, false)
 	q4 := tinyModel(t, "Q4_0", 320, false)
 	prompt := "김치찌개 끓이는 법을 알려 주세요."
-	res, err := Run(context.Background(), Options{Models: []string{f16, q4}, Prompt: prompt, Sampling: greedy(16), TextTokens: 64}, nil)
+	res, err := Run(context.Background(), api.Options{Models: []string{f16, q4}, Prompt: prompt, Sampling: greedy(16), TextTokens: 64}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestKoreanEndToEnd(t *testing.T) {
 	if !strings.Contains(res.PromptText, prompt) || !strings.Contains(back, prompt) {
 		t.Errorf("prompt %q decodes to %q", res.PromptText, back)
 	}
-	var ko *TextTokens
+	var ko *api.TextTokens
 	for i := range res.Texts {
 		if res.Texts[i].Name == "ko" {
 			ko = &res.Texts[i]
@@ -299,7 +300,7 @@ func TestKoreanEndToEnd(t *testing.T) {
 func TestSlowReaderDoesNotStallTheRun(t *testing.T) {
 	f16 := tinyModel(t, "F16", 320, false)
 	q4 := tinyModel(t, "Q4_0", 320, false)
-	h := Start(context.Background(), Options{Models: []string{f16, q4}, Prompt: "Hello", Sampling: greedy(12), TextTokens: -1})
+	h := Start(context.Background(), api.Options{Models: []string{f16, q4}, Prompt: "Hello", Sampling: greedy(12), TextTokens: -1})
 	select {
 	case <-h.Done():
 	case <-time.After(time.Minute):
@@ -310,15 +311,15 @@ func TestSlowReaderDoesNotStallTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokens, n := 0, 0
-	var last Event
+	var last api.Event
 	for ev := range h.Events() {
 		n++
 		last = ev
-		if tk, ok := ev.(Token); ok && tk.ID >= 0 {
+		if tk, ok := ev.(api.Token); ok && tk.ID >= 0 {
 			tokens++
 		}
 	}
-	if d, ok := last.(Done); !ok || d.Result != res || tokens != 24 {
+	if d, ok := last.(api.Done); !ok || d.Result != res || tokens != 24 {
 		t.Errorf("%d events, %d tokens, last %T", n, tokens, last)
 	}
 	if len(res.Texts) != 0 || len(res.Models[1].Quality.Texts) != 0 || res.Models[1].Quality.Tokens != 12 {
@@ -356,7 +357,7 @@ func TestSummaryFigures(t *testing.T) {
 		!near(s.RefPPL, math.Exp(1.5)) || !near(s.DeltaPMean, 0) {
 		t.Errorf("%+v", s)
 	}
-	if z := summarize(nil); z != (Summary{}) {
+	if z := summarize(nil); z != (api.Summary{}) {
 		t.Errorf("empty: %+v", z)
 	}
 	// A row against itself scores exactly zero; a shifted row (same
@@ -382,7 +383,7 @@ func TestSummaryFigures(t *testing.T) {
 	if p, _ := score(ref, lse, top, []float32{0, 0, 0, 0}, 1); !near(p.kld, math.Log(4)-h) || p.topM != 0 {
 		t.Errorf("uniform: %+v, want KLD %g", p, math.Log(4)-h)
 	}
-	if _, err := score(ref, lse, top, []float32{0, float32(math.NaN()), 0, 0}, 1); !errors.Is(err, ErrBadLogits) {
+	if _, err := score(ref, lse, top, []float32{0, float32(math.NaN()), 0, 0}, 1); !errors.Is(err, api.ErrBadLogits) {
 		t.Errorf("NaN logits: %v", err)
 	}
 }
@@ -390,7 +391,7 @@ func TestSummaryFigures(t *testing.T) {
 // builtinText is the built-in text named name.
 func builtinText(t *testing.T, name string) string {
 	t.Helper()
-	for _, b := range Texts {
+	for _, b := range api.Texts {
 		if b.Name == name {
 			return b.Text
 		}
@@ -409,7 +410,7 @@ func TestRunnerHoldsTheMachine(t *testing.T) {
 		held.Add(1)
 		return func() { released.Add(1) }, nil
 	}}
-	h := r.Start(context.Background(), Options{Models: []string{f16, f16}, Prompt: "Hello", Sampling: greedy(4), TextTokens: -1})
+	h := r.Start(context.Background(), api.Options{Models: []string{f16, f16}, Prompt: "Hello", Sampling: greedy(4), TextTokens: -1})
 	first := true
 	for range h.Events() {
 		if first && held.Load() != 1 {
@@ -425,7 +426,7 @@ func TestRunnerHoldsTheMachine(t *testing.T) {
 	}
 	busy := errors.New("closed")
 	h = Runner{Exclusive: func(context.Context) (func(), error) { return nil, busy }}.Start(context.Background(),
-		Options{Models: []string{f16, f16}, Prompt: "Hello", Sampling: greedy(4), TextTokens: -1})
+		api.Options{Models: []string{f16, f16}, Prompt: "Hello", Sampling: greedy(4), TextTokens: -1})
 	if _, err := h.Wait(); !errors.Is(err, busy) {
 		t.Fatalf("without the machine: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/api/openai"
 	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/engine"
@@ -51,12 +52,12 @@ type refAnswer struct {
 // RunCross runs a cross-engine comparison: every model answers the
 // prompt greedily (speed and text), then each local model is scored
 // against the remote reference where it gave logprobs.
-func RunCross(ctx context.Context, opt CrossOptions) (*CrossResult, error) {
+func RunCross(ctx context.Context, opt api.CrossOptions) (*api.CrossResult, error) {
 	if n := len(opt.Models); n < 2 || n > 4 {
-		return nil, fmt.Errorf("%w (got %d)", ErrModelCount, n)
+		return nil, fmt.Errorf("%w (got %d)", api.ErrModelCount, n)
 	}
 	if strings.TrimSpace(opt.Prompt) == "" {
-		return nil, ErrEmptyPrompt
+		return nil, api.ErrEmptyPrompt
 	}
 	if opt.MaxTokens <= 0 {
 		opt.MaxTokens = 128
@@ -71,12 +72,12 @@ func RunCross(ctx context.Context, opt CrossOptions) (*CrossResult, error) {
 		}
 	}
 	if ref < 0 {
-		return nil, fmt.Errorf("%w: %s", ErrReference, opt.Ref)
+		return nil, fmt.Errorf("%w: %s", api.ErrReference, opt.Ref)
 	}
 	if !session.IsRemote(opt.Models[ref]) {
-		return nil, fmt.Errorf("%w: with remote models the reference is a remote one (its logprobs), not %s", ErrReference, opt.Models[ref])
+		return nil, fmt.Errorf("%w: with remote models the reference is a remote one (its logprobs), not %s", api.ErrReference, opt.Models[ref])
 	}
-	res := &CrossResult{Prompt: opt.Prompt, Reference: ref, TopK: opt.TopK, Columns: make([]CrossColumn, len(opt.Models)),
+	res := &api.CrossResult{Prompt: opt.Prompt, Reference: ref, TopK: opt.TopK, Columns: make([]api.CrossColumn, len(opt.Models)),
 		Label: fmt.Sprintf("KLD and top-1 agreement against %s, estimated from the %d most likely tokens it reported at each place", opt.Models[ref], opt.TopK)}
 	msgs := []session.RequestMessage{{Role: "user", Content: opt.Prompt}}
 	if opt.System != "" {
@@ -128,7 +129,7 @@ func RunCross(ctx context.Context, opt CrossOptions) (*CrossResult, error) {
 
 // runRemote streams the model's greedy answer, with top logprobs when it
 // is the reference.
-func runRemote(ctx context.Context, opt CrossOptions, path string, msgs []session.RequestMessage, isRef bool, col *CrossColumn) (*refAnswer, error) {
+func runRemote(ctx context.Context, opt api.CrossOptions, path string, msgs []session.RequestMessage, isRef bool, col *api.CrossColumn) (*refAnswer, error) {
 	conn, model, _ := session.ParseRemote(path)
 	if opt.Remotes == nil {
 		return nil, session.ErrNoRemotes
@@ -194,7 +195,7 @@ func runRemote(ctx context.Context, opt CrossOptions, path string, msgs []sessio
 
 // runLocal loads a GGUF file, answers greedily (speed, text) and, with
 // a reference, teacher-forces the reference's answer and scores it.
-func runLocal(ctx context.Context, opt CrossOptions, path string, msgs []session.RequestMessage, ref *refAnswer, col *CrossColumn) error {
+func runLocal(ctx context.Context, opt api.CrossOptions, path string, msgs []session.RequestMessage, ref *refAnswer, col *api.CrossColumn) error {
 	m, err := loadModel(ctx, path, engine.LoadOptions{Threads: opt.Threads})
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/api/session"
 	. "github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/remote"
@@ -26,7 +27,7 @@ func TestCrossEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	rp := session.RemotePath("lab", srv.Model)
-	res, err := RunCross(context.Background(), CrossOptions{Models: []string{f16, q4, rp}, Remotes: conns,
+	res, err := RunCross(context.Background(), api.CrossOptions{Models: []string{f16, q4, rp}, Remotes: conns,
 		Prompt: "Tell me a story.", MaxTokens: 24, TopK: 5, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func TestCrossNoLogprobs(t *testing.T) {
 	if _, err := conns.Add(remote.Connection{Name: "flaky", BaseURL: fake.URL}, "", false); err != nil {
 		t.Fatal(err)
 	}
-	res, err := RunCross(context.Background(), CrossOptions{Models: []string{f16, "remote:flaky/m"}, Remotes: conns,
+	res, err := RunCross(context.Background(), api.CrossOptions{Models: []string{f16, "remote:flaky/m"}, Remotes: conns,
 		Prompt: "Tell me a story.", MaxTokens: 8, Threads: 1})
 	if err != nil {
 		t.Fatal(err)

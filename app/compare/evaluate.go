@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/tokenizer"
 )
@@ -54,7 +55,7 @@ func (c *runner) segments() []segment {
 // score teacher-forces model i over the segments and measures it against
 // the reference. For the reference itself it also keeps the rows (in the
 // spill file) and their normalisers for the models that follow.
-func (c *runner) score(ctx context.Context, i int, m *engine.Model, seq *engine.Sequence) (*Quality, error) {
+func (c *runner) score(ctx context.Context, i int, m *engine.Model, seq *engine.Sequence) (*api.Quality, error) {
 	segs := c.segments()
 	total := 0
 	for _, s := range segs {
@@ -115,18 +116,18 @@ func (c *runner) score(ctx context.Context, i int, m *engine.Model, seq *engine.
 			if err != nil {
 				return nil, fmt.Errorf("compare: %s: %w", c.opt.Models[i], err)
 			}
-			c.emit(Evaluating{Model: i, Done: row0 + n, Total: total})
+			c.emit(api.Evaluating{Model: i, Done: row0 + n, Total: total})
 		}
 		base += len(s.feed)
 	}
 
-	q := &Quality{Summary: summarize(all), Texts: []Segment{}}
+	q := &api.Quality{Summary: summarize(all), Texts: []api.Segment{}}
 	base = 0
 	tok := m.Tokenizer()
 	for k, s := range segs {
 		ps := all[base : base+len(s.targets)]
 		base += len(s.targets)
-		seg := Segment{Name: s.name, Summary: summarize(ps)}
+		seg := api.Segment{Name: s.name, Summary: summarize(ps)}
 		if k > 0 {
 			q.Texts = append(q.Texts, seg)
 			continue
@@ -137,7 +138,7 @@ func (c *runner) score(ctx context.Context, i int, m *engine.Model, seq *engine.
 		for j, p := range ps {
 			seg.KLD[j], seg.Agree[j], seg.DeltaP[j] = p.kld, p.topM == p.topR, p.dp
 			if p.topM != p.topR {
-				seg.Disagreements = append(seg.Disagreements, Disagreement{
+				seg.Disagreements = append(seg.Disagreements, api.Disagreement{
 					Pos: j, RefTop: p.topR, ModelTop: p.topM, KLD: p.kld,
 					RefText: tokenText(tok, p.topR), ModelText: tokenText(tok, p.topM),
 				})

@@ -16,24 +16,25 @@ import (
 	"sync"
 	"testing"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/store"
 )
 
 var (
 	sampleOnce sync.Once
-	sampleRes  *Result
+	sampleRes  *api.Result
 	sampleErr  error
 )
 
 // sampleResult is one F16 / Q4_0 / F16-again comparison shared by the
 // export tests, with a prompt that needs escaping everywhere.
-func sampleResult(t *testing.T) *Result {
+func sampleResult(t *testing.T) *api.Result {
 	t.Helper()
 	f16 := tinyModel(t, "F16", 320, false)
 	q4 := tinyModel(t, "Q4_0", 320, false)
 	q8 := tinyModel(t, "Q8_0", 320, false)
 	sampleOnce.Do(func() {
-		sampleRes, sampleErr = Run(context.Background(), Options{
+		sampleRes, sampleErr = Run(context.Background(), api.Options{
 			Models: []string{f16, q8, q4}, Prompt: "<script>alert(1)</script> | 김치 *bold* `code`",
 			Sampling: greedy(40), TextTokens: 48,
 		}, nil)
@@ -46,12 +47,12 @@ func sampleResult(t *testing.T) *Result {
 
 func TestChart(t *testing.T) {
 	r := sampleResult(t)
-	img := Chart(r, ChartOptions{Width: 800, Height: 300})
+	img := api.Chart(r, api.ChartOptions{Width: 800, Height: 300})
 	if b := img.Bounds(); b.Dx() != 800 || b.Dy() != 300 {
 		t.Fatalf("bounds %v", b)
 	}
 	count := func(img image.Image, i int) int {
-		c := Color(i)
+		c := api.Color(i)
 		n := 0
 		b := img.Bounds()
 		for y := b.Min.Y; y < b.Max.Y; y++ {
@@ -80,16 +81,16 @@ func TestChart(t *testing.T) {
 	// A model against itself: nothing disagrees, so no lane ticks and no
 	// big markers, only the flat line.
 	self := *r
-	self.Models = []ModelResult{r.Models[0], r.Models[0]}
+	self.Models = []api.ModelResult{r.Models[0], r.Models[0]}
 	self.Models[1].Reference = false
 	self.Reference = 0
-	imgSelf := Chart(&self, ChartOptions{Width: 800, Height: 300})
+	imgSelf := api.Chart(&self, api.ChartOptions{Width: 800, Height: 300})
 	if n := count(imgSelf, 1); n == 0 || n > 3*800 {
 		t.Errorf("self chart: %d pixels of the line colour", n)
 	}
 
 	// The dark chart has a dark ground and the same lines.
-	dark := Chart(r, ChartOptions{Width: 800, Height: 300, Dark: true})
+	dark := api.Chart(r, api.ChartOptions{Width: 800, Height: 300, Dark: true})
 	if y := luma(dark.At(2, 299)); y > 0.25 {
 		t.Errorf("dark chart ground has luma %.2f", y)
 	}
@@ -101,7 +102,7 @@ func TestChart(t *testing.T) {
 	}
 
 	var buf bytes.Buffer
-	if err := WriteChartPNG(&buf, r, ChartOptions{}); err != nil {
+	if err := api.WriteChartPNG(&buf, r, api.ChartOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dec, err := png.Decode(&buf)
@@ -110,7 +111,7 @@ func TestChart(t *testing.T) {
 	}
 	// Tiny sizes must not panic.
 	for _, sz := range [][2]int{{1, 1}, {40, 30}, {120, 80}} {
-		Chart(r, ChartOptions{Width: sz[0], Height: sz[1]})
+		api.Chart(r, api.ChartOptions{Width: sz[0], Height: sz[1]})
 	}
 }
 
@@ -118,7 +119,7 @@ func TestExportMarkdown(t *testing.T) {
 	r := sampleResult(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cmp report.md")
-	if err := ExportMarkdown(path, r, ChartOptions{}); err != nil {
+	if err := api.ExportMarkdown(path, r, api.ChartOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(path)
@@ -158,7 +159,7 @@ func TestExportMarkdown(t *testing.T) {
 func TestExportHTML(t *testing.T) {
 	r := sampleResult(t)
 	var b bytes.Buffer
-	if err := WriteHTML(&b, r, ChartOptions{}); err != nil {
+	if err := api.WriteHTML(&b, r, api.ChartOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s := b.String()
@@ -231,7 +232,7 @@ func TestSaveAndReopen(t *testing.T) {
 	if again, err := Load(ctx, st, cp.ID); err != nil || again.Title != "renamed" {
 		t.Errorf("after rename: %v, %v", again, err)
 	}
-	if _, err := Decode([]byte(`{"format": 99, "models": [{}]}`)); err == nil {
+	if _, err := api.Decode([]byte(`{"format": 99, "models": [{}]}`)); err == nil {
 		t.Error("a future format was accepted")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/paths"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/sample"
@@ -42,6 +43,6 @@ func tinyModel(t testing.TB, ft synth.FileType, vocab int, noTemplate bool) stri
 }
 
 // greedy are deterministic settings that always produce n tokens.
-func greedy(n int) Sampling {
+func greedy(n int) api.Sampling {
 	return SamplingOf(engine.GenerateOptions{MaxTokens: n, Sampling: sample.Greedy(), IgnoreEOS: true})
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/tokenizer"
 	"github.com/churon/churon/models/header"
@@ -15,19 +16,19 @@ import (
 
 // ProbeFile reads a model's header and vocabulary without loading its
 // weights (the file is mapped, not read).
-func ProbeFile(path string) (Probe, error) {
+func ProbeFile(path string) (api.Probe, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
-		return Probe{}, fmt.Errorf("compare: %w", err)
+		return api.Probe{}, fmt.Errorf("compare: %w", err)
 	}
 	defer f.Close()
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
-		return Probe{}, fmt.Errorf("compare: %s: %w", path, err)
+		return api.Probe{}, fmt.Errorf("compare: %s: %w", path, err)
 	}
 	// The same header reading as the Models page's memory check.
 	meta := header.Describe(f)
-	p := Probe{File: path, Name: meta.Name, Type: meta.Quant, FileBytes: meta.FileBytes, VocabSize: tok.VocabSize(),
+	p := api.Probe{File: path, Name: meta.Name, Type: meta.Quant, FileBytes: meta.FileBytes, VocabSize: tok.VocabSize(),
 		WeightBytes: meta.WeightBytes, Params: meta.Parameters}
 	if p.Name == "" {
 		p.Name = filepath.Base(path)
@@ -61,7 +62,7 @@ func hashVocab(tok *tokenizer.Tokenizer) (string, []string) {
 // CheckVocabs returns a *VocabError when the probed models do not all
 // share the first one's vocabulary (Run refuses such a set; a view can
 // check a pick before starting).
-func CheckVocabs(ps []Probe) error {
+func CheckVocabs(ps []api.Probe) error {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -70,7 +71,7 @@ func CheckVocabs(ps []Probe) error {
 		if b.VocabSHA256 == a.VocabSHA256 {
 			continue
 		}
-		e := &VocabError{A: a.File, B: b.File}
+		e := &api.VocabError{A: a.File, B: b.File}
 		switch {
 		case a.VocabSize != b.VocabSize:
 			e.Detail = fmt.Sprintf("%d tokens vs %d", a.VocabSize, b.VocabSize)

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/paths"
 )
 
@@ -37,7 +38,7 @@ func logSoftmaxNorm(x []float32) (lse float64, top int32, err error) {
 	for i, v := range x {
 		f := float64(v)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, 0, fmt.Errorf("%w: logit %d is %v", ErrBadLogits, i, v)
+			return 0, 0, fmt.Errorf("%w: logit %d is %v", api.ErrBadLogits, i, v)
 		}
 		if f > maxV {
 			maxV, top = f, int32(i)
@@ -110,9 +111,9 @@ func forRows(n int, f func(i int) error) error {
 }
 
 // summarize condenses positions.
-func summarize(ps []position) Summary {
+func summarize(ps []position) api.Summary {
 	n := len(ps)
-	s := Summary{Tokens: n}
+	s := api.Summary{Tokens: n}
 	if n == 0 {
 		return s
 	}

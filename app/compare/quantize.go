@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/engine/quantize"
 )
 
@@ -14,7 +15,7 @@ import (
 // Compare page can offer "make a Q4_K_M of this model" without the UI
 // reaching into the engine. The output appears only when complete; a
 // cancelled or failed run leaves nothing behind.
-func Quantize(ctx context.Context, in, out string, opt QuantizeOptions) (QuantizeReport, error) {
+func Quantize(ctx context.Context, in, out string, opt api.QuantizeOptions) (api.QuantizeReport, error) {
 	rep, err := quantize.File(ctx, in, out, quantize.Options{
 		Type:            opt.Type,
 		Threads:         opt.Threads,
@@ -22,9 +23,9 @@ func Quantize(ctx context.Context, in, out string, opt QuantizeOptions) (Quantiz
 		Progress:        opt.Progress,
 	})
 	if err != nil {
-		return QuantizeReport{}, fmt.Errorf("compare: quantize %s to %s: %w", filepath.Base(in), opt.Type, err)
+		return api.QuantizeReport{}, fmt.Errorf("compare: quantize %s to %s: %w", filepath.Base(in), opt.Type, err)
 	}
-	return QuantizeReport{
+	return api.QuantizeReport{
 		Output:        rep.Output,
 		Type:          rep.Type,
 		InBytes:       rep.InBytes,

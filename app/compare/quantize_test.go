@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	api "github.com/churon/churon/app/api/compare"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,7 +29,7 @@ func TestQuantizeThenCompare(t *testing.T) {
 	src := tinyModel(t, "F16", 320, false)
 	out := filepath.Join(t.TempDir(), "tiny-Q8_0.gguf")
 	var last int64
-	rep, err := Quantize(context.Background(), src, out, QuantizeOptions{Type: "Q8_0", Progress: func(done, total int64) {
+	rep, err := Quantize(context.Background(), src, out, api.QuantizeOptions{Type: "Q8_0", Progress: func(done, total int64) {
 		if done < last || done > total {
 			t.Errorf("progress %d/%d after %d", done, total, last)
 		}
@@ -40,7 +41,7 @@ func TestQuantizeThenCompare(t *testing.T) {
 	if st, err := os.Stat(out); err != nil || st.Size() != rep.OutBytes || rep.BitsPerWeight < 8 || rep.BitsPerWeight > 9 {
 		t.Fatalf("report %+v, stat %v", rep, err)
 	}
-	res, err := Run(context.Background(), Options{Models: []string{src, out}, Prompt: "Hello", Sampling: greedy(8), TextTokens: -1}, nil)
+	res, err := Run(context.Background(), api.Options{Models: []string{src, out}, Prompt: "Hello", Sampling: greedy(8), TextTokens: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestQuantizeThenCompare(t *testing.T) {
 		t.Errorf("Q8_0 copy KLD mean %g, want small and positive", q.KLDMean)
 	}
 
-	if _, err := Quantize(context.Background(), out, out+"-again.gguf", QuantizeOptions{Type: "Q4_0"}); !IsRequantize(err) {
+	if _, err := Quantize(context.Background(), out, out+"-again.gguf", api.QuantizeOptions{Type: "Q4_0"}); !IsRequantize(err) {
 		t.Errorf("requantizing a Q8_0 file: %v, want a requantize refusal", err)
 	}
 }

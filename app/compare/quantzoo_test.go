@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/internal/testdata"
 )
 
@@ -17,7 +18,7 @@ func TestQuantzooOrdering(t *testing.T) {
 	for _, f := range []string{"zoo-Q2_K.gguf", "zoo-Q8_0.gguf", "zoo-F32.gguf", "zoo-Q4_K.gguf"} {
 		models = append(models, testdata.Path(t, "quantzoo", f))
 	}
-	res, err := Run(context.Background(), Options{Models: models, Prompt: "Once upon a time", Raw: true,
+	res, err := Run(context.Background(), api.Options{Models: models, Prompt: "Once upon a time", Raw: true,
 		Sampling: greedy(32), TextTokens: 96, Threads: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -54,11 +55,11 @@ func TestVocabSameSizeOtherTokens(t *testing.T) {
 	if a.VocabSize != 512 || b.VocabSize != 512 {
 		t.Fatalf("vocabulary sizes %d, %d", a.VocabSize, b.VocabSize)
 	}
-	var ve *VocabError
-	if err := CheckVocabs([]Probe{a, b}); !errors.As(err, &ve) || !strings.HasPrefix(ve.Detail, "token ") {
+	var ve *api.VocabError
+	if err := CheckVocabs([]api.Probe{a, b}); !errors.As(err, &ve) || !strings.HasPrefix(ve.Detail, "token ") {
 		t.Fatalf("err = %v", err)
 	}
-	if err := CheckVocabs([]Probe{a, a}); err != nil {
+	if err := CheckVocabs([]api.Probe{a, a}); err != nil {
 		t.Errorf("same file: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package compare
 import (
 	"strconv"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/sample"
 )
@@ -10,16 +11,16 @@ import (
 // DefaultSampling is `churon generate`'s defaults: the engine's chat
 // sampler (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05) without the
 // repetition penalty, at most 256 tokens, seed 0.
-func DefaultSampling() Sampling {
+func DefaultSampling() api.Sampling {
 	p := sample.DefaultParams()
 	p.RepeatPenalty = 1
 	return SamplingOf(engine.GenerateOptions{MaxTokens: 256, Sampling: p})
 }
 
 // SamplingOf takes the settings from engine generation options.
-func SamplingOf(o engine.GenerateOptions) Sampling {
+func SamplingOf(o engine.GenerateOptions) api.Sampling {
 	p := o.Sampling
-	return Sampling{
+	return api.Sampling{
 		MaxTokens: o.MaxTokens, Temperature: f64(p.Temperature), TopK: p.TopK, TopP: f64(p.TopP),
 		MinP: f64(p.MinP), RepeatPenalty: f64(p.RepeatPenalty), PresencePenalty: f64(p.PresencePenalty),
 		FrequencyPenalty: f64(p.FrequencyPenalty), PenaltyWindow: p.PenaltyWindow, Seed: p.Seed,
@@ -40,7 +41,7 @@ func f64(v float32) float64 {
 
 // GenerateOptions turns the settings back into generation options, to
 // rerun a saved comparison with the same settings.
-func GenerateOptions(s Sampling) engine.GenerateOptions {
+func GenerateOptions(s api.Sampling) engine.GenerateOptions {
 	return engine.GenerateOptions{
 		MaxTokens: s.MaxTokens, Stop: s.Stop, IgnoreEOS: s.IgnoreEOS,
 		Sampling: sample.Params{

@@ -19,14 +19,14 @@ type Runner struct {
 var _ api.Service = Runner{}
 
 // Start begins a comparison (see Run) and returns at once.
-func Start(ctx context.Context, opt Options) *Handle {
+func Start(ctx context.Context, opt api.Options) *api.Handle {
 	return Runner{}.Start(ctx, opt)
 }
 
 // Start: see the package function; with Exclusive, the comparison holds
 // the machine while it runs.
-func (r Runner) Start(ctx context.Context, opt Options) *Handle {
-	return api.NewHandle(ctx, func(ctx context.Context, emit func(Event)) (*Result, error) {
+func (r Runner) Start(ctx context.Context, opt api.Options) *api.Handle {
+	return api.NewHandle(ctx, func(ctx context.Context, emit func(api.Event)) (*api.Result, error) {
 		if r.Exclusive != nil {
 			release, err := r.Exclusive(ctx)
 			if err != nil {
@@ -39,7 +39,7 @@ func (r Runner) Start(ctx context.Context, opt Options) *Handle {
 }
 
 // Quantize: see the package function.
-func (Runner) Quantize(ctx context.Context, in, out string, opt QuantizeOptions) (QuantizeReport, error) {
+func (Runner) Quantize(ctx context.Context, in, out string, opt api.QuantizeOptions) (api.QuantizeReport, error) {
 	return Quantize(ctx, in, out, opt)
 }
 
@@ -53,13 +53,13 @@ func (Runner) QuantizedName(in, typ string) string { return QuantizedName(in, ty
 func (Runner) IsRequantize(err error) bool { return IsRequantize(err) }
 
 // DefaultSampling: see the package function.
-func (Runner) DefaultSampling() Sampling { return DefaultSampling() }
+func (Runner) DefaultSampling() api.Sampling { return DefaultSampling() }
 
 var _ api.CrossService = Runner{}
 
 // Cross runs a comparison across engines (RunCross); with Exclusive, it
 // holds the machine while it runs, as Start does.
-func (r Runner) Cross(ctx context.Context, opt CrossOptions) (*CrossResult, error) {
+func (r Runner) Cross(ctx context.Context, opt api.CrossOptions) (*api.CrossResult, error) {
 	if r.Exclusive != nil {
 		release, err := r.Exclusive(ctx)
 		if err != nil {

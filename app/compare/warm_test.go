@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/models/synth"
 )
@@ -47,7 +48,7 @@ func TestEveryModelLoadsWarm(t *testing.T) {
 		return engine.Load(ctx, path, opt)
 	}
 	defer func() { loadModel = engine.Load }()
-	if _, err := Run(context.Background(), Options{Models: paths, Prompt: "Hello", Sampling: greedy(2), Threads: 1, TextTokens: -1}, nil); err != nil {
+	if _, err := Run(context.Background(), api.Options{Models: paths, Prompt: "Hello", Sampling: greedy(2), Threads: 1, TextTokens: -1}, nil); err != nil {
 		t.Fatal(err)
 	}
 }

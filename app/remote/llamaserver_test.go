@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	apicompare "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/api/openai"
 	"github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/session"
@@ -51,7 +52,7 @@ func TestLlamaServer(t *testing.T) {
 	// Churon's engine against llama.cpp's on the same file: the KLD
 	// estimate from llama-server's top_logprobs, and top-1 agreement.
 	if file := os.Getenv("CHURON_LLAMA_SERVER_MODEL"); file != "" {
-		res, err := compare.RunCross(context.Background(), compare.CrossOptions{Models: []string{file, path}, Remotes: c.conns,
+		res, err := compare.RunCross(context.Background(), apicompare.CrossOptions{Models: []string{file, path}, Remotes: c.conns,
 			Prompt: "Once upon a time", MaxTokens: 64, TopK: 5, Threads: 1})
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 
+	apicompare "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/export"
 	"github.com/churon/churon/app/store"
@@ -97,7 +98,7 @@ func (m *Manager) Export(ctx context.Context, ids []int64) ([]export.Chat, error
 
 // SaveComparison stores a finished comparison (r.ID is set) and says so
 // with ComparisonsChanged. It blocks while it writes.
-func (m *Manager) SaveComparison(ctx context.Context, r *compare.Result) error {
+func (m *Manager) SaveComparison(ctx context.Context, r *apicompare.Result) error {
 	if err := compare.Save(ctx, m.st, r); err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func (m *Manager) Comparisons(ctx context.Context, limit int) ([]store.Compariso
 }
 
 // Comparison reopens a saved comparison.
-func (m *Manager) Comparison(ctx context.Context, id int64) (*compare.Result, error) {
+func (m *Manager) Comparison(ctx context.Context, id int64) (*apicompare.Result, error) {
 	return compare.Load(ctx, m.st, id)
 }
 

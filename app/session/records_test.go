@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/churon/churon/app/compare"
+	apicompare "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/export"
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/store"
@@ -90,7 +90,7 @@ func TestImportAndComparisonsAreAnnounced(t *testing.T) {
 		t.Fatalf("imported messages %+v", msgs)
 	}
 
-	r := &compare.Result{Format: compare.FormatVersion, Title: "q4 vs q8", Prompt: "hi", Models: make([]compare.ModelResult, 2)}
+	r := &apicompare.Result{Format: apicompare.FormatVersion, Title: "q4 vs q8", Prompt: "hi", Models: make([]apicompare.ModelResult, 2)}
 	if err := g.m.SaveComparison(ctx, r); err != nil || r.ID == 0 {
 		t.Fatalf("save: %v id %d", err, r.ID)
 	}

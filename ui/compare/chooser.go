@@ -2,7 +2,6 @@ package compare
 
 import (
 	"context"
-	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -141,9 +140,6 @@ func (c *modelChooser) newRow(m library.Model) *chooseRow {
 	var info []string
 	meta := m.Meta
 	params := core.FormatParams(meta.Parameters)
-	if n := meta.Parameters; n > 0 && n < 1e6 {
-		params = fmt.Sprintf("%.0fK", float64(n)/1e3)
-	}
 	if params != "?" {
 		params = lang.X("models.params", "{{.N}} parameters", map[string]any{"N": params})
 	}

@@ -16,7 +16,7 @@ import (
 	"fyne.io/fyne/v2/lang"
 	"fyne.io/fyne/v2/test"
 
-	"github.com/churon/churon/app/compare"
+	"github.com/churon/churon/app/api/compare"
 	appcompare "github.com/churon/churon/app/compare"
 	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/models/header"
@@ -511,7 +511,7 @@ func TestCompareScreenshot(t *testing.T) {
 		t.Skipf("symbolic links unavailable: %v", err)
 	}
 	for _, typ := range []string{"Q4_K_M", "Q2_K"} {
-		if _, err := compare.Quantize(context.Background(), stories, filepath.Join(dir, "stories260K-"+typ+".gguf"), compare.QuantizeOptions{Type: typ}); err != nil {
+		if _, err := appcompare.Quantize(context.Background(), stories, filepath.Join(dir, "stories260K-"+typ+".gguf"), compare.QuantizeOptions{Type: typ}); err != nil {
 			t.Fatal(err)
 		}
 	}

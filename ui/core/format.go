@@ -25,18 +25,8 @@ func FormatDuration(d time.Duration) string {
 	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
-// FormatParams writes a parameter count the way model cards do ("1.5B").
-func FormatParams(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1fB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.0fM", float64(n)/1e6)
-	case n > 0:
-		return fmt.Sprintf("%d", n)
-	}
-	return "?"
-}
+// FormatParams is units.Params under the name the views use.
+var FormatParams = units.Params
 
 // ModelLabel is a short name for a model file.
 func ModelLabel(path string) string {
