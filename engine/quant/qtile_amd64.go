@@ -40,8 +40,12 @@ func qTileMinActs(w Type) int {
 // qTileOn turns the prompt tiles on: CHURON_QTILE=1. They are off by
 // default because they round as the generic code and VecDot's lanes do
 // not, so a prompt fed in passes of fewer rows (a refill) and the same
-// prompt fed at once differ in the last bits (engine's TestRingTruncate
-// requires them equal), as they would on an AMX machine. Making VecDot
+// prompt fed at once differ in the last bits, as they would on an AMX
+// machine (engine's TestRingTruncate requires them equal; it passes with
+// the tiles on at 2026-12-03, its refills taking the tiles too, but
+// tools/serveload's check that four concurrent greedy answers equal the
+// same four one at a time fails with them on, before this threshold as
+// after). Making VecDot
 // round as the generic code instead would not be enough: engine's
 // TestArchReferences/gemma3-tiny-q8_0-kvf16 passes llama.cpp's logits
 // with VecDot's avx512 lanes (worst cosine 0.99990, bar 0.9999) and avx2
