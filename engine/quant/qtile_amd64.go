@@ -9,7 +9,7 @@ import (
 )
 
 // Q4_0 and Q8_0 matrix tiles without AMX (qtile_amd64.s): VecDotTile's
-// path for prompts (at least qTileMinActs activation rows) at the avx512
+// path for prompts and batched decodes (at least qTileMinActs rows) at the avx512
 // level. Each group of 16 weight rows is widened once into a scratch
 // layout of 576 bytes per block (2.0 times the rows' own bytes for Q4_0,
 // 1.06 for Q8_0; one group at a time, so 36 KiB for rows of 2048 and 252
@@ -20,16 +20,40 @@ import (
 // bit-identical to the generic twin's, not to VecDot's lanes at this
 // level (see the .s file), as the AMX tiles' are.
 
-// qTileMinActs is the fewest activation rows VecDotTile runs through the
-// prompt tiles; fewer (a batched decode) keep the tile kernels of
-// tile_amd64.go, which read the weights where they lie.
-const qTileMinActs = 16
+// qTileMinActs is the fewest activation rows of type w VecDotTile runs
+// through the prompt tiles; fewer keep the tile kernels of tile_amd64.go,
+// which read the weights where they lie. The tiles pay for widening each
+// weight block once and run eight activation rows per pass whatever the
+// count, so they win from a batched decode of a few rows up: against
+// the multi-column kernels (BenchmarkVecDotTileActs, 256 rows of 896,
+// wall time, one run alternating the two builds) Q8_0 ran 1.0x at 4
+// rows, 1.25x at 6, 1.6x at 7, 1.8x at 8; Q4_0 0.7x at 4, 1.0x at 6,
+// 1.08x at 7, 1.3x at 8 (its kernels widen nibbles, so it needs more rows
+// to pay off).
+func qTileMinActs(w Type) int {
+	if w == Q8_0 {
+		return 6
+	}
+	return 8
+}
 
 // qTileOn turns the prompt tiles on: CHURON_QTILE=1. They are off by
 // default because they round as the generic code and VecDot's lanes do
-// not, so a prompt fed in passes of under 16 rows (a refill) and the same
-// prompt fed at once differ in the last bits (engine's TestRingTruncate
-// requires them equal), as they would on an AMX machine.
+// not, so a prompt fed in passes of fewer rows (a refill) and the same
+// prompt fed at once differ in the last bits, as they would on an AMX
+// machine (engine's TestRingTruncate requires them equal; it passes with
+// the tiles on at 2026-12-03, its refills taking the tiles too, but
+// tools/serveload's check that four concurrent greedy answers equal the
+// same four one at a time fails with them on, before this threshold as
+// after). Making VecDot
+// round as the generic code instead would not be enough: engine's
+// TestArchReferences/gemma3-tiny-q8_0-kvf16 passes llama.cpp's logits
+// with VecDot's avx512 lanes (worst cosine 0.99990, bar 0.9999) and avx2
+// lanes (0.99992) but not with the generic code (CHURON_CPU=go: 0.99971,
+// as with the tiles on), nor with the generic code changed to sum
+// blocks into 2, 4 or 8 running sums (0.99985, 0.99971, 0.99971) or each
+// block in 2, 4 or 8 partial sums (0.99973, 0.99970, 0.99973): that case
+// sits at its bar, and which order passes it is chance, not accuracy.
 var qTileOn = os.Getenv("CHURON_QTILE") == "1"
 
 // qTileBuf is a worker's widened rows and activation tables.
@@ -44,7 +68,7 @@ var qTilePool = sync.Pool{New: func() any { return new(qTileBuf) }}
 // for nActs activation rows with weight rows rowStride bytes apart (the
 // gathers take 32-bit offsets of 16 rows).
 func qTileFits(w Type, nActs, rowStride int) bool {
-	return qTileOn && useAVX512 && (w == Q4_0 || w == Q8_0) && nActs >= qTileMinActs &&
+	return qTileOn && useAVX512 && (w == Q4_0 || w == Q8_0) && nActs >= qTileMinActs(w) &&
 		rowStride <= math.MaxInt32/16
 }
 

@@ -10,4 +10,6 @@ func setPromptTiles(on bool) (restore func()) {
 	return func() { qTileOn = old }
 }
 
-func promptTilesOn() bool { return qTileOn }
+// promptTilesFor reports whether VecDotTile runs typ's nActs activation
+// rows through the prompt tiles when the level has them.
+func promptTilesFor(typ Type, nActs int) bool { return qTileOn && nActs >= qTileMinActs(typ) }

@@ -5,4 +5,4 @@ package quant
 // Only amd64 has the Q4_0/Q8_0 prompt tiles (qtile_amd64.go).
 func setPromptTiles(bool) (restore func()) { return func() {} }
 
-func promptTilesOn() bool { return false }
+func promptTilesFor(Type, int) bool { return false }

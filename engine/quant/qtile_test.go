@@ -37,7 +37,7 @@ func rawQRows(r *rand.Rand, typ Type, rows, n int) []byte {
 }
 
 // TestVecDotTileQ runs Q4_0 and Q8_0 tiles with enough activation rows
-// for the prompt kernels (qTileMinActs), on random blocks and quantized
+// for the prompt kernels (qTileMinActs) and a few below it, on random blocks and quantized
 // data, partial groups of 16 weight rows and of eight activation rows,
 // every block count up to nine and real widths, and padded strides, at
 // every level: at the avx512 level every element bit-identical to the
@@ -56,6 +56,7 @@ func TestVecDotTileQ(t *testing.T) {
 				{160, 15, 16, true}, {192, 2, 31, true}, {224, 48, 24, true}, {256, 5, 33, true},
 				{288, 31, 19, true}, {2048, 20, 21, true}, {4096, 3, 16, true},
 				{896, 40, 25, false}, {4864, 17, 18, false},
+				{96, 33, 5, true}, {128, 17, 6, true}, {160, 15, 7, true}, {256, 21, 8, true},
 			} {
 				wrow, _ := typ.RowSize(c.n)
 				arow, _ := Q8_0.RowSize(c.n)
@@ -108,9 +109,9 @@ func TestVecDotTileQ(t *testing.T) {
 
 // tileRoundsGeneric reports whether VecDotTile of nActs activation rows
 // rounds as the generic code rather than as VecDot at level: the Q4_0
-// and Q8_0 prompt tiles (qTileMinActs = 16 rows) at the avx512 level.
+// and Q8_0 prompt tiles (qTileMinActs rows) at the avx512 level.
 func tileRoundsGeneric(level string, typ Type, nActs int) bool {
-	return promptTilesOn() && level == "avx512" && (typ == Q4_0 || typ == Q8_0) && nActs >= 16
+	return level == "avx512" && (typ == Q4_0 || typ == Q8_0) && promptTilesFor(typ, nActs)
 }
 
 // BenchmarkVecDotTileQ measures Q4_0 and Q8_0 prompt tiles: a backend

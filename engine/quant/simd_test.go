@@ -530,7 +530,9 @@ func runChild(t *testing.T, args []string, env ...string) ([]byte, error) {
 }
 
 // TestVecDotTile checks every element of tiles of several shapes against
-// VecDot at the same level: bit-identical.
+// VecDot at the same level: bit-identical (the generic code where the
+// prompt tiles, if CHURON_QTILE=1 turned them on, take the tile:
+// tileRoundsGeneric).
 func TestVecDotTile(t *testing.T) {
 	forRowShapes(t, 35, []int{1, 3}, func(t *testing.T, r *rand.Rand, typ, at Type, n int) {
 		rows, wrow, rowStride := weightRows(t, r, typ, n, 5, 3)
@@ -552,7 +554,11 @@ func TestVecDotTile(t *testing.T) {
 						}
 						continue
 					}
-					want := VecDot(typ, rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow], n)
+					w, x := rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow]
+					want := VecDot(typ, w, x, n)
+					if tileRoundsGeneric(SIMDLevel(), typ, nActs) {
+						want = vecDotGeneric(typ, w, x, n)
+					}
 					if math.Float32bits(got) != math.Float32bits(want) {
 						t.Errorf("%v n=%d %dx%d: out[act %d, row %d] = %g, VecDot %g", typ, n, nRows, nActs, a, i, got, want)
 					}
@@ -862,7 +868,7 @@ func TestF16FourActShapes(t *testing.T) {
 // TestVecDotTileActCounts pins the tile kernels of every activation-row
 // count (Q4_0 and Q8_0 at avx512 run groups of up to eight through one
 // kernel per count, a weight block decoded once per group) to VecDot, bit
-// for bit (from 16 rows on, the prompt tiles to the generic code:
+// for bit (from qTileMinActs rows on, the prompt tiles to the generic code:
 // tileRoundsGeneric): every count from 1 to 17 (groups of 8 and their splits), odd
 // and even weight row counts (the two streams), padded strides, and block
 // counts that leave every tail of the quad and pair loops.
