@@ -9,6 +9,7 @@ import (
 	_ "github.com/churon/churon/engine/backend/cuda"  // registers the CUDA backend (Linux, Windows)
 	_ "github.com/churon/churon/engine/backend/metal" // registers the Metal backend (macOS)
 	_ "github.com/churon/churon/internal/clocale"     // before Fyne reads the locale; see the package
+	_ "github.com/churon/churon/internal/fynecache"   // before Fyne reads FYNE_CACHE; see the package
 )
 
 func main() {

@@ -33,3 +33,33 @@ func TestNoLocaleNoise(t *testing.T) {
 		t.Errorf("start-up under LANG=C.UTF-8 logged:\n%s", out)
 	}
 }
+
+// TestFyneCacheBeforeFyne: internal/fynecache must set FYNE_CACHE before
+// Fyne's internal/cache reads it in its init. The child's runtime traces
+// each package's init in the order they run (GODEBUG=inittrace=1); this
+// binary links what the app links.
+func TestFyneCacheBeforeFyne(t *testing.T) {
+	if os.Getenv("CHURON_INITORDER_CHILD") == "1" {
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFyneCacheBeforeFyne$")
+	cmd.Env = append(os.Environ(), "CHURON_INITORDER_CHILD=1", "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	order := map[string]int{}
+	for i, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "init" {
+			order[f[1]] = i
+		}
+	}
+	ours, ok1 := order["github.com/churon/churon/internal/fynecache"]
+	fyne, ok2 := order["fyne.io/fyne/v2/internal/cache"]
+	if !ok1 || !ok2 {
+		t.Fatalf("the init trace lacks a package (ours %v, Fyne's cache %v):\n%s", ok1, ok2, out)
+	}
+	if ours > fyne {
+		t.Errorf("internal/fynecache initializes after Fyne's cache has read FYNE_CACHE")
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine/arch"
 	"github.com/churon/churon/internal/cputime"
+	_ "github.com/churon/churon/internal/fynecache" // the app's Fyne cache lifetime, as main.go has it
 	"github.com/churon/churon/models/discover"
 	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/ui"
