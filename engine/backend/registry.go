@@ -20,6 +20,19 @@ type registered struct {
 	probe Probe
 }
 
+// ProbeOf makes a Probe of a backend's constructor. A constructor returns
+// its own device type, and a nil *Device in an interface is not a nil
+// Device: the device is boxed only when there is one.
+func ProbeOf[D Device](open func() (D, error)) Probe {
+	return func() (Device, error) {
+		d, err := open()
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
+	}
+}
+
 // Register makes a backend available under name. Accelerator packages
 // call it from init and are imported by the app, never by the engine, so
 // that what they load at run time stays out of the engine's own builds

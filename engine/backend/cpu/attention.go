@@ -195,24 +195,34 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 		return buf, hd
 	}
 
-	// Pass 1: scores.
-	for kb := kb0; kb < end; kb += keyBlock {
-		ke := min(kb+keyBlock, end)
-		kf, stride := block(k16, k32, k8, ws.kf, kb, ke)
-		for i := range rows {
-			p := int(t.pos[r0+i])
-			lo := max(kb, t.first(p))
-			if p < lo || lo >= ke {
-				continue
-			}
-			nk := min(ke, p+1) - lo
-			for h := range gh {
-				qi := i*gh + h
-				o := qi*ns + lo - base
-				dots(S[o:o+nk], ws.q[qi*hd:(qi+1)*hd], kf[(lo-kb)*stride:], stride, a.Scale)
+	// eachRun walks the cache block by block, widening each block of this
+	// KV head's keys (or values) once, and calls f for every row i and
+	// head h of the group with the run of the block that row sees: nk
+	// positions, whose scores start at S[o] and rows at c (stride apart).
+	// Both passes walk the same runs.
+	eachRun := func(c16 []uint16, c32 []float32, c8 []byte, buf []float32, f func(i, h, o, nk int, c []float32, stride int)) {
+		for kb := kb0; kb < end; kb += keyBlock {
+			ke := min(kb+keyBlock, end)
+			cf, stride := block(c16, c32, c8, buf, kb, ke)
+			for i := range rows {
+				p := int(t.pos[r0+i])
+				lo := max(kb, t.first(p))
+				if p < lo || lo >= ke {
+					continue
+				}
+				nk := min(ke, p+1) - lo
+				for h := range gh {
+					f(i, h, (i*gh+h)*ns+lo-base, nk, cf[(lo-kb)*stride:], stride)
+				}
 			}
 		}
 	}
+
+	// Pass 1: scores.
+	eachRun(k16, k32, k8, ws.kf, func(i, h, o, nk int, kf []float32, stride int) {
+		qi := i*gh + h
+		dots(S[o:o+nk], ws.q[qi*hd:(qi+1)*hd], kf, stride, a.Scale)
+	})
 
 	// Softmax per query, as ggml_soft_max: (scores already scaled and
 	// capped) max, exp, float64 sum, one float32 scale factor. A sink
@@ -244,23 +254,9 @@ func (t *attnTask) block(w, kvh, h0, qb int) {
 	}
 
 	// Pass 2: the weighted sum of values, accumulated straight into dst.
-	for kb := kb0; kb < end; kb += keyBlock {
-		ke := min(kb+keyBlock, end)
-		vf, stride := block(v16, v32, v8, ws.vf, kb, ke)
-		for i := range rows {
-			p := int(t.pos[r0+i])
-			lo := max(kb, t.first(p))
-			if p < lo || lo >= ke {
-				continue
-			}
-			nk := min(ke, p+1) - lo
-			for h := range gh {
-				qi := i*gh + h
-				o := qi*ns + lo - base
-				accum(t.dst[head(i, h)*hd:][:hd], S[o:o+nk], vf[(lo-kb)*stride:], stride)
-			}
-		}
-	}
+	eachRun(v16, v32, v8, ws.vf, func(i, h, o, nk int, vf []float32, stride int) {
+		accum(t.dst[head(i, h)*hd:][:hd], S[o:o+nk], vf, stride)
+	})
 	if t.gate != nil {
 		for i := range rows {
 			for h := range gh {

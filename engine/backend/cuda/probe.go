@@ -9,11 +9,5 @@ import "github.com/churon/churon/engine/backend"
 // the GPU and JIT-compiles the kernels; anything in the way is the
 // probe's one-line reason.
 func init() {
-	backend.Register("cuda", func() (backend.Device, error) {
-		d, err := New()
-		if err != nil {
-			return nil, err
-		}
-		return d, nil
-	})
+	backend.Register("cuda", backend.ProbeOf(New))
 }

@@ -224,11 +224,5 @@ func useTestBackend(t testing.TB) { useEmu(t, emuOpts{wrap: true}) }
 // The tests register the backend here too (probe.go registers it on
 // macOS only): New, which the tests point at the emulated runner.
 func init() {
-	backend.Register("metal", func() (backend.Device, error) {
-		d, err := New()
-		if err != nil {
-			return nil, err
-		}
-		return d, nil
-	})
+	backend.Register("metal", backend.ProbeOf(New))
 }

@@ -11,11 +11,5 @@ import "github.com/churon/churon/engine/backend"
 // Windows model's notes then hold CUDA's reason alone — and New says
 // Metal is not available (churon devices says so too).
 func init() {
-	backend.Register("metal", func() (backend.Device, error) {
-		d, err := New()
-		if err != nil {
-			return nil, err
-		}
-		return d, nil
-	})
+	backend.Register("metal", backend.ProbeOf(New))
 }
