@@ -1278,10 +1278,10 @@ kt62_loop:
 // of a Z register holds one of four weight rows. A row's 16-byte runs of
 // quants are gathered into the lanes with VINSERTI32X4, the activation's
 // matching 16 quants broadcast to every lane (VBROADCASTI32X4), and one
-// VPDPBUSD forms four rows' partial sums at once. The scales and mins of
+// VPMADDUBSW forms four rows' products at once. The scales and mins of
 // the four rows are unpacked side by side (get_scale_min_k4 with dword
 // shifts in each lane), each sub-block's scale spread over its row's lane
-// by VPSHUFB, and the float terms of the four rows computed together in
+// by VPSHUFB as words for VPDPWSSD, and the float terms of the four rows computed together in
 // one X register with the generic code's operations, so every result is
 // bit-identical to VecDot's.
 
@@ -1293,70 +1293,70 @@ kt62_loop:
 #define KPFDIST 2048
 #define KRPF 128
 
-DATA k4rsc<>+0(SB)/8, $0x8080800080808000
-DATA k4rsc<>+8(SB)/8, $0x8080800080808000
-DATA k4rsc<>+16(SB)/8, $0x8080800080808000
-DATA k4rsc<>+24(SB)/8, $0x8080800080808000
-DATA k4rsc<>+32(SB)/8, $0x8080800080808000
-DATA k4rsc<>+40(SB)/8, $0x8080800080808000
-DATA k4rsc<>+48(SB)/8, $0x8080800080808000
-DATA k4rsc<>+56(SB)/8, $0x8080800080808000
-DATA k4rsc<>+64(SB)/8, $0x8080800180808001
-DATA k4rsc<>+72(SB)/8, $0x8080800180808001
-DATA k4rsc<>+80(SB)/8, $0x8080800180808001
-DATA k4rsc<>+88(SB)/8, $0x8080800180808001
-DATA k4rsc<>+96(SB)/8, $0x8080800180808001
-DATA k4rsc<>+104(SB)/8, $0x8080800180808001
-DATA k4rsc<>+112(SB)/8, $0x8080800180808001
-DATA k4rsc<>+120(SB)/8, $0x8080800180808001
-DATA k4rsc<>+128(SB)/8, $0x8080800280808002
-DATA k4rsc<>+136(SB)/8, $0x8080800280808002
-DATA k4rsc<>+144(SB)/8, $0x8080800280808002
-DATA k4rsc<>+152(SB)/8, $0x8080800280808002
-DATA k4rsc<>+160(SB)/8, $0x8080800280808002
-DATA k4rsc<>+168(SB)/8, $0x8080800280808002
-DATA k4rsc<>+176(SB)/8, $0x8080800280808002
-DATA k4rsc<>+184(SB)/8, $0x8080800280808002
-DATA k4rsc<>+192(SB)/8, $0x8080800380808003
-DATA k4rsc<>+200(SB)/8, $0x8080800380808003
-DATA k4rsc<>+208(SB)/8, $0x8080800380808003
-DATA k4rsc<>+216(SB)/8, $0x8080800380808003
-DATA k4rsc<>+224(SB)/8, $0x8080800380808003
-DATA k4rsc<>+232(SB)/8, $0x8080800380808003
-DATA k4rsc<>+240(SB)/8, $0x8080800380808003
-DATA k4rsc<>+248(SB)/8, $0x8080800380808003
-DATA k4rsc<>+256(SB)/8, $0x8080800880808008
-DATA k4rsc<>+264(SB)/8, $0x8080800880808008
-DATA k4rsc<>+272(SB)/8, $0x8080800880808008
-DATA k4rsc<>+280(SB)/8, $0x8080800880808008
-DATA k4rsc<>+288(SB)/8, $0x8080800880808008
-DATA k4rsc<>+296(SB)/8, $0x8080800880808008
-DATA k4rsc<>+304(SB)/8, $0x8080800880808008
-DATA k4rsc<>+312(SB)/8, $0x8080800880808008
-DATA k4rsc<>+320(SB)/8, $0x8080800980808009
-DATA k4rsc<>+328(SB)/8, $0x8080800980808009
-DATA k4rsc<>+336(SB)/8, $0x8080800980808009
-DATA k4rsc<>+344(SB)/8, $0x8080800980808009
-DATA k4rsc<>+352(SB)/8, $0x8080800980808009
-DATA k4rsc<>+360(SB)/8, $0x8080800980808009
-DATA k4rsc<>+368(SB)/8, $0x8080800980808009
-DATA k4rsc<>+376(SB)/8, $0x8080800980808009
-DATA k4rsc<>+384(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+392(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+400(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+408(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+416(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+424(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+432(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+440(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+448(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+456(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+464(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+472(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+480(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+488(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+496(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+504(SB)/8, $0x8080800b8080800b
+DATA k4rsc<>+0(SB)/8, $0x8000800080008000
+DATA k4rsc<>+8(SB)/8, $0x8000800080008000
+DATA k4rsc<>+16(SB)/8, $0x8000800080008000
+DATA k4rsc<>+24(SB)/8, $0x8000800080008000
+DATA k4rsc<>+32(SB)/8, $0x8000800080008000
+DATA k4rsc<>+40(SB)/8, $0x8000800080008000
+DATA k4rsc<>+48(SB)/8, $0x8000800080008000
+DATA k4rsc<>+56(SB)/8, $0x8000800080008000
+DATA k4rsc<>+64(SB)/8, $0x8001800180018001
+DATA k4rsc<>+72(SB)/8, $0x8001800180018001
+DATA k4rsc<>+80(SB)/8, $0x8001800180018001
+DATA k4rsc<>+88(SB)/8, $0x8001800180018001
+DATA k4rsc<>+96(SB)/8, $0x8001800180018001
+DATA k4rsc<>+104(SB)/8, $0x8001800180018001
+DATA k4rsc<>+112(SB)/8, $0x8001800180018001
+DATA k4rsc<>+120(SB)/8, $0x8001800180018001
+DATA k4rsc<>+128(SB)/8, $0x8002800280028002
+DATA k4rsc<>+136(SB)/8, $0x8002800280028002
+DATA k4rsc<>+144(SB)/8, $0x8002800280028002
+DATA k4rsc<>+152(SB)/8, $0x8002800280028002
+DATA k4rsc<>+160(SB)/8, $0x8002800280028002
+DATA k4rsc<>+168(SB)/8, $0x8002800280028002
+DATA k4rsc<>+176(SB)/8, $0x8002800280028002
+DATA k4rsc<>+184(SB)/8, $0x8002800280028002
+DATA k4rsc<>+192(SB)/8, $0x8003800380038003
+DATA k4rsc<>+200(SB)/8, $0x8003800380038003
+DATA k4rsc<>+208(SB)/8, $0x8003800380038003
+DATA k4rsc<>+216(SB)/8, $0x8003800380038003
+DATA k4rsc<>+224(SB)/8, $0x8003800380038003
+DATA k4rsc<>+232(SB)/8, $0x8003800380038003
+DATA k4rsc<>+240(SB)/8, $0x8003800380038003
+DATA k4rsc<>+248(SB)/8, $0x8003800380038003
+DATA k4rsc<>+256(SB)/8, $0x8008800880088008
+DATA k4rsc<>+264(SB)/8, $0x8008800880088008
+DATA k4rsc<>+272(SB)/8, $0x8008800880088008
+DATA k4rsc<>+280(SB)/8, $0x8008800880088008
+DATA k4rsc<>+288(SB)/8, $0x8008800880088008
+DATA k4rsc<>+296(SB)/8, $0x8008800880088008
+DATA k4rsc<>+304(SB)/8, $0x8008800880088008
+DATA k4rsc<>+312(SB)/8, $0x8008800880088008
+DATA k4rsc<>+320(SB)/8, $0x8009800980098009
+DATA k4rsc<>+328(SB)/8, $0x8009800980098009
+DATA k4rsc<>+336(SB)/8, $0x8009800980098009
+DATA k4rsc<>+344(SB)/8, $0x8009800980098009
+DATA k4rsc<>+352(SB)/8, $0x8009800980098009
+DATA k4rsc<>+360(SB)/8, $0x8009800980098009
+DATA k4rsc<>+368(SB)/8, $0x8009800980098009
+DATA k4rsc<>+376(SB)/8, $0x8009800980098009
+DATA k4rsc<>+384(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+392(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+400(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+408(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+416(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+424(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+432(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+440(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+448(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+456(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+464(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+472(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+480(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+488(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+496(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+504(SB)/8, $0x800b800b800b800b
 GLOBL k4rsc<>(SB), RODATA|NOPTR, $512
 
 DATA k4rmin<>+0(SB)/8, $0x8007800680058004
@@ -1405,30 +1405,32 @@ GLOBL k4rshift<>(SB), RODATA|NOPTR, $64
 	VINSERTI32X4 $2, off(SI)(R8*2), z, z; \
 	VINSERTI32X4 $3, off(SI)(R9*1), z, z
 
-// K4RRUN adds run c (half h of 32-byte run j) of the four rows: low
-// nibbles into Z5 (sub-block 2j), high into Z6 (2j+1).
-#define K4RRUN(j, h) \
+// K4RRUN forms the products of run c (half h of 32-byte run j) of the
+// four rows as int16 pairs: low nibbles into lo (sub-block 2j), high
+// into hi (2j+1). A pair is at most 2·15·128 = 3840, so VPMADDUBSW
+// cannot saturate, nor the two halves' sum (K4RJ) wrap.
+#define K4RRUN(j, h, lo, hi) \
 	K4RLOAD((16+32*j+16*h), X1, Z1); \
 	VPSRLW $4, Z1, Z2; \
 	VPANDD Z31, Z1, Z1; \
 	VPANDD Z31, Z2, Z2; \
 	VBROADCASTI32X4 (4+64*j+16*h)(DI), Z3; \
 	VBROADCASTI32X4 (4+64*j+32+16*h)(DI), Z4; \
-	VPDPBUSD Z3, Z1, Z5; \
-	VPDPBUSD Z4, Z2, Z6
+	VPMADDUBSW Z3, Z1, lo; \
+	VPMADDUBSW Z4, Z2, hi
 
-// K4RJ adds sub-blocks 2j, 2j+1 times their scales to Z0.
+// K4RJ adds sub-blocks 2j, 2j+1 times their scales to Z0: the halves'
+// pairs summed in int16, then VPDPWSSD against the scale spread over
+// the row's lane as words (no per-sub-block int32 sum to multiply).
 #define K4RJ(j, o0, o1) \
-	VPXORD Z5, Z5, Z5; \
-	VPXORD Z6, Z6, Z6; \
-	K4RRUN(j, 0); \
-	K4RRUN(j, 1); \
+	K4RRUN(j, 0, Z5, Z6); \
+	K4RRUN(j, 1, Z11, Z12); \
+	VPADDW Z11, Z5, Z5; \
+	VPADDW Z12, Z6, Z6; \
 	VPSHUFB k4rsc<>+o0(SB), Z10, Z7; \
-	VPMULLD Z7, Z5, Z5; \
-	VPADDD Z5, Z0, Z0; \
+	VPDPWSSD Z7, Z5, Z0; \
 	VPSHUFB k4rsc<>+o1(SB), Z10, Z7; \
-	VPMULLD Z7, Z6, Z6; \
-	VPADDD Z6, Z0, Z0
+	VPDPWSSD Z7, Z6, Z0
 
 // K4RLANESUM leaves the sum of each lane's four dwords in all four.
 #define K4RLANESUM(z) \

@@ -446,10 +446,10 @@ e('''// ---- Q4_K × Q8_K, four rows at a time, 512-bit ------------------------
 // of a Z register holds one of four weight rows. A row's 16-byte runs of
 // quants are gathered into the lanes with VINSERTI32X4, the activation's
 // matching 16 quants broadcast to every lane (VBROADCASTI32X4), and one
-// VPDPBUSD forms four rows' partial sums at once. The scales and mins of
+// VPMADDUBSW forms four rows' products at once. The scales and mins of
 // the four rows are unpacked side by side (get_scale_min_k4 with dword
 // shifts in each lane), each sub-block's scale spread over its row's lane
-// by VPSHUFB, and the float terms of the four rows computed together in
+// by VPSHUFB as words for VPDPWSSD, and the float terms of the four rows computed together in
 // one X register with the generic code's operations, so every result is
 // bit-identical to VecDot's.''')
 e()
@@ -464,7 +464,7 @@ e()
 # controls
 for s in range(8):
     b = s if s < 4 else 8 + (s - 4)
-    lane = [b, 0x80, 0x80, 0x80] * 4
+    lane = [b, 0x80] * 8
     for q in range(8):
         by = (lane * 4)[8 * q:8 * q + 8]
         v = sum(x << (8 * i) for i, x in enumerate(by))
@@ -495,15 +495,19 @@ e("// K4RLOAD gathers bytes off..off+15 of the four rows (SI, R8 = stride,")
 e("// R9 = 3·stride) into the lanes of z.")
 macro("K4RLOAD(off, x, z)", ["VMOVDQU off(SI), x", "VINSERTI32X4 $1, off(SI)(R8*1), z, z",
     "VINSERTI32X4 $2, off(SI)(R8*2), z, z", "VINSERTI32X4 $3, off(SI)(R9*1), z, z"])
-e("// K4RRUN adds run c (half h of 32-byte run j) of the four rows: low")
-e("// nibbles into Z5 (sub-block 2j), high into Z6 (2j+1).")
-macro("K4RRUN(j, h)", ["K4RLOAD((16+32*j+16*h), X1, Z1)", "VPSRLW $4, Z1, Z2", "VPANDD Z31, Z1, Z1", "VPANDD Z31, Z2, Z2",
+e("// K4RRUN forms the products of run c (half h of 32-byte run j) of the")
+e("// four rows as int16 pairs: low nibbles into lo (sub-block 2j), high")
+e("// into hi (2j+1). A pair is at most 2·15·128 = 3840, so VPMADDUBSW")
+e("// cannot saturate, nor the two halves' sum (K4RJ) wrap.")
+macro("K4RRUN(j, h, lo, hi)", ["K4RLOAD((16+32*j+16*h), X1, Z1)", "VPSRLW $4, Z1, Z2", "VPANDD Z31, Z1, Z1", "VPANDD Z31, Z2, Z2",
     "VBROADCASTI32X4 (4+64*j+16*h)(DI), Z3", "VBROADCASTI32X4 (4+64*j+32+16*h)(DI), Z4",
-    "VPDPBUSD Z3, Z1, Z5", "VPDPBUSD Z4, Z2, Z6"])
-e("// K4RJ adds sub-blocks 2j, 2j+1 times their scales to Z0.")
-macro("K4RJ(j, o0, o1)", ["VPXORD Z5, Z5, Z5", "VPXORD Z6, Z6, Z6", "K4RRUN(j, 0)", "K4RRUN(j, 1)",
-    "VPSHUFB k4rsc<>+o0(SB), Z10, Z7", "VPMULLD Z7, Z5, Z5", "VPADDD Z5, Z0, Z0",
-    "VPSHUFB k4rsc<>+o1(SB), Z10, Z7", "VPMULLD Z7, Z6, Z6", "VPADDD Z6, Z0, Z0"])
+    "VPMADDUBSW Z3, Z1, lo", "VPMADDUBSW Z4, Z2, hi"])
+e("// K4RJ adds sub-blocks 2j, 2j+1 times their scales to Z0: the halves'")
+e("// pairs summed in int16, then VPDPWSSD against the scale spread over")
+e("// the row's lane as words (no per-sub-block int32 sum to multiply).")
+macro("K4RJ(j, o0, o1)", ["K4RRUN(j, 0, Z5, Z6)", "K4RRUN(j, 1, Z11, Z12)", "VPADDW Z11, Z5, Z5", "VPADDW Z12, Z6, Z6",
+    "VPSHUFB k4rsc<>+o0(SB), Z10, Z7", "VPDPWSSD Z7, Z5, Z0",
+    "VPSHUFB k4rsc<>+o1(SB), Z10, Z7", "VPDPWSSD Z7, Z6, Z0"])
 e("// K4RLANESUM leaves the sum of each lane's four dwords in all four.")
 macro("K4RLANESUM(z)", ["VPSHUFD $0x4e, z, Z13", "VPADDD Z13, z, z", "VPSHUFD $0xb1, z, Z13", "VPADDD Z13, z, z"])
 e("// func dotQ4_KRows4AVX512(w *byte, stride, ngroups int, x *byte, nsb int, out *float32)")
