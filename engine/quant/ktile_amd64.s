@@ -1409,10 +1409,9 @@ GLOBL k4rshift<>(SB), RODATA|NOPTR, $64
 // four rows as int16 pairs: low nibbles into lo (sub-block 2j), high
 // into hi (2j+1). A pair is at most 2·15·128 = 3840, so VPMADDUBSW
 // cannot saturate, nor the two halves' sum (K4RJ) wrap.
-#define K4RRUN(j, h, lo, hi) \
-	K4RLOAD((16+32*j+16*h), X1, Z1); \
-	VPSRLW $4, Z1, Z2; \
-	VPANDD Z31, Z1, Z1; \
+#define K4RRUN(j, h, q, lo, hi) \
+	VPSRLW $4, q, Z2; \
+	VPANDD Z31, q, Z1; \
 	VPANDD Z31, Z2, Z2; \
 	VBROADCASTI32X4 (4+64*j+16*h)(DI), Z3; \
 	VBROADCASTI32X4 (4+64*j+32+16*h)(DI), Z4; \
@@ -1422,15 +1421,33 @@ GLOBL k4rshift<>(SB), RODATA|NOPTR, $64
 // K4RJ adds sub-blocks 2j, 2j+1 times their scales to Z0: the halves'
 // pairs summed in int16, then VPDPWSSD against the scale spread over
 // the row's lane as words (no per-sub-block int32 sum to multiply).
-#define K4RJ(j, o0, o1) \
-	K4RRUN(j, 0, Z5, Z6); \
-	K4RRUN(j, 1, Z11, Z12); \
+#define K4RJ(j, o0, o1, q0, q1) \
+	K4RRUN(j, 0, q0, Z5, Z6); \
+	K4RRUN(j, 1, q1, Z11, Z12); \
 	VPADDW Z11, Z5, Z5; \
 	VPADDW Z12, Z6, Z6; \
 	VPSHUFB k4rsc<>+o0(SB), Z10, Z7; \
 	VPDPWSSD Z7, Z5, Z0; \
 	VPSHUFB k4rsc<>+o1(SB), Z10, Z7; \
 	VPDPWSSD Z7, Z6, Z0
+
+// K4RQS4 loads qs bytes 64p..64p+63 (runs 2p, h = 0, 1 and 2p+1) of the
+// four rows and transposes their 16-byte runs (two VSHUFI64X2 stages)
+// so that Z21-Z24 hold one run of all four rows each: fewer shuffles
+// and loads than three VINSERTI32X4 a run.
+#define K4RQS4(off) \
+	VMOVDQU64 off(SI), Z21; \
+	VMOVDQU64 off(SI)(R8*1), Z22; \
+	VMOVDQU64 off(SI)(R8*2), Z23; \
+	VMOVDQU64 off(SI)(R9*1), Z24; \
+	VSHUFI64X2 $0x44, Z22, Z21, Z18; \
+	VSHUFI64X2 $0xee, Z22, Z21, Z19; \
+	VSHUFI64X2 $0x44, Z24, Z23, Z14; \
+	VSHUFI64X2 $0xee, Z24, Z23, Z15; \
+	VSHUFI64X2 $0x88, Z14, Z18, Z21; \
+	VSHUFI64X2 $0xdd, Z14, Z18, Z22; \
+	VSHUFI64X2 $0x88, Z15, Z19, Z23; \
+	VSHUFI64X2 $0xdd, Z15, Z19, Z24
 
 // K4RLANESUM leaves the sum of each lane's four dwords in all four.
 #define K4RLANESUM(z) \
@@ -1493,10 +1510,12 @@ k4r_loop:
 	VPANDD Z29, Z9, Z9 // dword 0: sc0-3, dword 1: m0-3
 	VMOVDQA32 Z9, K3, Z10
 	VPXORD Z0, Z0, Z0
-	K4RJ(0, 0, 64)
-	K4RJ(1, 128, 192)
-	K4RJ(2, 256, 320)
-	K4RJ(3, 384, 448)
+	K4RQS4(16)
+	K4RJ(0, 0, 64, Z21, Z22)
+	K4RJ(1, 128, 192, Z23, Z24)
+	K4RQS4(80)
+	K4RJ(2, 256, 320, Z21, Z22)
+	K4RJ(3, 384, 448, Z23, Z24)
 	// summs = Σ m·(bsum pair) for each row
 	VPSHUFB k4rmin<>(SB), Z10, Z11
 	VPMADDWD 260(DI), Y30, Y12

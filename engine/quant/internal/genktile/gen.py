@@ -499,15 +499,25 @@ e("// K4RRUN forms the products of run c (half h of 32-byte run j) of the")
 e("// four rows as int16 pairs: low nibbles into lo (sub-block 2j), high")
 e("// into hi (2j+1). A pair is at most 2·15·128 = 3840, so VPMADDUBSW")
 e("// cannot saturate, nor the two halves' sum (K4RJ) wrap.")
-macro("K4RRUN(j, h, lo, hi)", ["K4RLOAD((16+32*j+16*h), X1, Z1)", "VPSRLW $4, Z1, Z2", "VPANDD Z31, Z1, Z1", "VPANDD Z31, Z2, Z2",
+macro("K4RRUN(j, h, q, lo, hi)", ["VPSRLW $4, q, Z2", "VPANDD Z31, q, Z1", "VPANDD Z31, Z2, Z2",
     "VBROADCASTI32X4 (4+64*j+16*h)(DI), Z3", "VBROADCASTI32X4 (4+64*j+32+16*h)(DI), Z4",
     "VPMADDUBSW Z3, Z1, lo", "VPMADDUBSW Z4, Z2, hi"])
 e("// K4RJ adds sub-blocks 2j, 2j+1 times their scales to Z0: the halves'")
 e("// pairs summed in int16, then VPDPWSSD against the scale spread over")
 e("// the row's lane as words (no per-sub-block int32 sum to multiply).")
-macro("K4RJ(j, o0, o1)", ["K4RRUN(j, 0, Z5, Z6)", "K4RRUN(j, 1, Z11, Z12)", "VPADDW Z11, Z5, Z5", "VPADDW Z12, Z6, Z6",
+macro("K4RJ(j, o0, o1, q0, q1)", ["K4RRUN(j, 0, q0, Z5, Z6)", "K4RRUN(j, 1, q1, Z11, Z12)", "VPADDW Z11, Z5, Z5", "VPADDW Z12, Z6, Z6",
     "VPSHUFB k4rsc<>+o0(SB), Z10, Z7", "VPDPWSSD Z7, Z5, Z0",
     "VPSHUFB k4rsc<>+o1(SB), Z10, Z7", "VPDPWSSD Z7, Z6, Z0"])
+e("// K4RQS4 loads qs bytes 64p..64p+63 (runs 2p, h = 0, 1 and 2p+1) of the")
+e("// four rows and transposes their 16-byte runs (two VSHUFI64X2 stages)")
+e("// so that Z21-Z24 hold one run of all four rows each: fewer shuffles")
+e("// and loads than three VINSERTI32X4 a run.")
+macro("K4RQS4(off)", ["VMOVDQU64 off(SI), Z21", "VMOVDQU64 off(SI)(R8*1), Z22",
+    "VMOVDQU64 off(SI)(R8*2), Z23", "VMOVDQU64 off(SI)(R9*1), Z24",
+    "VSHUFI64X2 $0x44, Z22, Z21, Z18", "VSHUFI64X2 $0xee, Z22, Z21, Z19",
+    "VSHUFI64X2 $0x44, Z24, Z23, Z14", "VSHUFI64X2 $0xee, Z24, Z23, Z15",
+    "VSHUFI64X2 $0x88, Z14, Z18, Z21", "VSHUFI64X2 $0xdd, Z14, Z18, Z22",
+    "VSHUFI64X2 $0x88, Z15, Z19, Z23", "VSHUFI64X2 $0xdd, Z15, Z19, Z24"])
 e("// K4RLANESUM leaves the sum of each lane's four dwords in all four.")
 macro("K4RLANESUM(z)", ["VPSHUFD $0x4e, z, Z13", "VPADDD Z13, z, z", "VPSHUFD $0xb1, z, Z13", "VPADDD Z13, z, z"])
 e("// func dotQ4_KRows4AVX512(w *byte, stride, ngroups int, x *byte, nsb int, out *float32)")
@@ -544,7 +554,10 @@ for l in ["// scales: each lane's bytes 0-15 are d, dmin, A, B, C",
           "VPXORD Z0, Z0, Z0"]:
     e("\t" + l)
 for j in range(4):
-    e("\tK4RJ(%d, %d, %d)" % (j, 128 * j, 128 * j + 64))
+    if j % 2 == 0:
+        e("\tK4RQS4(%d)" % (16 + 32 * j))
+    q = ["Z21", "Z22"] if j % 2 == 0 else ["Z23", "Z24"]
+    e("\tK4RJ(%d, %d, %d, %s, %s)" % (j, 128 * j, 128 * j + 64, q[0], q[1]))
 for l in ["// summs = Σ m·(bsum pair) for each row",
           "VPSHUFB k4rmin<>(SB), Z10, Z11",
           "VPMADDWD 260(DI), Y30, Y12",
