@@ -1431,23 +1431,23 @@ GLOBL k4rshift<>(SB), RODATA|NOPTR, $64
 	VPSHUFB k4rsc<>+o1(SB), Z10, Z7; \
 	VPDPWSSD Z7, Z6, Z0
 
-// K4RQS4 loads qs bytes 64p..64p+63 (runs 2p, h = 0, 1 and 2p+1) of the
-// four rows and transposes their 16-byte runs (two VSHUFI64X2 stages)
-// so that Z21-Z24 hold one run of all four rows each: fewer shuffles
-// and loads than three VINSERTI32X4 a run.
-#define K4RQS4(off) \
-	VMOVDQU64 off(SI), Z21; \
-	VMOVDQU64 off(SI)(R8*1), Z22; \
-	VMOVDQU64 off(SI)(R8*2), Z23; \
-	VMOVDQU64 off(SI)(R9*1), Z24; \
-	VSHUFI64X2 $0x44, Z22, Z21, Z18; \
-	VSHUFI64X2 $0xee, Z22, Z21, Z19; \
-	VSHUFI64X2 $0x44, Z24, Z23, Z14; \
-	VSHUFI64X2 $0xee, Z24, Z23, Z15; \
-	VSHUFI64X2 $0x88, Z14, Z18, Z21; \
-	VSHUFI64X2 $0xdd, Z14, Z18, Z22; \
-	VSHUFI64X2 $0x88, Z15, Z19, Z23; \
-	VSHUFI64X2 $0xdd, Z15, Z19, Z24
+// K4RQS4 loads bytes off..off+63 of the four rows and transposes their
+// 16-byte runs (two VSHUFI64X2 stages) so that a, b, c, d hold runs
+// off, +16, +32, +48 of all four rows: fewer shuffles and loads than
+// three VINSERTI32X4 a run (Z14, Z15, Z18, Z19 clobbered).
+#define K4RQS4(off, a, b, c, d) \
+	VMOVDQU64 off(SI), a; \
+	VMOVDQU64 off(SI)(R8*1), b; \
+	VMOVDQU64 off(SI)(R8*2), c; \
+	VMOVDQU64 off(SI)(R9*1), d; \
+	VSHUFI64X2 $0x44, b, a, Z18; \
+	VSHUFI64X2 $0xee, b, a, Z19; \
+	VSHUFI64X2 $0x44, d, c, Z14; \
+	VSHUFI64X2 $0xee, d, c, Z15; \
+	VSHUFI64X2 $0x88, Z14, Z18, a; \
+	VSHUFI64X2 $0xdd, Z14, Z18, b; \
+	VSHUFI64X2 $0x88, Z15, Z19, c; \
+	VSHUFI64X2 $0xdd, Z15, Z19, d
 
 // K4RLANESUM leaves the sum of each lane's four dwords in all four.
 #define K4RLANESUM(z) \
@@ -1510,10 +1510,10 @@ k4r_loop:
 	VPANDD Z29, Z9, Z9 // dword 0: sc0-3, dword 1: m0-3
 	VMOVDQA32 Z9, K3, Z10
 	VPXORD Z0, Z0, Z0
-	K4RQS4(16)
+	K4RQS4(16, Z21, Z22, Z23, Z24)
 	K4RJ(0, 0, 64, Z21, Z22)
 	K4RJ(1, 128, 192, Z23, Z24)
-	K4RQS4(80)
+	K4RQS4(80, Z21, Z22, Z23, Z24)
 	K4RJ(2, 256, 320, Z21, Z22)
 	K4RJ(3, 384, 448, Z23, Z24)
 	// summs = Σ m·(bsum pair) for each row
@@ -1640,29 +1640,28 @@ GLOBL k6rwidx<>(SB), RODATA|NOPTR, $64
 	VPSHUFB k6rsc<>+so(SB), sc, Z7; \
 	VPDPWSSD Z7, Z6, Z0
 
-// K6RRUN adds run h of half n: sub-blocks 8n+h, +2, +4, +6.
-#define K6RRUN(n, h, a1, a2, a3, a4, sc, s1, s2, s3, s4) \
-	K4RLOAD((64*n+16*h), X1, Z1); \
-	K4RLOAD((64*n+32+16*h), X2, Z2); \
-	K4RLOAD((128+32*n+16*h), X3, Z3); \
-	VPANDD Z31, Z1, Z4; \
-	VPSLLD $4, Z3, Z5; \
+// K6RRUN adds run h of half n: sub-blocks 8n+h, +2, +4, +6, from the
+// low bits l1 (ql 64n+16h), l2 (+32) and the high bits hq (qh 32n+16h),
+// each a run of the four rows (K4RQS4).
+#define K6RRUN(l1, l2, hq, a1, a2, a3, a4, sc, s1, s2, s3, s4) \
+	VPANDD Z31, l1, Z4; \
+	VPSLLD $4, hq, Z5; \
 	VPANDD Z28, Z5, Z5; \
 	VPORD Z5, Z4, Z4; \
 	K6RSUB(Z4, a1, sc, s1); \
-	VPANDD Z31, Z2, Z4; \
-	VPSLLD $2, Z3, Z5; \
+	VPANDD Z31, l2, Z4; \
+	VPSLLD $2, hq, Z5; \
 	VPANDD Z28, Z5, Z5; \
 	VPORD Z5, Z4, Z4; \
 	K6RSUB(Z4, a2, sc, s2); \
-	VPSRLD $4, Z1, Z4; \
+	VPSRLD $4, l1, Z4; \
 	VPANDD Z31, Z4, Z4; \
-	VPANDD Z28, Z3, Z5; \
+	VPANDD Z28, hq, Z5; \
 	VPORD Z5, Z4, Z4; \
 	K6RSUB(Z4, a3, sc, s3); \
-	VPSRLD $4, Z2, Z4; \
+	VPSRLD $4, l2, Z4; \
 	VPANDD Z31, Z4, Z4; \
-	VPSRLD $2, Z3, Z5; \
+	VPSRLD $2, hq, Z5; \
 	VPANDD Z28, Z5, Z5; \
 	VPORD Z5, Z4, Z4; \
 	K6RSUB(Z4, a4, sc, s4)
@@ -1711,10 +1710,13 @@ k6r_loop:
 	VPUNPCKHBW Z8, Z8, Z10
 	VPSRAW $8, Z10, Z10 // sc8-15
 	VPXORD Z0, Z0, Z0
-	K6RRUN(0, 0, 4, 36, 68, 100, Z9, 0, 128, 256, 384)
-	K6RRUN(0, 1, 20, 52, 84, 116, Z9, 64, 192, 320, 448)
-	K6RRUN(1, 0, 132, 164, 196, 228, Z10, 0, 128, 256, 384)
-	K6RRUN(1, 1, 148, 180, 212, 244, Z10, 64, 192, 320, 448)
+	K4RQS4(128, Z27, Z29, Z30, Z11) // qh
+	K4RQS4(0, Z21, Z22, Z23, Z24) // ql
+	K6RRUN(Z21, Z23, Z27, 4, 36, 68, 100, Z9, 0, 128, 256, 384)
+	K6RRUN(Z22, Z24, Z29, 20, 52, 84, 116, Z9, 64, 192, 320, 448)
+	K4RQS4(64, Z21, Z22, Z23, Z24) // ql
+	K6RRUN(Z21, Z23, Z30, 132, 164, 196, 228, Z10, 0, 128, 256, 384)
+	K6RRUN(Z22, Z24, Z11, 148, 180, 212, 244, Z10, 64, 192, 320, 448)
 	// isum −= 32·Σ sc·bsum
 	VBROADCASTI32X4 260(DI), Z11
 	VPMADDWD Z11, Z9, Z11
