@@ -1278,10 +1278,10 @@ kt62_loop:
 // of a Z register holds one of four weight rows. A row's 16-byte runs of
 // quants are gathered into the lanes with VINSERTI32X4, the activation's
 // matching 16 quants broadcast to every lane (VBROADCASTI32X4), and one
-// VPDPBUSD forms four rows' partial sums at once. The scales and mins of
+// VPMADDUBSW forms four rows' products at once. The scales and mins of
 // the four rows are unpacked side by side (get_scale_min_k4 with dword
 // shifts in each lane), each sub-block's scale spread over its row's lane
-// by VPSHUFB, and the float terms of the four rows computed together in
+// by VPSHUFB as words for VPDPWSSD, and the float terms of the four rows computed together in
 // one X register with the generic code's operations, so every result is
 // bit-identical to VecDot's.
 
@@ -1293,70 +1293,70 @@ kt62_loop:
 #define KPFDIST 2048
 #define KRPF 128
 
-DATA k4rsc<>+0(SB)/8, $0x8080800080808000
-DATA k4rsc<>+8(SB)/8, $0x8080800080808000
-DATA k4rsc<>+16(SB)/8, $0x8080800080808000
-DATA k4rsc<>+24(SB)/8, $0x8080800080808000
-DATA k4rsc<>+32(SB)/8, $0x8080800080808000
-DATA k4rsc<>+40(SB)/8, $0x8080800080808000
-DATA k4rsc<>+48(SB)/8, $0x8080800080808000
-DATA k4rsc<>+56(SB)/8, $0x8080800080808000
-DATA k4rsc<>+64(SB)/8, $0x8080800180808001
-DATA k4rsc<>+72(SB)/8, $0x8080800180808001
-DATA k4rsc<>+80(SB)/8, $0x8080800180808001
-DATA k4rsc<>+88(SB)/8, $0x8080800180808001
-DATA k4rsc<>+96(SB)/8, $0x8080800180808001
-DATA k4rsc<>+104(SB)/8, $0x8080800180808001
-DATA k4rsc<>+112(SB)/8, $0x8080800180808001
-DATA k4rsc<>+120(SB)/8, $0x8080800180808001
-DATA k4rsc<>+128(SB)/8, $0x8080800280808002
-DATA k4rsc<>+136(SB)/8, $0x8080800280808002
-DATA k4rsc<>+144(SB)/8, $0x8080800280808002
-DATA k4rsc<>+152(SB)/8, $0x8080800280808002
-DATA k4rsc<>+160(SB)/8, $0x8080800280808002
-DATA k4rsc<>+168(SB)/8, $0x8080800280808002
-DATA k4rsc<>+176(SB)/8, $0x8080800280808002
-DATA k4rsc<>+184(SB)/8, $0x8080800280808002
-DATA k4rsc<>+192(SB)/8, $0x8080800380808003
-DATA k4rsc<>+200(SB)/8, $0x8080800380808003
-DATA k4rsc<>+208(SB)/8, $0x8080800380808003
-DATA k4rsc<>+216(SB)/8, $0x8080800380808003
-DATA k4rsc<>+224(SB)/8, $0x8080800380808003
-DATA k4rsc<>+232(SB)/8, $0x8080800380808003
-DATA k4rsc<>+240(SB)/8, $0x8080800380808003
-DATA k4rsc<>+248(SB)/8, $0x8080800380808003
-DATA k4rsc<>+256(SB)/8, $0x8080800880808008
-DATA k4rsc<>+264(SB)/8, $0x8080800880808008
-DATA k4rsc<>+272(SB)/8, $0x8080800880808008
-DATA k4rsc<>+280(SB)/8, $0x8080800880808008
-DATA k4rsc<>+288(SB)/8, $0x8080800880808008
-DATA k4rsc<>+296(SB)/8, $0x8080800880808008
-DATA k4rsc<>+304(SB)/8, $0x8080800880808008
-DATA k4rsc<>+312(SB)/8, $0x8080800880808008
-DATA k4rsc<>+320(SB)/8, $0x8080800980808009
-DATA k4rsc<>+328(SB)/8, $0x8080800980808009
-DATA k4rsc<>+336(SB)/8, $0x8080800980808009
-DATA k4rsc<>+344(SB)/8, $0x8080800980808009
-DATA k4rsc<>+352(SB)/8, $0x8080800980808009
-DATA k4rsc<>+360(SB)/8, $0x8080800980808009
-DATA k4rsc<>+368(SB)/8, $0x8080800980808009
-DATA k4rsc<>+376(SB)/8, $0x8080800980808009
-DATA k4rsc<>+384(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+392(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+400(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+408(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+416(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+424(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+432(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+440(SB)/8, $0x8080800a8080800a
-DATA k4rsc<>+448(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+456(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+464(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+472(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+480(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+488(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+496(SB)/8, $0x8080800b8080800b
-DATA k4rsc<>+504(SB)/8, $0x8080800b8080800b
+DATA k4rsc<>+0(SB)/8, $0x8000800080008000
+DATA k4rsc<>+8(SB)/8, $0x8000800080008000
+DATA k4rsc<>+16(SB)/8, $0x8000800080008000
+DATA k4rsc<>+24(SB)/8, $0x8000800080008000
+DATA k4rsc<>+32(SB)/8, $0x8000800080008000
+DATA k4rsc<>+40(SB)/8, $0x8000800080008000
+DATA k4rsc<>+48(SB)/8, $0x8000800080008000
+DATA k4rsc<>+56(SB)/8, $0x8000800080008000
+DATA k4rsc<>+64(SB)/8, $0x8001800180018001
+DATA k4rsc<>+72(SB)/8, $0x8001800180018001
+DATA k4rsc<>+80(SB)/8, $0x8001800180018001
+DATA k4rsc<>+88(SB)/8, $0x8001800180018001
+DATA k4rsc<>+96(SB)/8, $0x8001800180018001
+DATA k4rsc<>+104(SB)/8, $0x8001800180018001
+DATA k4rsc<>+112(SB)/8, $0x8001800180018001
+DATA k4rsc<>+120(SB)/8, $0x8001800180018001
+DATA k4rsc<>+128(SB)/8, $0x8002800280028002
+DATA k4rsc<>+136(SB)/8, $0x8002800280028002
+DATA k4rsc<>+144(SB)/8, $0x8002800280028002
+DATA k4rsc<>+152(SB)/8, $0x8002800280028002
+DATA k4rsc<>+160(SB)/8, $0x8002800280028002
+DATA k4rsc<>+168(SB)/8, $0x8002800280028002
+DATA k4rsc<>+176(SB)/8, $0x8002800280028002
+DATA k4rsc<>+184(SB)/8, $0x8002800280028002
+DATA k4rsc<>+192(SB)/8, $0x8003800380038003
+DATA k4rsc<>+200(SB)/8, $0x8003800380038003
+DATA k4rsc<>+208(SB)/8, $0x8003800380038003
+DATA k4rsc<>+216(SB)/8, $0x8003800380038003
+DATA k4rsc<>+224(SB)/8, $0x8003800380038003
+DATA k4rsc<>+232(SB)/8, $0x8003800380038003
+DATA k4rsc<>+240(SB)/8, $0x8003800380038003
+DATA k4rsc<>+248(SB)/8, $0x8003800380038003
+DATA k4rsc<>+256(SB)/8, $0x8008800880088008
+DATA k4rsc<>+264(SB)/8, $0x8008800880088008
+DATA k4rsc<>+272(SB)/8, $0x8008800880088008
+DATA k4rsc<>+280(SB)/8, $0x8008800880088008
+DATA k4rsc<>+288(SB)/8, $0x8008800880088008
+DATA k4rsc<>+296(SB)/8, $0x8008800880088008
+DATA k4rsc<>+304(SB)/8, $0x8008800880088008
+DATA k4rsc<>+312(SB)/8, $0x8008800880088008
+DATA k4rsc<>+320(SB)/8, $0x8009800980098009
+DATA k4rsc<>+328(SB)/8, $0x8009800980098009
+DATA k4rsc<>+336(SB)/8, $0x8009800980098009
+DATA k4rsc<>+344(SB)/8, $0x8009800980098009
+DATA k4rsc<>+352(SB)/8, $0x8009800980098009
+DATA k4rsc<>+360(SB)/8, $0x8009800980098009
+DATA k4rsc<>+368(SB)/8, $0x8009800980098009
+DATA k4rsc<>+376(SB)/8, $0x8009800980098009
+DATA k4rsc<>+384(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+392(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+400(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+408(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+416(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+424(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+432(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+440(SB)/8, $0x800a800a800a800a
+DATA k4rsc<>+448(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+456(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+464(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+472(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+480(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+488(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+496(SB)/8, $0x800b800b800b800b
+DATA k4rsc<>+504(SB)/8, $0x800b800b800b800b
 GLOBL k4rsc<>(SB), RODATA|NOPTR, $512
 
 DATA k4rmin<>+0(SB)/8, $0x8007800680058004
@@ -1405,30 +1405,49 @@ GLOBL k4rshift<>(SB), RODATA|NOPTR, $64
 	VINSERTI32X4 $2, off(SI)(R8*2), z, z; \
 	VINSERTI32X4 $3, off(SI)(R9*1), z, z
 
-// K4RRUN adds run c (half h of 32-byte run j) of the four rows: low
-// nibbles into Z5 (sub-block 2j), high into Z6 (2j+1).
-#define K4RRUN(j, h) \
-	K4RLOAD((16+32*j+16*h), X1, Z1); \
-	VPSRLW $4, Z1, Z2; \
-	VPANDD Z31, Z1, Z1; \
+// K4RRUN forms the products of run c (half h of 32-byte run j) of the
+// four rows as int16 pairs: low nibbles into lo (sub-block 2j), high
+// into hi (2j+1). A pair is at most 2·15·128 = 3840, so VPMADDUBSW
+// cannot saturate, nor the two halves' sum (K4RJ) wrap.
+#define K4RRUN(j, h, q, lo, hi) \
+	VPSRLW $4, q, Z2; \
+	VPANDD Z31, q, Z1; \
 	VPANDD Z31, Z2, Z2; \
 	VBROADCASTI32X4 (4+64*j+16*h)(DI), Z3; \
 	VBROADCASTI32X4 (4+64*j+32+16*h)(DI), Z4; \
-	VPDPBUSD Z3, Z1, Z5; \
-	VPDPBUSD Z4, Z2, Z6
+	VPMADDUBSW Z3, Z1, lo; \
+	VPMADDUBSW Z4, Z2, hi
 
-// K4RJ adds sub-blocks 2j, 2j+1 times their scales to Z0.
-#define K4RJ(j, o0, o1) \
-	VPXORD Z5, Z5, Z5; \
-	VPXORD Z6, Z6, Z6; \
-	K4RRUN(j, 0); \
-	K4RRUN(j, 1); \
+// K4RJ adds sub-blocks 2j, 2j+1 times their scales to Z0: the halves'
+// pairs summed in int16, then VPDPWSSD against the scale spread over
+// the row's lane as words (no per-sub-block int32 sum to multiply).
+#define K4RJ(j, o0, o1, q0, q1) \
+	K4RRUN(j, 0, q0, Z5, Z6); \
+	K4RRUN(j, 1, q1, Z11, Z12); \
+	VPADDW Z11, Z5, Z5; \
+	VPADDW Z12, Z6, Z6; \
 	VPSHUFB k4rsc<>+o0(SB), Z10, Z7; \
-	VPMULLD Z7, Z5, Z5; \
-	VPADDD Z5, Z0, Z0; \
+	VPDPWSSD Z7, Z5, Z0; \
 	VPSHUFB k4rsc<>+o1(SB), Z10, Z7; \
-	VPMULLD Z7, Z6, Z6; \
-	VPADDD Z6, Z0, Z0
+	VPDPWSSD Z7, Z6, Z0
+
+// K4RQS4 loads bytes off..off+63 of the four rows and transposes their
+// 16-byte runs (two VSHUFI64X2 stages) so that a, b, c, d hold runs
+// off, +16, +32, +48 of all four rows: fewer shuffles and loads than
+// three VINSERTI32X4 a run (Z14, Z15, Z18, Z19 clobbered).
+#define K4RQS4(off, a, b, c, d) \
+	VMOVDQU64 off(SI), a; \
+	VMOVDQU64 off(SI)(R8*1), b; \
+	VMOVDQU64 off(SI)(R8*2), c; \
+	VMOVDQU64 off(SI)(R9*1), d; \
+	VSHUFI64X2 $0x44, b, a, Z18; \
+	VSHUFI64X2 $0xee, b, a, Z19; \
+	VSHUFI64X2 $0x44, d, c, Z14; \
+	VSHUFI64X2 $0xee, d, c, Z15; \
+	VSHUFI64X2 $0x88, Z14, Z18, a; \
+	VSHUFI64X2 $0xdd, Z14, Z18, b; \
+	VSHUFI64X2 $0x88, Z15, Z19, c; \
+	VSHUFI64X2 $0xdd, Z15, Z19, d
 
 // K4RLANESUM leaves the sum of each lane's four dwords in all four.
 #define K4RLANESUM(z) \
@@ -1491,10 +1510,12 @@ k4r_loop:
 	VPANDD Z29, Z9, Z9 // dword 0: sc0-3, dword 1: m0-3
 	VMOVDQA32 Z9, K3, Z10
 	VPXORD Z0, Z0, Z0
-	K4RJ(0, 0, 64)
-	K4RJ(1, 128, 192)
-	K4RJ(2, 256, 320)
-	K4RJ(3, 384, 448)
+	K4RQS4(16, Z21, Z22, Z23, Z24)
+	K4RJ(0, 0, 64, Z21, Z22)
+	K4RJ(1, 128, 192, Z23, Z24)
+	K4RQS4(80, Z21, Z22, Z23, Z24)
+	K4RJ(2, 256, 320, Z21, Z22)
+	K4RJ(3, 384, 448, Z23, Z24)
 	// summs = Σ m·(bsum pair) for each row
 	VPSHUFB k4rmin<>(SB), Z10, Z11
 	VPMADDWD 260(DI), Y30, Y12
@@ -1619,29 +1640,28 @@ GLOBL k6rwidx<>(SB), RODATA|NOPTR, $64
 	VPSHUFB k6rsc<>+so(SB), sc, Z7; \
 	VPDPWSSD Z7, Z6, Z0
 
-// K6RRUN adds run h of half n: sub-blocks 8n+h, +2, +4, +6.
-#define K6RRUN(n, h, a1, a2, a3, a4, sc, s1, s2, s3, s4) \
-	K4RLOAD((64*n+16*h), X1, Z1); \
-	K4RLOAD((64*n+32+16*h), X2, Z2); \
-	K4RLOAD((128+32*n+16*h), X3, Z3); \
-	VPANDD Z31, Z1, Z4; \
-	VPSLLD $4, Z3, Z5; \
+// K6RRUN adds run h of half n: sub-blocks 8n+h, +2, +4, +6, from the
+// low bits l1 (ql 64n+16h), l2 (+32) and the high bits hq (qh 32n+16h),
+// each a run of the four rows (K4RQS4).
+#define K6RRUN(l1, l2, hq, a1, a2, a3, a4, sc, s1, s2, s3, s4) \
+	VPANDD Z31, l1, Z4; \
+	VPSLLD $4, hq, Z5; \
 	VPANDD Z28, Z5, Z5; \
 	VPORD Z5, Z4, Z4; \
 	K6RSUB(Z4, a1, sc, s1); \
-	VPANDD Z31, Z2, Z4; \
-	VPSLLD $2, Z3, Z5; \
+	VPANDD Z31, l2, Z4; \
+	VPSLLD $2, hq, Z5; \
 	VPANDD Z28, Z5, Z5; \
 	VPORD Z5, Z4, Z4; \
 	K6RSUB(Z4, a2, sc, s2); \
-	VPSRLD $4, Z1, Z4; \
+	VPSRLD $4, l1, Z4; \
 	VPANDD Z31, Z4, Z4; \
-	VPANDD Z28, Z3, Z5; \
+	VPANDD Z28, hq, Z5; \
 	VPORD Z5, Z4, Z4; \
 	K6RSUB(Z4, a3, sc, s3); \
-	VPSRLD $4, Z2, Z4; \
+	VPSRLD $4, l2, Z4; \
 	VPANDD Z31, Z4, Z4; \
-	VPSRLD $2, Z3, Z5; \
+	VPSRLD $2, hq, Z5; \
 	VPANDD Z28, Z5, Z5; \
 	VPORD Z5, Z4, Z4; \
 	K6RSUB(Z4, a4, sc, s4)
@@ -1690,10 +1710,13 @@ k6r_loop:
 	VPUNPCKHBW Z8, Z8, Z10
 	VPSRAW $8, Z10, Z10 // sc8-15
 	VPXORD Z0, Z0, Z0
-	K6RRUN(0, 0, 4, 36, 68, 100, Z9, 0, 128, 256, 384)
-	K6RRUN(0, 1, 20, 52, 84, 116, Z9, 64, 192, 320, 448)
-	K6RRUN(1, 0, 132, 164, 196, 228, Z10, 0, 128, 256, 384)
-	K6RRUN(1, 1, 148, 180, 212, 244, Z10, 64, 192, 320, 448)
+	K4RQS4(128, Z27, Z29, Z30, Z11) // qh
+	K4RQS4(0, Z21, Z22, Z23, Z24) // ql
+	K6RRUN(Z21, Z23, Z27, 4, 36, 68, 100, Z9, 0, 128, 256, 384)
+	K6RRUN(Z22, Z24, Z29, 20, 52, 84, 116, Z9, 64, 192, 320, 448)
+	K4RQS4(64, Z21, Z22, Z23, Z24) // ql
+	K6RRUN(Z21, Z23, Z30, 132, 164, 196, 228, Z10, 0, 128, 256, 384)
+	K6RRUN(Z22, Z24, Z11, 148, 180, 212, 244, Z10, 64, 192, 320, 448)
 	// isum −= 32·Σ sc·bsum
 	VBROADCASTI32X4 260(DI), Z11
 	VPMADDWD Z11, Z9, Z11

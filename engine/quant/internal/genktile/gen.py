@@ -446,10 +446,10 @@ e('''// ---- Q4_K × Q8_K, four rows at a time, 512-bit ------------------------
 // of a Z register holds one of four weight rows. A row's 16-byte runs of
 // quants are gathered into the lanes with VINSERTI32X4, the activation's
 // matching 16 quants broadcast to every lane (VBROADCASTI32X4), and one
-// VPDPBUSD forms four rows' partial sums at once. The scales and mins of
+// VPMADDUBSW forms four rows' products at once. The scales and mins of
 // the four rows are unpacked side by side (get_scale_min_k4 with dword
 // shifts in each lane), each sub-block's scale spread over its row's lane
-// by VPSHUFB, and the float terms of the four rows computed together in
+// by VPSHUFB as words for VPDPWSSD, and the float terms of the four rows computed together in
 // one X register with the generic code's operations, so every result is
 // bit-identical to VecDot's.''')
 e()
@@ -464,7 +464,7 @@ e()
 # controls
 for s in range(8):
     b = s if s < 4 else 8 + (s - 4)
-    lane = [b, 0x80, 0x80, 0x80] * 4
+    lane = [b, 0x80] * 8
     for q in range(8):
         by = (lane * 4)[8 * q:8 * q + 8]
         v = sum(x << (8 * i) for i, x in enumerate(by))
@@ -495,15 +495,29 @@ e("// K4RLOAD gathers bytes off..off+15 of the four rows (SI, R8 = stride,")
 e("// R9 = 3·stride) into the lanes of z.")
 macro("K4RLOAD(off, x, z)", ["VMOVDQU off(SI), x", "VINSERTI32X4 $1, off(SI)(R8*1), z, z",
     "VINSERTI32X4 $2, off(SI)(R8*2), z, z", "VINSERTI32X4 $3, off(SI)(R9*1), z, z"])
-e("// K4RRUN adds run c (half h of 32-byte run j) of the four rows: low")
-e("// nibbles into Z5 (sub-block 2j), high into Z6 (2j+1).")
-macro("K4RRUN(j, h)", ["K4RLOAD((16+32*j+16*h), X1, Z1)", "VPSRLW $4, Z1, Z2", "VPANDD Z31, Z1, Z1", "VPANDD Z31, Z2, Z2",
+e("// K4RRUN forms the products of run c (half h of 32-byte run j) of the")
+e("// four rows as int16 pairs: low nibbles into lo (sub-block 2j), high")
+e("// into hi (2j+1). A pair is at most 2·15·128 = 3840, so VPMADDUBSW")
+e("// cannot saturate, nor the two halves' sum (K4RJ) wrap.")
+macro("K4RRUN(j, h, q, lo, hi)", ["VPSRLW $4, q, Z2", "VPANDD Z31, q, Z1", "VPANDD Z31, Z2, Z2",
     "VBROADCASTI32X4 (4+64*j+16*h)(DI), Z3", "VBROADCASTI32X4 (4+64*j+32+16*h)(DI), Z4",
-    "VPDPBUSD Z3, Z1, Z5", "VPDPBUSD Z4, Z2, Z6"])
-e("// K4RJ adds sub-blocks 2j, 2j+1 times their scales to Z0.")
-macro("K4RJ(j, o0, o1)", ["VPXORD Z5, Z5, Z5", "VPXORD Z6, Z6, Z6", "K4RRUN(j, 0)", "K4RRUN(j, 1)",
-    "VPSHUFB k4rsc<>+o0(SB), Z10, Z7", "VPMULLD Z7, Z5, Z5", "VPADDD Z5, Z0, Z0",
-    "VPSHUFB k4rsc<>+o1(SB), Z10, Z7", "VPMULLD Z7, Z6, Z6", "VPADDD Z6, Z0, Z0"])
+    "VPMADDUBSW Z3, Z1, lo", "VPMADDUBSW Z4, Z2, hi"])
+e("// K4RJ adds sub-blocks 2j, 2j+1 times their scales to Z0: the halves'")
+e("// pairs summed in int16, then VPDPWSSD against the scale spread over")
+e("// the row's lane as words (no per-sub-block int32 sum to multiply).")
+macro("K4RJ(j, o0, o1, q0, q1)", ["K4RRUN(j, 0, q0, Z5, Z6)", "K4RRUN(j, 1, q1, Z11, Z12)", "VPADDW Z11, Z5, Z5", "VPADDW Z12, Z6, Z6",
+    "VPSHUFB k4rsc<>+o0(SB), Z10, Z7", "VPDPWSSD Z7, Z5, Z0",
+    "VPSHUFB k4rsc<>+o1(SB), Z10, Z7", "VPDPWSSD Z7, Z6, Z0"])
+e("// K4RQS4 loads bytes off..off+63 of the four rows and transposes their")
+e("// 16-byte runs (two VSHUFI64X2 stages) so that a, b, c, d hold runs")
+e("// off, +16, +32, +48 of all four rows: fewer shuffles and loads than")
+e("// three VINSERTI32X4 a run (Z14, Z15, Z18, Z19 clobbered).")
+macro("K4RQS4(off, a, b, c, d)", ["VMOVDQU64 off(SI), a", "VMOVDQU64 off(SI)(R8*1), b",
+    "VMOVDQU64 off(SI)(R8*2), c", "VMOVDQU64 off(SI)(R9*1), d",
+    "VSHUFI64X2 $0x44, b, a, Z18", "VSHUFI64X2 $0xee, b, a, Z19",
+    "VSHUFI64X2 $0x44, d, c, Z14", "VSHUFI64X2 $0xee, d, c, Z15",
+    "VSHUFI64X2 $0x88, Z14, Z18, a", "VSHUFI64X2 $0xdd, Z14, Z18, b",
+    "VSHUFI64X2 $0x88, Z15, Z19, c", "VSHUFI64X2 $0xdd, Z15, Z19, d"])
 e("// K4RLANESUM leaves the sum of each lane's four dwords in all four.")
 macro("K4RLANESUM(z)", ["VPSHUFD $0x4e, z, Z13", "VPADDD Z13, z, z", "VPSHUFD $0xb1, z, Z13", "VPADDD Z13, z, z"])
 e("// func dotQ4_KRows4AVX512(w *byte, stride, ngroups int, x *byte, nsb int, out *float32)")
@@ -540,7 +554,10 @@ for l in ["// scales: each lane's bytes 0-15 are d, dmin, A, B, C",
           "VPXORD Z0, Z0, Z0"]:
     e("\t" + l)
 for j in range(4):
-    e("\tK4RJ(%d, %d, %d)" % (j, 128 * j, 128 * j + 64))
+    if j % 2 == 0:
+        e("\tK4RQS4(%d, Z21, Z22, Z23, Z24)" % (16 + 32 * j))
+    q = ["Z21", "Z22"] if j % 2 == 0 else ["Z23", "Z24"]
+    e("\tK4RJ(%d, %d, %d, %s, %s)" % (j, 128 * j, 128 * j + 64, q[0], q[1]))
 for l in ["// summs = Σ m·(bsum pair) for each row",
           "VPSHUFB k4rmin<>(SB), Z10, Z11",
           "VPMADDWD 260(DI), Y30, Y12",
@@ -606,13 +623,14 @@ e()
 e("// K6RSUB adds sub-block t of the four rows (quants in q) times its")
 e("// scales (words in sc, at offset so of k6rsc) to Z0.")
 macro("K6RSUB(q, ao, sc, so)", ["VBROADCASTI32X4 ao(DI), Z6", "VPMADDUBSW Z6, q, Z6", "VPSHUFB k6rsc<>+so(SB), sc, Z7", "VPDPWSSD Z7, Z6, Z0"])
-e("// K6RRUN adds run h of half n: sub-blocks 8n+h, +2, +4, +6.")
-macro("K6RRUN(n, h, a1, a2, a3, a4, sc, s1, s2, s3, s4)", [
-    "K4RLOAD((64*n+16*h), X1, Z1)", "K4RLOAD((64*n+32+16*h), X2, Z2)", "K4RLOAD((128+32*n+16*h), X3, Z3)",
-    "VPANDD Z31, Z1, Z4", "VPSLLD $4, Z3, Z5", "VPANDD Z28, Z5, Z5", "VPORD Z5, Z4, Z4", "K6RSUB(Z4, a1, sc, s1)",
-    "VPANDD Z31, Z2, Z4", "VPSLLD $2, Z3, Z5", "VPANDD Z28, Z5, Z5", "VPORD Z5, Z4, Z4", "K6RSUB(Z4, a2, sc, s2)",
-    "VPSRLD $4, Z1, Z4", "VPANDD Z31, Z4, Z4", "VPANDD Z28, Z3, Z5", "VPORD Z5, Z4, Z4", "K6RSUB(Z4, a3, sc, s3)",
-    "VPSRLD $4, Z2, Z4", "VPANDD Z31, Z4, Z4", "VPSRLD $2, Z3, Z5", "VPANDD Z28, Z5, Z5", "VPORD Z5, Z4, Z4", "K6RSUB(Z4, a4, sc, s4)"])
+e("// K6RRUN adds run h of half n: sub-blocks 8n+h, +2, +4, +6, from the")
+e("// low bits l1 (ql 64n+16h), l2 (+32) and the high bits hq (qh 32n+16h),")
+e("// each a run of the four rows (K4RQS4).")
+macro("K6RRUN(l1, l2, hq, a1, a2, a3, a4, sc, s1, s2, s3, s4)", [
+    "VPANDD Z31, l1, Z4", "VPSLLD $4, hq, Z5", "VPANDD Z28, Z5, Z5", "VPORD Z5, Z4, Z4", "K6RSUB(Z4, a1, sc, s1)",
+    "VPANDD Z31, l2, Z4", "VPSLLD $2, hq, Z5", "VPANDD Z28, Z5, Z5", "VPORD Z5, Z4, Z4", "K6RSUB(Z4, a2, sc, s2)",
+    "VPSRLD $4, l1, Z4", "VPANDD Z31, Z4, Z4", "VPANDD Z28, hq, Z5", "VPORD Z5, Z4, Z4", "K6RSUB(Z4, a3, sc, s3)",
+    "VPSRLD $4, l2, Z4", "VPANDD Z31, Z4, Z4", "VPSRLD $2, hq, Z5", "VPANDD Z28, Z5, Z5", "VPORD Z5, Z4, Z4", "K6RSUB(Z4, a4, sc, s4)"])
 e("// func dotQ6_KRows4AVX512(w *byte, stride, ngroups int, x *byte, nsb int, out *float32)")
 e("TEXT ·dotQ6_KRows4AVX512(SB), NOSPLIT, $0-48")
 for l in ["MOVQ w+0(FP), R10", "MOVQ stride+8(FP), R8", "MOVQ ngroups+16(FP), DX", "MOVQ x+24(FP), R11",
@@ -637,12 +655,16 @@ for l in ["K4RLOAD(192, X8, Z8) // the scales",
           "VPSRAW $8, Z10, Z10 // sc8-15",
           "VPXORD Z0, Z0, Z0"]:
     e("\t" + l)
+qh = ["Z27", "Z29", "Z30", "Z11"]
+e("\tK4RQS4(128, %s, %s, %s, %s) // qh" % tuple(qh))
 for n in range(2):
+    e("\tK4RQS4(%d, Z21, Z22, Z23, Z24) // ql" % (64 * n))
     for h in range(2):
         ts = [8 * n + h, 8 * n + 2 + h, 8 * n + 4 + h, 8 * n + 6 + h]
         ao = [4 + 128 * n + 16 * h + 32 * i for i in range(4)]
         sc = "Z9" if n == 0 else "Z10"
-        e("\tK6RRUN(%d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d)" % (n, h, ao[0], ao[1], ao[2], ao[3], sc, *[64 * (t % 8) for t in ts]))
+        l1, l2 = ("Z21", "Z23") if h == 0 else ("Z22", "Z24")
+        e("\tK6RRUN(%s, %s, %s, %d, %d, %d, %d, %s, %d, %d, %d, %d)" % (l1, l2, qh[2 * n + h], ao[0], ao[1], ao[2], ao[3], sc, *[64 * (t % 8) for t in ts]))
 for l in ["// isum −= 32·Σ sc·bsum",
           "VBROADCASTI32X4 260(DI), Z11",
           "VPMADDWD Z11, Z9, Z11",
