@@ -40,7 +40,7 @@ func rawQRows(r *rand.Rand, typ Type, rows, n int) []byte {
 // for the prompt kernels (qTileMinActs), on random blocks and quantized
 // data, partial groups of 16 weight rows and of eight activation rows,
 // every block count up to nine and real widths, and padded strides, at
-// every level: at the avx512 level every element bit-identical to the
+// every level: at the avx2 and avx512 levels every element bit-identical to the
 // generic code (the prompt kernels round as it does, not as VecDot's
 // lanes), at the others to VecDot.
 func TestVecDotTileQ(t *testing.T) {
@@ -108,9 +108,10 @@ func TestVecDotTileQ(t *testing.T) {
 
 // tileRoundsGeneric reports whether VecDotTile of nActs activation rows
 // rounds as the generic code rather than as VecDot at level: the Q4_0
-// and Q8_0 prompt tiles (qTileMinActs = 16 rows) at the avx512 level.
+// and Q8_0 prompt tiles (qTileMinActs = 16 rows) at the avx2 and avx512
+// levels.
 func tileRoundsGeneric(level string, typ Type, nActs int) bool {
-	return promptTilesOn() && level == "avx512" && (typ == Q4_0 || typ == Q8_0) && nActs >= 16
+	return promptTilesOn() && (level == "avx512" || level == "avx2") && (typ == Q4_0 || typ == Q8_0) && nActs >= 16
 }
 
 // BenchmarkVecDotTileQ measures Q4_0 and Q8_0 prompt tiles: a backend
