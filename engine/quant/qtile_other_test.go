@@ -6,3 +6,5 @@ package quant
 func setPromptTiles(bool) (restore func()) { return func() {} }
 
 func promptTilesFor(Type, int) bool { return false }
+
+func promptTilesAVX2For(int) bool { return false }

@@ -40,7 +40,7 @@ func rawQRows(r *rand.Rand, typ Type, rows, n int) []byte {
 // for the prompt kernels (qTileMinActs) and a few below it, on random blocks and quantized
 // data, partial groups of 16 weight rows and of eight activation rows,
 // every block count up to nine and real widths, and padded strides, at
-// every level: at the avx512 level every element bit-identical to the
+// every level: at the avx2 and avx512 levels every element bit-identical to the
 // generic code (the prompt kernels round as it does, not as VecDot's
 // lanes), at the others to VecDot.
 func TestVecDotTileQ(t *testing.T) {
@@ -109,9 +109,19 @@ func TestVecDotTileQ(t *testing.T) {
 
 // tileRoundsGeneric reports whether VecDotTile of nActs activation rows
 // rounds as the generic code rather than as VecDot at level: the Q4_0
-// and Q8_0 prompt tiles (qTileMinActs rows) at the avx512 level.
+// and Q8_0 prompt tiles: at the avx512 level from qTileMinActs rows, at
+// the avx2 level from qTileAVX2MinActs.
 func tileRoundsGeneric(level string, typ Type, nActs int) bool {
-	return level == "avx512" && (typ == Q4_0 || typ == Q8_0) && promptTilesFor(typ, nActs)
+	if typ != Q4_0 && typ != Q8_0 {
+		return false
+	}
+	switch level {
+	case "avx512":
+		return promptTilesFor(typ, nActs)
+	case "avx2":
+		return promptTilesAVX2For(nActs)
+	}
+	return false
 }
 
 // BenchmarkVecDotTileQ measures Q4_0 and Q8_0 prompt tiles: a backend

@@ -403,6 +403,10 @@ func vecDotTileFast(w Type, rows []byte, rowStride, nRows int, acts []byte, actS
 		vecDotTileK(w, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
 		return true
 	}
+	if qTileAVX2Fits(w, nActs, rowStride) {
+		vecDotTileQAVX2(w, rows, rowStride, nRows, acts, actStride, nActs, n/32, out, outStride)
+		return true
+	}
 	if qTileFits(w, nActs, rowStride) {
 		vecDotTileQ(w, rows, rowStride, nRows, acts, actStride, nActs, n/32, out, outStride)
 		return true

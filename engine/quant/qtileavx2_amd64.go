@@ -1,0 +1,100 @@
+//go:build amd64 && !noasm
+
+package quant
+
+// Q4_0 and Q8_0 prompt tiles at the avx2 level (qtileavx2_amd64.s, by
+// internal/genqtileavx2): VecDotTile's path for at least qTileMinActs
+// activation rows when the prompt tiles are on (qTileOn) and the avx512
+// level is not in use. Each group of eight weight rows is widened once
+// (288 bytes per block for Q4_0, 544 for Q8_0: 2.0 and 2.0 times the
+// rows' own bytes; one group at a time, pooled per worker, nothing kept
+// between calls), every activation row gets qActTable's entry per block,
+// and the rows then run against the activation rows, as they lie, four
+// at a time. Every result is bit-identical to the generic twin's.
+
+// qTileAVX2MinActs is the fewest activation rows the avx2 prompt tiles
+// take: below it the multi-column VecDot kernels are as fast.
+const qTileAVX2MinActs = 16
+
+// qTileAVX2Fits reports whether VecDotTile runs w through the avx2
+// prompt tiles (the gathers take 32-bit offsets of eight rows).
+func qTileAVX2Fits(w Type, nActs, rowStride int) bool {
+	return qTileOn && useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0) &&
+		nActs >= qTileAVX2MinActs && rowStride <= (1<<31-1)/8
+}
+
+// vecDotTileQAVX2 is vecDotTileFast for Q4_0 and Q8_0 on checked inputs
+// (qTileAVX2Fits) of nb blocks: the activation tables built once (eight
+// rows to a 64-byte entry, as qActTable writes them), then weight rows
+// eight at a time, widened, against the activation rows four at a time.
+// Results of a partial group of rows, or of rows past nActs (the last
+// row repeated), go through tmp.
+func vecDotTileQAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, actStride, nActs, nb int, out []float32, outStride int) {
+	qb, off := 288, 8
+	if w == Q8_0 {
+		qb, off = 544, 128
+	}
+	buf := qTilePool.Get().(*qTileBuf)
+	buf.w = grow(buf.w, nb*qb)
+	groups := (nActs + 7) / 8
+	gtab := nb * 16 // uint32s of one group's tables
+	buf.tab = grow(buf.tab, groups*gtab)
+	for g := range groups {
+		for i := range 8 {
+			a := min(8*g+i, nActs-1)
+			qActTable(&acts[a*actStride], nb, off, &buf.tab[g*gtab+2*i])
+		}
+	}
+	var idx, mask [8]int32
+	for r := range idx {
+		idx[r] = int32(r * rowStride)
+	}
+	var k kTileRows
+	var tmp [4][8]float32
+	for r0 := 0; r0 < nRows; r0 += 8 {
+		nr := min(8, nRows-r0)
+		for r := range mask {
+			mask[r] = 0
+			if r < nr {
+				mask[r] = -1
+			}
+		}
+		if w == Q4_0 {
+			qWidenQ4_0AVX2(&rows[r0*rowStride], &idx[0], &mask[0], nb, &buf.w[0])
+		} else {
+			qWidenQ8_0AVX2(&rows[r0*rowStride], &idx[0], &mask[0], nb, &buf.w[0])
+		}
+		for a := 0; a < nActs; a += 4 {
+			for i := range 4 {
+				k.x[i], k.o[i] = &acts[min(a+i, nActs-1)*actStride], &tmp[i][0]
+				if a+i < nActs && nr == 8 {
+					k.o[i] = &out[(a+i)*outStride+r0]
+				}
+			}
+			tab := &buf.tab[a/8*gtab+2*(a%8)]
+			if w == Q4_0 {
+				qTileQ4_0AVX2(&buf.w[0], tab, nb, &k)
+			} else {
+				qTileQ8_0AVX2(&buf.w[0], tab, nb, &k)
+			}
+			if nr < 8 {
+				for i := range min(4, nActs-a) {
+					copy(out[(a+i)*outStride+r0:(a+i)*outStride+r0+nr], tmp[i][:nr])
+				}
+			}
+		}
+	}
+	qTilePool.Put(buf)
+}
+
+//go:noescape
+func qWidenQ4_0AVX2(rows *byte, idx, mask *int32, nb int, dst *byte)
+
+//go:noescape
+func qWidenQ8_0AVX2(rows *byte, idx, mask *int32, nb int, dst *byte)
+
+//go:noescape
+func qTileQ4_0AVX2(w *byte, tab *uint32, nb int, k *kTileRows)
+
+//go:noescape
+func qTileQ8_0AVX2(w *byte, tab *uint32, nb int, k *kTileRows)
