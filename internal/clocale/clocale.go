@@ -14,7 +14,8 @@
 // strings, so Go's initialization order (dependencies first, then import
 // path order among the ready) runs it as soon as os is ready, before
 // Fyne's lang, which waits on far more packages. main imports it first
-// and TestBeforeFyne checks the order holds.
+// and main's TestNoLocaleNoise (a child started under LANG=C.UTF-8
+// must log nothing about the locale) checks the order holds.
 package clocale
 
 import (
