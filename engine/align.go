@@ -24,7 +24,7 @@ import (
 // the prompt's for the same bytes: a result longer than maxLen is not
 // made, and the prompt is returned as it is.
 func (m *Model) AlignPrompt(cached, prompt []int32, maxLen int) (ids []int32, reused int) {
-	n := commonPrefix(cached, prompt)
+	n := CommonPrefix(cached, prompt)
 	if n == len(cached) || n == len(prompt) {
 		return prompt, n
 	}
@@ -104,8 +104,10 @@ func (s spelling) agree(t spelling) (ks, kt int) {
 	return ks, kt
 }
 
-// commonPrefix is the length of the longest common prefix of a and b.
-func commonPrefix(a, b []int32) int {
+// CommonPrefix is the length of the longest common prefix of two token
+// sequences: how much of b a sequence that holds a can keep. The KV
+// cache's store and the session's slots ask it too.
+func CommonPrefix(a, b []int32) int {
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++

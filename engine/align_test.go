@@ -47,7 +47,7 @@ func TestAlignPrompt(t *testing.T) {
 	}
 	cached := append(slices.Clone(first), generated...)
 	next := render(question, chat.Message{Role: "assistant", Content: answer}, chat.Message{Role: "user", Content: "And Busan?"})
-	if n := commonPrefix(cached, next); n >= len(cached) {
+	if n := CommonPrefix(cached, next); n >= len(cached) {
 		t.Fatalf("plain prefix matching already reuses %d of %d: the test would prove nothing", n, len(cached))
 	}
 
@@ -156,5 +156,26 @@ func TestFollowUpOnlyTheAnswer(t *testing.T) {
 	}
 	if spelled(ids) != spelled(canon) {
 		t.Errorf("the prompt spells\n%q\nwant\n%q", spelled(ids), spelled(canon))
+	}
+}
+
+// TestCommonPrefix: the shared prefix stops at the first difference or
+// at the end of the shorter sequence.
+func TestCommonPrefix(t *testing.T) {
+	for _, c := range []struct {
+		a, b []int32
+		want int
+	}{
+		{nil, nil, 0},
+		{nil, []int32{1}, 0},
+		{[]int32{1, 2, 3}, []int32{1, 2, 3}, 3},
+		{[]int32{1, 2, 3}, []int32{1, 2}, 2},
+		{[]int32{1, 2}, []int32{1, 2, 3}, 2},
+		{[]int32{1, 2, 3}, []int32{1, 9, 3}, 1},
+		{[]int32{7}, []int32{1}, 0},
+	} {
+		if got := CommonPrefix(c.a, c.b); got != c.want {
+			t.Errorf("CommonPrefix(%v, %v) = %d, want %d", c.a, c.b, got, c.want)
+		}
 	}
 }

@@ -287,7 +287,7 @@ func (s *Store) tryAppend(key string, seq *engine.Sequence, fresh, budget int64)
 		return Written{Kind: Created}, nil
 	}
 	toks := seq.Tokens()
-	p := commonPrefix(ix.Tokens, toks)
+	p := engine.CommonPrefix(ix.Tokens, toks)
 	if p == len(ix.Tokens) && p == len(toks) {
 		same, err := sameLogits(f, ix, seq.Logits())
 		if err != nil {
@@ -345,14 +345,6 @@ func sameLogits(f *os.File, ix *engine.SnapshotIndex, logits []float32) (bool, e
 		}
 	}
 	return true, nil
-}
-
-func commonPrefix(a, b []int32) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
 }
 
 // rewrite writes seq's snapshot whole to a temporary file, syncs it and
