@@ -202,12 +202,8 @@ func (l *loader) experts(name string, cols, rows, n int) *weight {
 // expertRows reads an optional 2-D tensor of one row per expert (the
 // experts' biases).
 func (l *loader) expertRows(name string, cols, n int) *weight {
-	t := l.tensor(name, true, cols, n)
+	t := l.tensor2D(name, true, cols, n)
 	if t == nil {
-		return nil
-	}
-	if t.Elements() != cols*n {
-		l.fail("tensor %s: shape %v, want [%d %d]", name, t.Ne, cols, n)
 		return nil
 	}
 	if _, ok := t.Type.RowSize(cols); !ok {

@@ -281,6 +281,20 @@ func (l *loader) vectorTensor(name string, optional bool, n int) *backend.Tensor
 	return t
 }
 
+// tensor2D is a tensor of exactly cols×rows values: tensor checks only
+// the dimensions it is given, so a third one would pass it.
+func (l *loader) tensor2D(name string, optional bool, cols, rows int) *backend.Tensor {
+	t := l.tensor(name, optional, cols, rows)
+	if t == nil {
+		return nil
+	}
+	if t.Elements() != cols*rows {
+		l.fail("tensor %s: shape %v, want [%d %d]", name, t.Ne, cols, rows)
+		return nil
+	}
+	return t
+}
+
 // hostVector reads a 1-D tensor of parameters (RoPE frequency factors) as
 // float32 values: not a weight any device holds.
 func (l *loader) hostVector(name string, optional bool, n int) []float32 {
