@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/churon/churon/internal/cputime"
 	"github.com/churon/churon/models/synth"
 )
 
@@ -35,7 +36,9 @@ func benchModel(b *testing.B) *Model {
 }
 
 // BenchmarkDecode times one decode step of B sequences at depth 128
-// ($CHURON_BENCH_DEPTH); tokens/s is B × steps/s.
+// ($CHURON_BENCH_DEPTH); tokens/s is B × steps/s. The batch sizes are the
+// load benchmark's levels (tools/serveload), so that its end-to-end
+// figures can be set against the engine's step alone.
 func BenchmarkDecode(b *testing.B) {
 	m := benchModel(b)
 	ctx := context.Background()
@@ -43,7 +46,7 @@ func BenchmarkDecode(b *testing.B) {
 	if d, err := strconv.Atoi(os.Getenv("CHURON_BENCH_DEPTH")); err == nil && d > 0 {
 		depth = d
 	}
-	for _, n := range []int{1, 4} {
+	for _, n := range []int{1, 2, 4, 8} {
 		// The prompt is fed once; each run truncates back to it, so the
 		// profile of a run is decode only.
 		var seqs []*Sequence
@@ -66,6 +69,7 @@ func BenchmarkDecode(b *testing.B) {
 				b.ResetTimer()
 			}
 			b.ReportAllocs()
+			cpu := cputime.Process()
 			for i := 0; i < b.N; i++ {
 				if i%1000 == 0 {
 					b.StopTimer()
@@ -81,6 +85,11 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tokens/s")
+			// Per CPU-second as well: on a shared machine the wall clock
+			// counts the waits for a core, CPU time only the work (the
+			// threads' spinning between jobs included), so that the
+			// batch sizes compare even when the load changes between them.
+			b.ReportMetric(float64(n*b.N)/(cputime.Process()-cpu).Seconds(), "tokens/cpu-s")
 		})
 	}
 }

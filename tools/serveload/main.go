@@ -137,6 +137,8 @@ func run() error {
 			runs[n] = append(runs[n], lv)
 			fmt.Printf("  round %d, %d client(s): %6.1f tok/s aggregate (%d tokens in %.1f s), TTFT p50 %4.0f ms p95 %4.0f ms, inter-token p95 %4.0f ms  [load %s]\n",
 				r+1, n, lv.Aggregate, lv.Tokens, lv.Wall.Seconds(), ms(lv.TTFT50), ms(lv.TTFT95), ms(lv.ITL95), loadavg())
+			fmt.Printf("           forward passes %.0f%% of the wall time: %d prompt tokens in %.1f s, decode-only steps %.1f tok/s\n",
+				100*lv.Steps.PassShare, lv.Steps.PromptTokens, lv.Steps.PromptSecs, lv.Steps.DecodeRate)
 		}
 	}
 	for _, n := range o.clients {
@@ -218,6 +220,7 @@ type level struct {
 	PerCPU, CPUSpeedup float64
 	TTFT50, TTFT95     time.Duration
 	ITL95              time.Duration // inter-token p95 over all clients
+	Steps              stepFigures   // where the wall time went
 }
 
 type longFigure struct {
@@ -480,6 +483,9 @@ func (h *harness) level(ctx context.Context, n, tokens, r int) (level, error) {
 	answers := make([]answer, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
+	var tally stepTally
+	h.onStep(tally.add)
+	defer h.onStep(nil)
 	start, cpu0 := time.Now(), cpuTime()
 	for i := range n {
 		wg.Add(1)
@@ -494,7 +500,7 @@ func (h *harness) level(ctx context.Context, n, tokens, r int) (level, error) {
 	if err := errors.Join(errs...); err != nil {
 		return level{}, err
 	}
-	lv := level{Clients: n, Wall: wall}
+	lv := level{Clients: n, Wall: wall, Steps: tally.figures(wall)}
 	var ttfts, gaps []time.Duration
 	for _, a := range answers {
 		lv.Tokens += a.tokens
