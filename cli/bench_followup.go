@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
@@ -122,7 +123,7 @@ func followupHistory(ctx context.Context, m *engine.Model, want int) ([]store.Me
 }
 
 // followupSettings are greedy, capped at n tokens, with the context given.
-func followupSettings(n, ctxLen int) session.Settings {
+func followupSettings(n, ctxLen int) api.Settings {
 	s := session.DefaultSettings()
 	s.Temperature, s.TopK, s.TopP, s.MinP, s.RepeatPenalty = 0, 0, 1, 0, 1
 	s.Seed, s.MaxTokens, s.Context = 1, n, ctxLen
@@ -162,23 +163,23 @@ func (r *followupRun) close() {
 }
 
 // load loads the model and waits for it.
-func (r *followupRun) load(ctx context.Context, path string) (session.ModelInfo, error) {
+func (r *followupRun) load(ctx context.Context, path string) (api.ModelInfo, error) {
 	if err := r.m.LoadModel(path); err != nil {
-		return session.ModelInfo{}, err
+		return api.ModelInfo{}, err
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			return session.ModelInfo{}, ctx.Err()
+			return api.ModelInfo{}, ctx.Err()
 		case ev, ok := <-r.m.Events():
 			if !ok {
-				return session.ModelInfo{}, session.ErrClosed
+				return api.ModelInfo{}, api.ErrClosed
 			}
 			switch e := ev.(type) {
-			case session.ModelLoaded:
+			case api.ModelLoaded:
 				return e.Info, nil
-			case session.Error:
-				return session.ModelInfo{}, e.Err
+			case api.Error:
+				return api.ModelInfo{}, e.Err
 			}
 		}
 	}
@@ -194,7 +195,7 @@ func (r *followupRun) send(ctx context.Context, conv int64, text string, untilSa
 	var done, saved bool
 	timeout := time.After(10 * time.Minute)
 	for !done || (untilSaved && !saved) {
-		var ev session.Event
+		var ev api.Event
 		select {
 		case <-ctx.Done():
 			r.m.Stop(conv)
@@ -204,28 +205,28 @@ func (r *followupRun) send(ctx context.Context, conv int64, text string, untilSa
 			return t, errors.New("bench: no answer (or no snapshot) within 10 minutes")
 		case e, ok := <-r.m.Events():
 			if !ok {
-				return t, session.ErrClosed
+				return t, api.ErrClosed
 			}
 			ev = e
 		}
 		switch e := ev.(type) {
-		case session.Stats:
+		case api.Stats:
 			if e.Conv == conv {
 				t.TTFTMs, t.RestoreMs = ms(e.TTFT), ms(e.Restore)
 				t.Prompt, t.Reused, t.Processed, t.Gen, t.From = e.PromptTokens, e.Reused, e.Processed, e.GenTokens, string(e.From)
 			}
-		case session.Done:
+		case api.Done:
 			if e.Conv == conv {
-				if e.Reason == session.ReasonError {
+				if e.Reason == api.ReasonError {
 					return t, e.Err
 				}
 				done = true
 			}
-		case session.CacheState:
-			if e.Conv == conv && done && e.Where == session.CacheRAM && e.DiskTokens == e.Tokens {
+		case api.CacheState:
+			if e.Conv == conv && done && e.Where == api.CacheRAM && e.DiskTokens == e.Tokens {
 				saved = true
 			}
-		case session.Error:
+		case api.Error:
 			return t, fmt.Errorf("bench: %s: %w", e.Op, e.Err)
 		}
 	}
@@ -389,7 +390,7 @@ func benchFollowup(ctx context.Context, stdout, stderr io.Writer, model string, 
 	if err := json.Unmarshal(out, &restored); err != nil {
 		return fmt.Errorf("bench: restored follow-up: %w: %q", err, out)
 	}
-	if restored.From != string(session.CacheDisk) {
+	if restored.From != string(api.CacheDisk) {
 		return fmt.Errorf("bench: the fresh process did not use the snapshot (%+v): %s", restored, childErr.String())
 	}
 	say("restored: %.1f ms, of which %.1f ms reading the snapshot (%d reused, %d processed)", restored.TTFTMs, restored.RestoreMs, restored.Reused, restored.Processed)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/remote"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
@@ -67,8 +68,8 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if mf.path != "" {
 			return usagef("-m and --remote exclude each other")
 		}
-		path := session.RemotePrefix + strings.TrimPrefix(*remoteModel, session.RemotePrefix)
-		if !session.IsRemote(path) {
+		path := api.RemotePrefix + strings.TrimPrefix(*remoteModel, api.RemotePrefix)
+		if !api.IsRemote(path) {
 			return usagef("--remote %q: want CONN/MODEL (churon remote list shows them)", *remoteModel)
 		}
 		mf.path = path
@@ -139,7 +140,7 @@ func kvType(s string) (engine.KVType, error) {
 // chatOverrides turns the flags given on the command line into a change
 // of the conversation's settings; flags left out keep what the
 // conversation has.
-func chatOverrides(given map[string]bool, sf *samplingFlags, mf *modelFlags, system string) (func(s *session.Settings, fresh bool), error) {
+func chatOverrides(given map[string]bool, sf *samplingFlags, mf *modelFlags, system string) (func(s *api.Settings, fresh bool), error) {
 	if given["seed"] && sf.seed < -1 {
 		return nil, usagef("--seed %d: want -1 (random) or a seed ≥ 0", sf.seed)
 	}
@@ -149,7 +150,7 @@ func chatOverrides(given map[string]bool, sf *samplingFlags, mf *modelFlags, sys
 	if given["c"] && mf.ctxLen < 0 {
 		return nil, usagef("-c %d is negative", mf.ctxLen)
 	}
-	f := func(s *session.Settings, fresh bool) {
+	f := func(s *api.Settings, fresh bool) {
 		set := func(name string, apply func()) {
 			if given[name] {
 				apply()
@@ -191,17 +192,17 @@ type chatter struct {
 	m              *session.Manager
 	st             *store.Store
 	stdout, stderr io.Writer
-	override       func(s *session.Settings, fresh bool) // fresh: a conversation this run created
-	conv           int64                                 // 0 until the first message creates one
-	model          session.ModelInfo
+	override       func(s *api.Settings, fresh bool) // fresh: a conversation this run created
+	conv           int64                             // 0 until the first message creates one
+	model          api.ModelInfo
 }
 
 // next returns the manager's next event, or the context's error.
-func (c *chatter) next() (session.Event, error) {
+func (c *chatter) next() (api.Event, error) {
 	select {
 	case ev, ok := <-c.m.Events():
 		if !ok {
-			return nil, session.ErrClosed
+			return nil, api.ErrClosed
 		}
 		return ev, nil
 	case <-c.ctx.Done():
@@ -219,7 +220,7 @@ func (c *chatter) load(path string, verbose bool) error {
 			return err
 		}
 		switch e := ev.(type) {
-		case session.ModelLoaded:
+		case api.ModelLoaded:
 			c.model = e.Info
 			if verbose {
 				fmt.Fprintf(c.stderr, "churon: %s (%s, %s) on %s\n", e.Info.Name, e.Info.Architecture, e.Info.FileType, e.Info.Backend)
@@ -228,7 +229,7 @@ func (c *chatter) load(path string, verbose bool) error {
 				}
 			}
 			return nil
-		case session.Error:
+		case api.Error:
 			return e.Err
 		}
 	}
@@ -262,8 +263,8 @@ func (c *chatter) conversation() (int64, error) {
 // result is one finished turn.
 type result struct {
 	user, answer int64
-	stats        session.Stats
-	done         session.Done
+	stats        api.Stats
+	done         api.Done
 }
 
 // turn sends text and waits for the answer, streaming it to w when w is
@@ -282,11 +283,11 @@ func (c *chatter) turn(text string, w io.Writer) (result, error) {
 	r.user = u.ID
 	var interrupted error
 	for {
-		var ev session.Event
+		var ev api.Event
 		select {
 		case e, ok := <-c.m.Events():
 			if !ok {
-				return r, session.ErrClosed
+				return r, api.ErrClosed
 			}
 			ev = e
 		case <-c.ctx.Done():
@@ -300,11 +301,11 @@ func (c *chatter) turn(text string, w io.Writer) (result, error) {
 			ev = <-c.m.Events()
 		}
 		switch e := ev.(type) {
-		case session.MessageAdded:
+		case api.MessageAdded:
 			if e.Message.ConversationID == conv && e.Message.Role == store.RoleAssistant {
 				r.answer = e.Message.ID
 			}
-		case session.Token:
+		case api.Token:
 			if e.Reasoning {
 				// Thinking goes to stderr, apart from the answer.
 				if e.Conv == conv {
@@ -317,17 +318,17 @@ func (c *chatter) turn(text string, w io.Writer) (result, error) {
 					c.m.Stop(conv)
 				}
 			}
-		case session.Stats:
+		case api.Stats:
 			if e.Conv == conv {
 				r.stats = e
 			}
-		case session.Error:
+		case api.Error:
 			fmt.Fprintf(c.stderr, "churon: %s: %v\n", e.Op, e.Err)
-		case session.DeviceFallback:
+		case api.DeviceFallback:
 			fmt.Fprintf(c.stderr, "churon: %v (the answer goes on)\n", e.Err)
-		case session.ModelLoaded:
+		case api.ModelLoaded:
 			c.model = e.Info // a new placement, after a device failed
-		case session.Done:
+		case api.Done:
 			if e.Conv != conv {
 				continue
 			}
@@ -335,12 +336,12 @@ func (c *chatter) turn(text string, w io.Writer) (result, error) {
 			if interrupted != nil {
 				return r, interrupted
 			}
-			if e.Reason == session.ReasonError {
+			if e.Reason == api.ReasonError {
 				return r, e.Err
 			}
 			return r, nil
 		case nil:
-			return r, session.ErrClosed
+			return r, api.ErrClosed
 		}
 	}
 }
@@ -372,12 +373,12 @@ func (c *chatter) scripted(text string, asJSON bool) error {
 		MessagesDropped: r.stats.Dropped, GenTokens: r.stats.GenTokens, Seed: r.stats.Seed,
 	}
 	if out.PromptCache == "" {
-		out.PromptCache = string(session.CacheNone)
+		out.PromptCache = string(api.CacheNone)
 	}
 	if err != nil {
 		out.Error = err.Error()
 		if out.FinishReason == "" {
-			out.FinishReason = string(session.ReasonError)
+			out.FinishReason = string(api.ReasonError)
 		}
 	}
 	if r.answer != 0 {
@@ -397,7 +398,7 @@ func (c *chatter) scripted(text string, asJSON bool) error {
 func (c *chatter) printStats(r result) {
 	s := r.stats
 	reused := fmt.Sprintf("%d reused", s.Reused)
-	if s.From == session.CacheDisk {
+	if s.From == api.CacheDisk {
 		reused += fmt.Sprintf(" from a snapshot read in %.0f ms", float64(s.Restore.Microseconds())/1000)
 	}
 	fmt.Fprintf(c.stderr, "[conversation %d, message %d: %d prompt tokens (%s, %d processed), %d generated, %s; TTFT %.0f ms, prompt %.1f tok/s, generation %.1f tok/s, seed %d]\n",

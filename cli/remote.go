@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/remote"
-	"github.com/churon/churon/app/session"
 )
 
 func init() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	apiserve "github.com/churon/churon/app/api/serve"
-	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/serve"
 )
 

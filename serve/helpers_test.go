@@ -15,6 +15,7 @@ import (
 
 	"github.com/churon/churon/app/api/openai"
 	apiserve "github.com/churon/churon/app/api/serve"
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
@@ -67,7 +68,7 @@ func newFixture(t *testing.T, o fixtureOpt) *fixture {
 	o.sopt.Disk = o.disk
 	m := session.New(st, o.sopt)
 	drained := make(chan struct{})
-	events := make(chan session.Event, 1024)
+	events := make(chan api.Event, 1024)
 	go func() {
 		defer close(drained)
 		for ev := range m.Events() {
@@ -87,9 +88,9 @@ func newFixture(t *testing.T, o fixtureOpt) *fixture {
 		select {
 		case ev := <-events:
 			switch e := ev.(type) {
-			case session.ModelLoaded:
+			case api.ModelLoaded:
 				loaded = true
-			case session.Error:
+			case api.Error:
 				t.Fatalf("load: %v", e.Err)
 			}
 		case <-time.After(waitLimit):

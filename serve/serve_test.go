@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/churon/churon/app/api/openai"
-	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/api/session"
 )
 
 // TestModelsAndChat: the model list, a chat completion, the same answer

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/api/session"
 )
 
 // TestBridgeCoalescesInOrder sends many tokens quickly with other events

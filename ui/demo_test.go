@@ -6,8 +6,8 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/paths"
-	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/uitest"
 )

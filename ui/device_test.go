@@ -9,7 +9,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/ui/locale"
 )

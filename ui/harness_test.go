@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/remote"
 	"testing"
 
@@ -23,7 +24,7 @@ type harness struct {
 }
 
 type harnessOptions struct {
-	settings  *session.Settings
+	settings  *api.Settings
 	discover  func(context.Context) ([]discover.Model, error)
 	fontCheck func() (fontcheck.Result, error)
 	models    *uitest.Library     // the model service; nil: the app's folders

@@ -9,8 +9,8 @@ import (
 
 	apicompare "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/app/api/openai"
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/compare"
-	"github.com/churon/churon/app/session"
 )
 
 // TestLlamaServer runs against a real llama-server (tools/llama-server/run.sh

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/churon/churon/app/api/openai"
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/export"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
@@ -33,7 +34,7 @@ type client struct {
 	st     *store.Store
 	m      *session.Manager
 	conns  *Connections
-	events chan session.Event
+	events chan api.Event
 	logs   *bytes.Buffer
 }
 
@@ -49,7 +50,7 @@ func newClient(t *testing.T) *client {
 	set := session.DefaultSettings()
 	set.MaxTokens = 32 // answers of a few words: the servers here are tiny models
 	m := session.New(st, session.Options{Remote: conns, Defaults: &set, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	c := &client{t: t, st: st, m: m, conns: conns, events: make(chan session.Event, 4096), logs: logs}
+	c := &client{t: t, st: st, m: m, conns: conns, events: make(chan api.Event, 4096), logs: logs}
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -67,16 +68,16 @@ func newClient(t *testing.T) *client {
 }
 
 // load loads a remote model and waits for it.
-func (c *client) load(path string) session.ModelInfo {
+func (c *client) load(path string) api.ModelInfo {
 	c.t.Helper()
 	if err := c.m.LoadModel(path); err != nil {
 		c.t.Fatal(err)
 	}
 	for {
 		switch e := c.next(path + " did not load").(type) {
-		case session.ModelLoaded:
+		case api.ModelLoaded:
 			return e.Info
-		case session.Error:
+		case api.Error:
 			c.t.Fatalf("load %s: %v", path, e.Err)
 		}
 	}
@@ -84,7 +85,7 @@ func (c *client) load(path string) session.ModelInfo {
 
 // next is the manager's next event; none within waitLimit fails the
 // test, saying what did not happen.
-func (c *client) next(what string) session.Event {
+func (c *client) next(what string) api.Event {
 	c.t.Helper()
 	select {
 	case ev := <-c.events:
@@ -97,7 +98,7 @@ func (c *client) next(what string) session.Event {
 
 // ask sends text in a new conversation and waits for its answer's end:
 // the text streamed, its Stats and Done.
-func (c *client) ask(text string) (conv int64, streamed string, stats session.Stats, done session.Done) {
+func (c *client) ask(text string) (conv int64, streamed string, stats api.Stats, done api.Done) {
 	c.t.Helper()
 	cv, err := c.m.NewConversation("")
 	if err != nil {
@@ -108,15 +109,15 @@ func (c *client) ask(text string) (conv int64, streamed string, stats session.St
 	}
 	for {
 		switch e := c.next("no answer").(type) {
-		case session.Token:
+		case api.Token:
 			if e.Conv == cv.ID && !e.Reasoning {
 				streamed = streamed[:min(e.Offset, len(streamed))] + e.Text
 			}
-		case session.Stats:
+		case api.Stats:
 			if e.Conv == cv.ID {
 				stats = e
 			}
-		case session.Done:
+		case api.Done:
 			if e.Conv == cv.ID {
 				return cv.ID, streamed, stats, e
 			}
@@ -124,13 +125,13 @@ func (c *client) ask(text string) (conv int64, streamed string, stats session.St
 	}
 }
 
-func (c *client) answer(conv int64) session.Message {
+func (c *client) answer(conv int64) api.Message {
 	c.t.Helper()
 	msgs, err := c.m.Messages(conv)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if len(msgs) == 0 || msgs[len(msgs)-1].Role != session.RoleAssistant {
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != api.RoleAssistant {
 		c.t.Fatalf("no answer stored: %+v", msgs)
 	}
 	return msgs[len(msgs)-1]
@@ -155,13 +156,13 @@ func TestChuronServe(t *testing.T) {
 		t.Fatalf("test: %+v, %v", rep, err)
 	}
 
-	path := session.RemotePath("local", srv.Model)
+	path := api.RemotePath("local", srv.Model)
 	info := c.load(path)
 	if info.Remote != "local" || info.Path != path || !strings.Contains(info.Backend, srv.Base) {
 		t.Errorf("loaded %+v", info)
 	}
 	conv, streamed, stats, done := c.ask("Once upon a time")
-	if done.Reason == session.ReasonError {
+	if done.Reason == api.ReasonError {
 		t.Fatalf("answer failed: %v", done.Err)
 	}
 	ans := c.answer(conv)
@@ -262,9 +263,9 @@ func TestFaults(t *testing.T) {
 			if _, err := c.conns.Add(Connection{Name: name, BaseURL: f.base}, remotetest.Key, false); err != nil {
 				t.Fatal(err)
 			}
-			c.load(session.RemotePath(name, "m"))
+			c.load(api.RemotePath(name, "m"))
 			conv, streamed, _, done := c.ask("Once upon a time")
-			if done.Reason != session.ReasonError || !errors.Is(done.Err, f.kind) {
+			if done.Reason != api.ReasonError || !errors.Is(done.Err, f.kind) {
 				t.Fatalf("done %s %v, want an error of kind %v", done.Reason, done.Err, f.kind)
 			}
 			line := done.Err.Error()
@@ -277,10 +278,10 @@ func TestFaults(t *testing.T) {
 				t.Errorf("streamed %q, want %q", streamed, f.Partial)
 			}
 			ans := c.answer(conv)
-			if ans.Content != f.Partial || ans.FinishReason != string(session.ReasonError) {
+			if ans.Content != f.Partial || ans.FinishReason != string(api.ReasonError) {
 				t.Errorf("stored %q (%s), want %q, marked failed", ans.Content, ans.FinishReason, f.Partial)
 			}
-			if got := session.RemoteError(ans); got != line {
+			if got := api.RemoteError(ans); got != line {
 				t.Errorf("stored error %q, want %q", got, line)
 			}
 			// The conversation goes on: the person's message is intact, and
@@ -306,25 +307,25 @@ func TestStop(t *testing.T) {
 	if _, err := c.conns.Add(Connection{Name: "hold", BaseURL: srv.URL}, "", false); err != nil {
 		t.Fatal(err)
 	}
-	c.load(session.RemotePath("hold", "m"))
+	c.load(api.RemotePath("hold", "m"))
 	cv, _ := c.m.NewConversation("")
 	if _, err := c.m.Send(cv.ID, "hi"); err != nil {
 		t.Fatal(err)
 	}
 	for stopped := false; ; {
 		switch e := c.next("Stop did not end the answer").(type) {
-		case session.Token:
+		case api.Token:
 			if !stopped {
 				stopped = true
 				if err := c.m.Stop(cv.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
-		case session.Done:
-			if e.Reason != session.ReasonCancelled {
+		case api.Done:
+			if e.Reason != api.ReasonCancelled {
 				t.Fatalf("done %s %v, want cancelled", e.Reason, e.Err)
 			}
-			if a := c.answer(cv.ID); a.Content != "Once" || a.FinishReason != string(session.ReasonCancelled) {
+			if a := c.answer(cv.ID); a.Content != "Once" || a.FinishReason != string(api.ReasonCancelled) {
 				t.Fatalf("stored %q (%s)", a.Content, a.FinishReason)
 			}
 			return
@@ -353,9 +354,9 @@ func TestRetry(t *testing.T) {
 	if _, err := c.conns.Add(Connection{Name: "flaky", BaseURL: srv.URL}, "", false); err != nil {
 		t.Fatal(err)
 	}
-	c.load(session.RemotePath("flaky", "m"))
+	c.load(api.RemotePath("flaky", "m"))
 	conv, _, _, done := c.ask("Tell me a story")
-	if done.Reason != session.ReasonError {
+	if done.Reason != api.ReasonError {
 		t.Fatalf("first answer: %s", done.Reason)
 	}
 	first := c.answer(conv)
@@ -364,15 +365,15 @@ func TestRetry(t *testing.T) {
 	}
 	for {
 		ev := c.next("the retry did not end")
-		if d, ok := ev.(session.Done); ok && d.Conv == conv {
-			if d.Reason != session.ReasonEOS {
+		if d, ok := ev.(api.Done); ok && d.Conv == conv {
+			if d.Reason != api.ReasonEOS {
 				t.Fatalf("retry: %s %v", d.Reason, d.Err)
 			}
 			break
 		}
 	}
 	again := c.answer(conv)
-	if again.Content != "Once upon a time, there was a cat." || again.Versions != 2 || session.RemoteError(again) != "" {
+	if again.Content != "Once upon a time, there was a cat." || again.Versions != 2 || api.RemoteError(again) != "" {
 		t.Fatalf("after the retry: %+v", again)
 	}
 	all, err := c.st.AllMessages(context.Background(), conv)
@@ -381,7 +382,7 @@ func TestRetry(t *testing.T) {
 	}
 	kept := false
 	for _, m := range all {
-		kept = kept || (m.ID == first.ID && m.Content == "Once upon" && session.RemoteError(m) != "")
+		kept = kept || (m.ID == first.ID && m.Content == "Once upon" && api.RemoteError(m) != "")
 	}
 	if !kept {
 		t.Errorf("the cut answer is not kept as a version: %+v", all)
@@ -396,9 +397,9 @@ func TestUnknownConnection(t *testing.T) {
 	if _, err := c.conns.Add(Connection{Name: "local", BaseURL: srv.Base}, "", false); err != nil {
 		t.Fatal(err)
 	}
-	path := session.RemotePath("local", srv.Model)
+	path := api.RemotePath("local", srv.Model)
 	c.load(path)
-	if err := c.m.LoadModel(session.RemotePath("nowhere", "m")); !errors.Is(err, ErrNotFound) {
+	if err := c.m.LoadModel(api.RemotePath("nowhere", "m")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("an unknown connection: %v, want ErrNotFound", err)
 	}
 	if st, err := c.m.Status(); err != nil || st.Model == nil || st.Model.Path != path {

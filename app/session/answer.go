@@ -20,35 +20,35 @@ type request struct {
 // api.Answer, through an outbox (never blocking the batch, never
 // dropping), text merged while the requester lags.
 type sink struct {
-	box   *box.Box[AnswerEvent]
+	box   *box.Box[api.AnswerEvent]
 	asked time.Time
 	// usage and firstAt are set by the answer's goroutine before it hands
 	// its result to the scheduler, which sends AnswerDone.
-	usage   Usage
+	usage   api.Usage
 	firstAt time.Time
 }
 
 // pendingText is a queued AnswerText that later text may still grow.
 type pendingText struct {
-	AnswerText
+	api.AnswerText
 	text strings.Builder
 }
 
 func (*pendingText) answerEvent() {}
 
 func newSink() *sink {
-	b := box.New(box.Hooks[AnswerEvent]{
-		Wrap: func(ev AnswerEvent) AnswerEvent {
-			if t, ok := ev.(AnswerText); ok {
+	b := box.New(box.Hooks[api.AnswerEvent]{
+		Wrap: func(ev api.AnswerEvent) api.AnswerEvent {
+			if t, ok := ev.(api.AnswerText); ok {
 				p := &pendingText{AnswerText: t}
 				p.text.WriteString(t.Text)
 				return p
 			}
 			return ev
 		},
-		Merge: func(last, next AnswerEvent) bool {
+		Merge: func(last, next api.AnswerEvent) bool {
 			p, ok := last.(*pendingText)
-			t, isText := next.(AnswerText)
+			t, isText := next.(api.AnswerText)
 			if !ok || !isText || p.Reasoning != t.Reasoning {
 				return false
 			}
@@ -57,7 +57,7 @@ func newSink() *sink {
 			p.Tokens = t.Tokens
 			return true
 		},
-		Unwrap: func(ev AnswerEvent) AnswerEvent {
+		Unwrap: func(ev api.AnswerEvent) api.AnswerEvent {
 			if p, ok := ev.(*pendingText); ok {
 				p.AnswerText.Text = p.text.String()
 				return p.AnswerText
@@ -68,15 +68,15 @@ func newSink() *sink {
 	return &sink{box: b, asked: time.Now()}
 }
 
-func (s *sink) push(ev AnswerEvent) { s.box.Push(ev) }
+func (s *sink) push(ev api.AnswerEvent) { s.box.Push(ev) }
 
 // end sends the answer's AnswerDone and closes Events.
-func (s *sink) end(d Done) {
+func (s *sink) end(d api.Done) {
 	u := s.usage
 	if u.Conversation == 0 && d.Conv > 0 {
 		u.Conversation = d.Conv
 	}
-	s.box.Push(AnswerDone{Reason: d.Reason, Err: d.Err, Usage: u})
+	s.box.Push(api.AnswerDone{Reason: d.Reason, Err: d.Err, Usage: u})
 	s.box.Close()
 }
 
@@ -87,9 +87,9 @@ func (s *sink) end(d Done) {
 // the answer is prepared (ErrTooLong) comes as its AnswerDone. Cancelling
 // ctx (the client went away) stops the answer within one token, or drops
 // it from the queue.
-func (m *Manager) Answer(ctx context.Context, req Request) (Answer, error) {
+func (m *Manager) Answer(ctx context.Context, req api.Request) (api.Answer, error) {
 	if err := checkRequest(req); err != nil {
-		return Answer{}, err
+		return api.Answer{}, err
 	}
 	if req.Source == "" {
 		req.Source = "api"
@@ -98,10 +98,10 @@ func (m *Manager) Answer(ctx context.Context, req Request) (Answer, error) {
 	var j *job
 	err := m.call(func() error {
 		if m.s.closing {
-			return ErrClosed
+			return api.ErrClosed
 		}
 		if !m.modelComing() {
-			return ErrNoModel
+			return api.ErrNoModel
 		}
 		var err error
 		switch {
@@ -121,7 +121,7 @@ func (m *Manager) Answer(ctx context.Context, req Request) (Answer, error) {
 	})
 	if err != nil {
 		sk.box.Close()
-		return Answer{}, err
+		return api.Answer{}, err
 	}
 	context.AfterFunc(ctx, func() {
 		_ = m.call(func() error {
@@ -129,23 +129,23 @@ func (m *Manager) Answer(ctx context.Context, req Request) (Answer, error) {
 			return nil
 		})
 	})
-	return Answer{Events: sk.box.Out()}, nil
+	return api.Answer{Events: sk.box.Out()}, nil
 }
 
 // checkRequest refuses a request the session cannot answer as it is.
-func checkRequest(req Request) error {
+func checkRequest(req api.Request) error {
 	if err := Validate(req.Settings); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadRequest, err)
+		return fmt.Errorf("%w: %v", api.ErrBadRequest, err)
 	}
 	if req.TopLogprobs < 0 || req.TopLogprobs > 20 {
-		return fmt.Errorf("%w: top_logprobs %d: want 0 to 20", ErrBadRequest, req.TopLogprobs)
+		return fmt.Errorf("%w: top_logprobs %d: want 0 to 20", api.ErrBadRequest, req.TopLogprobs)
 	}
 	if len(req.Messages) == 0 {
 		if req.Prompt == "" {
-			return fmt.Errorf("%w: neither messages nor a prompt", ErrBadRequest)
+			return fmt.Errorf("%w: neither messages nor a prompt", api.ErrBadRequest)
 		}
 		if req.Conversation > 0 || req.Store {
-			return fmt.Errorf("%w: a plain completion cannot be stored in a conversation", ErrBadRequest)
+			return fmt.Errorf("%w: a plain completion cannot be stored in a conversation", api.ErrBadRequest)
 		}
 		return nil
 	}
@@ -153,11 +153,11 @@ func checkRequest(req Request) error {
 		switch msg.Role {
 		case "system", "user", "assistant":
 		default:
-			return fmt.Errorf("%w: message %d has role %q: want system, user or assistant", ErrBadRequest, i, msg.Role)
+			return fmt.Errorf("%w: message %d has role %q: want system, user or assistant", api.ErrBadRequest, i, msg.Role)
 		}
 	}
 	if last := req.Messages[len(req.Messages)-1]; (req.Conversation > 0 || req.Store) && last.Role != "user" {
-		return fmt.Errorf("%w: a stored conversation's turn must end with the user's message, not the %s's", ErrBadRequest, last.Role)
+		return fmt.Errorf("%w: a stored conversation's turn must end with the user's message, not the %s's", api.ErrBadRequest, last.Role)
 	}
 	return nil
 }
@@ -177,6 +177,6 @@ func (m *Manager) drop(j *job) {
 	if cs := m.s.convs[j.conv]; j.conv != 0 && cs != nil && cs.job == j {
 		cs.job = nil
 	}
-	m.ended(j, Done{Conv: j.conv, Reason: ReasonCancelled})
+	m.ended(j, api.Done{Conv: j.conv, Reason: api.ReasonCancelled})
 	m.uncut(j)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // requestSettings are a conversation's settings for an answer an API
 // request asks for in it: the conversation's system prompt, context,
 // overflow policy and thinking switch, the request's sampling.
-func requestSettings(conv, req Settings) Settings {
+func requestSettings(conv, req api.Settings) api.Settings {
 	set := req
 	set.SystemPrompt, set.Context, set.Overflow, set.ThinkingOff = conv.SystemPrompt, conv.Context, conv.Overflow, conv.ThinkingOff
 	return set
@@ -23,15 +24,15 @@ func requestSettings(conv, req Settings) Settings {
 
 // askInConversation stores a request's turn in conv and queues its
 // answer there, as Send does. It runs on the scheduling goroutine.
-func (m *Manager) askInConversation(conv int64, req Request) (*job, error) {
-	var turn []RequestMessage
+func (m *Manager) askInConversation(conv int64, req api.Request) (*job, error) {
+	var turn []api.RequestMessage
 	for _, msg := range req.Messages {
 		if msg.Role != "system" { // the conversation has its own system prompt
 			turn = append(turn, msg)
 		}
 	}
 	if len(turn) == 0 || strings.TrimSpace(turn[len(turn)-1].Content) == "" {
-		return nil, ErrEmptyMessage
+		return nil, api.ErrEmptyMessage
 	}
 	set, err := m.ready(conv, turn[len(turn)-1].Content)
 	if err != nil {
@@ -44,20 +45,20 @@ func (m *Manager) askInConversation(conv int64, req Request) (*job, error) {
 }
 
 // addTurn stores messages at the end of conv's branch.
-func (m *Manager) addTurn(conv int64, turn []RequestMessage) error {
+func (m *Manager) addTurn(conv int64, turn []api.RequestMessage) error {
 	ctx := context.Background()
 	for _, msg := range turn {
 		stored, err := m.st.AddMessage(ctx, store.Message{ConversationID: conv, Role: store.Role(msg.Role), Content: msg.Content})
 		if err != nil {
 			return fmt.Errorf("session: store the request: %w", err)
 		}
-		m.emit(MessageAdded{Message: stored})
+		m.emit(api.MessageAdded{Message: stored})
 	}
 	if c, err := m.st.Conversation(ctx, conv); err == nil && c.Title == "" {
 		for _, msg := range turn {
 			if msg.Role == "user" {
 				if err := m.st.RenameConversation(ctx, conv, titleFrom(msg.Content)); err == nil {
-					m.emit(ConversationChanged{Conv: conv})
+					m.emit(api.ConversationChanged{Conv: conv})
 				}
 				break
 			}
@@ -79,9 +80,9 @@ const apiConversationsKept = 32
 // answer: in the conversation of an earlier request it extends — the
 // same system prompt, that conversation's messages as its first — else
 // in a new one. It runs on the scheduling goroutine.
-func (m *Manager) askStored(req Request) (*job, error) {
+func (m *Manager) askStored(req api.Request) (*job, error) {
 	var system []string
-	var rest []RequestMessage
+	var rest []api.RequestMessage
 	for _, msg := range req.Messages {
 		if msg.Role == "system" {
 			system = append(system, msg.Content)
@@ -90,7 +91,7 @@ func (m *Manager) askStored(req Request) (*job, error) {
 		}
 	}
 	if len(rest) == 0 {
-		return nil, fmt.Errorf("%w: no user message", ErrBadRequest)
+		return nil, fmt.Errorf("%w: no user message", api.ErrBadRequest)
 	}
 	sys := strings.Join(system, "\n\n")
 	ctx := context.Background()
@@ -121,7 +122,7 @@ func (m *Manager) askStored(req Request) (*job, error) {
 		if n <= 0 || n >= len(rest) {
 			continue
 		}
-		j, err := m.askInConversation(id, Request{Messages: rest[n:], Settings: req.Settings, Source: req.Source})
+		j, err := m.askInConversation(id, api.Request{Messages: rest[n:], Settings: req.Settings, Source: req.Source})
 		if err != nil {
 			return nil, err
 		}

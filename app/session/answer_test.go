@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
@@ -14,15 +15,15 @@ import (
 )
 
 // answerAll sends req and reads its answer to the end.
-func answerAll(t *testing.T, m *Manager, req Request) (string, AnswerStarted, AnswerDone) {
+func answerAll(t *testing.T, m *Manager, req api.Request) (string, api.AnswerStarted, api.AnswerDone) {
 	t.Helper()
 	ans, err := m.Answer(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var text string
-	var started AnswerStarted
-	var done AnswerDone
+	var started api.AnswerStarted
+	var done api.AnswerDone
 	seen := false
 	timeout := time.After(waitLimit)
 	for {
@@ -35,13 +36,13 @@ func answerAll(t *testing.T, m *Manager, req Request) (string, AnswerStarted, An
 				return text, started, done
 			}
 			switch e := ev.(type) {
-			case AnswerStarted:
+			case api.AnswerStarted:
 				started = e
-			case AnswerText:
+			case api.AnswerText:
 				if !e.Reasoning {
 					text += e.Text
 				}
-			case AnswerDone:
+			case api.AnswerDone:
 				done, seen = e, true
 			}
 		case <-timeout:
@@ -50,7 +51,7 @@ func answerAll(t *testing.T, m *Manager, req Request) (string, AnswerStarted, An
 	}
 }
 
-func chatOf(msgs []RequestMessage) []chat.Message {
+func chatOf(msgs []api.RequestMessage) []chat.Message {
 	out := make([]chat.Message, len(msgs))
 	for i, m := range msgs {
 		out[i] = chat.Message{Role: m.Role, Content: m.Content}
@@ -70,11 +71,11 @@ func TestAnswerReusesAcrossRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := greedy(16)
-	msgs := []RequestMessage{{Role: "system", Content: "You are terse."}, {Role: "user", Content: "Name a colour."}}
+	msgs := []api.RequestMessage{{Role: "system", Content: "You are terse."}, {Role: "user", Content: "Name a colour."}}
 	f := newFixture(t, Options{Disk: disk})
 	f.load(path)
-	text, started, done := answerAll(t, f.m, Request{Messages: msgs, Settings: set})
-	if done.Err != nil || done.Reason != ReasonLength {
+	text, started, done := answerAll(t, f.m, api.Request{Messages: msgs, Settings: set})
+	if done.Err != nil || done.Reason != api.ReasonLength {
 		t.Fatalf("first request: %+v", done)
 	}
 	if _, want := engineAnswer(t, path, set, engine.KVF16, chatOf(msgs)); text != want {
@@ -88,8 +89,8 @@ func TestAnswerReusesAcrossRequests(t *testing.T) {
 		t.Fatalf("an unstored request made conversations: %v %v", msgs, err)
 	}
 
-	msgs = append(msgs, RequestMessage{Role: "assistant", Content: text}, RequestMessage{Role: "user", Content: "Another."})
-	text2, _, done2 := answerAll(t, f.m, Request{Messages: msgs, Settings: set})
+	msgs = append(msgs, api.RequestMessage{Role: "assistant", Content: text}, api.RequestMessage{Role: "user", Content: "Another."})
+	text2, _, done2 := answerAll(t, f.m, api.Request{Messages: msgs, Settings: set})
 	if done2.Usage.CachedTokens < first {
 		t.Fatalf("the follow-up reused %d tokens; the first prompt alone was %d", done2.Usage.CachedTokens, first)
 	}
@@ -101,8 +102,8 @@ func TestAnswerReusesAcrossRequests(t *testing.T) {
 	// A restart: the slot's snapshot serves the next turn.
 	g := newFixture(t, Options{Disk: disk})
 	g.load(path)
-	msgs = append(msgs, RequestMessage{Role: "assistant", Content: text2}, RequestMessage{Role: "user", Content: "And one more."})
-	text3, _, done3 := answerAll(t, g.m, Request{Messages: msgs, Settings: set})
+	msgs = append(msgs, api.RequestMessage{Role: "assistant", Content: text2}, api.RequestMessage{Role: "user", Content: "And one more."})
+	text3, _, done3 := answerAll(t, g.m, api.Request{Messages: msgs, Settings: set})
 	if done3.Usage.CachedTokens < done2.Usage.PromptTokens {
 		t.Fatalf("after a restart the request reused %d tokens; the previous prompt was %d", done3.Usage.CachedTokens, done2.Usage.PromptTokens)
 	}
@@ -111,12 +112,12 @@ func TestAnswerReusesAcrossRequests(t *testing.T) {
 	}
 	// An unrelated request (which may share the template's opening) takes
 	// another slot and leaves that cache alone.
-	other := []RequestMessage{{Role: "user", Content: "Something else entirely."}}
-	if _, _, d := answerAll(t, g.m, Request{Messages: other, Settings: set}); d.Err != nil || d.Usage.CachedTokens >= done3.Usage.CachedTokens {
+	other := []api.RequestMessage{{Role: "user", Content: "Something else entirely."}}
+	if _, _, d := answerAll(t, g.m, api.Request{Messages: other, Settings: set}); d.Err != nil || d.Usage.CachedTokens >= done3.Usage.CachedTokens {
 		t.Fatalf("an unrelated request: %+v", d)
 	}
-	msgs = append(msgs, RequestMessage{Role: "assistant", Content: text3}, RequestMessage{Role: "user", Content: "Last."})
-	if _, _, d := answerAll(t, g.m, Request{Messages: msgs, Settings: set}); d.Usage.CachedTokens < done3.Usage.PromptTokens {
+	msgs = append(msgs, api.RequestMessage{Role: "assistant", Content: text3}, api.RequestMessage{Role: "user", Content: "Last."})
+	if _, _, d := answerAll(t, g.m, api.Request{Messages: msgs, Settings: set}); d.Usage.CachedTokens < done3.Usage.PromptTokens {
 		t.Fatalf("after an unrelated request the conversation's next turn reused %d tokens, want at least %d", d.Usage.CachedTokens, done3.Usage.PromptTokens)
 	}
 }
@@ -125,19 +126,19 @@ func TestAnswerReusesAcrossRequests(t *testing.T) {
 // continuation of its prompt, with a logprob for each token.
 func TestAnswerCompletionAndLogprobs(t *testing.T) {
 	f, path := storiesFixture(t)
-	ans, err := f.m.Answer(context.Background(), Request{Prompt: "Once upon a time", Settings: greedy(12), Logprobs: true, TopLogprobs: 2})
+	ans, err := f.m.Answer(context.Background(), api.Request{Prompt: "Once upon a time", Settings: greedy(12), Logprobs: true, TopLogprobs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var text string
-	var lps []TokenLogprob
-	var done AnswerDone
+	var lps []api.TokenLogprob
+	var done api.AnswerDone
 	for ev := range ans.Events {
 		switch e := ev.(type) {
-		case AnswerText:
+		case api.AnswerText:
 			text += e.Text
 			lps = append(lps, e.Logprobs...)
-		case AnswerDone:
+		case api.AnswerDone:
 			done = e
 		}
 	}
@@ -171,55 +172,55 @@ func TestAnswerCompletionAndLogprobs(t *testing.T) {
 // anything or disturbs the next request.
 func TestAnswerErrors(t *testing.T) {
 	f := newFixture(t, Options{})
-	if _, err := f.m.Answer(context.Background(), Request{Prompt: "x", Settings: greedy(4)}); !errors.Is(err, ErrNoModel) {
+	if _, err := f.m.Answer(context.Background(), api.Request{Prompt: "x", Settings: greedy(4)}); !errors.Is(err, api.ErrNoModel) {
 		t.Fatalf("without a model: %v", err)
 	}
 	f.load(testdata.Stories260K(t))
-	bad := []Request{
+	bad := []api.Request{
 		{Settings: greedy(4)},
-		{Messages: []RequestMessage{{Role: "robot", Content: "x"}}, Settings: greedy(4)},
-		{Prompt: "x", Settings: Settings{TopP: 0}},
+		{Messages: []api.RequestMessage{{Role: "robot", Content: "x"}}, Settings: greedy(4)},
+		{Prompt: "x", Settings: api.Settings{TopP: 0}},
 		{Prompt: "x", Settings: greedy(4), TopLogprobs: 21},
 		{Prompt: "x", Settings: greedy(4), Store: true},
-		{Messages: []RequestMessage{{Role: "user", Content: "x"}, {Role: "assistant", Content: "y"}}, Settings: greedy(4), Store: true},
+		{Messages: []api.RequestMessage{{Role: "user", Content: "x"}, {Role: "assistant", Content: "y"}}, Settings: greedy(4), Store: true},
 	}
 	for i, req := range bad {
-		if _, err := f.m.Answer(context.Background(), req); !errors.Is(err, ErrBadRequest) {
+		if _, err := f.m.Answer(context.Background(), req); !errors.Is(err, api.ErrBadRequest) {
 			t.Errorf("bad request %d: %v", i, err)
 		}
 	}
 	long := greedy(4)
 	long.Context = 16
-	_, started, done := answerAll(t, f.m, Request{Prompt: strings.Repeat("Once upon a time ", 20), Settings: long})
-	if !errors.Is(done.Err, ErrTooLong) || started.PromptTokens != 0 {
+	_, started, done := answerAll(t, f.m, api.Request{Prompt: strings.Repeat("Once upon a time ", 20), Settings: long})
+	if !errors.Is(done.Err, api.ErrTooLong) || started.PromptTokens != 0 {
 		t.Fatalf("a prompt longer than the context: %+v (started %+v)", done, started)
 	}
 	capped := greedy(600) // with a context of 512
-	_, _, done = answerAll(t, f.m, Request{Prompt: "Once upon a time", Settings: capped})
-	if !errors.Is(done.Err, ErrTooLong) {
+	_, _, done = answerAll(t, f.m, api.Request{Prompt: "Once upon a time", Settings: capped})
+	if !errors.Is(done.Err, api.ErrTooLong) {
 		t.Fatalf("max_tokens past the context: %+v", done)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ans, err := f.m.Answer(ctx, Request{Prompt: "Once upon a time", Settings: uncapped()})
+	ans, err := f.m.Answer(ctx, api.Request{Prompt: "Once upon a time", Settings: uncapped()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := 0
 	for ev := range ans.Events {
 		switch e := ev.(type) {
-		case AnswerText:
+		case api.AnswerText:
 			if got++; got == 3 {
 				cancel()
 			}
-		case AnswerDone:
-			if e.Reason != ReasonCancelled || e.Usage.CompletionTokens > 200 {
+		case api.AnswerDone:
+			if e.Reason != api.ReasonCancelled || e.Usage.CompletionTokens > 200 {
 				t.Fatalf("a request whose client went away: %+v", e)
 			}
 		}
 	}
-	if text, _, d := answerAll(t, f.m, Request{Prompt: "Once upon a time", Settings: greedy(4)}); d.Err != nil || text == "" {
+	if text, _, d := answerAll(t, f.m, api.Request{Prompt: "Once upon a time", Settings: greedy(4)}); d.Err != nil || text == "" {
 		t.Fatalf("the next request: %q %+v", text, d)
 	}
 	if list, _ := f.m.ListConversations(); len(list) != 0 {
@@ -236,7 +237,7 @@ func TestAnswerInConversation(t *testing.T) {
 	f.load(path)
 	conv := f.conv(greedy(8))
 	first := f.send(conv, "Once upon a time")
-	text, started, done := answerAll(t, f.m, Request{Conversation: conv, Messages: []RequestMessage{{Role: "user", Content: "The end"}}, Settings: greedy(8)})
+	text, started, done := answerAll(t, f.m, api.Request{Conversation: conv, Messages: []api.RequestMessage{{Role: "user", Content: "The end"}}, Settings: greedy(8)})
 	if done.Err != nil || started.Conversation != conv || done.Usage.Conversation != conv || done.Usage.CachedTokens == 0 {
 		t.Fatalf("request in conversation %d: started %+v done %+v", conv, started, done)
 	}
@@ -251,7 +252,7 @@ func TestAnswerInConversation(t *testing.T) {
 	if want := reference(t, path, greedy(8), "Once upon a time", first.text, "The end"); text != want {
 		t.Fatalf("answer %q, the engine alone %q", text, want)
 	}
-	if _, err := f.m.Answer(context.Background(), Request{Conversation: 999, Messages: []RequestMessage{{Role: "user", Content: "x"}}, Settings: greedy(4)}); err == nil {
+	if _, err := f.m.Answer(context.Background(), api.Request{Conversation: 999, Messages: []api.RequestMessage{{Role: "user", Content: "x"}}, Settings: greedy(4)}); err == nil {
 		t.Fatal("a request in a conversation that does not exist was taken")
 	}
 }
@@ -261,15 +262,15 @@ func TestAnswerInConversation(t *testing.T) {
 // another starts its own.
 func TestAnswerStored(t *testing.T) {
 	f, _ := storiesFixture(t)
-	msgs := []RequestMessage{{Role: "system", Content: "Tell stories."}, {Role: "user", Content: "Once upon a time"}}
-	text, _, done := answerAll(t, f.m, Request{Messages: msgs, Settings: greedy(8), Store: true})
+	msgs := []api.RequestMessage{{Role: "system", Content: "Tell stories."}, {Role: "user", Content: "Once upon a time"}}
+	text, _, done := answerAll(t, f.m, api.Request{Messages: msgs, Settings: greedy(8), Store: true})
 	conv := done.Usage.Conversation
 	if done.Err != nil || conv == 0 {
 		t.Fatalf("stored request: %+v", done)
 	}
 	f.wait(conv)
-	msgs = append(msgs, RequestMessage{Role: "assistant", Content: text}, RequestMessage{Role: "user", Content: "The end"})
-	_, _, done = answerAll(t, f.m, Request{Messages: msgs, Settings: greedy(8), Store: true})
+	msgs = append(msgs, api.RequestMessage{Role: "assistant", Content: text}, api.RequestMessage{Role: "user", Content: "The end"})
+	_, _, done = answerAll(t, f.m, api.Request{Messages: msgs, Settings: greedy(8), Store: true})
 	if done.Usage.Conversation != conv || done.Usage.CachedTokens == 0 {
 		t.Fatalf("the follow-up went to conversation %d (want %d), reused %d", done.Usage.Conversation, conv, done.Usage.CachedTokens)
 	}
@@ -280,7 +281,7 @@ func TestAnswerStored(t *testing.T) {
 	if stored := f.messages(conv); len(stored) != 4 {
 		t.Fatalf("stored %d messages, want 4: %+v", len(stored), stored)
 	}
-	_, _, done = answerAll(t, f.m, Request{Messages: []RequestMessage{{Role: "user", Content: "Lily"}}, Settings: greedy(4), Store: true})
+	_, _, done = answerAll(t, f.m, api.Request{Messages: []api.RequestMessage{{Role: "user", Content: "Lily"}}, Settings: greedy(4), Store: true})
 	if done.Usage.Conversation == conv || done.Usage.Conversation == 0 {
 		t.Fatalf("an unrelated request went to conversation %d", done.Usage.Conversation)
 	}

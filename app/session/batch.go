@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/engine"
 )
 
@@ -108,7 +109,7 @@ func (b *Batch) Start(ctx context.Context, seq *engine.Sequence, prompt []int32,
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return nil, ErrClosed
+		return nil, api.ErrClosed
 	}
 	b.joining = append(b.joining, r)
 	b.mu.Unlock()
@@ -135,7 +136,7 @@ func (b *Batch) Pause(ctx context.Context) (resume func(), err error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return nil, ErrClosed
+		return nil, api.ErrClosed
 	}
 	b.pauses = append(b.pauses, p)
 	b.mu.Unlock()

@@ -6,16 +6,17 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 )
 
 // NewConversation creates an empty conversation with the default
 // settings. An empty title is replaced by the start of the first message.
-func (m *Manager) NewConversation(title string) (Conversation, error) {
-	var c Conversation
+func (m *Manager) NewConversation(title string) (api.Conversation, error) {
+	var c api.Conversation
 	err := m.call(func() error {
 		if m.s.closing {
-			return ErrClosed
+			return api.ErrClosed
 		}
 		var err error
 		c, err = m.newConversation(title, m.defaults)
@@ -26,14 +27,14 @@ func (m *Manager) NewConversation(title string) (Conversation, error) {
 
 // newConversation stores a conversation with the given settings and says
 // so. It runs on the scheduling goroutine.
-func (m *Manager) newConversation(title string, set Settings) (Conversation, error) {
+func (m *Manager) newConversation(title string, set api.Settings) (api.Conversation, error) {
 	c, err := m.st.CreateConversation(context.Background(), store.Conversation{
 		Title: title, SystemPrompt: set.SystemPrompt, Sampler: encodeSettings(set),
 	})
 	if err != nil {
 		return c, fmt.Errorf("session: new conversation: %w", err)
 	}
-	m.emit(ConversationChanged{Conv: c.ID})
+	m.emit(api.ConversationChanged{Conv: c.ID})
 	return c, nil
 }
 
@@ -41,8 +42,8 @@ func (m *Manager) newConversation(title string, set Settings) (Conversation, err
 // stored message; the answer arrives as MessageAdded, Token…, Stats and
 // Done events. It fails with ErrBusy while the conversation generates and
 // ErrNoModel when no model is loaded or loading.
-func (m *Manager) Send(conv int64, text string) (Message, error) {
-	var msg Message
+func (m *Manager) Send(conv int64, text string) (api.Message, error) {
+	var msg api.Message
 	err := m.call(func() error {
 		set, err := m.ready(conv, text)
 		if err != nil {
@@ -53,10 +54,10 @@ func (m *Manager) Send(conv int64, text string) (Message, error) {
 		if err != nil {
 			return fmt.Errorf("session: send: %w", err)
 		}
-		m.emit(MessageAdded{Message: msg})
+		m.emit(api.MessageAdded{Message: msg})
 		if c, err := m.st.Conversation(ctx, conv); err == nil && c.Title == "" {
 			if err := m.st.RenameConversation(ctx, conv, titleFrom(text)); err == nil {
-				m.emit(ConversationChanged{Conv: conv})
+				m.emit(api.ConversationChanged{Conv: conv})
 			}
 		}
 		m.enqueue(conv, set, SourceWindow)
@@ -90,7 +91,7 @@ func (m *Manager) Regenerate(conv, msg int64) error {
 			return fmt.Errorf("session: regenerate: %w", err)
 		}
 		if q := answered(all, parent); q == nil || q.Role != store.RoleUser {
-			return ErrNoPrompt
+			return api.ErrNoPrompt
 		}
 		if err := m.st.SelectMessage(ctx, parent); err != nil {
 			return fmt.Errorf("session: regenerate: %w", err)
@@ -100,15 +101,15 @@ func (m *Manager) Regenerate(conv, msg int64) error {
 		m.liveMu.Lock()
 		m.cuts[conv] = j
 		m.liveMu.Unlock()
-		m.emit(MessagesChanged{Conv: conv})
+		m.emit(api.MessagesChanged{Conv: conv})
 		return nil
 	})
 }
 
 // answered is the message an answer after id answers: id itself, or the
 // first message before it that is not a notice (nil: none).
-func answered(all []Message, id int64) *Message {
-	by := make(map[int64]*Message, len(all))
+func answered(all []api.Message, id int64) *api.Message {
+	by := make(map[int64]*api.Message, len(all))
 	for i := range all {
 		by[all[i].ID] = &all[i]
 	}
@@ -135,13 +136,13 @@ func (m *Manager) Edit(conv, msg int64, text string) error {
 			return err
 		}
 		if target.Role != store.RoleUser {
-			return ErrNotUserMessage
+			return api.ErrNotUserMessage
 		}
 		ctx := context.Background()
 		if _, err := m.st.AddVersion(ctx, msg, store.Message{ConversationID: conv, Role: store.RoleUser, Content: text}); err != nil {
 			return fmt.Errorf("session: edit: %w", err)
 		}
-		m.emit(MessagesChanged{Conv: conv})
+		m.emit(api.MessagesChanged{Conv: conv})
 		m.enqueue(conv, set, SourceWindow)
 		return nil
 	})
@@ -155,7 +156,7 @@ func (m *Manager) Edit(conv, msg int64, text string) error {
 func (m *Manager) SwitchVersion(conv, msg int64, version int) error {
 	return m.call(func() error {
 		if cs := m.s.convs[conv]; cs != nil && cs.job != nil {
-			return ErrBusy
+			return api.ErrBusy
 		}
 		if _, err := m.message(conv, msg); err != nil {
 			return err
@@ -175,7 +176,7 @@ func (m *Manager) SwitchVersion(conv, msg int64, version int) error {
 		if err := m.st.SelectMessage(ctx, pick); err != nil {
 			return fmt.Errorf("session: switch version: %w", err)
 		}
-		m.emit(MessagesChanged{Conv: conv})
+		m.emit(api.MessagesChanged{Conv: conv})
 		return nil
 	})
 }
@@ -185,7 +186,7 @@ func (m *Manager) SwitchVersion(conv, msg int64, version int) error {
 func (m *Manager) DeleteMessage(conv, msg int64) error {
 	return m.call(func() error {
 		if cs := m.s.convs[conv]; cs != nil && cs.job != nil {
-			return ErrBusy
+			return api.ErrBusy
 		}
 		if _, err := m.message(conv, msg); err != nil {
 			return err
@@ -193,18 +194,18 @@ func (m *Manager) DeleteMessage(conv, msg int64) error {
 		if err := m.st.DeleteMessage(context.Background(), msg); err != nil {
 			return fmt.Errorf("session: %w", err)
 		}
-		m.emit(MessagesChanged{Conv: conv})
+		m.emit(api.MessagesChanged{Conv: conv})
 		return nil
 	})
 }
 
-func (m *Manager) message(conv, id int64) (Message, error) {
+func (m *Manager) message(conv, id int64) (api.Message, error) {
 	msg, err := m.st.Message(context.Background(), id)
 	if err != nil {
 		return msg, fmt.Errorf("session: %w", err)
 	}
 	if msg.ConversationID != conv {
-		return msg, fmt.Errorf("%w: message %d is in conversation %d, not %d", ErrWrongConversation, id, msg.ConversationID, conv)
+		return msg, fmt.Errorf("%w: message %d is in conversation %d, not %d", api.ErrWrongConversation, id, msg.ConversationID, conv)
 	}
 	return msg, nil
 }
@@ -225,7 +226,7 @@ func (m *Manager) Delete(conv int64) error {
 			cs.seq.Close()
 			cs.seq = nil
 		}
-		m.emit(ConversationChanged{Conv: conv, Deleted: true})
+		m.emit(api.ConversationChanged{Conv: conv, Deleted: true})
 		return nil
 	})
 }
@@ -258,14 +259,14 @@ func (m *Manager) changeConv(conv int64, change func(context.Context) error) err
 		if err := change(context.Background()); err != nil {
 			return fmt.Errorf("session: %w", err)
 		}
-		m.emit(ConversationChanged{Conv: conv})
+		m.emit(api.ConversationChanged{Conv: conv})
 		return nil
 	})
 }
 
 // SetSettings stores a conversation's settings; they apply from its next
 // answer.
-func (m *Manager) SetSettings(conv int64, set Settings) error {
+func (m *Manager) SetSettings(conv int64, set api.Settings) error {
 	if err := Validate(set); err != nil {
 		return err
 	}
@@ -279,45 +280,45 @@ func (m *Manager) SetSettings(conv int64, set Settings) error {
 		if err := m.st.UpdateConversation(ctx, c); err != nil {
 			return fmt.Errorf("session: %w", err)
 		}
-		m.emit(ConversationChanged{Conv: conv})
+		m.emit(api.ConversationChanged{Conv: conv})
 		return nil
 	})
 }
 
 // Settings returns a conversation's settings.
-func (m *Manager) Settings(conv int64) (Settings, error) {
+func (m *Manager) Settings(conv int64) (api.Settings, error) {
 	c, err := m.st.Conversation(context.Background(), conv)
 	if err != nil {
-		return Settings{}, fmt.Errorf("session: %w", err)
+		return api.Settings{}, fmt.Errorf("session: %w", err)
 	}
 	return decodeSettings(c.SystemPrompt, c.Sampler, m.defaults)
 }
 
 // ListConversations lists conversations, pinned first, then the most
 // recently active.
-func (m *Manager) ListConversations() ([]Conversation, error) {
+func (m *Manager) ListConversations() ([]api.Conversation, error) {
 	return m.st.ListConversations(context.Background(), store.ListOptions{})
 }
 
 // Trash lists deleted conversations that have not been purged.
-func (m *Manager) Trash() ([]Conversation, error) {
+func (m *Manager) Trash() ([]api.Conversation, error) {
 	return m.st.ListConversations(context.Background(), store.ListOptions{Deleted: true})
 }
 
 // Conversation returns one conversation.
-func (m *Manager) Conversation(conv int64) (Conversation, error) {
+func (m *Manager) Conversation(conv int64) (api.Conversation, error) {
 	return m.st.Conversation(context.Background(), conv)
 }
 
 // Search finds messages containing every term of query (see
 // store.Search).
-func (m *Manager) Search(query string, limit int) ([]SearchHit, error) {
+func (m *Manager) Search(query string, limit int) ([]api.SearchHit, error) {
 	return m.st.Search(context.Background(), query, limit)
 }
 
 // Messages returns a conversation's messages. An answer that is streaming
 // has the text generated so far, which may be ahead of what is saved.
-func (m *Manager) Messages(conv int64) ([]Message, error) {
+func (m *Manager) Messages(conv int64) ([]api.Message, error) {
 	// Snapshot the live text before reading the store: whichever of the
 	// two is longer is the newer (both are prefixes of the final answer).
 	m.liveMu.Lock()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/testdata"
 )
@@ -169,16 +170,16 @@ func sessionCrashChild(spec string) {
 	enc := json.NewEncoder(os.Stdout)
 	for ev := range m.Events() {
 		switch e := ev.(type) {
-		case Token:
+		case api.Token:
 			if err := enc.Encode(struct {
 				Conv, Msg int64
 				Text      string
 			}{e.Conv, e.Msg, e.Text}); err != nil {
 				fail(err)
 			}
-		case Done:
+		case api.Done:
 			fail(fmt.Errorf("the answer ended (%s) before the kill", e.Reason))
-		case Error:
+		case api.Error:
 			fail(e.Err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/assets/demo"
 	"github.com/churon/churon/engine"
@@ -25,7 +26,7 @@ const demoMaxTokens = 200
 // program's memory, anything else from its file.
 func loadEngine(ctx context.Context, path string, opt engine.LoadOptions) (*engine.Model, error) {
 	if demo.IsPath(path) {
-		return engine.LoadMemory(ctx, DemoPath, demo.Bytes(), opt)
+		return engine.LoadMemory(ctx, api.DemoPath, demo.Bytes(), opt)
 	}
 	return engine.Load(ctx, path, opt)
 }
@@ -33,17 +34,17 @@ func loadEngine(ctx context.Context, path string, opt engine.LoadOptions) (*engi
 // StartDemo loads the built-in demo model, unless it is loaded or loading
 // already, and makes a conversation that opens with a notice saying what
 // the demo is. Its first answer waits for the load like any other.
-func (m *Manager) StartDemo() (Conversation, error) {
-	var c Conversation
+func (m *Manager) StartDemo() (api.Conversation, error) {
+	var c api.Conversation
 	err := m.call(func() error {
 		if m.s.closing {
-			return ErrClosed
+			return api.ErrClosed
 		}
 		s := &m.s
 		loaded := s.model != nil && demo.IsPath(s.model.Info().Path)
 		loading := (s.loading != nil && demo.IsPath(s.loading.path)) || (s.want != nil && demo.IsPath(s.want.path))
 		if !loaded && !loading {
-			m.requestModel(DemoPath)
+			m.requestModel(api.DemoPath)
 		}
 		set := m.defaults
 		// A story model writes on until its context is full; a story's
@@ -55,12 +56,12 @@ func (m *Manager) StartDemo() (Conversation, error) {
 		if c, err = m.newConversation("", set); err != nil {
 			return err
 		}
-		meta, _ := json.Marshal(Notice{Kind: NoticeDemo})
+		meta, _ := json.Marshal(api.Notice{Kind: api.NoticeDemo})
 		msg, err := m.st.AddMessage(context.Background(), store.Message{ConversationID: c.ID, Role: store.RoleNotice, Content: demoNoticeText, Sampler: string(meta)})
 		if err != nil {
 			return fmt.Errorf("session: demo: %w", err)
 		}
-		m.emit(MessageAdded{Message: msg})
+		m.emit(api.MessageAdded{Message: msg})
 		return nil
 	})
 	return c, err

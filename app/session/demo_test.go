@@ -3,6 +3,7 @@ package session
 import (
 	"testing"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/testdata"
 )
@@ -16,22 +17,22 @@ func TestStartDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs := f.ev.until(t, func(ev Event) bool {
-		if e, ok := ev.(Error); ok {
+	evs := f.ev.until(t, func(ev api.Event) bool {
+		if e, ok := ev.(api.Error); ok {
 			t.Fatalf("%s: %v", e.Op, e.Err)
 		}
-		_, ok := ev.(ModelLoaded)
+		_, ok := ev.(api.ModelLoaded)
 		return ok
 	})
-	info := evs[len(evs)-1].(ModelLoaded).Info
-	if info.Path != DemoPath || info.Architecture != "llama" || info.FileBytes != 1185376 {
+	info := evs[len(evs)-1].(api.ModelLoaded).Info
+	if info.Path != api.DemoPath || info.Architecture != "llama" || info.FileBytes != 1185376 {
 		t.Fatalf("loaded %+v", info)
 	}
 	msgs := f.messages(c.ID)
 	if len(msgs) != 1 || msgs[0].Role != store.RoleNotice {
 		t.Fatalf("the demo chat opens with %+v", msgs)
 	}
-	if n, ok := ParseNotice(msgs[0]); !ok || n.Kind != NoticeDemo {
+	if n, ok := api.ParseNotice(msgs[0]); !ok || n.Kind != api.NoticeDemo {
 		t.Fatalf("notice %+v", msgs[0])
 	}
 	if set, err := f.m.Settings(c.ID); err != nil || set.MaxTokens != 24 {

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/fake"
 	"github.com/churon/churon/internal/testdata"
@@ -51,7 +52,7 @@ func TestGPUFaultMidAnswer(t *testing.T) {
 	}
 	evs := f.ev.until(t, isDone(conv))
 	tr := collect(t, evs, conv)
-	if tr.done.Reason != ReasonLength || tr.done.Err != nil {
+	if tr.done.Reason != api.ReasonLength || tr.done.Err != nil {
 		t.Fatalf("the answer ended with %+v", tr.done)
 	}
 	if tr.text != want {
@@ -60,16 +61,16 @@ func TestGPUFaultMidAnswer(t *testing.T) {
 	var tokensBefore, fallback, after = 0, -1, -1
 	for i, ev := range evs {
 		switch e := ev.(type) {
-		case Token:
+		case api.Token:
 			if fallback < 0 {
 				tokensBefore += e.Tokens
 			}
-		case DeviceFallback:
+		case api.DeviceFallback:
 			if !errors.Is(e.Err, fake.ErrFault) || e.Path != path || !strings.Contains(e.Err.Error(), "test GPU failed") {
 				t.Fatalf("DeviceFallback %+v", e)
 			}
 			fallback = i
-		case ModelLoaded:
+		case api.ModelLoaded:
 			if fallback >= 0 {
 				after = i
 				if e.Info.Accelerator != "" || !strings.HasPrefix(e.Info.Backend, "CPU") || len(e.Info.DeviceNotes) == 0 {

@@ -1,6 +1,8 @@
 package session
 
 import (
+	api "github.com/churon/churon/app/api/session"
+
 	"context"
 	"errors"
 	"sync"
@@ -14,7 +16,7 @@ func (m *Manager) Exclusive(ctx context.Context) (release func(), err error) {
 	var b *Batch
 	if err := m.call(func() error {
 		if m.s.closing {
-			return ErrClosed
+			return api.ErrClosed
 		}
 		m.s.exclusive++
 		b = m.s.batch
@@ -26,7 +28,7 @@ func (m *Manager) Exclusive(ctx context.Context) (release func(), err error) {
 	if b != nil {
 		if resume, err = b.Pause(ctx); err != nil {
 			resume = func() {}
-			if errors.Is(err, ErrClosed) { // the model went meanwhile: nothing runs
+			if errors.Is(err, api.ErrClosed) { // the model went meanwhile: nothing runs
 				err = nil
 			}
 		}

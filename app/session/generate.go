@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
@@ -42,10 +43,10 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	conv, set := j.conv, j.settings
 	fail := func(msg int64, err error) {
 		if j.ctx.Err() != nil {
-			res.events = append(res.events, Done{Conv: conv, Msg: msg, Reason: ReasonCancelled})
+			res.events = append(res.events, api.Done{Conv: conv, Msg: msg, Reason: api.ReasonCancelled})
 			return
 		}
-		res.events = append(res.events, Done{Conv: conv, Msg: msg, Reason: ReasonError, Err: err})
+		res.events = append(res.events, api.Done{Conv: conv, Msg: msg, Reason: api.ReasonError, Err: err})
 	}
 
 	seed, err := pickSeed(set.Seed)
@@ -88,10 +89,10 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 			n, err = m.st.AddMessage(bg, *pr.notice)
 		}
 		if err != nil {
-			m.emit(Error{Conv: conv, Op: "save notice", Err: err})
+			m.emit(api.Error{Conv: conv, Op: "save notice", Err: err})
 		} else {
 			parent = n.ID
-			m.emit(MessageAdded{Message: n})
+			m.emit(api.MessageAdded{Message: n})
 		}
 	}
 	ans, err := m.st.AddMessage(bg, store.Message{
@@ -107,21 +108,21 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 		fail(0, fmt.Errorf("session: save answer: %w", err))
 		return
 	}
-	m.emit(MessageAdded{Message: ans})
+	m.emit(api.MessageAdded{Message: ans})
 	final := store.Message{ID: ans.ID, Model: ans.Model, Quant: ans.Quant, Sampler: ans.Sampler}
-	save := func(reason Reason) {
+	save := func(reason api.Reason) {
 		final.FinishReason = string(reason)
 		if err := m.st.FinishMessage(bg, final); err != nil {
-			m.emit(Error{Conv: conv, Op: "save answer", Err: err})
+			m.emit(api.Error{Conv: conv, Op: "save answer", Err: err})
 		}
 	}
 	abort := func(err error) {
-		reason := ReasonError
+		reason := api.ReasonError
 		if j.ctx.Err() != nil {
-			reason, err = ReasonCancelled, nil
+			reason, err = api.ReasonCancelled, nil
 		}
 		save(reason)
-		res.events = append(res.events, Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})
+		res.events = append(res.events, api.Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})
 	}
 
 	if perr != nil {
@@ -132,7 +133,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	ids := pr.ids
 	// The cache: the one in memory, else the snapshot on disk, else a new
 	// one (a cold prefill).
-	from, restoreTook := CacheRAM, time.Duration(0)
+	from, restoreTook := api.CacheRAM, time.Duration(0)
 	opts := engine.SequenceOptions{Context: ctxLen, KVType: m.opt.KVType}
 	if seq != nil && seq.Context() != ctxLen {
 		// The context setting changed: free the old cache first (no save
@@ -141,11 +142,11 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 		seq = nil
 	}
 	if seq == nil {
-		from = CacheDisk
+		from = api.CacheDisk
 		seq, restoreTook = m.restore(j.ctx, conv, model, opts)
 	}
 	if seq == nil {
-		from = CacheNone
+		from = api.CacheNone
 		seq, err = model.NewSequence(opts)
 		if err != nil {
 			abort(err)
@@ -176,7 +177,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	// at or before the cut and runs the tokens after it again.
 	kept := min(reused, seq.Reused())
 	if kept == 0 {
-		from = CacheNone
+		from = api.CacheNone
 	}
 
 	m.liveMu.Lock()
@@ -193,7 +194,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	format := chat.OutputFormatOf(model.Template())
 	out := answerParts{m: m, conv: conv, msg: ans.ID, parser: chat.NewOutputParser(format, pr.text), sink: j.sink}
 	if j.sink != nil { // an API request asked for it: it hears the answer too
-		j.sink.push(AnswerStarted{PromptTokens: len(ids), Cached: kept, Conversation: conv})
+		j.sink.push(api.AnswerStarted{PromptTokens: len(ids), Cached: kept, Conversation: conv})
 	}
 	tok := model.Tokenizer()
 	generated := 0
@@ -228,14 +229,14 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	out.add(out.parser.Flush(), generated, result.TTFT+result.GenTime)
 	stopSaving()
 
-	reason := Reason(result.Finish)
+	reason := api.Reason(result.Finish)
 	switch {
 	case j.ctx.Err() != nil:
-		reason, err = ReasonCancelled, nil
+		reason, err = api.ReasonCancelled, nil
 	case err != nil:
-		reason = ReasonError
+		reason = api.ReasonError
 	case result.Finish == engine.FinishContext:
-		reason = ReasonContext
+		reason = api.ReasonContext
 	}
 	m.liveMu.Lock()
 	final.Content = string(m.live[ans.ID].text)
@@ -250,13 +251,13 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	final.Sampler = withFingerprint(final.Sampler, ids, pr.text)
 	final.TTFT, final.PromptTPS, final.GenTPS = ttft, result.PromptTPS, result.GenTPS
 	if sk := j.sink; sk != nil {
-		sk.usage = Usage{PromptTokens: len(ids), CachedTokens: kept, CompletionTokens: len(result.Tokens),
+		sk.usage = api.Usage{PromptTokens: len(ids), CachedTokens: kept, CompletionTokens: len(result.Tokens),
 			GenTPS: result.GenTPS, Conversation: conv}
 		if !sk.firstAt.IsZero() {
 			sk.usage.TTFT = sk.firstAt.Sub(sk.asked)
 		}
 		if out.lps != nil {
-			sk.push(AnswerText{Logprobs: out.lps, Tokens: len(result.Tokens)})
+			sk.push(api.AnswerText{Logprobs: out.lps, Tokens: len(result.Tokens)})
 		}
 	}
 	save(reason)
@@ -265,30 +266,30 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	delete(m.live, ans.ID)
 	m.liveMu.Unlock()
 	if err := m.st.SetModelPath(bg, conv, info.Path); err != nil && !errors.Is(err, store.ErrNotFound) {
-		m.emit(Error{Conv: conv, Op: "save conversation", Err: err})
+		m.emit(api.Error{Conv: conv, Op: "save conversation", Err: err})
 	}
-	res.events = append(res.events, Stats{
+	res.events = append(res.events, api.Stats{
 		Conv: conv, Msg: ans.ID, PromptTokens: len(ids), Reused: kept, Processed: len(ids) - kept,
 		GenTokens: len(result.Tokens), TTFT: ttft, PromptTPS: result.PromptTPS, GenTPS: result.GenTPS, Seed: seed,
 		From: from, Restore: restoreTook, Dropped: pr.dropped,
 		ReasoningTokens: out.reasTokens, ReasoningTime: out.reasTime,
 	})
-	res.events = append(res.events, Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})
-	if reason == ReasonCancelled && final.Content == "" && final.Reasoning == "" {
+	res.events = append(res.events, api.Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})
+	if reason == api.ReasonCancelled && final.Content == "" && final.Reasoning == "" {
 		// Stopped before its first word: an empty answer is nothing to
 		// keep (a regenerated one leaves the version it replaced shown).
 		if err := m.st.DeleteMessage(bg, ans.ID); err == nil {
-			res.events = append(res.events, MessagesChanged{Conv: conv})
+			res.events = append(res.events, api.MessagesChanged{Conv: conv})
 		}
 	}
-	if reason != ReasonError {
+	if reason != api.ReasonError {
 		res.seq = seq
 	}
 }
 
 // branch is the history an answer after message parent answers: the
 // messages from the start to parent (0: the whole branch shown).
-func (m *Manager) branch(conv, parent int64) ([]Message, error) {
+func (m *Manager) branch(conv, parent int64) ([]api.Message, error) {
 	if parent == 0 {
 		return m.st.Messages(context.Background(), conv)
 	}
@@ -296,11 +297,11 @@ func (m *Manager) branch(conv, parent int64) ([]Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	by := make(map[int64]Message, len(all))
+	by := make(map[int64]api.Message, len(all))
 	for _, x := range all {
 		by[x.ID] = x
 	}
-	var rev []Message
+	var rev []api.Message
 	for id := parent; id != 0 && len(rev) <= len(all); id = by[id].ParentID {
 		x, ok := by[id]
 		if !ok {
@@ -336,7 +337,7 @@ func (m *Manager) saveEvery(conv, msg int64) (stop func()) {
 				continue
 			}
 			if err := m.st.UpdateAnswer(context.Background(), msg, text, reasoning); err != nil {
-				m.emit(Error{Conv: conv, Op: "save answer", Err: err})
+				m.emit(api.Error{Conv: conv, Op: "save answer", Err: err})
 				continue
 			}
 			m.liveMu.Lock()
@@ -366,7 +367,7 @@ func pickSeed(setting int64) (uint64, error) {
 
 // contextOf is an answer's KV cache length: its setting, else the model's
 // trained context, at most engine.DefaultContext.
-func contextOf(set Settings, info engine.Info) int {
+func contextOf(set api.Settings, info engine.Info) int {
 	if set.Context > 0 {
 		return set.Context
 	}
@@ -382,7 +383,7 @@ func contextOf(set Settings, info engine.Info) int {
 // cut at its cap ends with a token sampled but not fed: FeedTail feeds
 // it, so that the cache holds the whole answer and a follow-up reuses
 // all of it (keepAnswer).
-func (j *job) options(set Settings, seed uint64, format chat.OutputFormat) engine.GenerateOptions {
+func (j *job) options(set api.Settings, seed uint64, format chat.OutputFormat) engine.GenerateOptions {
 	return engine.GenerateOptions{
 		MaxTokens: set.MaxTokens, Sampling: Params(set, seed), Stop: set.Stop,
 		RenderSpecial: format == chat.OutputHarmony, FeedTail: true,

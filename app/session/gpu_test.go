@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
 )
@@ -35,7 +36,7 @@ func TestGPUChoice(t *testing.T) {
 	} {
 		m := New(st, tc.opt)
 		if tc.setting != "" {
-			if err := m.SetSetting(SettingGPU, tc.setting); err != nil {
+			if err := m.SetSetting(api.SettingGPU, tc.setting); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -43,7 +44,7 @@ func TestGPUChoice(t *testing.T) {
 		if dev != tc.device || n != tc.layers {
 			t.Errorf("options %+v, setting %q: device %q, %d layers; want %q, %d", tc.opt, tc.setting, dev, n, tc.device, tc.layers)
 		}
-		_ = m.SetSetting(SettingGPU, "")
+		_ = m.SetSetting(api.SettingGPU, "")
 		m.Close()
 	}
 }

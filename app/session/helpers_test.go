@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
@@ -28,7 +29,7 @@ func synthPath(t *testing.T, arch string) string {
 }
 
 // greedy settings with a short answer, so tests are quick and exact.
-func greedy(maxTokens int) Settings {
+func greedy(maxTokens int) api.Settings {
 	s := DefaultSettings()
 	s.Temperature, s.TopK, s.TopP, s.MinP, s.RepeatPenalty = 0, 0, 1, 0, 1
 	s.Seed, s.MaxTokens, s.Context = 1, maxTokens, 512
@@ -38,7 +39,7 @@ func greedy(maxTokens int) Settings {
 // uncapped is greedy with no token cap and stories260K's whole trained
 // context, so an answer runs long enough (thousands of tokens) for a test
 // to stop, delete, switch or close mid-answer even on a fast engine.
-func uncapped() Settings {
+func uncapped() api.Settings {
 	s := greedy(0)
 	s.Context = 2048
 	return s
@@ -47,7 +48,7 @@ func uncapped() Settings {
 // recorder drains a manager's events into a list the test reads in order.
 type recorder struct {
 	mu     sync.Mutex
-	evs    []Event
+	evs    []api.Event
 	closed bool
 	more   chan struct{}
 	pos    int
@@ -77,7 +78,7 @@ func record(m *Manager) *recorder {
 }
 
 // next returns the next event, failing the test after waitLimit.
-func (r *recorder) next(t *testing.T) Event {
+func (r *recorder) next(t *testing.T) api.Event {
 	t.Helper()
 	deadline := time.After(waitLimit)
 	for {
@@ -103,7 +104,7 @@ func (r *recorder) next(t *testing.T) Event {
 
 // rest waits for the channel to close and returns the events not read
 // yet.
-func (r *recorder) rest(t *testing.T) []Event {
+func (r *recorder) rest(t *testing.T) []api.Event {
 	t.Helper()
 	deadline := time.After(waitLimit)
 	for {
@@ -125,9 +126,9 @@ func (r *recorder) rest(t *testing.T) []Event {
 
 // until reads events up to and including the first that f accepts, and
 // returns them all.
-func (r *recorder) until(t *testing.T, f func(Event) bool) []Event {
+func (r *recorder) until(t *testing.T, f func(api.Event) bool) []api.Event {
 	t.Helper()
-	var out []Event
+	var out []api.Event
 	for {
 		ev := r.next(t)
 		out = append(out, ev)
@@ -137,9 +138,9 @@ func (r *recorder) until(t *testing.T, f func(Event) bool) []Event {
 	}
 }
 
-func isDone(conv int64) func(Event) bool {
-	return func(ev Event) bool {
-		d, ok := ev.(Done)
+func isDone(conv int64) func(api.Event) bool {
+	return func(ev api.Event) bool {
+		d, ok := ev.(api.Done)
 		return ok && d.Conv == conv
 	}
 }
@@ -150,18 +151,18 @@ type turn struct {
 	start     int // offset of the first token seen
 	text      string
 	reasoning string // Token events marked Reasoning, from offset 0
-	stats     Stats
-	done      Done
-	queue     []Queued
-	added     []Message
+	stats     api.Stats
+	done      api.Done
+	queue     []api.Queued
+	added     []api.Message
 }
 
-func collect(t *testing.T, evs []Event, conv int64) turn {
+func collect(t *testing.T, evs []api.Event, conv int64) turn {
 	t.Helper()
 	var tr turn
 	for _, ev := range evs {
 		switch e := ev.(type) {
-		case Token:
+		case api.Token:
 			if e.Conv != conv {
 				continue
 			}
@@ -181,19 +182,19 @@ func collect(t *testing.T, evs []Event, conv int64) turn {
 			}
 			tr.text += e.Text
 			tr.msg = e.Msg
-		case Stats:
+		case api.Stats:
 			if e.Conv == conv {
 				tr.stats = e
 			}
-		case Done:
+		case api.Done:
 			if e.Conv == conv {
 				tr.done = e
 			}
-		case Queued:
+		case api.Queued:
 			if e.Conv == conv {
 				tr.queue = append(tr.queue, e)
 			}
-		case MessageAdded:
+		case api.MessageAdded:
 			if e.Message.ConversationID == conv {
 				tr.added = append(tr.added, e.Message)
 			}
@@ -257,25 +258,25 @@ func (f *fixture) sendBehindHeld(a, b int64, held <-chan struct{}, release chan 
 }
 
 // load loads a model and waits for it.
-func (f *fixture) load(path string) ModelInfo {
+func (f *fixture) load(path string) api.ModelInfo {
 	f.t.Helper()
 	if err := f.m.LoadModel(path); err != nil {
 		f.t.Fatal(err)
 	}
-	evs := f.ev.until(f.t, func(ev Event) bool {
+	evs := f.ev.until(f.t, func(ev api.Event) bool {
 		switch e := ev.(type) {
-		case ModelLoaded:
+		case api.ModelLoaded:
 			return true
-		case Error:
+		case api.Error:
 			f.t.Fatalf("load %s: %v", path, e.Err)
 		}
 		return false
 	})
-	return evs[len(evs)-1].(ModelLoaded).Info
+	return evs[len(evs)-1].(api.ModelLoaded).Info
 }
 
 // conv makes a conversation with the given settings.
-func (f *fixture) conv(set Settings) int64 {
+func (f *fixture) conv(set api.Settings) int64 {
 	f.t.Helper()
 	c, err := f.m.NewConversation("")
 	if err != nil {
@@ -305,7 +306,7 @@ func (f *fixture) wait(conv int64) turn {
 	return tr
 }
 
-func (f *fixture) messages(conv int64) []Message {
+func (f *fixture) messages(conv int64) []api.Message {
 	f.t.Helper()
 	msgs, err := f.st.Messages(context.Background(), conv)
 	if err != nil {
@@ -316,13 +317,13 @@ func (f *fixture) messages(conv int64) []Message {
 
 // reference generates the same answer with the engine alone, from
 // scratch, for comparison.
-func reference(t *testing.T, path string, set Settings, history ...string) string {
+func reference(t *testing.T, path string, set api.Settings, history ...string) string {
 	t.Helper()
 	return referenceKV(t, path, set, engine.KVF16, history...)
 }
 
 // referenceKV is reference with a KV cache type.
-func referenceKV(t *testing.T, path string, set Settings, kv engine.KVType, history ...string) string {
+func referenceKV(t *testing.T, path string, set api.Settings, kv engine.KVType, history ...string) string {
 	t.Helper()
 	var msgs []chat.Message
 	if set.SystemPrompt != "" {
@@ -342,7 +343,7 @@ func referenceKV(t *testing.T, path string, set Settings, kv engine.KVType, hist
 // engineAnswer generates from msgs with the engine alone, from scratch,
 // with set's sampling, stop strings and template switches and a kv cache:
 // the prompt and the text the model writes, markers included.
-func engineAnswer(t *testing.T, path string, set Settings, kv engine.KVType, msgs []chat.Message) (prompt, text string) {
+func engineAnswer(t *testing.T, path string, set api.Settings, kv engine.KVType, msgs []chat.Message) (prompt, text string) {
 	t.Helper()
 	ctx := context.Background()
 	model, err := engine.Load(ctx, path, engine.LoadOptions{Threads: 1})
@@ -367,17 +368,17 @@ func engineAnswer(t *testing.T, path string, set Settings, kv engine.KVType, msg
 
 // withoutCacheStates leaves out CacheState events, which a snapshot
 // written in the background sends at any point.
-func withoutCacheStates(evs []Event) []Event {
-	var out []Event
+func withoutCacheStates(evs []api.Event) []api.Event {
+	var out []api.Event
 	for _, ev := range evs {
-		if _, ok := ev.(CacheState); !ok {
+		if _, ok := ev.(api.CacheState); !ok {
 			out = append(out, ev)
 		}
 	}
 	return out
 }
 
-func describe(evs []Event) string {
+func describe(evs []api.Event) string {
 	s := ""
 	for _, ev := range evs {
 		s += fmt.Sprintf("%T ", ev)
@@ -387,7 +388,7 @@ func describe(evs []Event) string {
 
 // streaming starts an uncapped answer to "Once upon a time" in a new
 // conversation with stories260K and waits for its first token.
-func streaming(t *testing.T) (f *fixture, conv int64, first Token) {
+func streaming(t *testing.T) (f *fixture, conv int64, first api.Token) {
 	t.Helper()
 	f = newFixture(t, Options{})
 	f.load(testdata.Stories260K(t))
@@ -395,6 +396,6 @@ func streaming(t *testing.T) (f *fixture, conv int64, first Token) {
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
 		t.Fatal(err)
 	}
-	seen := f.ev.until(t, func(ev Event) bool { _, ok := ev.(Token); return ok })
-	return f, conv, seen[len(seen)-1].(Token)
+	seen := f.ev.until(t, func(ev api.Event) bool { _, ok := ev.(api.Token); return ok })
+	return f, conv, seen[len(seen)-1].(api.Token)
 }

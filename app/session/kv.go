@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/engine"
 )
@@ -154,7 +155,7 @@ func (m *Manager) SetKVBudget(bytes int64) error {
 		ctx := context.Background()
 		var err error
 		if bytes == 0 {
-			m.s.budget, m.s.budgetSet = DefaultKVBudget(), false
+			m.s.budget, m.s.budgetSet = api.DefaultKVBudget(), false
 			err = m.st.DeleteSetting(ctx, settingKVBudget)
 		} else {
 			m.s.budget, m.s.budgetSet = bytes, true
@@ -254,8 +255,8 @@ func (m *Manager) ClearKVDisk() error {
 }
 
 // CacheState says where a conversation's KV cache is.
-func (m *Manager) CacheState(conv int64) (CacheState, error) {
-	var st CacheState
+func (m *Manager) CacheState(conv int64) (api.CacheState, error) {
+	var st api.CacheState
 	err := m.call(func() error {
 		st = m.cacheState(conv)
 		return nil
@@ -272,20 +273,20 @@ func (m *Manager) emitCache(conv int64) {
 }
 
 // cacheState runs on the scheduling goroutine.
-func (m *Manager) cacheState(conv int64) CacheState {
-	st := CacheState{Conv: conv, Where: CacheNone}
+func (m *Manager) cacheState(conv int64) api.CacheState {
+	st := api.CacheState{Conv: conv, Where: api.CacheNone}
 	cs := m.s.convs[conv]
 	switch {
 	case cs != nil && cs.seq != nil:
-		st.Where, st.Tokens, st.Bytes = CacheRAM, cs.seq.Len(), cs.seq.KVBytes()
+		st.Where, st.Tokens, st.Bytes = api.CacheRAM, cs.seq.Len(), cs.seq.KVBytes()
 	case cs != nil && cs.held:
-		st.Where, st.Tokens, st.Bytes = CacheRAM, cs.heldTokens, cs.heldBytes
+		st.Where, st.Tokens, st.Bytes = api.CacheRAM, cs.heldTokens, cs.heldBytes
 	}
 	if m.opt.Disk != nil && (cs == nil || !cs.deleted) {
 		if e, ok := m.opt.Disk.Stat(diskKey(conv)); ok && m.fitsModel(e.Identity) {
 			st.DiskTokens = e.Tokens
-			if st.Where == CacheNone {
-				st.Where, st.Tokens, st.Bytes = CacheDisk, e.Tokens, e.Bytes
+			if st.Where == api.CacheNone {
+				st.Where, st.Tokens, st.Bytes = api.CacheDisk, e.Tokens, e.Bytes
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
@@ -108,7 +109,7 @@ func TestFollowUpReusesAnswer(t *testing.T) {
 	first := f.send(conv, "Once upon a time")
 	second := f.send(conv, "Then what?")
 	cached := held(first)
-	if second.stats.Reused < cached || second.stats.From != CacheRAM {
+	if second.stats.Reused < cached || second.stats.From != api.CacheRAM {
 		t.Fatalf("follow-up reused %d tokens from %s; the cache held %d (first %+v)", second.stats.Reused, second.stats.From, cached, first.stats)
 	}
 	msgs := f.messages(conv)
@@ -153,7 +154,7 @@ func (l *lifetime) close() {
 	l.st.Close()
 }
 
-func (l *lifetime) cacheState(conv int64) CacheState {
+func (l *lifetime) cacheState(conv int64) api.CacheState {
 	l.t.Helper()
 	cs, err := l.m.CacheState(conv)
 	if err != nil {
@@ -234,7 +235,7 @@ func TestSnapshotAcrossRestarts(t *testing.T) {
 			a.close()
 
 			b := newLifetime(t, db, kvDir, Options{KVType: c.kv})
-			if st := b.cacheState(conv); st.Where != CacheDisk || st.Tokens != held(answer) || st.Bytes <= 0 {
+			if st := b.cacheState(conv); st.Where != api.CacheDisk || st.Tokens != held(answer) || st.Bytes <= 0 {
 				t.Fatalf("after a restart the cache is %+v", st)
 			}
 			if c.damage != nil {
@@ -247,7 +248,7 @@ func TestSnapshotAcrossRestarts(t *testing.T) {
 			b.load(path)
 			// Another model's snapshot is not shown as this one's cache (a
 			// damaged body is only found when it is read).
-			if st := b.cacheState(conv); (st.Where == CacheDisk) != (c.reused || c.name != "another model's") {
+			if st := b.cacheState(conv); (st.Where == api.CacheDisk) != (c.reused || c.name != "another model's") {
 				t.Fatalf("with the model loaded the cache is %+v", st)
 			}
 			follow := b.send(conv, "The little dog")
@@ -256,18 +257,18 @@ func TestSnapshotAcrossRestarts(t *testing.T) {
 				t.Fatalf("after the restart: %q, from scratch: %q", follow.text, want)
 			}
 			if c.reused {
-				if follow.stats.From != CacheDisk || follow.stats.Reused < answer.stats.PromptTokens || follow.stats.Restore <= 0 {
+				if follow.stats.From != api.CacheDisk || follow.stats.Reused < answer.stats.PromptTokens || follow.stats.Restore <= 0 {
 					t.Fatalf("the snapshot was not used: %+v", follow.stats)
 				}
 			} else {
-				if follow.stats.From != CacheNone || follow.stats.Reused != 0 {
+				if follow.stats.From != api.CacheNone || follow.stats.Reused != 0 {
 					t.Fatalf("a damaged snapshot was used: %+v", follow.stats)
 				}
 				if log := b.log.String(); !strings.Contains(log, "discarded") {
 					t.Fatalf("the discarded snapshot was not logged:\n%s", log)
 				}
 			}
-			if st := b.cacheState(conv); st.Where != CacheRAM || st.Tokens != held(follow) {
+			if st := b.cacheState(conv); st.Where != api.CacheRAM || st.Tokens != held(follow) {
 				t.Fatalf("after the follow-up the cache is %+v", st)
 			}
 		})
@@ -287,7 +288,7 @@ func TestSnapshotAfterEachAnswer(t *testing.T) {
 		tr := l.send(conv, text)
 		cached := held(tr)
 		for {
-			if st, ok := l.ev.next(t).(CacheState); ok && st.Conv == conv && st.DiskTokens == cached {
+			if st, ok := l.ev.next(t).(api.CacheState); ok && st.Conv == conv && st.DiskTokens == cached {
 				break
 			}
 		}
@@ -312,18 +313,18 @@ func TestSpillOverBudget(t *testing.T) {
 	// The spill is written in the background: wait for A's state to say so.
 	for {
 		ev := l.ev.next(t)
-		if st, ok := ev.(CacheState); ok && st.Conv == a && st.Where == CacheDisk {
+		if st, ok := ev.(api.CacheState); ok && st.Conv == a && st.Where == api.CacheDisk {
 			break
 		}
 	}
-	if st := l.cacheState(a); st.Where != CacheDisk || st.Tokens != held(ta) {
+	if st := l.cacheState(a); st.Where != api.CacheDisk || st.Tokens != held(ta) {
 		t.Fatalf("A after B's answer: %+v", st)
 	}
-	if st := l.cacheState(b); st.Where != CacheRAM {
+	if st := l.cacheState(b); st.Where != api.CacheRAM {
 		t.Fatalf("B just answered: %+v", st)
 	}
 	follow := l.send(a, "Then?")
-	if follow.stats.From != CacheDisk || follow.stats.Reused == 0 {
+	if follow.stats.From != api.CacheDisk || follow.stats.Reused == 0 {
 		t.Fatalf("A's follow-up: %+v", follow.stats)
 	}
 	if want := reference(t, path, set, "Lily and Ben", ta.text, "Then?"); follow.text != want {
@@ -332,9 +333,9 @@ func TestSpillOverBudget(t *testing.T) {
 	if err := l.m.UnloadModel(); err != nil {
 		t.Fatal(err)
 	}
-	l.ev.until(t, func(ev Event) bool { _, ok := ev.(ModelUnloaded); return ok })
+	l.ev.until(t, func(ev api.Event) bool { _, ok := ev.(api.ModelUnloaded); return ok })
 	for _, c := range []int64{a, b} {
-		if st := l.cacheState(c); st.Where != CacheDisk || st.DiskTokens == 0 {
+		if st := l.cacheState(c); st.Where != api.CacheDisk || st.DiskTokens == 0 {
 			t.Fatalf("conversation %d after unloading: %+v", c, st)
 		}
 	}
@@ -347,7 +348,7 @@ func TestSpillOverBudget(t *testing.T) {
 	if files, _ := l.m.KVDiskUsage(); files != 0 {
 		t.Fatalf("%d files after Clear", files)
 	}
-	if st := l.cacheState(a); st.Where != CacheNone {
+	if st := l.cacheState(a); st.Where != api.CacheNone {
 		t.Fatalf("A after Clear: %+v", st)
 	}
 }
@@ -493,7 +494,7 @@ func TestKVDiskBudgetSetting(t *testing.T) {
 // at its cap has its last token fed, so that a follow-up reuses all of it.
 func held(tr turn) int {
 	n := tr.stats.PromptTokens + tr.stats.GenTokens
-	if tr.done.Reason != ReasonLength {
+	if tr.done.Reason != api.ReasonLength {
 		n--
 	}
 	return n

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/engine/gguf"
 	"github.com/churon/churon/engine/quant"
 	"github.com/churon/churon/internal/testdata"
@@ -43,20 +44,20 @@ func TestLoadErrorsTyped(t *testing.T) {
 
 	for _, tc := range []struct {
 		path  string
-		check func(t *testing.T, le *LoadError)
+		check func(t *testing.T, le *api.LoadError)
 	}{
-		{notModel, func(t *testing.T, le *LoadError) {
-			if le.Kind != LoadNotModel {
+		{notModel, func(t *testing.T, le *api.LoadError) {
+			if le.Kind != api.LoadNotModel {
 				t.Errorf("kind %v, want not a model", le.Kind)
 			}
 		}},
-		{cut, func(t *testing.T, le *LoadError) {
-			if le.Kind != LoadIncomplete || le.Have != int64(len(whole)*6/10) || le.Want < int64(len(whole))-64 || le.Want > int64(len(whole)) {
+		{cut, func(t *testing.T, le *api.LoadError) {
+			if le.Kind != api.LoadIncomplete || le.Have != int64(len(whole)*6/10) || le.Want < int64(len(whole))-64 || le.Want > int64(len(whole)) {
 				t.Errorf("kind %v, have %d want %d; the file is %d of %d bytes", le.Kind, le.Have, le.Want, len(whole)*6/10, len(whole))
 			}
 		}},
-		{mamba, func(t *testing.T, le *LoadError) {
-			if le.Kind != LoadUnsupported || le.Arch != "mamba" || !slices.Contains(le.Supported, "llama") {
+		{mamba, func(t *testing.T, le *api.LoadError) {
+			if le.Kind != api.LoadUnsupported || le.Arch != "mamba" || !slices.Contains(le.Supported, "llama") {
 				t.Errorf("kind %v, arch %q, supported %v", le.Kind, le.Arch, le.Supported)
 			}
 		}},
@@ -65,7 +66,7 @@ func TestLoadErrorsTyped(t *testing.T) {
 			f := newFixture(t, Options{})
 			// Refused at once, before anything is unloaded.
 			err := f.m.LoadModel(tc.path)
-			var le *LoadError
+			var le *api.LoadError
 			if !errors.As(err, &le) {
 				t.Fatalf("load error %v (%T) is not a LoadError", err, err)
 			}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
 )
@@ -48,7 +49,7 @@ type Options struct {
 	TrashKeep time.Duration
 	// Defaults are the settings of new conversations; nil means
 	// DefaultSettings().
-	Defaults *Settings
+	Defaults *api.Settings
 
 	// MaxAnswers caps the answers generated at once (the batch); the
 	// rest wait their turn. 0 means the app setting SettingMaxAnswers,
@@ -61,7 +62,7 @@ type Options struct {
 	OnStep func(StepInfo)
 	// Remote finds the connections of remote models (app/remote): with
 	// it, LoadModel takes a RemotePath; nil refuses them (ErrNoRemotes).
-	Remote RemoteEngines
+	Remote api.RemoteEngines
 
 	// tokenHook, for tests, runs on the batch's goroutine after each
 	// generated token with the number generated so far.
@@ -87,7 +88,7 @@ type Options struct {
 type Manager struct {
 	st       *store.Store
 	opt      Options
-	defaults Settings
+	defaults api.Settings
 	box      *outbox
 
 	cmds     chan func()
@@ -163,7 +164,7 @@ type convState struct {
 
 type job struct {
 	conv     int64
-	settings Settings
+	settings api.Settings
 	ctx      context.Context
 	cancel   context.CancelFunc
 	notified int // last queue position announced
@@ -189,7 +190,7 @@ type job struct {
 type jobResult struct {
 	job    *job
 	seq    *engine.Sequence // nil when the cache should not be kept
-	events []Event          // Stats and Done, sent once the conversation is idle
+	events []api.Event      // Stats and Done, sent once the conversation is idle
 }
 
 type modelRequest struct{ path string } // "" = unload
@@ -232,7 +233,7 @@ func New(st *store.Store, opt Options) *Manager {
 	}
 	m.openSettings()
 	if m.s.budget <= 0 {
-		m.s.budget = DefaultKVBudget()
+		m.s.budget = api.DefaultKVBudget()
 		if v, ok, err := st.Setting(context.Background(), settingKVBudget); err == nil && ok {
 			if b, err := strconv.ParseInt(v, 10, 64); err == nil && b > 0 {
 				m.s.budget, m.s.budgetSet = b, true
@@ -250,7 +251,7 @@ func New(st *store.Store, opt Options) *Manager {
 // it until it is closed (after Close): events are never dropped, and while
 // the consumer lags, an answer's Token events are merged into larger ones
 // (see outbox.go for the policy).
-func (m *Manager) Events() <-chan Event { return m.box.out }
+func (m *Manager) Events() <-chan api.Event { return m.box.out }
 
 // Close cancels every answer (each is saved as cancelled), writes the KV
 // caches that are not on disk yet (with a disk cache), unloads the model
@@ -272,7 +273,7 @@ func (m *Manager) Close() error {
 	return nil
 }
 
-func (m *Manager) emit(ev Event) { m.box.push(ev) }
+func (m *Manager) emit(ev api.Event) { m.box.push(ev) }
 
 // call runs f on the scheduling goroutine and returns its error.
 func (m *Manager) call(f func() error) error {
@@ -281,7 +282,7 @@ func (m *Manager) call(f func() error) error {
 	case m.cmds <- func() { done <- f() }:
 		return <-done
 	case <-m.quit:
-		return ErrClosed
+		return api.ErrClosed
 	}
 }
 
@@ -326,14 +327,14 @@ func (m *Manager) schedule() {
 		m.dropModel()
 		switch {
 		case req.path == "" || s.closing:
-		case IsRemote(req.path):
+		case api.IsRemote(req.path):
 			m.startRemote(req.path)
 		default:
 			m.startLoad(req.path, prev)
 		}
 	}
 	if idle && s.loading == nil && s.model == nil && s.remote == nil {
-		m.failQueued(ErrNoModel)
+		m.failQueued(api.ErrNoModel)
 	}
 	for (s.model != nil || s.remote != nil) && s.want == nil && s.exclusive == 0 && len(s.active) < m.maxAnswers() {
 		i := m.nextJob()
@@ -352,7 +353,7 @@ func (m *Manager) schedule() {
 		if pos := ahead + i; j.notified != pos {
 			j.notified = pos
 			if j.conv > 0 { // an API slot's answer is no conversation's
-				m.emit(Queued{Conv: j.conv, Position: pos})
+				m.emit(api.Queued{Conv: j.conv, Position: pos})
 			}
 		}
 	}
@@ -366,3 +367,6 @@ func (m *Manager) conv(id int64) *convState {
 	}
 	return cs
 }
+
+// The manager is the service front ends hold (app/api/session).
+var _ api.Service = (*Manager)(nil)

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 )
 
@@ -55,7 +56,7 @@ func (m *Manager) MessagePage(conv int64, q store.PageQuery) (store.MessagePage,
 
 // pageOf picks the page q asks for out of a whole branch, as the store
 // does.
-func pageOf(all []Message, q store.PageQuery) store.MessagePage {
+func pageOf(all []api.Message, q store.PageQuery) store.MessagePage {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = store.DefaultPage

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/engine"
 )
 
@@ -13,7 +14,7 @@ func (m *Manager) startLoad(path, restore string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &loadJob{path: path, restore: restore, ctx: ctx, cancel: cancel}
 	m.s.loading = l
-	m.emit(ModelLoading{Path: path, Progress: 0})
+	m.emit(api.ModelLoading{Path: path, Progress: 0})
 	device, layers := m.gpuChoice()
 	go func() {
 		// The model the fallback describes: set before the model reaches
@@ -24,13 +25,13 @@ func (m *Manager) startLoad(path, restore string) {
 			Device: device, GPULayers: layers, KVType: m.opt.KVType,
 			Progress: func(f float64) {
 				if f > 0 { // 0 was announced when the load was started
-					m.emit(ModelLoading{Path: path, Progress: f})
+					m.emit(api.ModelLoading{Path: path, Progress: f})
 				}
 			},
 			OnFallback: func(reason error) {
-				m.emit(DeviceFallback{Path: path, Err: reason})
+				m.emit(api.DeviceFallback{Path: path, Err: reason})
 				if mod != nil {
-					m.emit(ModelLoaded{Info: modelInfo(mod.Info(), mod.Template())})
+					m.emit(api.ModelLoaded{Info: modelInfo(mod.Info(), mod.Template())})
 				}
 			},
 		})
@@ -47,27 +48,27 @@ func (m *Manager) loaded(r loadResult) {
 	case r.remote != nil && r.err == nil && !superseded:
 		s.remote = r.remote
 		s.autoCap = remoteCap
-		m.emit(ModelLoaded{Info: r.remote.info})
+		m.emit(api.ModelLoaded{Info: r.remote.info})
 		return
 	case r.remote != nil && r.err == nil:
-		m.emit(ModelUnloaded{Path: r.job.path})
+		m.emit(api.ModelUnloaded{Path: r.job.path})
 		return
 	case r.err != nil:
 		if !superseded {
-			m.emit(Error{Op: "load model", Err: loadError(r.job.path, r.err)})
+			m.emit(api.Error{Op: "load model", Err: loadError(r.job.path, r.err)})
 		}
-		m.emit(ModelUnloaded{Path: r.job.path})
+		m.emit(api.ModelUnloaded{Path: r.job.path})
 		if !superseded && !s.closing && r.job.restore != "" && r.job.restore != r.job.path {
 			m.startLoad(r.job.restore, "")
 		}
 	case superseded:
 		r.model.Close()
-		m.emit(ModelUnloaded{Path: r.job.path})
+		m.emit(api.ModelUnloaded{Path: r.job.path})
 	default:
 		s.model = r.model
 		s.autoCap = DefaultMaxAnswers(r.model, m.opt.KVType)
 		s.batch = NewBatch(r.model, BatchOptions{Prefill: m.opt.Prefill, OnStep: m.opt.OnStep})
-		m.emit(ModelLoaded{Info: modelInfo(r.model.Info(), r.model.Template())})
+		m.emit(api.ModelLoaded{Info: modelInfo(r.model.Info(), r.model.Template())})
 	}
 }
 
@@ -87,7 +88,7 @@ func (m *Manager) dropModel() {
 	}
 	if r := m.s.remote; r != nil {
 		m.s.remote = nil
-		m.emit(ModelUnloaded{Path: r.path})
+		m.emit(api.ModelUnloaded{Path: r.path})
 	}
 	if m.s.model == nil {
 		return
@@ -96,10 +97,10 @@ func (m *Manager) dropModel() {
 	m.s.batch.Close() // idle: no answer runs
 	m.s.batch = nil
 	if err := m.s.model.Close(); err != nil {
-		m.emit(Error{Op: "unload model", Err: err})
+		m.emit(api.Error{Op: "unload model", Err: err})
 	}
 	m.s.model = nil
-	m.emit(ModelUnloaded{Path: path})
+	m.emit(api.ModelUnloaded{Path: path})
 }
 
 // LoadModel unloads the current model (stopping every answer) and loads
@@ -113,19 +114,19 @@ func (m *Manager) dropModel() {
 // loaded. A load that fails later (out of memory) loads the previous model
 // again.
 func (m *Manager) LoadModel(path string) error {
-	if IsRemote(path) {
+	if api.IsRemote(path) {
 		if m.opt.Remote == nil {
-			return ErrNoRemotes
+			return api.ErrNoRemotes
 		}
 		// A connection that is not there is refused before anything is
 		// unloaded, as a file that cannot load is.
-		conn, _, _ := ParseRemote(path)
+		conn, _, _ := api.ParseRemote(path)
 		if _, err := m.opt.Remote.Engine(conn); err != nil {
 			return fmt.Errorf("remote %q: %w", conn, err)
 		}
 		return m.changeModel(path)
 	}
-	if !IsDemo(path) {
+	if !api.IsDemo(path) {
 		if err := checkModel(path); err != nil {
 			return loadError(path, err)
 		}
@@ -143,7 +144,7 @@ func (m *Manager) UnloadModel() error { return m.changeModel("") }
 func (m *Manager) changeModel(path string) error {
 	return m.call(func() error {
 		if m.s.closing {
-			return ErrClosed
+			return api.ErrClosed
 		}
 		m.requestModel(path)
 		return nil
@@ -161,8 +162,8 @@ func (m *Manager) requestModel(path string) {
 }
 
 // Status reports what the manager is doing.
-func (m *Manager) Status() (Status, error) {
-	var st Status
+func (m *Manager) Status() (api.Status, error) {
+	var st api.Status
 	err := m.call(func() error {
 		if m.s.model != nil {
 			in := modelInfo(m.s.model.Info(), m.s.model.Template())

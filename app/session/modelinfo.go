@@ -4,12 +4,13 @@ import (
 	"maps"
 	"strings"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
 )
 
-func modelInfo(in engine.Info, tmpl *chat.Template) ModelInfo {
-	mi := ModelInfo{
+func modelInfo(in engine.Info, tmpl *chat.Template) api.ModelInfo {
+	mi := api.ModelInfo{
 		Path: in.Path, Name: in.Name, Architecture: in.Architecture, Parameters: in.Parameters,
 		FileType: in.FileType, QuantMix: maps.Clone(in.QuantMix), ContextLength: in.ContextLength,
 		Layers: in.Layers, HasTemplate: in.HasTemplate, FileBytes: in.FileBytes, WeightBytes: in.WeightBytes,

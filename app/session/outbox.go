@@ -1,6 +1,8 @@
 package session
 
 import (
+	api "github.com/churon/churon/app/api/session"
+
 	"strings"
 
 	box "github.com/churon/churon/internal/outbox"
@@ -17,31 +19,31 @@ import (
 // catches up. Other events are few (one per command or per answer) and
 // simply wait their turn.
 type outbox struct {
-	box *box.Box[Event]
-	out <-chan Event
+	box *box.Box[api.Event]
+	out <-chan api.Event
 }
 
 // pendingToken is a queued Token that later tokens of its answer may
 // still grow; it never leaves the outbox.
 // (It embeds the Token, which makes it an Event.)
 type pendingToken struct {
-	Token
+	api.Token
 	text strings.Builder
 }
 
 func newOutbox() *outbox {
-	b := box.New(box.Hooks[Event]{
-		Wrap: func(ev Event) Event {
-			if t, ok := ev.(Token); ok {
+	b := box.New(box.Hooks[api.Event]{
+		Wrap: func(ev api.Event) api.Event {
+			if t, ok := ev.(api.Token); ok {
 				p := &pendingToken{Token: t}
 				p.text.WriteString(t.Text)
 				return p
 			}
 			return ev
 		},
-		Merge: func(last, next Event) bool {
+		Merge: func(last, next api.Event) bool {
 			p, ok := last.(*pendingToken)
-			t, isTok := next.(Token)
+			t, isTok := next.(api.Token)
 			if !ok || !isTok || p.Msg != t.Msg || p.Reasoning != t.Reasoning || p.Offset+p.text.Len() != t.Offset {
 				return false
 			}
@@ -49,7 +51,7 @@ func newOutbox() *outbox {
 			p.Tokens, p.Elapsed = t.Tokens, t.Elapsed
 			return true
 		},
-		Unwrap: func(ev Event) Event {
+		Unwrap: func(ev api.Event) api.Event {
 			if p, ok := ev.(*pendingToken); ok {
 				p.Token.Text = p.text.String()
 				return p.Token
@@ -60,7 +62,7 @@ func newOutbox() *outbox {
 	return &outbox{box: b, out: b.Out()}
 }
 
-func (o *outbox) push(ev Event) { o.box.Push(ev) }
+func (o *outbox) push(ev api.Event) { o.box.Push(ev) }
 
 // close lets the outbox deliver what is queued and then close the channel.
 func (o *outbox) close() { o.box.Close() }

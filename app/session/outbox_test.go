@@ -1,6 +1,8 @@
 package session
 
 import (
+	api "github.com/churon/churon/app/api/session"
+
 	"strings"
 	"testing"
 	"time"
@@ -12,19 +14,19 @@ import (
 func TestOutboxCoalesces(t *testing.T) {
 	o := newOutbox()
 	var want strings.Builder
-	o.push(Queued{Conv: 1, Position: 1})
+	o.push(api.Queued{Conv: 1, Position: 1})
 	for i := range 1000 {
 		s := string(rune('a' + i%26))
-		o.push(Token{Conv: 1, Msg: 10, Offset: want.Len(), Text: s, Tokens: i + 1})
+		o.push(api.Token{Conv: 1, Msg: 10, Offset: want.Len(), Text: s, Tokens: i + 1})
 		want.WriteString(s)
 	}
-	o.push(Token{Conv: 2, Msg: 20, Offset: 0, Text: "other"}) // another answer: not merged
-	o.push(Done{Conv: 1, Msg: 10, Reason: ReasonEOS})
-	o.push(Token{Conv: 1, Msg: 10, Offset: 5000, Text: "late"}) // not contiguous: not merged
+	o.push(api.Token{Conv: 2, Msg: 20, Offset: 0, Text: "other"}) // another answer: not merged
+	o.push(api.Done{Conv: 1, Msg: 10, Reason: api.ReasonEOS})
+	o.push(api.Token{Conv: 1, Msg: 10, Offset: 5000, Text: "late"}) // not contiguous: not merged
 	o.close()
-	o.push(Error{Op: "after close"}) // ignored: the manager is gone
+	o.push(api.Error{Op: "after close"}) // ignored: the manager is gone
 
-	var got []Event
+	var got []api.Event
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
@@ -41,7 +43,7 @@ done:
 	if len(got) < 5 {
 		t.Fatalf("got %d events: %s", len(got), describe(got))
 	}
-	if _, ok := got[0].(Queued); !ok {
+	if _, ok := got[0].(api.Queued); !ok {
 		t.Fatalf("first %T", got[0])
 	}
 	// The first token may have been taken by the pump before the rest
@@ -49,7 +51,7 @@ done:
 	var text strings.Builder
 	i := 1
 	for ; i < len(got); i++ {
-		tok, ok := got[i].(Token)
+		tok, ok := got[i].(api.Token)
 		if !ok || tok.Msg != 10 {
 			break
 		}
@@ -68,13 +70,13 @@ done:
 	if len(rest) != 3 {
 		t.Fatalf("rest %s", describe(rest))
 	}
-	if tok, ok := rest[0].(Token); !ok || tok.Msg != 20 || tok.Text != "other" {
+	if tok, ok := rest[0].(api.Token); !ok || tok.Msg != 20 || tok.Text != "other" {
 		t.Fatalf("other answer's token: %+v", rest[0])
 	}
-	if _, ok := rest[1].(Done); !ok {
+	if _, ok := rest[1].(api.Done); !ok {
 		t.Fatalf("want Done, got %T", rest[1])
 	}
-	if tok, ok := rest[2].(Token); !ok || tok.Text != "late" {
+	if tok, ok := rest[2].(api.Token); !ok || tok.Text != "late" {
 		t.Fatalf("late token %+v", rest[2])
 	}
 }
@@ -85,7 +87,7 @@ func TestOutboxDoesNotBlock(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		for i := range 10000 {
-			o.push(Queued{Conv: int64(i)})
+			o.push(api.Queued{Conv: int64(i)})
 		}
 		close(done)
 	}()
@@ -109,15 +111,15 @@ func TestOutboxDoesNotBlock(t *testing.T) {
 // reasoning's is not merged into it.
 func TestOutboxKeepsReasoningApart(t *testing.T) {
 	o := newOutbox()
-	o.push(Queued{Conv: 1, Position: 1}) // held while nobody reads
-	o.push(Token{Conv: 1, Msg: 10, Offset: 0, Text: "thinking", Reasoning: true})
-	o.push(Token{Conv: 1, Msg: 10, Offset: 8, Text: " more", Reasoning: true})
-	o.push(Token{Conv: 1, Msg: 10, Offset: 13, Text: "Answer"})
-	o.push(Token{Conv: 1, Msg: 10, Offset: 19, Text: "!"})
+	o.push(api.Queued{Conv: 1, Position: 1}) // held while nobody reads
+	o.push(api.Token{Conv: 1, Msg: 10, Offset: 0, Text: "thinking", Reasoning: true})
+	o.push(api.Token{Conv: 1, Msg: 10, Offset: 8, Text: " more", Reasoning: true})
+	o.push(api.Token{Conv: 1, Msg: 10, Offset: 13, Text: "Answer"})
+	o.push(api.Token{Conv: 1, Msg: 10, Offset: 19, Text: "!"})
 	o.close()
 	var reas, cont strings.Builder
 	for ev := range o.out {
-		tok, ok := ev.(Token)
+		tok, ok := ev.(api.Token)
 		if !ok {
 			continue
 		}

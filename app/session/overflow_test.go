@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/testdata"
 )
@@ -21,7 +22,7 @@ func TestContextOverflow(t *testing.T) {
 	set.Context = 320
 	set.SystemPrompt = "Stories."
 	conv := f.conv(set)
-	var notices []Message
+	var notices []api.Message
 	reusedAfterDrop := false
 	for i := range 12 {
 		text := fmt.Sprintf("Tell me about the %d little birds.", i+1)
@@ -29,10 +30,10 @@ func TestContextOverflow(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr := collect(t, f.ev.until(t, isDone(conv)), conv)
-		if tr.done.Reason == ReasonError {
+		if tr.done.Reason == api.ReasonError {
 			t.Fatalf("turn %d failed: %v", i+1, tr.done.Err)
 		}
-		var fresh []Message
+		var fresh []api.Message
 		for _, m := range tr.added {
 			if m.Role == store.RoleNotice {
 				fresh = append(fresh, m)
@@ -52,8 +53,8 @@ func TestContextOverflow(t *testing.T) {
 			t.Fatalf("turn %d (%d messages dropped): %q, from scratch on the kept turns: %q", i+1, tr.stats.Dropped, tr.text, want)
 		}
 		if len(fresh) > 0 {
-			n, ok := ParseNotice(fresh[0])
-			if !ok || n.Kind != NoticeDropped || n.Dropped != tr.stats.Dropped || n.Dropped%2 != 0 {
+			n, ok := api.ParseNotice(fresh[0])
+			if !ok || n.Kind != api.NoticeDropped || n.Dropped != tr.stats.Dropped || n.Dropped%2 != 0 {
 				t.Fatalf("notice %+v (%v), stats %+v", n, ok, tr.stats)
 			}
 			// Stored before the answer, after the question.
@@ -72,15 +73,15 @@ func TestContextOverflow(t *testing.T) {
 	// OverflowStop refuses once the prompt does not fit at all.
 	stop := greedy(8)
 	stop.Context = 48
-	stop.Overflow = OverflowStop
+	stop.Overflow = api.OverflowStop
 	c2 := f.conv(stop)
 	for i := range 6 {
 		if _, err := f.m.Send(c2, fmt.Sprintf("Tell me about the %d little birds.", i+1)); err != nil {
 			t.Fatal(err)
 		}
 		tr := collect(t, f.ev.until(t, isDone(c2)), c2)
-		if tr.done.Reason == ReasonError {
-			if !errors.Is(tr.done.Err, ErrTooLong) {
+		if tr.done.Reason == api.ReasonError {
+			if !errors.Is(tr.done.Err, api.ErrTooLong) {
 				t.Fatalf("stop policy failed with %v", tr.done.Err)
 			}
 			for _, m := range f.messages(c2) {
@@ -98,7 +99,7 @@ func TestContextOverflow(t *testing.T) {
 // 320 (greedy, 8 tokens an answer, a system prompt) until an answer
 // follows a notice. It returns the fixture, the settings and the
 // conversation: …, question, notice, answer.
-func overflowed(t *testing.T) (*fixture, Settings, int64) {
+func overflowed(t *testing.T) (*fixture, api.Settings, int64) {
 	t.Helper()
 	f, _ := storiesFixture(t)
 	set := greedy(8)
@@ -113,12 +114,12 @@ func overflowed(t *testing.T) (*fixture, Settings, int64) {
 		}
 	}
 	t.Fatal("no notice in 12 turns")
-	return nil, Settings{}, 0
+	return nil, api.Settings{}, 0
 }
 
 // keptTurns are the texts the model sees of msgs before the last: the
 // turns left after the first dropped ones, notices never.
-func keptTurns(msgs []Message, dropped int) []string {
+func keptTurns(msgs []api.Message, dropped int) []string {
 	var kept []string
 	for _, m := range msgs[:len(msgs)-1] {
 		if m.Role == store.RoleNotice {
@@ -151,7 +152,7 @@ func TestNoticesNeverAnswered(t *testing.T) {
 		dropped := 0
 		for _, m := range ms[:len(ms)-1] {
 			if m.Role == store.RoleNotice {
-				if nt, ok := ParseNotice(m); ok {
+				if nt, ok := api.ParseNotice(m); ok {
 					dropped = nt.Dropped
 				}
 			}
@@ -167,7 +168,7 @@ func TestNoticesNeverAnswered(t *testing.T) {
 			t.Fatalf("regenerate %s: %v", c.what, err)
 		}
 		tr := f.wait(conv)
-		if tr.done.Reason == ReasonError {
+		if tr.done.Reason == api.ReasonError {
 			t.Fatalf("regenerate %s: %v", c.what, tr.done.Err)
 		}
 		if tr.text != want {
@@ -182,11 +183,11 @@ func TestNoticesNeverAnswered(t *testing.T) {
 	if err := f.m.Edit(conv, question.ID, "The little dog"); err != nil {
 		t.Fatalf("edit before a notice: %v", err)
 	}
-	if tr := f.wait(conv); tr.done.Reason == ReasonError {
+	if tr := f.wait(conv); tr.done.Reason == api.ReasonError {
 		t.Fatalf("answer to the edit: %v", tr.done.Err)
 	}
 	ms := f.messages(conv)
-	var edited *Message
+	var edited *api.Message
 	for i := range ms {
 		if ms[i].Role == store.RoleUser {
 			edited = &ms[i]
@@ -219,7 +220,7 @@ func TestNoticesNeverAnswered(t *testing.T) {
 	if err := f.m.Regenerate(conv, last.ID); err != nil {
 		t.Fatalf("regenerate after deleting the notice: %v", err)
 	}
-	if tr := f.wait(conv); tr.done.Reason == ReasonError {
+	if tr := f.wait(conv); tr.done.Reason == api.ReasonError {
 		t.Fatal(tr.done.Err)
 	}
 }
@@ -240,7 +241,7 @@ func TestRegenerateDropsMore(t *testing.T) {
 	if err := f.m.Regenerate(conv, oldAnswer.ID); err != nil {
 		t.Fatal(err)
 	}
-	if tr := f.wait(conv); tr.done.Reason == ReasonError {
+	if tr := f.wait(conv); tr.done.Reason == api.ReasonError {
 		t.Fatal(tr.done.Err)
 	}
 	msgs = f.messages(conv)
@@ -248,8 +249,8 @@ func TestRegenerateDropsMore(t *testing.T) {
 	if n.Role != store.RoleNotice || n.ID == oldNotice.ID || n.Version != 2 || n.Versions != 2 || msgs[len(msgs)-3].Role != store.RoleUser {
 		t.Fatalf("after regenerating in a smaller context: %s %s (%d/%d), %s", msgs[len(msgs)-3].Role, n.Role, n.Version, n.Versions, msgs[len(msgs)-1].Role)
 	}
-	old, _ := ParseNotice(oldNotice)
-	if nt, _ := ParseNotice(n); nt.Dropped <= old.Dropped {
+	old, _ := api.ParseNotice(oldNotice)
+	if nt, _ := api.ParseNotice(n); nt.Dropped <= old.Dropped {
 		t.Fatalf("the new notice drops %d, the old one %d", nt.Dropped, old.Dropped)
 	}
 	if err := f.m.SwitchVersion(conv, n.ID, 1); err != nil {

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"strconv"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
@@ -24,7 +25,7 @@ type prompt struct {
 // answerRoom is how much of the context an answer should find free: its
 // cap, or an eighth of the context when it has none, so that a prompt
 // that only just fits does not leave the answer a few tokens.
-func answerRoom(set Settings, ctxLen int) int {
+func answerRoom(set api.Settings, ctxLen int) int {
 	if set.MaxTokens > 0 {
 		return min(set.MaxTokens, ctxLen/2)
 	}
@@ -43,12 +44,12 @@ func answerRoom(set Settings, ctxLen int) int {
 // processed again; the slack lets the next turns reuse the cache until
 // the conversation outgrows the context again. Where the last notice left
 // off is kept while it still fits, for the same reason.
-func buildPrompt(ctx context.Context, model *engine.Model, set Settings, hist []Message, ctxLen int) (prompt, error) {
-	var visible []Message
-	var last Notice
+func buildPrompt(ctx context.Context, model *engine.Model, set api.Settings, hist []api.Message, ctxLen int) (prompt, error) {
+	var visible []api.Message
+	var last api.Notice
 	for _, h := range hist {
 		if h.Role == store.RoleNotice {
-			if n, ok := ParseNotice(h); ok && n.Kind == NoticeDropped {
+			if n, ok := api.ParseNotice(h); ok && n.Kind == api.NoticeDropped {
 				last = n
 			}
 			continue
@@ -60,11 +61,11 @@ func buildPrompt(ctx context.Context, model *engine.Model, set Settings, hist []
 		return prompt{ids: ids, text: text, dropped: from}, err
 	}
 	tooLong := func(n int) error {
-		return fmt.Errorf("%w: %d prompt tokens, context %d", ErrTooLong, n, ctxLen)
+		return fmt.Errorf("%w: %d prompt tokens, context %d", api.ErrTooLong, n, ctxLen)
 	}
 
 	from := 0
-	if set.Overflow != OverflowStop && last.FirstKept != 0 {
+	if set.Overflow != api.OverflowStop && last.FirstKept != 0 {
 		for i, h := range visible {
 			if h.ID == last.FirstKept {
 				from = i
@@ -76,7 +77,7 @@ func buildPrompt(ctx context.Context, model *engine.Model, set Settings, hist []
 		return prompt{}, err
 	}
 	room := answerRoom(set, ctxLen)
-	if set.Overflow == OverflowStop {
+	if set.Overflow == api.OverflowStop {
 		if len(whole.ids) >= ctxLen {
 			return prompt{}, tooLong(len(whole.ids))
 		}
@@ -121,7 +122,7 @@ func buildPrompt(ctx context.Context, model *engine.Model, set Settings, hist []
 	default:
 		return prompt{}, tooLong(len(whole.ids))
 	}
-	meta, _ := json.Marshal(Notice{Kind: NoticeDropped, Dropped: chosen, FirstKept: visible[chosen].ID})
+	meta, _ := json.Marshal(api.Notice{Kind: api.NoticeDropped, Dropped: chosen, FirstKept: visible[chosen].ID})
 	notice := &store.Message{
 		ConversationID: visible[0].ConversationID, Role: store.RoleNotice, Sampler: string(meta),
 		Content: fmt.Sprintf("Older messages are no longer seen by the model: the first %d messages of this chat do not fit in its context of %d tokens.", chosen, ctxLen),
@@ -132,8 +133,8 @@ func buildPrompt(ctx context.Context, model *engine.Model, set Settings, hist []
 
 // visibleFrom is the prompt's messages: hist without notices, less the
 // dropped oldest ones.
-func visibleFrom(hist []Message, dropped int) []Message {
-	var visible []Message
+func visibleFrom(hist []api.Message, dropped int) []api.Message {
+	var visible []api.Message
 	for _, h := range hist {
 		if h.Role != store.RoleNotice {
 			visible = append(visible, h)
@@ -144,7 +145,7 @@ func visibleFrom(hist []Message, dropped int) []Message {
 
 // chatMessages is what the template renders for msgs: the system prompt,
 // then each message.
-func chatMessages(set Settings, msgs []Message) []chat.Message {
+func chatMessages(set api.Settings, msgs []api.Message) []chat.Message {
 	out := make([]chat.Message, 0, len(msgs)+1)
 	if set.SystemPrompt != "" {
 		out = append(out, chat.Message{Role: "system", Content: set.SystemPrompt})
@@ -162,7 +163,7 @@ func chatMessages(set Settings, msgs []Message) []chat.Message {
 // templateVars are the chat's switches a template reads: Qwen3's
 // enable_thinking when the chat turned thinking off (left unset
 // otherwise, so that each template keeps its own default).
-func templateVars(set Settings) map[string]any {
+func templateVars(set api.Settings) map[string]any {
 	if set.ThinkingOff {
 		return map[string]any{"enable_thinking": false}
 	}
@@ -177,14 +178,14 @@ func templateVars(set Settings) map[string]any {
 // otherwise — an edited or regenerated turn, a dropped one, another
 // model's answer, a stop string cut from the text — and the canonical
 // prompt stands.
-func keepAnswer(ctx context.Context, model *engine.Model, set Settings, hist []Message, pr prompt, cached []int32, ctxLen int) ([]int32, bool) {
+func keepAnswer(ctx context.Context, model *engine.Model, set api.Settings, hist []api.Message, pr prompt, cached []int32, ctxLen int) ([]int32, bool) {
 	msgs := visibleFrom(hist, pr.dropped)
 	n := len(msgs)
 	if n < 2 || msgs[n-1].Role != store.RoleUser || msgs[n-2].Role != store.RoleAssistant {
 		return nil, false
 	}
 	a := msgs[n-2]
-	if a.PromptTokens <= 0 || a.PromptTokens > len(cached) || a.FinishReason == string(ReasonStop) {
+	if a.PromptTokens <= 0 || a.PromptTokens > len(cached) || a.FinishReason == string(api.ReasonStop) {
 		return nil, false
 	}
 	// The cache must still start with the very prompt the answer came

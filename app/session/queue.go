@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
 )
@@ -33,7 +34,7 @@ func (m *Manager) modelComing() bool {
 
 // enqueue queues an answer in conv (a conversation, or an API slot) and
 // returns it.
-func (m *Manager) enqueue(conv int64, set Settings, source string) *job {
+func (m *Manager) enqueue(conv int64, set api.Settings, source string) *job {
 	ctx, cancel := context.WithCancel(context.Background())
 	j := &job{conv: conv, settings: set, ctx: ctx, cancel: cancel, notified: -1, source: source}
 	if conv != 0 { // 0: an API request's, which claims its slot when it starts
@@ -67,7 +68,7 @@ func DefaultMaxAnswers(model *engine.Model, kv engine.KVType) int {
 	if per <= 0 {
 		return 16
 	}
-	return int(min(max(DefaultKVBudget()/per, 1), 16))
+	return int(min(max(api.DefaultKVBudget()/per, 1), 16))
 }
 
 // nextJob is the index in the queue of the answer to start next, -1 for
@@ -102,7 +103,7 @@ func (m *Manager) stop(conv int64) {
 
 // ended says an answer ended: on Events for a conversation's, to its
 // requester for an API request's.
-func (m *Manager) ended(j *job, d Done) {
+func (m *Manager) ended(j *job, d api.Done) {
 	if j.conv > 0 {
 		m.emit(d)
 	}
@@ -121,7 +122,7 @@ func (m *Manager) uncut(j *job) {
 	}
 	m.liveMu.Unlock()
 	if cut {
-		m.emit(MessagesChanged{Conv: j.conv})
+		m.emit(api.MessagesChanged{Conv: j.conv})
 	}
 }
 
@@ -140,7 +141,7 @@ func (m *Manager) failQueued(err error) {
 		if j.conv != 0 {
 			m.s.convs[j.conv].job = nil
 		}
-		m.ended(j, Done{Conv: j.conv, Reason: ReasonError, Err: err})
+		m.ended(j, api.Done{Conv: j.conv, Reason: api.ReasonError, Err: err})
 		m.uncut(j)
 	}
 	m.s.queue = nil
@@ -151,7 +152,7 @@ func (m *Manager) start(j *job) {
 	if r := m.s.remote; r != nil {
 		if j.req != nil {
 			go func() {
-				m.jobDone <- jobResult{job: j, events: []Event{Done{Conv: j.conv, Reason: ReasonError, Err: errRemoteAPI}}}
+				m.jobDone <- jobResult{job: j, events: []api.Event{api.Done{Conv: j.conv, Reason: api.ReasonError, Err: errRemoteAPI}}}
 			}()
 			return
 		}
@@ -180,7 +181,7 @@ func (m *Manager) finished(r jobResult) {
 	r.job.cancel()       // release the context's resources
 	if r.job.conv == 0 { // an API request that ended before it had a slot
 		for _, ev := range r.events {
-			if d, ok := ev.(Done); ok {
+			if d, ok := ev.(api.Done); ok {
 				m.ended(r.job, d)
 			}
 		}
@@ -190,7 +191,7 @@ func (m *Manager) finished(r jobResult) {
 	cs.job = nil
 	cs.held = false
 	for _, ev := range r.events {
-		if d, ok := ev.(Done); ok {
+		if d, ok := ev.(api.Done); ok {
 			m.ended(r.job, d)
 			continue
 		}
@@ -214,27 +215,27 @@ func (m *Manager) finished(r jobResult) {
 
 // ready checks that an answer can be queued in conv (text, when not
 // empty, is the message that asks for it) and returns its settings.
-func (m *Manager) ready(conv int64, text ...string) (Settings, error) {
+func (m *Manager) ready(conv int64, text ...string) (api.Settings, error) {
 	if m.s.closing {
-		return Settings{}, ErrClosed
+		return api.Settings{}, api.ErrClosed
 	}
 	for _, t := range text {
 		if strings.TrimSpace(t) == "" {
-			return Settings{}, ErrEmptyMessage
+			return api.Settings{}, api.ErrEmptyMessage
 		}
 	}
 	if cs := m.s.convs[conv]; cs != nil && cs.job != nil {
-		return Settings{}, ErrBusy
+		return api.Settings{}, api.ErrBusy
 	}
 	if !m.modelComing() {
-		return Settings{}, ErrNoModel
+		return api.Settings{}, api.ErrNoModel
 	}
 	c, err := m.st.Conversation(context.Background(), conv)
 	if err != nil {
-		return Settings{}, fmt.Errorf("session: %w", err)
+		return api.Settings{}, fmt.Errorf("session: %w", err)
 	}
 	if c.Deleted() {
-		return Settings{}, fmt.Errorf("session: conversation %d is deleted: %w", conv, store.ErrNotFound)
+		return api.Settings{}, fmt.Errorf("session: conversation %d is deleted: %w", conv, store.ErrNotFound)
 	}
 	return decodeSettings(c.SystemPrompt, c.Sampler, m.defaults)
 }

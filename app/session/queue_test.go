@@ -3,6 +3,7 @@ package session
 import (
 	"testing"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/internal/testdata"
 )
 
@@ -19,12 +20,12 @@ func TestStopRightAfterSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := f.wait(conv)
-	if tr.done.Reason != ReasonCancelled || tr.stats.GenTokens > 1 {
+	if tr.done.Reason != api.ReasonCancelled || tr.stats.GenTokens > 1 {
 		t.Fatalf("stopped before its first token, the answer ended %+v after %d tokens", tr.done, tr.stats.GenTokens)
 	}
 	// Nothing was said: no empty answer is kept in the history.
 	for _, msg := range f.messages(conv) {
-		if msg.Role == RoleAssistant && msg.Content == "" {
+		if msg.Role == api.RoleAssistant && msg.Content == "" {
 			t.Errorf("an empty answer was stored: %+v", msg)
 		}
 	}
@@ -43,8 +44,8 @@ func TestStopQueuedRegenerate(t *testing.T) {
 	if _, err := f.m.Send(b, "Lily and Ben"); err != nil {
 		t.Fatal(err)
 	}
-	f.ev.until(t, func(ev Event) bool { tk, ok := ev.(Token); return ok && tk.Conv == b })
-	changed := func(ev Event) bool { mc, ok := ev.(MessagesChanged); return ok && mc.Conv == a }
+	f.ev.until(t, func(ev api.Event) bool { tk, ok := ev.(api.Token); return ok && tk.Conv == b })
+	changed := func(ev api.Event) bool { mc, ok := ev.(api.MessagesChanged); return ok && mc.Conv == a }
 	if err := f.m.Regenerate(a, old[len(old)-1].ID); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestStopQueuedRegenerate(t *testing.T) {
 }
 
 // msgsShown is what the chat shows: the manager's view of the branch.
-func (f *fixture) msgsShown(conv int64) []Message {
+func (f *fixture) msgsShown(conv int64) []api.Message {
 	f.t.Helper()
 	msgs, err := f.m.Messages(conv)
 	if err != nil {

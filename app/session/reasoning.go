@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/engine/chat"
 )
 
@@ -20,7 +21,7 @@ type answerParts struct {
 	// sink, for an answer an API request asked for, hears the text too;
 	// lps are the logprobs of the tokens not sent to it yet.
 	sink *sink
-	lps  []TokenLogprob
+	lps  []api.TokenLogprob
 }
 
 // add applies parts and reports whether any was reasoning.
@@ -48,9 +49,9 @@ func (a *answerParts) add(parts []chat.Part, generated int, elapsed time.Duratio
 		}
 		a.m.liveMu.Unlock()
 		reasoning = reasoning || isReas
-		a.m.emit(Token{Conv: a.conv, Msg: a.msg, Offset: off, Text: text, Reasoning: isReas, Tokens: generated, Elapsed: elapsed})
+		a.m.emit(api.Token{Conv: a.conv, Msg: a.msg, Offset: off, Text: text, Reasoning: isReas, Tokens: generated, Elapsed: elapsed})
 		if a.sink != nil {
-			a.sink.push(AnswerText{Text: text, Reasoning: isReas, Logprobs: a.lps, Tokens: generated})
+			a.sink.push(api.AnswerText{Text: text, Reasoning: isReas, Logprobs: a.lps, Tokens: generated})
 			a.lps = nil
 		}
 	}

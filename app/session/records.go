@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	apicompare "github.com/churon/churon/app/api/compare"
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/export"
 	"github.com/churon/churon/app/store"
@@ -58,10 +59,10 @@ func (m *Manager) SetSetting(key, value string) error {
 	m.set.mu.Unlock()
 	m.set.writes.Queue(func() {
 		if err := m.st.SetSetting(context.Background(), key, value); err != nil {
-			m.emit(Error{Op: "save setting", Err: fmt.Errorf("session: setting %s: %w", key, err)})
+			m.emit(api.Error{Op: "save setting", Err: fmt.Errorf("session: setting %s: %w", key, err)})
 		}
 	})
-	m.emit(SettingChanged{Key: key, Value: value})
+	m.emit(api.SettingChanged{Key: key, Value: value})
 	return nil
 }
 
@@ -73,7 +74,7 @@ func (m *Manager) Import(ctx context.Context, r io.Reader) (store.ImportResult, 
 	res, err := export.Import(ctx, m.st, r)
 	for _, c := range res.Conversations {
 		if c.Outcome != store.Skipped {
-			m.emit(ConversationChanged{Conv: c.ID})
+			m.emit(api.ConversationChanged{Conv: c.ID})
 		}
 	}
 	return res, err
@@ -102,7 +103,7 @@ func (m *Manager) SaveComparison(ctx context.Context, r *apicompare.Result) erro
 	if err := compare.Save(ctx, m.st, r); err != nil {
 		return err
 	}
-	m.emit(ComparisonsChanged{ID: r.ID})
+	m.emit(api.ComparisonsChanged{ID: r.ID})
 	return nil
 }
 
@@ -121,6 +122,6 @@ func (m *Manager) DeleteComparison(ctx context.Context, id int64) error {
 	if err := m.st.DeleteComparison(ctx, id); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
-	m.emit(ComparisonsChanged{ID: id})
+	m.emit(api.ComparisonsChanged{ID: id})
 	return nil
 }

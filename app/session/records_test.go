@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apicompare "github.com/churon/churon/app/api/compare"
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/export"
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/store"
@@ -37,8 +38,8 @@ func TestSettingsThroughTheManager(t *testing.T) {
 	if v, ok := m.Setting("ui.language"); !ok || v != "ko" {
 		t.Fatalf("read back %q %v", v, ok)
 	}
-	evs := ev.until(t, func(e Event) bool { _, ok := e.(SettingChanged); return ok })
-	if sc := evs[len(evs)-1].(SettingChanged); sc.Key != "ui.language" || sc.Value != "ko" {
+	evs := ev.until(t, func(e api.Event) bool { _, ok := e.(api.SettingChanged); return ok })
+	if sc := evs[len(evs)-1].(api.SettingChanged); sc.Key != "ui.language" || sc.Value != "ko" {
 		t.Fatalf("event %+v", sc)
 	}
 	m.Close()
@@ -85,7 +86,7 @@ func TestImportAndComparisonsAreAnnounced(t *testing.T) {
 		t.Fatalf("import: %v %+v", err, res)
 	}
 	id := res.Conversations[0].ID
-	g.ev.until(t, func(e Event) bool { cc, ok := e.(ConversationChanged); return ok && cc.Conv == id })
+	g.ev.until(t, func(e api.Event) bool { cc, ok := e.(api.ConversationChanged); return ok && cc.Conv == id })
 	if msgs, _ := g.m.Messages(id); len(msgs) != 1 || msgs[0].Content != "안녕하세요" {
 		t.Fatalf("imported messages %+v", msgs)
 	}
@@ -94,7 +95,7 @@ func TestImportAndComparisonsAreAnnounced(t *testing.T) {
 	if err := g.m.SaveComparison(ctx, r); err != nil || r.ID == 0 {
 		t.Fatalf("save: %v id %d", err, r.ID)
 	}
-	g.ev.until(t, func(e Event) bool { cc, ok := e.(ComparisonsChanged); return ok && cc.ID == r.ID })
+	g.ev.until(t, func(e api.Event) bool { cc, ok := e.(api.ComparisonsChanged); return ok && cc.ID == r.ID })
 	list, err := g.m.Comparisons(ctx, 10)
 	if err != nil || len(list) != 1 || list[0].Title != "q4 vs q8" {
 		t.Fatalf("list: %v %+v", err, list)
@@ -106,7 +107,7 @@ func TestImportAndComparisonsAreAnnounced(t *testing.T) {
 	if err := g.m.DeleteComparison(ctx, r.ID); err != nil {
 		t.Fatal(err)
 	}
-	g.ev.until(t, func(e Event) bool { cc, ok := e.(ComparisonsChanged); return ok && cc.ID == r.ID })
+	g.ev.until(t, func(e api.Event) bool { cc, ok := e.(api.ComparisonsChanged); return ok && cc.ID == r.ID })
 	if list, _ := g.m.Comparisons(ctx, 10); len(list) != 0 {
 		t.Fatalf("deleted comparison still listed: %+v", list)
 	}
@@ -180,7 +181,7 @@ func TestStuckDiskNeverHoldsTheScheduler(t *testing.T) {
 				t.Fatalf("the model was closed under a snapshot being written (%v)", err)
 			}
 			close(disk.release)
-			f.ev.until(t, func(e Event) bool { _, ok := e.(ModelUnloaded); return ok })
+			f.ev.until(t, func(e api.Event) bool { _, ok := e.(api.ModelUnloaded); return ok })
 		})
 	}
 }
@@ -188,7 +189,7 @@ func TestStuckDiskNeverHoldsTheScheduler(t *testing.T) {
 // TestDiskBudgetDefaultIsTheStores: the front ends' figure for the
 // default disk budget is the one the snapshot store applies.
 func TestDiskBudgetDefaultIsTheStores(t *testing.T) {
-	if DefaultKVDiskBudget != kvcache.DefaultBudget {
-		t.Fatalf("api says %d, kvcache applies %d", DefaultKVDiskBudget, kvcache.DefaultBudget)
+	if api.DefaultKVDiskBudget != kvcache.DefaultBudget {
+		t.Fatalf("api says %d, kvcache applies %d", api.DefaultKVDiskBudget, kvcache.DefaultBudget)
 	}
 }

@@ -21,8 +21,8 @@ const remoteCap = 4
 // model's id there.
 type remoteModel struct {
 	path, conn, model string
-	engine            RemoteEngine
-	info              ModelInfo
+	engine            api.RemoteEngine
+	info              api.ModelInfo
 }
 
 // startRemote "loads" a remote model: it finds the connection's engine
@@ -32,9 +32,9 @@ func (m *Manager) startRemote(path string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &loadJob{path: path, ctx: ctx, cancel: cancel}
 	m.s.loading = l
-	m.emit(ModelLoading{Path: path, Progress: 0})
+	m.emit(api.ModelLoading{Path: path, Progress: 0})
 	go func() {
-		conn, model, _ := ParseRemote(path)
+		conn, model, _ := api.ParseRemote(path)
 		r := &remoteModel{path: path, conn: conn, model: model}
 		var err error
 		r.engine, err = m.opt.Remote.Engine(conn)
@@ -45,7 +45,7 @@ func (m *Manager) startRemote(path string) {
 		if d, ok := r.engine.(interface{ Describe() string }); ok && err == nil {
 			backend = d.Describe()
 		}
-		r.info = ModelInfo{Path: path, Name: model, Architecture: "remote", HasTemplate: true, Remote: conn,
+		r.info = api.ModelInfo{Path: path, Name: model, Architecture: "remote", HasTemplate: true, Remote: conn,
 			Backend: backend, DeviceNotes: []string{"runs on a remote server: KV snapshots, memory and bandwidth figures apply to local models only"}}
 		m.loadDone <- loadResult{job: l, remote: r, err: err}
 	}()
@@ -54,7 +54,7 @@ func (m *Manager) startRemote(path string) {
 // remoteMessages is the conversation as the server gets it: the system
 // prompt, then the person's and the model's turns (notices are the
 // chat's, never the model's; a failed or empty answer is left out).
-func remoteMessages(set Settings, hist []Message) []api.RequestMessage {
+func remoteMessages(set api.Settings, hist []api.Message) []api.RequestMessage {
 	var msgs []api.RequestMessage
 	if s := strings.TrimSpace(set.SystemPrompt); s != "" {
 		msgs = append(msgs, api.RequestMessage{Role: "system", Content: set.SystemPrompt})
@@ -85,10 +85,10 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	conv, set := j.conv, j.settings
 	fail := func(err error) {
 		if j.ctx.Err() != nil {
-			res.events = append(res.events, Done{Conv: conv, Reason: ReasonCancelled})
+			res.events = append(res.events, api.Done{Conv: conv, Reason: api.ReasonCancelled})
 			return
 		}
-		res.events = append(res.events, Done{Conv: conv, Reason: ReasonError, Err: err})
+		res.events = append(res.events, api.Done{Conv: conv, Reason: api.ReasonError, Err: err})
 	}
 	hist, err := m.branch(conv, j.parent)
 	if err != nil {
@@ -116,7 +116,7 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 		fail(fmt.Errorf("session: save answer: %w", err))
 		return
 	}
-	m.emit(MessageAdded{Message: ans})
+	m.emit(api.MessageAdded{Message: ans})
 	m.liveMu.Lock()
 	m.live[ans.ID] = &liveAnswer{conv: conv}
 	m.liveMu.Unlock()
@@ -125,7 +125,7 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	out := answerParts{m: m, conv: conv, msg: ans.ID}
 	var first time.Time
 	pieces := 0
-	result, err := r.engine.Stream(j.ctx, r.model, remoteMessages(set, hist), set, func(d RemoteDelta) {
+	result, err := r.engine.Stream(j.ctx, r.model, remoteMessages(set, hist), set, func(d api.RemoteDelta) {
 		if d.Text == "" {
 			return
 		}
@@ -144,14 +144,14 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	})
 	stopSaving()
 
-	reason := ReasonEOS
+	reason := api.ReasonEOS
 	switch {
 	case j.ctx.Err() != nil:
-		reason, err = ReasonCancelled, nil
+		reason, err = api.ReasonCancelled, nil
 	case err != nil:
-		reason = ReasonError
+		reason = api.ReasonError
 	case result.Finish == "length":
-		reason = ReasonLength
+		reason = api.ReasonLength
 	}
 	final := store.Message{ID: ans.ID, Model: ans.Model, Quant: ans.Quant, Sampler: ans.Sampler, FinishReason: string(reason)}
 	m.liveMu.Lock()
@@ -186,23 +186,23 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	final.TTFT, final.GenTPS, final.PromptTPS = ttft, tps, result.PromptTPS
 	final.ReasoningTokens, final.ReasoningTime = out.reasTokens, out.reasTime
 	if err := m.st.FinishMessage(bg, final); err != nil {
-		m.emit(Error{Conv: conv, Op: "save answer", Err: err})
+		m.emit(api.Error{Conv: conv, Op: "save answer", Err: err})
 	}
 	m.liveMu.Lock()
 	delete(m.live, ans.ID)
 	m.liveMu.Unlock()
 	if err := m.st.SetModelPath(bg, conv, r.path); err != nil && !errors.Is(err, store.ErrNotFound) {
-		m.emit(Error{Conv: conv, Op: "save conversation", Err: err})
+		m.emit(api.Error{Conv: conv, Op: "save conversation", Err: err})
 	}
-	res.events = append(res.events, Stats{
+	res.events = append(res.events, api.Stats{
 		Conv: conv, Msg: ans.ID, PromptTokens: result.PromptTokens, Reused: result.CachedTokens,
 		Processed: result.PromptTokens - result.CachedTokens, GenTokens: gen, TTFT: ttft, GenTPS: tps, PromptTPS: result.PromptTPS,
 		ReasoningTokens: out.reasTokens, ReasoningTime: out.reasTime,
 	})
-	res.events = append(res.events, Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})
-	if reason == ReasonCancelled && final.Content == "" && final.Reasoning == "" {
+	res.events = append(res.events, api.Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})
+	if reason == api.ReasonCancelled && final.Content == "" && final.Reasoning == "" {
 		if err := m.st.DeleteMessage(bg, ans.ID); err == nil {
-			res.events = append(res.events, MessagesChanged{Conv: conv})
+			res.events = append(res.events, api.MessagesChanged{Conv: conv})
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/internal/testdata"
 )
 
@@ -54,7 +55,7 @@ func TestAnswersTogetherEqualAlone(t *testing.T) {
 	evs := f.waitAll(convs...)
 	for i, c := range convs {
 		tr := collect(t, evs, c)
-		if want := reference(t, path, greedy(24+4*i), prompts[i]); tr.text != want || tr.done.Reason != ReasonLength {
+		if want := reference(t, path, greedy(24+4*i), prompts[i]); tr.text != want || tr.done.Reason != api.ReasonLength {
 			t.Errorf("conversation %d: %q (%s), alone %q", i, tr.text, tr.done.Reason, want)
 		}
 	}
@@ -90,7 +91,7 @@ func TestQueueBeyondCap(t *testing.T) {
 	if st.MaxAnswers != 2 || !slices.Equal(st.Answering, []int64{a, b}) || !slices.Equal(st.Queued, []int64{c}) {
 		t.Fatalf("status with the cap at 2: %+v", st)
 	}
-	evs := f.ev.until(t, func(ev Event) bool { q, ok := ev.(Queued); return ok && q.Conv == c && q.Position == 1 })
+	evs := f.ev.until(t, func(ev api.Event) bool { q, ok := ev.(api.Queued); return ok && q.Conv == c && q.Position == 1 })
 	if tc := collect(t, evs, c); tc.text != "" {
 		t.Fatalf("the third answer ran beyond the cap: %q", tc.text)
 	}
@@ -98,7 +99,7 @@ func TestQueueBeyondCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs = f.waitAll(a, c)
-	if tc := collect(t, evs, c); tc.done.Reason != ReasonLength || tc.text == "" {
+	if tc := collect(t, evs, c); tc.done.Reason != api.ReasonLength || tc.text == "" {
 		t.Fatalf("the third answer once the first stopped: %+v %q", tc.done, tc.text)
 	}
 	if err := f.m.SetSetting(SettingMaxAnswers, "5"); err != nil {
@@ -122,9 +123,9 @@ func TestFairQueue(t *testing.T) {
 	}
 	set := uncapped() // long enough to be running still when Status looks
 	ctx, cancel := context.WithCancel(context.Background())
-	var answers []Answer
+	var answers []api.Answer
 	for range 4 {
-		ans, err := f.m.Answer(ctx, Request{Prompt: "Once upon a time", Settings: set, Source: "client"})
+		ans, err := f.m.Answer(ctx, api.Request{Prompt: "Once upon a time", Settings: set, Source: "client"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +146,7 @@ func TestFairQueue(t *testing.T) {
 	}
 	cancel()
 	for _, ans := range answers {
-		if _, done := drain(t, ans); done.Reason != ReasonCancelled {
+		if _, done := drain(t, ans); done.Reason != api.ReasonCancelled {
 			t.Errorf("a cancelled request ended %+v", done)
 		}
 	}
@@ -155,14 +156,14 @@ func TestFairQueue(t *testing.T) {
 
 // waitAll reads events until every conversation of convs has had its
 // Done, and returns them.
-func (f *fixture) waitAll(convs ...int64) []Event {
+func (f *fixture) waitAll(convs ...int64) []api.Event {
 	f.t.Helper()
 	left := map[int64]bool{}
 	for _, c := range convs {
 		left[c] = true
 	}
-	return f.ev.until(f.t, func(ev Event) bool {
-		if d, ok := ev.(Done); ok {
+	return f.ev.until(f.t, func(ev api.Event) bool {
+		if d, ok := ev.(api.Done); ok {
 			delete(left, d.Conv)
 		}
 		return len(left) == 0
@@ -170,17 +171,17 @@ func (f *fixture) waitAll(convs ...int64) []Event {
 }
 
 // drain reads an answer to its end and returns its text and AnswerDone.
-func drain(t *testing.T, ans Answer) (string, AnswerDone) {
+func drain(t *testing.T, ans api.Answer) (string, api.AnswerDone) {
 	t.Helper()
 	var text string
-	var done AnswerDone
+	var done api.AnswerDone
 	for ev := range ans.Events {
 		switch e := ev.(type) {
-		case AnswerText:
+		case api.AnswerText:
 			if !e.Reasoning {
 				text += e.Text
 			}
-		case AnswerDone:
+		case api.AnswerDone:
 			done = e
 		}
 	}
@@ -199,13 +200,13 @@ func TestExclusive(t *testing.T) {
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
 		t.Fatal(err)
 	}
-	evs := f.ev.until(t, func(ev Event) bool { q, ok := ev.(Queued); return ok && q.Conv == conv })
+	evs := f.ev.until(t, func(ev api.Event) bool { q, ok := ev.(api.Queued); return ok && q.Conv == conv })
 	if tr := collect(t, evs, conv); tr.text != "" {
 		t.Fatalf("an answer ran while the machine was held: %q", tr.text)
 	}
 	release()
 	release() // twice is once
-	if tr := f.wait(conv); tr.done.Reason != ReasonLength {
+	if tr := f.wait(conv); tr.done.Reason != api.ReasonLength {
 		t.Fatalf("after release: %+v", tr.done)
 	}
 	if st, _ := f.m.Status(); st.Exclusive {
@@ -242,7 +243,7 @@ func TestStopOneOfMany(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
 	}
-	if ta := collect(t, evs, a); ta.done.Reason != ReasonCancelled || ta.stats.GenTokens < 3 || ta.stats.GenTokens > 4 {
+	if ta := collect(t, evs, a); ta.done.Reason != api.ReasonCancelled || ta.stats.GenTokens < 3 || ta.stats.GenTokens > 4 {
 		t.Fatalf("stopped at token 3: %+v after %d tokens", ta.done, ta.stats.GenTokens)
 	}
 	if tb := collect(t, evs, b); tb.text != reference(t, path, greedy(40), "The little dog") {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/arch"
@@ -24,13 +25,13 @@ import (
 func TestSendWithoutModel(t *testing.T) {
 	f := newFixture(t, Options{})
 	conv := f.conv(greedy(8))
-	if _, err := f.m.Send(conv, "hello"); !errors.Is(err, ErrNoModel) {
+	if _, err := f.m.Send(conv, "hello"); !errors.Is(err, api.ErrNoModel) {
 		t.Fatalf("Send without a model: %v", err)
 	}
 	if msgs := f.messages(conv); len(msgs) != 0 {
 		t.Fatalf("a refused message was stored: %+v", msgs)
 	}
-	if err := f.m.Regenerate(conv, 1); !errors.Is(err, ErrNoModel) {
+	if err := f.m.Regenerate(conv, 1); !errors.Is(err, api.ErrNoModel) {
 		t.Fatalf("Regenerate without a model: %v", err)
 	}
 }
@@ -106,11 +107,11 @@ func TestFailedLoadRestoresPrevious(t *testing.T) {
 		t.Fatal(err)
 	}
 	var loadErr error
-	evs := f.ev.until(t, func(ev Event) bool {
+	evs := f.ev.until(t, func(ev api.Event) bool {
 		switch e := ev.(type) {
-		case Error:
+		case api.Error:
 			loadErr = e.Err
-		case ModelLoaded:
+		case api.ModelLoaded:
 			return true
 		}
 		return false
@@ -118,7 +119,7 @@ func TestFailedLoadRestoresPrevious(t *testing.T) {
 	if !errors.Is(loadErr, gguf.ErrTruncated) {
 		t.Fatalf("the failed load's error: %v (events %s)", loadErr, describe(evs))
 	}
-	if got := evs[len(evs)-1].(ModelLoaded).Info.Path; got != good {
+	if got := evs[len(evs)-1].(api.ModelLoaded).Info.Path; got != good {
 		t.Fatalf("loaded %s after the failure; want the previous %s", got, good)
 	}
 	if tr := f.send(conv, "and then?"); tr.done.Reason == "" {
@@ -135,10 +136,10 @@ func TestSendStories(t *testing.T) {
 	if err := f.m.LoadModel(path); err != nil {
 		t.Fatal(err)
 	}
-	evs := f.ev.until(t, func(ev Event) bool { _, ok := ev.(ModelLoaded); return ok })
+	evs := f.ev.until(t, func(ev api.Event) bool { _, ok := ev.(api.ModelLoaded); return ok })
 	last := -1.0
 	for _, ev := range evs {
-		if p, ok := ev.(ModelLoading); ok {
+		if p, ok := ev.(api.ModelLoading); ok {
 			if p.Path != path || p.Progress < last || p.Progress > 1 {
 				t.Fatalf("progress %+v after %v", p, last)
 			}
@@ -148,7 +149,7 @@ func TestSendStories(t *testing.T) {
 	if last != 1 {
 		t.Fatalf("progress ended at %v: %s", last, describe(evs))
 	}
-	info := evs[len(evs)-1].(ModelLoaded).Info
+	info := evs[len(evs)-1].(api.ModelLoaded).Info
 	if info.Architecture != "llama" || info.Path != path {
 		t.Fatalf("loaded %+v", info)
 	}
@@ -171,7 +172,7 @@ func TestSendStories(t *testing.T) {
 	if tr.text != want {
 		t.Fatalf("streamed %q, the engine alone says %q", tr.text, want)
 	}
-	if tr.done.Reason != ReasonLength || tr.done.Msg != tr.msg || tr.stats.Msg != tr.msg {
+	if tr.done.Reason != api.ReasonLength || tr.done.Msg != tr.msg || tr.stats.Msg != tr.msg {
 		t.Fatalf("done %+v stats %+v", tr.done, tr.stats)
 	}
 	s := tr.stats
@@ -190,7 +191,7 @@ func TestSendStories(t *testing.T) {
 		a.Model != "stories260K.gguf" || a.Quant != "F32" || a.TTFT != s.TTFT.Truncate(time.Microsecond) && a.TTFT <= 0 {
 		t.Fatalf("stored answer %+v", a)
 	}
-	var used Settings
+	var used api.Settings
 	if err := json.Unmarshal([]byte(a.Sampler), &used); err != nil || used.Seed != 1 || used.MaxTokens != 24 {
 		t.Fatalf("stored settings %s: %v", a.Sampler, err)
 	}
@@ -229,7 +230,7 @@ func TestStopWithinOneToken(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
 	}
-	if tr.done.Reason != ReasonCancelled || tr.done.Err != nil {
+	if tr.done.Reason != api.ReasonCancelled || tr.done.Err != nil {
 		t.Fatalf("done %+v", tr.done)
 	}
 	if tr.stats.GenTokens < stopAt || tr.stats.GenTokens > stopAt+1 {
@@ -240,7 +241,7 @@ func TestStopWithinOneToken(t *testing.T) {
 		t.Fatalf("stored %+v, streamed %q", a, tr.text)
 	}
 	// The conversation is free again.
-	if tr := f.send(conv, "again"); tr.done.Reason != ReasonLength {
+	if tr := f.send(conv, "again"); tr.done.Reason != api.ReasonLength {
 		t.Fatalf("after a stop: %+v", tr.done)
 	}
 }
@@ -253,14 +254,14 @@ func TestStopFromEvents(t *testing.T) {
 	if _, err := f.m.Send(conv, "Once upon a time"); err != nil {
 		t.Fatal(err)
 	}
-	f.ev.until(t, func(ev Event) bool { _, ok := ev.(Token); return ok })
+	f.ev.until(t, func(ev api.Event) bool { _, ok := ev.(api.Token); return ok })
 	start := time.Now()
 	if err := f.m.Stop(conv); err != nil {
 		t.Fatal(err)
 	}
 	tr := f.wait(conv)
 	t.Logf("stopped after %d tokens, %v after Stop", tr.stats.GenTokens, time.Since(start))
-	if tr.done.Reason != ReasonCancelled || tr.stats.GenTokens >= set.Context-tr.stats.PromptTokens {
+	if tr.done.Reason != api.ReasonCancelled || tr.stats.GenTokens >= set.Context-tr.stats.PromptTokens {
 		t.Fatalf("done %+v after %d tokens", tr.done, tr.stats.GenTokens)
 	}
 	if err := f.m.Stop(conv); err != nil {
@@ -284,15 +285,15 @@ func TestRegenerateAndEdit(t *testing.T) {
 	if err := f.m.Regenerate(conv, msgs[1].ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.m.Send(conv, "busy?"); !errors.Is(err, ErrBusy) {
+	if _, err := f.m.Send(conv, "busy?"); !errors.Is(err, api.ErrBusy) {
 		t.Fatalf("Send while regenerating: %v", err)
 	}
 	evs := withoutCacheStates(f.ev.until(t, isDone(conv)))
-	if _, ok := evs[0].(MessagesChanged); !ok {
+	if _, ok := evs[0].(api.MessagesChanged); !ok {
 		t.Fatalf("regenerate began with %s", describe(evs))
 	}
 	re := collect(t, evs, conv)
-	if re.text != first.text || re.done.Reason != ReasonLength {
+	if re.text != first.text || re.done.Reason != api.ReasonLength {
 		t.Fatalf("regenerated %q (%s), first answer %q", re.text, re.done.Reason, first.text)
 	}
 	if re.stats.Reused == 0 {
@@ -317,14 +318,14 @@ func TestRegenerateAndEdit(t *testing.T) {
 
 	// Edit the question: the answer is the engine's answer to the new one.
 	now = f.messages(conv)
-	if err := f.m.Edit(conv, now[1].ID, "x"); !errors.Is(err, ErrNotUserMessage) {
+	if err := f.m.Edit(conv, now[1].ID, "x"); !errors.Is(err, api.ErrNotUserMessage) {
 		t.Fatalf("editing an answer: %v", err)
 	}
-	if err := f.m.Edit(conv, now[0].ID, "  "); !errors.Is(err, ErrEmptyMessage) {
+	if err := f.m.Edit(conv, now[0].ID, "  "); !errors.Is(err, api.ErrEmptyMessage) {
 		t.Fatalf("empty edit: %v", err)
 	}
 	other := f.conv(set)
-	if err := f.m.Edit(other, now[0].ID, "x"); !errors.Is(err, ErrWrongConversation) {
+	if err := f.m.Edit(other, now[0].ID, "x"); !errors.Is(err, api.ErrWrongConversation) {
 		t.Fatalf("edit in the wrong conversation: %v", err)
 	}
 	if err := f.m.Edit(conv, now[0].ID, "The little dog"); err != nil {
@@ -380,7 +381,7 @@ func TestTwoConversations(t *testing.T) {
 	a = f.conv(setA)
 	b = f.conv(setB)
 	let := f.sendBehindHeld(a, b, held, release)
-	if _, err := f.m.Send(a, "again"); !errors.Is(err, ErrBusy) {
+	if _, err := f.m.Send(a, "again"); !errors.Is(err, api.ErrBusy) {
 		t.Fatalf("second Send on a busy conversation: %v", err)
 	}
 	// Commands and queries answer while A generates.
@@ -416,11 +417,11 @@ func TestTwoConversations(t *testing.T) {
 	doneA, startB := -1, -1
 	for i, ev := range evs {
 		switch e := ev.(type) {
-		case Done:
+		case api.Done:
 			if e.Conv == a {
 				doneA = i
 			}
-		case MessageAdded:
+		case api.MessageAdded:
 			if e.Message.ConversationID == b && e.Message.Role == store.RoleAssistant {
 				startB = i
 			}
@@ -482,14 +483,14 @@ func TestStopQueued(t *testing.T) {
 	let()
 	evs := f.ev.until(t, isDone(a))
 	tb := collect(t, evs, b)
-	if tb.done.Reason != ReasonCancelled || tb.done.Msg != 0 || tb.text != "" {
+	if tb.done.Reason != api.ReasonCancelled || tb.done.Msg != 0 || tb.text != "" {
 		t.Fatalf("queued answer after Stop: %+v text %q", tb.done, tb.text)
 	}
 	if msgs := f.messages(b); len(msgs) != 1 || msgs[0].Role != store.RoleUser {
 		t.Fatalf("B after stopping its queued answer: %+v", msgs)
 	}
 	// B can ask again.
-	if tr := f.send(b, "The little dog"); tr.done.Reason != ReasonLength {
+	if tr := f.send(b, "The little dog"); tr.done.Reason != api.ReasonLength {
 		t.Fatalf("B again: %+v", tr.done)
 	}
 }
@@ -503,19 +504,19 @@ func TestUnloadWhileIdle(t *testing.T) {
 	if err := f.m.UnloadModel(); err != nil {
 		t.Fatal(err)
 	}
-	evs := f.ev.until(t, func(ev Event) bool { _, ok := ev.(ModelUnloaded); return ok })
-	if u := evs[len(evs)-1].(ModelUnloaded); u.Path != path {
+	evs := f.ev.until(t, func(ev api.Event) bool { _, ok := ev.(api.ModelUnloaded); return ok })
+	if u := evs[len(evs)-1].(api.ModelUnloaded); u.Path != path {
 		t.Fatalf("unloaded %+v", u)
 	}
 	if st, _ := f.m.Status(); st.Model != nil {
 		t.Fatalf("status after unload %+v", st)
 	}
-	if _, err := f.m.Send(conv, "still there?"); !errors.Is(err, ErrNoModel) {
+	if _, err := f.m.Send(conv, "still there?"); !errors.Is(err, api.ErrNoModel) {
 		t.Fatalf("Send after unload: %v", err)
 	}
 	// Loading again works, and the old conversation continues.
 	f.load(path)
-	if tr := f.send(conv, "Hello again"); tr.done.Reason != ReasonLength || tr.stats.Reused != 0 {
+	if tr := f.send(conv, "Hello again"); tr.done.Reason != api.ReasonLength || tr.stats.Reused != 0 {
 		t.Fatalf("after reload: %+v %+v", tr.done, tr.stats)
 	}
 }
@@ -528,12 +529,12 @@ func TestLoadWhileGenerating(t *testing.T) {
 	if err := f.m.LoadModel(other); err != nil {
 		t.Fatal(err)
 	}
-	evs := f.ev.until(t, func(ev Event) bool { _, ok := ev.(ModelLoaded); return ok })
+	evs := f.ev.until(t, func(ev api.Event) bool { _, ok := ev.(api.ModelLoaded); return ok })
 	tr := collect(t, evs, conv)
-	if tr.done.Reason != ReasonCancelled {
+	if tr.done.Reason != api.ReasonCancelled {
 		t.Fatalf("answer during a model change: %+v (%s)", tr.done, describe(evs))
 	}
-	if info := evs[len(evs)-1].(ModelLoaded).Info; info.Path != other {
+	if info := evs[len(evs)-1].(api.ModelLoaded).Info; info.Path != other {
 		t.Fatalf("loaded %+v", info)
 	}
 	msgs := f.messages(conv)
@@ -561,7 +562,7 @@ func TestSynthModels(t *testing.T) {
 			set.Context = 256
 			conv := f.conv(set)
 			tr := f.send(conv, "안녕하세요, 김치찌개!")
-			if tr.stats.GenTokens == 0 || (tr.done.Reason != ReasonLength && tr.done.Reason != ReasonEOS) {
+			if tr.stats.GenTokens == 0 || (tr.done.Reason != api.ReasonLength && tr.done.Reason != api.ReasonEOS) {
 				t.Fatalf("answer %+v %+v", tr.done, tr.stats)
 			}
 			if want := reference(t, path, set, "안녕하세요, 김치찌개!"); tr.text != want {
@@ -585,7 +586,7 @@ func TestTooLong(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := collect(t, f.ev.until(t, isDone(conv)), conv)
-	if tr.done.Reason != ReasonError || !errors.Is(tr.done.Err, ErrTooLong) {
+	if tr.done.Reason != api.ReasonError || !errors.Is(tr.done.Err, api.ErrTooLong) {
 		t.Fatalf("done %+v", tr.done)
 	}
 	msgs := f.messages(conv)
@@ -636,7 +637,7 @@ func TestDeleteUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := f.ev.until(t, isDone(conv))
-	if tr := collect(t, evs, conv); tr.done.Reason != ReasonCancelled {
+	if tr := collect(t, evs, conv); tr.done.Reason != api.ReasonCancelled {
 		t.Fatalf("deleting a generating conversation: %+v", tr.done)
 	}
 	list, _ := f.m.ListConversations()
@@ -666,17 +667,17 @@ func TestCloseWhileGenerating(t *testing.T) {
 	// Every event is delivered, then the channel closes.
 	evs := f.ev.rest(t)
 	tr := collect(t, evs, conv)
-	if tr.done.Reason != ReasonCancelled {
+	if tr.done.Reason != api.ReasonCancelled {
 		t.Fatalf("close while generating: %s", describe(evs))
 	}
-	if _, ok := evs[len(evs)-1].(ModelUnloaded); !ok {
+	if _, ok := evs[len(evs)-1].(api.ModelUnloaded); !ok {
 		t.Fatalf("last event %T", evs[len(evs)-1])
 	}
 	msgs := f.messages(conv)
 	if a := msgs[len(msgs)-1]; a.FinishReason != "cancelled" || a.Content == "" {
 		t.Fatalf("stored %+v", a)
 	}
-	if _, err := f.m.Send(conv, "x"); !errors.Is(err, ErrClosed) {
+	if _, err := f.m.Send(conv, "x"); !errors.Is(err, api.ErrClosed) {
 		t.Fatalf("Send after Close: %v", err)
 	}
 	if err := f.m.Close(); err != nil {
@@ -720,7 +721,7 @@ func TestConversationCommands(t *testing.T) {
 	// Every command announced itself.
 	n := 0
 	for range 4 {
-		if _, ok := f.ev.next(t).(ConversationChanged); ok {
+		if _, ok := f.ev.next(t).(api.ConversationChanged); ok {
 			n++
 		}
 	}

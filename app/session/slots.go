@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
 	"github.com/churon/churon/engine/tokenizer"
@@ -131,10 +132,10 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 	set := req.Settings
 	fail := func(err error) {
 		if j.ctx.Err() != nil {
-			res.events = append(res.events, Done{Conv: j.conv, Reason: ReasonCancelled})
+			res.events = append(res.events, api.Done{Conv: j.conv, Reason: api.ReasonCancelled})
 			return
 		}
-		res.events = append(res.events, Done{Conv: j.conv, Reason: ReasonError, Err: err})
+		res.events = append(res.events, api.Done{Conv: j.conv, Reason: api.ReasonError, Err: err})
 	}
 	queued := time.Since(sk.asked)
 	seed, err := pickSeed(set.Seed)
@@ -162,10 +163,10 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 	}
 	switch {
 	case len(ids) >= ctxLen:
-		fail(fmt.Errorf("%w: %d prompt tokens, context %d", ErrTooLong, len(ids), ctxLen))
+		fail(fmt.Errorf("%w: %d prompt tokens, context %d", api.ErrTooLong, len(ids), ctxLen))
 		return
 	case set.MaxTokens > 0 && len(ids)+set.MaxTokens > ctxLen:
-		fail(fmt.Errorf("%w: %d prompt tokens + max_tokens %d > context %d", ErrTooLong, len(ids), set.MaxTokens, ctxLen))
+		fail(fmt.Errorf("%w: %d prompt tokens + max_tokens %d > context %d", api.ErrTooLong, len(ids), set.MaxTokens, ctxLen))
 		return
 	}
 
@@ -221,7 +222,7 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 	// What the cache really skips: a recurrent model cut back resumes
 	// from a checkpoint (engine.Sequence.Reused).
 	cached := min(reused, seq.Reused())
-	sk.push(AnswerStarted{PromptTokens: len(ids), Cached: cached})
+	sk.push(api.AnswerStarted{PromptTokens: len(ids), Cached: cached})
 
 	var parser *chat.OutputParser
 	format := chat.OutputPlain
@@ -237,13 +238,13 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 				sk.firstAt = time.Now()
 			}
 		}
-		var lps []TokenLogprob
+		var lps []api.TokenLogprob
 		if j.logprobs && t.ID >= 0 {
-			lps = []TokenLogprob{logprobOf(tok, t)}
+			lps = []api.TokenLogprob{logprobOf(tok, t)}
 		}
 		if parser == nil {
 			if t.Text != "" || lps != nil {
-				sk.push(AnswerText{Text: t.Text, Logprobs: lps, Tokens: generated})
+				sk.push(api.AnswerText{Text: t.Text, Logprobs: lps, Tokens: generated})
 			}
 			return nil
 		}
@@ -257,31 +258,31 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 	if parser != nil {
 		pushParts(sk, parser.Flush(), nil, generated)
 	}
-	reason := Reason(result.Finish)
+	reason := api.Reason(result.Finish)
 	switch {
 	case j.ctx.Err() != nil:
-		reason, err = ReasonCancelled, nil
+		reason, err = api.ReasonCancelled, nil
 	case err != nil:
-		reason = ReasonError
+		reason = api.ReasonError
 		res.seq = nil
 		seq.Close()
 	case result.Finish == engine.FinishContext:
-		reason = ReasonContext
+		reason = api.ReasonContext
 	}
-	sk.usage = Usage{
+	sk.usage = api.Usage{
 		PromptTokens: len(ids), CachedTokens: cached, CompletionTokens: len(result.Tokens),
 		GenTPS: result.GenTPS, Queued: queued,
 	}
 	if !sk.firstAt.IsZero() {
 		sk.usage.TTFT = sk.firstAt.Sub(sk.asked)
 	}
-	res.events = append(res.events, Done{Conv: j.conv, Reason: reason, Err: err})
+	res.events = append(res.events, api.Done{Conv: j.conv, Reason: reason, Err: err})
 }
 
 // pushParts sends parsed output to a request's sink: the answer's text,
 // its reasoning apart; tool calls, which Churon does not run, as notes of
 // its reasoning. The logprobs go with the first part (or alone).
-func pushParts(sk *sink, parts []chat.Part, lps []TokenLogprob, generated int) {
+func pushParts(sk *sink, parts []chat.Part, lps []api.TokenLogprob, generated int) {
 	for _, p := range parts {
 		text := p.Text
 		if p.Kind == chat.PartToolCall {
@@ -290,23 +291,23 @@ func pushParts(sk *sink, parts []chat.Part, lps []TokenLogprob, generated int) {
 		if text == "" {
 			continue
 		}
-		sk.push(AnswerText{Text: text, Reasoning: p.Kind != chat.PartContent, Logprobs: lps, Tokens: generated})
+		sk.push(api.AnswerText{Text: text, Reasoning: p.Kind != chat.PartContent, Logprobs: lps, Tokens: generated})
 		lps = nil
 	}
 	if lps != nil {
-		sk.push(AnswerText{Logprobs: lps, Tokens: generated})
+		sk.push(api.AnswerText{Logprobs: lps, Tokens: generated})
 	}
 }
 
 // logprobOf is a generated token's logprobs as the API gives them: its
 // text (an incomplete character as is) and bytes, those of the most
 // likely tokens at its place.
-func logprobOf(tok *tokenizer.Tokenizer, t engine.Token) TokenLogprob {
+func logprobOf(tok *tokenizer.Tokenizer, t engine.Token) api.TokenLogprob {
 	piece := tok.Piece(t.ID, false)
-	out := TokenLogprob{Token: string(piece), Bytes: piece, Logprob: t.Logprob}
+	out := api.TokenLogprob{Token: string(piece), Bytes: piece, Logprob: t.Logprob}
 	for _, top := range t.Top {
 		b := tok.Piece(top.ID, false)
-		out.Top = append(out.Top, TopLogprob{Token: string(b), Bytes: b, Logprob: top.Logprob})
+		out.Top = append(out.Top, api.TopLogprob{Token: string(b), Bytes: b, Logprob: top.Logprob})
 	}
 	return out
 }

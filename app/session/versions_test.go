@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 )
 
@@ -72,7 +73,7 @@ func TestSwitchVersionFollowsTheCache(t *testing.T) {
 		t.Fatalf("a version that does not exist: %v", err)
 	}
 	other := f.conv(set)
-	if err := f.m.SwitchVersion(other, q1.ID, 1); !errors.Is(err, ErrWrongConversation) {
+	if err := f.m.SwitchVersion(other, q1.ID, 1); !errors.Is(err, api.ErrWrongConversation) {
 		t.Fatalf("in the wrong conversation: %v", err)
 	}
 }

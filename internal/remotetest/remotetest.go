@@ -15,6 +15,7 @@ import (
 	"time"
 
 	apiserve "github.com/churon/churon/app/api/serve"
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/serve"
@@ -33,7 +34,7 @@ type Served struct {
 // ("" for none), on a free loopback port; it stops with the test.
 func Serve(t testing.TB, key string) Served {
 	t.Helper()
-	return ServeModel(t, session.DemoPath, key)
+	return ServeModel(t, api.DemoPath, key)
 }
 
 // ServeModel is Serve over the model at path.
@@ -50,12 +51,12 @@ func ServeModel(t testing.TB, path, key string) Served {
 		defer close(drained)
 		for ev := range m.Events() {
 			switch e := ev.(type) {
-			case session.ModelLoaded:
+			case api.ModelLoaded:
 				select {
 				case loaded <- nil:
 				default:
 				}
-			case session.Error:
+			case api.Error:
 				select {
 				case loaded <- e.Err:
 				default:

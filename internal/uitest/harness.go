@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/models"
 	"github.com/churon/churon/app/remote"
 	"github.com/churon/churon/app/session"
@@ -47,7 +48,7 @@ type Harness struct {
 // Options change the harness's session.
 type Options struct {
 	// Settings are the new chats' settings; nil: Quick(24).
-	Settings *session.Settings
+	Settings *api.Settings
 	// Disk keeps KV snapshots; nil: none.
 	Disk session.DiskCache
 	// Models configures the model service (nil: the app's own folders
@@ -188,7 +189,7 @@ func NoModels(context.Context) ([]discover.Model, error) { return nil, nil }
 func FontsCovered() (fontcheck.Result, error) { return fontcheck.Result{Covered: true}, nil }
 
 // Quick is greedy sampling with a short answer: fast and repeatable.
-func Quick(maxTokens int) session.Settings {
+func Quick(maxTokens int) api.Settings {
 	s := session.DefaultSettings()
 	s.Temperature, s.TopK, s.TopP, s.MinP, s.RepeatPenalty = 0, 0, 1, 0, 1
 	s.Seed, s.MaxTokens, s.Context = 1, maxTokens, 512

@@ -38,6 +38,7 @@ import (
 
 	"github.com/churon/churon/app/api/openai"
 	apiserve "github.com/churon/churon/app/api/serve"
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
@@ -334,10 +335,10 @@ func start(ctx context.Context, o options, dir string) (*harness, error) {
 		defer close(h.drained)
 		for ev := range h.m.Events() {
 			switch e := ev.(type) {
-			case session.ModelLoaded:
+			case api.ModelLoaded:
 				h.backend = e.Info.Backend
 				loaded <- nil
-			case session.Error:
+			case api.Error:
 				if e.Op == "load model" {
 					loaded <- e.Err
 				}

@@ -10,7 +10,7 @@ import (
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 
-	"github.com/churon/churon/app/session"
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/ui/core"
 	"github.com/churon/churon/ui/markdown"

@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
+	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/internal/uitest"
 )
@@ -174,7 +175,7 @@ func TestStopRightAfterEnter(t *testing.T) {
 			}
 			// Stopped while queued there is no answer; stopped as it
 			// started, a cancelled one of a token or two.
-			if a := msgs[len(msgs)-1]; a.Role == session.RoleAssistant && (a.FinishReason != string(session.ReasonCancelled) || a.GenTokens > 16) {
+			if a := msgs[len(msgs)-1]; a.Role == api.RoleAssistant && (a.FinishReason != string(api.ReasonCancelled) || a.GenTokens > 16) {
 				t.Fatalf("the answer ran on: finish %q after %d tokens", a.FinishReason, a.GenTokens)
 			}
 			if got := e.Text; got != "" {
@@ -190,7 +191,7 @@ func TestStopRightAfterEnter(t *testing.T) {
 func TestTokensRenderOncePerFrame(t *testing.T) {
 	h := newHarness(t, uitest.Options{})
 	c := h.view()
-	ans := session.Message{ID: 99, ConversationID: 7, Role: session.RoleAssistant}
+	ans := api.Message{ID: 99, ConversationID: 7, Role: api.RoleAssistant}
 	c.ShowNew(7)
 	c.OnMessageAdded(ans)
 	renders := 0
@@ -200,7 +201,7 @@ func TestTokensRenderOncePerFrame(t *testing.T) {
 	var want strings.Builder
 	for i := range n {
 		s := "word "
-		c.OnToken(session.Token{Conv: 7, Msg: 99, Offset: want.Len(), Text: s, Tokens: i + 1, Elapsed: time.Second})
+		c.OnToken(api.Token{Conv: 7, Msg: 99, Offset: want.Len(), Text: s, Tokens: i + 1, Elapsed: time.Second})
 		want.WriteString(s)
 	}
 	v := c.byID[99]
@@ -221,7 +222,7 @@ func TestQueuedAnswerCountsItsWait(t *testing.T) {
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	c.now = func() time.Time { return clock }
 	c.ShowNew(7)
-	c.OnQueued(session.Queued{Conv: 7, Position: 1})
+	c.OnQueued(api.Queued{Conv: 7, Position: 1})
 	line := func() string { return uitest.Text(c.waiting) }
 	if !c.waiting.Visible() || !strings.Contains(line(), "waiting · 0 s") || !strings.Contains(line(), "1 ahead") {
 		t.Fatalf("queued: the line says %q (shown %v)", line(), c.waiting.Visible())
@@ -236,11 +237,11 @@ func TestQueuedAnswerCountsItsWait(t *testing.T) {
 	}
 	clock = clock.Add(2 * time.Second)
 	c.ShowNew(7)
-	c.OnQueued(session.Queued{Conv: 7, Position: 1}) // as the shell says again on opening it
+	c.OnQueued(api.Queued{Conv: 7, Position: 1}) // as the shell says again on opening it
 	if !strings.Contains(line(), "waiting · 6 s") {
 		t.Errorf("back in the waiting chat the line says %q", line())
 	}
-	c.OnMessageAdded(session.Message{ID: 5, ConversationID: 7, Role: session.RoleAssistant})
+	c.OnMessageAdded(api.Message{ID: 5, ConversationID: 7, Role: api.RoleAssistant})
 	if c.waiting.Visible() {
 		t.Errorf("the answer started and the line still says %q", line())
 	}
@@ -258,7 +259,7 @@ func TestSendDuringSettle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(msgs) != 2 || msgs[1].FinishReason == string(session.ReasonCancelled) {
+	if len(msgs) != 2 || msgs[1].FinishReason == string(api.ReasonCancelled) {
 		t.Fatalf("after Enter and Send: %d messages, the answer ended %q", len(msgs), msgs[len(msgs)-1].FinishReason)
 	}
 }
@@ -275,9 +276,9 @@ func TestWaitCountGoesOnInAnotherWaitingChat(t *testing.T) {
 	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
 	line := func() string { return uitest.Text(c.waiting) }
 	c.ShowNew(7)
-	c.OnQueued(session.Queued{Conv: 7, Position: 1})
+	c.OnQueued(api.Queued{Conv: 7, Position: 1})
 	c.ShowNew(8) // while 7's tick is on its way
-	c.OnQueued(session.Queued{Conv: 8, Position: 2})
+	c.OnQueued(api.Queued{Conv: 8, Position: 2})
 	for _, want := range []string{"waiting · 3 s", "waiting · 6 s"} {
 		advance(3 * time.Second)
 		h.Wait("the count of the chat shown to say "+want, func() bool { return strings.Contains(line(), want) })

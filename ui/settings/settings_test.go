@@ -12,8 +12,8 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/kvcache"
-	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/internal/testutil"
 	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/ui/core"
