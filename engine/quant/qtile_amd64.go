@@ -39,21 +39,20 @@ func qTileMinActs(w Type) int {
 
 // qTileOn turns the prompt tiles on: CHURON_QTILE=1. They are off by
 // default because they round as the generic code and VecDot's lanes do
-// not, so a prompt fed in passes of fewer rows (a refill) and the same
-// prompt fed at once differ in the last bits, as they would on an AMX
-// machine (engine's TestRingTruncate requires them equal; it passes with
-// the tiles on at 2026-12-03, its refills taking the tiles too, but
+// not, so a row's result depends on how many rows share its call:
 // tools/serveload's check that four concurrent greedy answers equal the
-// same four one at a time fails with them on, before this threshold as
-// after). Making VecDot
-// round as the generic code instead would not be enough: engine's
-// TestArchReferences/gemma3-tiny-q8_0-kvf16 passes llama.cpp's logits
-// with VecDot's avx512 lanes (worst cosine 0.99990, bar 0.9999) and avx2
-// lanes (0.99992) but not with the generic code (CHURON_CPU=go: 0.99971,
-// as with the tiles on), nor with the generic code changed to sum
-// blocks into 2, 4 or 8 running sums (0.99985, 0.99971, 0.99971) or each
-// block in 2, 4 or 8 partial sums (0.99973, 0.99970, 0.99973): that case
-// sits at its bar, and which order passes it is chance, not accuracy.
+// same four one at a time fails with them on (decode rows batched beside
+// a prompt take the tiles, alone they take the lanes). engine's
+// TestRingTruncate passes either way. What turning them on needs is one
+// rounding rule: every Q4_0 and Q8_0 kernel (one-row, multi-column, row
+// and prepared, at both levels) summing each row's blocks one after
+// another as the generic code does, rows side by side in the lanes as
+// the K-quant decode kernels already do (docs/performance.md, "Q4_0 and
+// Q8_0 prompt tiles and rounding"). The generic order is no less right:
+// TestArchReferences/gemma3-tiny-q8_0-kvf16, which the tiles and the
+// generic code reach at cosine 0.9997115 and VecDot's lanes at 0.99990,
+// is ill-conditioned — llama.cpp's own scalar x64 build reaches 0.9997115
+// against its SIMD builds there, and its bar is now that spread.
 var qTileOn = os.Getenv("CHURON_QTILE") == "1"
 
 // qTileBuf is a worker's widened rows and activation tables.
