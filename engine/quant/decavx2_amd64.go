@@ -10,12 +10,20 @@ package quant
 // holds.
 
 // decAVX2Fits reports whether VecDotRows runs w's nRows rows through the
-// four-row decode kernels.
+// four-row decode kernels. Q8_0's stays out of VecDotRows for now: it is
+// 1.5× the one-row loop on rows in cache but 0.55× on rows streamed from
+// memory (BenchmarkVecDotRowsStream, 896 wide: ~8.5 against ~15 GB/s,
+// whatever its prefetch distance, 2-8 KiB), where the one-row loop's two
+// streams (TWOSTREAMS) keep more reads in flight. Its kernel stays,
+// pinned by TestDecAVX2Rows, for the two-stream version to build on.
 func decAVX2Fits(w Type, nRows int) bool {
-	return useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0) && nRows >= 4
+	return useAVX2 && !useAVX512 && w == Q4_0 && nRows >= 4
 }
 
-// vecDotRowsDecAVX2 is vecDotRowsFast for decAVX2Fits on checked inputs
+// decAVX2Kernel reports whether w has a four-row decode kernel.
+func decAVX2Kernel(w Type) bool { return w == Q4_0 || w == Q8_0 }
+
+// vecDotRowsDecAVX2 is vecDotRowsFast for decAVX2Kernel types on checked inputs
 // of nb blocks: the rows four at a time, then the last one to three by
 // the one-row kernel.
 func vecDotRowsDecAVX2(w Type, rows []byte, stride, nRows int, act []byte, nb int, out []float32) {
