@@ -265,6 +265,10 @@ func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, o
 		}
 		return true
 	}
+	if decAVX2Fits(w, nRows) {
+		vecDotRowsDecAVX2(w, rows, stride, nRows, act, nb, out)
+		return true
+	}
 	// Two streams, as the many-row kernels read them (TWOSTREAMS). The
 	// Q4_K, Q6_K and F16 kernels prefetch as they go (PFSB2-4).
 	wrow, _ := w.RowSize(n)
