@@ -28,6 +28,7 @@ e('''// Q4_K × Q8_K over the 16-row interleave (layout in kx16.go), 512-bit:
 e()
 e("#define KXBLOCK 2368")
 e("#define KXQS 320")
+e("#define KXPF (2*KXBLOCK)")
 e()
 e("// func kx16Q4_KAVX512(packed *byte, ngroups int, x *byte, nsb int, out *float32)")
 e("TEXT ·kx16Q4_KAVX512(SB), NOSPLIT, $0-40")
@@ -41,6 +42,9 @@ e("\tMOVQ R11, DI")
 e("\tMOVQ R12, CX")
 e("\tVPXORD Z16, Z16, Z16")
 e("kx_loop:")
+e("\t// the block KXPF ahead, line by line")
+for i in range(0, 2368, 64):
+    e("\tPREFETCHT0 (KXPF+%d)(SI)" % i)
 e("\t// Z0-Z7: the eight sub-blocks' sums")
 for a in range(8):
     e("\tVPXORD Z%d, Z%d, Z%d" % (a, a, a))
