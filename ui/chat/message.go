@@ -52,7 +52,7 @@ type messageView struct {
 	// The widgets, nil until built (and again once released).
 	who     *widget.Label
 	md      *markdown.View
-	text    *widget.Label
+	text    *questionText
 	typing  *widget.Label
 	footer  *widget.RichText
 	copyBtn *widget.Button
@@ -133,9 +133,7 @@ func (v *messageView) build() {
 	v.addVersions(actions)
 	if m.Role == "user" {
 		v.who.SetText(lang.X("message.you", "You"))
-		v.text = widget.NewLabel(m.Content)
-		v.text.Wrapping = fyne.TextWrapWord
-		v.text.Selectable = true
+		v.text = newQuestionText(m.Content)
 		v.editBtn = smallButton(theme.DocumentCreateIcon(), v.onEdit)
 		actions.Add(v.editBtn)
 		v.body.Objects = []fyne.CanvasObject{v.text}

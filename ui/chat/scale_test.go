@@ -69,12 +69,14 @@ func (h *harness) openChat(conv int64) {
 
 // builtWidgets counts the message widgets that exist in the chat's
 // column: the Markdown views of answers and the selectable labels of
-// questions.
+// questions (questionText; a selectable Label elsewhere).
 func builtWidgets(c *View) int {
 	n := 0
 	uitest.Walk(c.box, func(o fyne.CanvasObject) bool {
 		switch o := o.(type) {
 		case *markdown.View:
+			n++
+		case *questionText:
 			n++
 		case *widget.Label:
 			if o.Selectable {
@@ -307,6 +309,8 @@ func TestScrollingReusesWidgets(t *testing.T) {
 		uitest.Walk(c.box, func(o fyne.CanvasObject) bool {
 			switch o := o.(type) {
 			case *markdown.View:
+				made[o] = true
+			case *questionText:
 				made[o] = true
 			case *widget.Label:
 				if o.Selectable {

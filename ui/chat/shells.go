@@ -28,7 +28,7 @@ type shell struct {
 	footer  *widget.RichText
 	copyBtn *widget.Button
 	// A question's.
-	text    *widget.Label
+	text    *questionText
 	editBtn *widget.Button
 	// An answer's.
 	md     *markdown.View
