@@ -10,6 +10,7 @@ package desktop
 import (
 	"context"
 	"fmt"
+	"github.com/churon/churon/internal/gcpace"
 	"os"
 
 	"fyne.io/fyne/v2"
@@ -35,6 +36,7 @@ const AppID = "io.github.churon.Churon"
 
 // Run opens the window and returns the process exit code when it closes.
 func Run() int {
+	gcpace.Start(os.Getenv) // the heap's soft limit; see the package
 	st, err := store.OpenDefault(context.Background())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "churon: %v\n", err)

@@ -28,6 +28,7 @@ import (
 	"github.com/churon/churon/engine/arch"
 	"github.com/churon/churon/internal/cputime"
 	_ "github.com/churon/churon/internal/fynecache" // the app's Fyne cache lifetime, as main.go has it
+	"github.com/churon/churon/internal/gcpace"
 	"github.com/churon/churon/models/discover"
 	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/ui"
@@ -99,6 +100,7 @@ func child(args []string) int {
 		defer pprof.StopCPUProfile()
 	}
 	os.Setenv(paths.EnvHome, *home)
+	gcpace.Start(os.Getenv) // as desktop.Run does
 	_, _ = locale.Set("en")
 
 	st, err := store.Open(context.Background(), *db)
