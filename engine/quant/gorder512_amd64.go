@@ -9,6 +9,40 @@ import (
 
 //go:generate python3 ./internal/gengorder512/gen.py
 
+// gOrderOn reports whether w's one-activation-row products at this level
+// must round as the generic code: Q4_0 and Q8_0 at avx512 (the rounding
+// rule of docs/performance.md, "Q4_0 and Q8_0 prompt tiles and
+// rounding"). Where the kernels do not fit, the generic code runs.
+//
+// gOrderDecode holds the switch off until the two- to seven-activation
+// kernels round the same way (helper g512multi's half of issue 22):
+// VecDotMulti and VecDotTile must stay bit-identical to VecDot, so both
+// halves go on together, by setting it true.
+func gOrderOn(w Type) bool { return gOrderDecode && useAVX512 && (w == Q4_0 || w == Q8_0) }
+
+var gOrderDecode = false
+
+// vecDotGOrder is vecDotFast for gOrderOn types: the rows kernel on one
+// row, or the generic code where it does not fit.
+func vecDotGOrder(w Type, wRow, act []byte, n int) (float32, bool) {
+	if !gOrderFits(w, len(wRow)) {
+		return 0, false
+	}
+	var out float32
+	dotRowsGOrder(w, &wRow[0], len(wRow), 1, &act[0], n/32, &out)
+	return out, true
+}
+
+// vecDotRowsGOrder is vecDotRowsFast for gOrderOn types, false (the
+// generic code) where the kernels do not fit.
+func vecDotRowsGOrder(w Type, rows []byte, stride, nRows int, act []byte, nb int, out []float32) bool {
+	if !gOrderFits(w, stride) {
+		return false
+	}
+	dotRowsGOrder(w, &rows[0], stride, nRows, &act[0], nb, &out[0])
+	return true
+}
+
 // gOrderFits reports whether w's one-activation-row products run through
 // the generic-order rows kernels (gorder512_amd64.s) for weight rows
 // stride bytes apart: Q4_0 and Q8_0 at the avx512 level, with the 16

@@ -61,3 +61,50 @@ func setScales(rng *rand.Rand, b []byte, bs int) {
 		b[i], b[i+1] = byte(h), byte(h>>8)
 	}
 }
+
+// TestGOrderDispatch checks that with gOrderDecode on, every exported
+// one-activation-row entry point (VecDot, VecDotRows, VecDotMulti and
+// VecDotTile of one activation row) returns the generic code's bits for
+// Q4_0 and Q8_0 at the avx512 level.
+func TestGOrderDispatch(t *testing.T) {
+	if !hasAVX512 {
+		t.Skip("no avx512 level on this CPU")
+	}
+	defer setSIMDLevel("avx512")()
+	defer func(v bool) { gOrderDecode = v }(gOrderDecode)
+	gOrderDecode = true
+	rng := rand.New(rand.NewSource(17))
+	for _, w := range []Type{Q4_0, Q8_0} {
+		for _, c := range []struct{ nb, nRows int }{{1, 3}, {2, 16}, {28, 37}, {152, 21}, {513, 5}} {
+			n := 32 * c.nb
+			wrow, _ := w.RowSize(n)
+			stride := wrow + 2
+			rows := make([]byte, stride*c.nRows)
+			rng.Read(rows)
+			for r := range c.nRows {
+				setScales(rng, rows[r*stride:r*stride+wrow], wrow/c.nb)
+			}
+			act := make([]byte, 34*c.nb)
+			rng.Read(act)
+			setScales(rng, act, 34)
+			viaRows := make([]float32, c.nRows)
+			VecDotRows(w, rows, stride, c.nRows, act, n, viaRows)
+			viaTile := make([]float32, c.nRows)
+			VecDotTile(w, rows, stride, c.nRows, act, len(act), 1, n, viaTile, c.nRows)
+			for r := range c.nRows {
+				row := rows[r*stride : r*stride+wrow]
+				want := vecDotGeneric(w, row, act, n)
+				var viaMulti [1]float32
+				VecDotMulti(w, row, act, len(act), 1, n, viaMulti[:])
+				for _, g := range []struct {
+					name string
+					got  float32
+				}{{"VecDot", VecDot(w, row, act, n)}, {"VecDotRows", viaRows[r]}, {"VecDotMulti", viaMulti[0]}, {"VecDotTile", viaTile[r]}} {
+					if math.Float32bits(g.got) != math.Float32bits(want) {
+						t.Errorf("%v nb=%d rows=%d: %s row %d = %v, generic %v", w, c.nb, c.nRows, g.name, r, g.got, want)
+					}
+				}
+			}
+		}
+	}
+}
