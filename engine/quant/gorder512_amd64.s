@@ -22,7 +22,9 @@
 //
 // Rows are SI + offs[r] (offs: 16 int32, the tail's clamped to the last
 // row); each group of 16 then moves on by wstride16 bytes. The scales are
-// gathered with VPGATHERDD at the same offsets.
+// gathered with VPGATHERDD at the same offsets. Each block step
+// prefetches its share of the next group's bytes (the tail's wstride16
+// of 0 prefetches its own).
 
 // func dotQ4_0Rows16GAVX512(w *byte, offs *[16]int32, wstride16, ngroups int, x *byte, nb int, out *float32)
 TEXT ·dotQ4_0Rows16GAVX512(SB), NOSPLIT, $0-56
@@ -39,6 +41,7 @@ TEXT ·dotQ4_0Rows16GAVX512(SB), NOSPLIT, $0-56
 	MOVL $0x01010101, AX
 	VPBROADCASTD AX, Z17
 dotQ4_0Rows16GAVX512_group:
+	LEAQ (SI)(R9*1), R15
 	MOVQ SI, R10
 	MOVQ R8, BX
 	MOVQ R14, CX
@@ -130,6 +133,12 @@ dotQ4_0Rows16GAVX512_block:
 	VMULPS Z24, Z14, Z14
 	VMULPS Z22, Z14, Z14
 	VADDPS Z14, Z19, Z19
+	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
+	PREFETCHT0 128(R15)
+	PREFETCHT0 192(R15)
+	PREFETCHT0 256(R15)
+	ADDQ $288, R15
 	ADDQ $18, R10
 	ADDQ $34, BX
 	DECQ CX
@@ -157,6 +166,7 @@ TEXT ·dotQ8_0Rows16GAVX512(SB), NOSPLIT, $0-56
 	MOVL $0x01010101, AX
 	VPBROADCASTD AX, Z17
 dotQ8_0Rows16GAVX512_group:
+	LEAQ (SI)(R9*1), R15
 	MOVQ SI, R10
 	MOVQ R8, BX
 	MOVQ R14, CX
@@ -276,6 +286,16 @@ dotQ8_0Rows16GAVX512_block:
 	VMULPS Z22, Z24, Z24
 	VMULPS Z24, Z14, Z14
 	VADDPS Z14, Z19, Z19
+	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
+	PREFETCHT0 128(R15)
+	PREFETCHT0 192(R15)
+	PREFETCHT0 256(R15)
+	PREFETCHT0 320(R15)
+	PREFETCHT0 384(R15)
+	PREFETCHT0 448(R15)
+	PREFETCHT0 512(R15)
+	ADDQ $544, R15
 	ADDQ $34, R10
 	ADDQ $34, BX
 	DECQ CX

@@ -3,6 +3,7 @@
 package quant
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -105,6 +106,58 @@ func TestGOrderDispatch(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkGOrderDecode compares a decode step's matrix-vector product
+// through the lane kernels (gOrderDecode off) and the generic-order rows
+// kernels (on), VecDotRows 144 rows per call as the backend's jobs do:
+// "cache" runs one matrix of the given shape (a few MiB, inside the L3),
+// "memory" 128 MiB of copies of it.
+func BenchmarkGOrderDecode(b *testing.B) {
+	if !hasAVX512 {
+		b.Skip("no avx512 level on this CPU")
+	}
+	defer func(v bool) { gOrderDecode = v }(gOrderDecode)
+	rng := rand.New(rand.NewSource(5))
+	const seg = 144
+	for _, c := range []struct {
+		typ     Type
+		rows, n int
+		fromMem bool
+	}{{Q4_0, 4864, 896, false}, {Q8_0, 4864, 896, false}, {Q4_0, 4864, 896, true}, {Q8_0, 4864, 896, true},
+		{Q4_0, 14336, 4096, true}, {Q8_0, 14336, 4096, true}} {
+		wrow, _ := c.typ.RowSize(c.n)
+		one := make([]byte, c.rows*wrow)
+		rng.Read(one)
+		for r := range c.rows {
+			setScales(rng, one[r*wrow:(r+1)*wrow], wrow/(c.n/32))
+		}
+		rows, where := one, "cache"
+		if c.fromMem {
+			rows, where = make([]byte, max(1, (128<<20)/len(one))*len(one)), "memory"
+			for i := 0; i < len(rows); i += len(one) {
+				copy(rows[i:], one)
+			}
+		}
+		nRows := len(rows) / wrow
+		act := make([]byte, 34*(c.n/32))
+		rng.Read(act)
+		setScales(rng, act, 34)
+		out := make([]float32, nRows)
+		for _, on := range []bool{false, true} {
+			name := fmt.Sprintf("%v/%dx%d/%s/gorder=%v", c.typ, c.rows, c.n, where, on)
+			b.Run(name, func(b *testing.B) {
+				gOrderDecode = on
+				b.SetBytes(int64(len(rows)))
+				for b.Loop() {
+					for lo := 0; lo < nRows; lo += seg {
+						hi := min(nRows, lo+seg)
+						VecDotRows(c.typ, rows[lo*wrow:hi*wrow], wrow, hi-lo, act, c.n, out[lo:hi])
+					}
+				}
+			})
 		}
 	}
 }

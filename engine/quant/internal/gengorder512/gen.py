@@ -34,7 +34,9 @@ e('''// Q4_0 and Q8_0 × Q8_0 for one activation row against weight rows 16 at
 //
 // Rows are SI + offs[r] (offs: 16 int32, the tail's clamped to the last
 // row); each group of 16 then moves on by wstride16 bytes. The scales are
-// gathered with VPGATHERDD at the same offsets.''')
+// gathered with VPGATHERDD at the same offsets. Each block step
+// prefetches its share of the next group's bytes (the tail's wstride16
+// of 0 prefetches its own).''')
 e()
 
 def kernel(name, q8):
@@ -57,6 +59,10 @@ def kernel(name, q8):
     e("\tMOVL $0x01010101, AX")
     e("\tVPBROADCASTD AX, Z17")
     e("%s_group:" % name)
+    # R15 walks the next group's bytes, one block's share (16·bs) a step:
+    # the rows of a group are read side by side, so the hardware sees 16
+    # short streams; the next group is one contiguous run (rows abutting).
+    e("\tLEAQ (SI)(R9*1), R15")
     e("\tMOVQ SI, R10")
     e("\tMOVQ R8, BX")
     e("\tMOVQ R14, CX")
@@ -121,6 +127,9 @@ def kernel(name, q8):
         e("\tVMULPS Z24, Z14, Z14")
         e("\tVMULPS Z22, Z14, Z14")
     e("\tVADDPS Z14, Z19, Z19")
+    for k in range((16 * bs + 63) // 64):
+        e("\tPREFETCHT0 %d(R15)" % (64 * k))
+    e("\tADDQ $%d, R15" % (16 * bs))
     e("\tADDQ $%d, R10" % bs)
     e("\tADDQ $34, BX")
     e("\tDECQ CX")
