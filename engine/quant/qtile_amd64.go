@@ -53,6 +53,7 @@ func qTileMinActs(w Type) int {
 // generic code reach at cosine 0.9997115 and VecDot's lanes at 0.99990,
 // is ill-conditioned — llama.cpp's own scalar x64 build reaches 0.9997115
 // against its SIMD builds there, and its bar is now that spread.
+// The avx512 one-activation-row paths obey the rule (gorder512_amd64.go, behind gOrderDecode).
 var qTileOn = os.Getenv("CHURON_QTILE") == "1"
 
 // qTileBuf is a worker's widened rows and activation tables.

@@ -56,6 +56,9 @@ var rowKernels = [...]levelKernels{
 // vecDotFast runs the SIMD kernel for w, if there is one, on checked
 // inputs with n > 0.
 func vecDotFast(w Type, wRow, act []byte, n int) (float32, bool) {
+	if gOrderOn(w) {
+		return vecDotGOrder(w, wRow, act, n)
+	}
 	if quadsFit(w, n/32) {
 		return vecDotPrepared(w, wRow, act, n), true
 	}
@@ -232,6 +235,9 @@ func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, o
 		mxTile(1, rows, stride, nRows, act, 0, nb, out, 0)
 		return true
 	}
+	if gOrderOn(w) {
+		return vecDotRowsGOrder(w, rows, stride, nRows, act, nb, out)
+	}
 	if quads, _, ok := prepLayout(w, nb); ok {
 		prep := prepPool.Get().(*prepBuf)
 		prepare(w, quads, &act[0], nb, &prep[0])
@@ -402,6 +408,9 @@ func vecDotTileFast(w Type, rows []byte, rowStride, nRows int, acts []byte, actS
 	if w == MXFP4 && mxOn(rowStride) {
 		vecDotTileMX(rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
 		return true
+	}
+	if nActs == 1 && gOrderOn(w) {
+		return vecDotRowsGOrder(w, rows, rowStride, nRows, acts, n/32, out)
 	}
 	if kTileFits(w, nActs, rowStride) {
 		vecDotTileK(w, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
