@@ -32,10 +32,14 @@ import (
 // to pay off).
 func qTileMinActs(w Type) int {
 	if w == Q8_0 {
-		return 6
+		return qTileMinQ8_0
 	}
-	return 8
+	return qTileMinQ4_0
 }
+
+// The thresholds qTileMinActs returns, variables so that
+// BenchmarkQTileThreshold can run the tiles below them.
+var qTileMinQ4_0, qTileMinQ8_0 = 8, 6
 
 // qTileOn turns the prompt tiles on: CHURON_QTILE=1. They are off by
 // default because they round as the generic code and VecDot's lanes do
@@ -120,14 +124,31 @@ func vecDotTileQ(w Type, rows []byte, rowStride, nRows int, acts []byte, actStri
 					k.x[i], k.o[i] = &acts[(nActs-1)*actStride], &dummy[0]
 				}
 			}
-			if w == Q4_0 {
-				qTileQ4_0(&buf.w[0], &buf.tab[g*gtab], nb, mask, &k)
-			} else {
-				qTileQ8_0(&buf.w[0], &buf.tab[g*gtab], nb, mask, &k)
-			}
+			qTileKernel(w, nActs-8*g, &buf.w[0], &buf.tab[g*gtab], nb, mask, &k)
 		}
 	}
 	qTilePool.Put(buf)
+}
+
+// qTileKernel runs the tile kernel of w for a group of n activation rows
+// (n > 8 counts as 8): the smallest of the 2-, 4- and 8-row kernels that
+// holds them, so that a batched decode of two to four sequences does not
+// pay for eight (each row's sums are the same whichever runs it).
+func qTileKernel(w Type, n int, wide *byte, tab *uint32, nb, mask int, k *kTileRows) {
+	switch {
+	case n <= 2 && w == Q4_0:
+		qTile2Q4_0(wide, tab, nb, mask, k)
+	case n <= 2:
+		qTile2Q8_0(wide, tab, nb, mask, k)
+	case n <= 4 && w == Q4_0:
+		qTile4Q4_0(wide, tab, nb, mask, k)
+	case n <= 4:
+		qTile4Q8_0(wide, tab, nb, mask, k)
+	case w == Q4_0:
+		qTileQ4_0(wide, tab, nb, mask, k)
+	default:
+		qTileQ8_0(wide, tab, nb, mask, k)
+	}
 }
 
 //go:noescape
@@ -153,3 +174,15 @@ func qTileQ4_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
 
 //go:noescape
 func qTileQ8_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+
+//go:noescape
+func qTile4Q4_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+
+//go:noescape
+func qTile4Q8_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+
+//go:noescape
+func qTile2Q4_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+
+//go:noescape
+func qTile2Q8_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
