@@ -23,13 +23,15 @@ import (
 // qTileMinActs is the fewest activation rows of type w VecDotTile runs
 // through the prompt tiles; fewer keep the tile kernels of tile_amd64.go,
 // which read the weights where they lie. The tiles pay for widening each
-// weight block once and run eight activation rows per pass whatever the
-// count, so they win from a batched decode of a few rows up: against
-// the multi-column kernels (BenchmarkVecDotTileActs, 256 rows of 896,
-// wall time, one run alternating the two builds) Q8_0 ran 1.0x at 4
-// rows, 1.25x at 6, 1.6x at 7, 1.8x at 8; Q4_0 0.7x at 4, 1.0x at 6,
-// 1.08x at 7, 1.3x at 8 (its kernels widen nibbles, so it needs more rows
-// to pay off).
+// weight block once, then run the smallest of their 2-, 4- and 8-row
+// kernels that holds the group. Against the lane kernels
+// (BenchmarkQTileThreshold: 256 rows of 896 in cache, 4864×896 and
+// 4096×4096 from memory, best of three alternated reps, wall time on a
+// shared machine) Q8_0's tiles ran 1.2-1.4x in cache and 0.94-2.5x from
+// memory at 2 to 4 rows and 1.1-2.9x from 5 up, so they take it from 2;
+// Q4_0's, whose widening of nibbles to bytes doubles the scratch, ran
+// 0.55-0.97x at 2 to 4 rows, 0.56-1.31x at 5 and 1.2-1.3x at 6, so
+// they take it from 6.
 func qTileMinActs(w Type) int {
 	if w == Q8_0 {
 		return qTileMinQ8_0
@@ -39,7 +41,7 @@ func qTileMinActs(w Type) int {
 
 // The thresholds qTileMinActs returns, variables so that
 // BenchmarkQTileThreshold can run the tiles below them.
-var qTileMinQ4_0, qTileMinQ8_0 = 8, 6
+var qTileMinQ4_0, qTileMinQ8_0 = 6, 2
 
 // qTileOn turns the prompt tiles on: CHURON_QTILE=1. They are off by
 // default because they round as the generic code and VecDot's lanes do
