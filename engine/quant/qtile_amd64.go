@@ -24,14 +24,18 @@ import (
 // through the prompt tiles; fewer keep the tile kernels of tile_amd64.go,
 // which read the weights where they lie. The tiles pay for widening each
 // weight block once, then run the smallest of their 2-, 4- and 8-row
-// kernels that holds the group. Against the lane kernels
-// (BenchmarkQTileThreshold: 256 rows of 896 in cache, 4864×896 and
-// 4096×4096 from memory, best of three alternated reps, wall time on a
-// shared machine) Q8_0's tiles ran 1.2-1.4x in cache and 0.94-2.5x from
-// memory at 2 to 4 rows and 1.1-2.9x from 5 up, so they take it from 2;
-// Q4_0's, whose widening of nibbles to bytes doubles the scratch, ran
-// 0.55-0.97x at 2 to 4 rows, 0.56-1.31x at 5 and 1.2-1.3x at 6, so
-// they take it from 6.
+// kernels that holds the group (the last group of a prompt included).
+// Against the multi-column kernels (BenchmarkVecDotTileActs, 256 rows
+// of 896, wall time, one run alternating the two builds) Q8_0 ran 1.0x
+// at 4 rows, 1.25x at 6, 1.6x at 7, 1.8x at 8; Q4_0 0.7x at 4, 1.0x at
+// 6, 1.08x at 7, 1.3x at 8 (its kernels widen nibbles, so it needs more
+// rows to pay off). Lower thresholds do not pay end to end although the
+// kernels alone say they might: BenchmarkQTileThreshold (one thread)
+// has Q8_0's tiles with the 2- and 4-row kernels at 0.94-2.5x the lanes
+// from 2 rows, but a 0.5B Q8_0 decode step at 2 threads
+// (engine BenchmarkDecode) ran 0.55x at 2 sequences and 0.7x at 4 with
+// them from 2, two thirds of its time in qWidenQ8_0Full reading the
+// rows from memory (16 streams a thread against the lanes' two).
 func qTileMinActs(w Type) int {
 	if w == Q8_0 {
 		return qTileMinQ8_0
@@ -41,7 +45,7 @@ func qTileMinActs(w Type) int {
 
 // The thresholds qTileMinActs returns, variables so that
 // BenchmarkQTileThreshold can run the tiles below them.
-var qTileMinQ4_0, qTileMinQ8_0 = 6, 2
+var qTileMinQ4_0, qTileMinQ8_0 = 8, 6
 
 // qTileOn turns the prompt tiles on: CHURON_QTILE=1. They are off by
 // default because they round as the generic code and VecDot's lanes do
