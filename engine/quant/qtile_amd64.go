@@ -23,19 +23,29 @@ import (
 // qTileMinActs is the fewest activation rows of type w VecDotTile runs
 // through the prompt tiles; fewer keep the tile kernels of tile_amd64.go,
 // which read the weights where they lie. The tiles pay for widening each
-// weight block once and run eight activation rows per pass whatever the
-// count, so they win from a batched decode of a few rows up: against
-// the multi-column kernels (BenchmarkVecDotTileActs, 256 rows of 896,
-// wall time, one run alternating the two builds) Q8_0 ran 1.0x at 4
-// rows, 1.25x at 6, 1.6x at 7, 1.8x at 8; Q4_0 0.7x at 4, 1.0x at 6,
-// 1.08x at 7, 1.3x at 8 (its kernels widen nibbles, so it needs more rows
-// to pay off).
+// weight block once, then run the smallest of their 2-, 4- and 8-row
+// kernels that holds the group (the last group of a prompt included).
+// Against the multi-column kernels (BenchmarkVecDotTileActs, 256 rows
+// of 896, wall time, one run alternating the two builds) Q8_0 ran 1.0x
+// at 4 rows, 1.25x at 6, 1.6x at 7, 1.8x at 8; Q4_0 0.7x at 4, 1.0x at
+// 6, 1.08x at 7, 1.3x at 8 (its kernels widen nibbles, so it needs more
+// rows to pay off). Lower thresholds do not pay end to end although the
+// kernels alone say they might: BenchmarkQTileThreshold (one thread)
+// has Q8_0's tiles with the 2- and 4-row kernels at 0.94-2.5x the lanes
+// from 2 rows, but a 0.5B Q8_0 decode step at 2 threads
+// (engine BenchmarkDecode) ran 0.55x at 2 sequences and 0.7x at 4 with
+// them from 2, two thirds of its time in qWidenQ8_0Full reading the
+// rows from memory (16 streams a thread against the lanes' two).
 func qTileMinActs(w Type) int {
 	if w == Q8_0 {
-		return 6
+		return qTileMinQ8_0
 	}
-	return 8
+	return qTileMinQ4_0
 }
+
+// The thresholds qTileMinActs returns, variables so that
+// BenchmarkQTileThreshold can run the tiles below them.
+var qTileMinQ4_0, qTileMinQ8_0 = 8, 6
 
 // qTileOn turns the prompt tiles on: CHURON_QTILE=1. They are off by
 // default because they round as the generic code and VecDot's lanes do
@@ -121,14 +131,31 @@ func vecDotTileQ(w Type, rows []byte, rowStride, nRows int, acts []byte, actStri
 					k.x[i], k.o[i] = &acts[(nActs-1)*actStride], &dummy[0]
 				}
 			}
-			if w == Q4_0 {
-				qTileQ4_0(&buf.w[0], &buf.tab[g*gtab], nb, mask, &k)
-			} else {
-				qTileQ8_0(&buf.w[0], &buf.tab[g*gtab], nb, mask, &k)
-			}
+			qTileKernel(w, nActs-8*g, &buf.w[0], &buf.tab[g*gtab], nb, mask, &k)
 		}
 	}
 	qTilePool.Put(buf)
+}
+
+// qTileKernel runs the tile kernel of w for a group of n activation rows
+// (n > 8 counts as 8): the smallest of the 2-, 4- and 8-row kernels that
+// holds them, so that a batched decode of two to four sequences does not
+// pay for eight (each row's sums are the same whichever runs it).
+func qTileKernel(w Type, n int, wide *byte, tab *uint32, nb, mask int, k *kTileRows) {
+	switch {
+	case n <= 2 && w == Q4_0:
+		qTile2Q4_0(wide, tab, nb, mask, k)
+	case n <= 2:
+		qTile2Q8_0(wide, tab, nb, mask, k)
+	case n <= 4 && w == Q4_0:
+		qTile4Q4_0(wide, tab, nb, mask, k)
+	case n <= 4:
+		qTile4Q8_0(wide, tab, nb, mask, k)
+	case w == Q4_0:
+		qTileQ4_0(wide, tab, nb, mask, k)
+	default:
+		qTileQ8_0(wide, tab, nb, mask, k)
+	}
 }
 
 //go:noescape
@@ -154,3 +181,15 @@ func qTileQ4_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
 
 //go:noescape
 func qTileQ8_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+
+//go:noescape
+func qTile4Q4_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+
+//go:noescape
+func qTile4Q8_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+
+//go:noescape
+func qTile2Q4_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+
+//go:noescape
+func qTile2Q8_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)

@@ -404,6 +404,20 @@ qat_loop:
 // weight group, Z25 the block's weight scales.
 
 // QG runs group k of the block at SI against quants 4k.. of every row.
+// QF4: acc += float32(float32(isum)·dw·dx), the products in that order.
+// QF8: acc += float32(float32(isum)·(dw·dx)).
+#define QF4(a, isum, acc) \
+	VCVTDQ2PS isum, Z26; \
+	VMULPS Z25, Z26, Z26; \
+	VMULPS.BCST (8*a+4)(AX), Z26, Z26; \
+	VADDPS Z26, acc, acc
+
+#define QF8(a, isum, acc) \
+	VMULPS.BCST (8*a+4)(AX), Z25, Z27; \
+	VCVTDQ2PS isum, Z26; \
+	VMULPS Z27, Z26, Z26; \
+	VADDPS Z26, acc, acc
+
 #define QG(k) \
 	VMOVDQU64 (64*k)(SI), Z24; \
 	VPDPBUSD.BCST (2+4*k)(R8), Z24, Z0; \
@@ -425,20 +439,6 @@ qat_loop:
 	VPBROADCASTD (8*5)(AX), Z5; \
 	VPBROADCASTD (8*6)(AX), Z6; \
 	VPBROADCASTD (8*7)(AX), Z7
-
-// QF4: acc += float32(float32(isum)·dw·dx), the products in that order.
-#define QF4(a, isum, acc) \
-	VCVTDQ2PS isum, Z26; \
-	VMULPS Z25, Z26, Z26; \
-	VMULPS.BCST (8*a+4)(AX), Z26, Z26; \
-	VADDPS Z26, acc, acc
-
-// QF8: acc += float32(float32(isum)·(dw·dx)).
-#define QF8(a, isum, acc) \
-	VMULPS.BCST (8*a+4)(AX), Z25, Z27; \
-	VCVTDQ2PS isum, Z26; \
-	VMULPS Z27, Z26, Z26; \
-	VADDPS Z26, acc, acc
 
 #define QTSETUP \
 	MOVQ 0(DI), R8; \
@@ -552,5 +552,189 @@ qt8_loop:
 	JNZ  qt8_loop
 	MOVQ mask+24(FP), AX
 	QTSTORE
+	VZEROUPPER
+	RET
+
+#define QG4(k) \
+	VMOVDQU64 (64*k)(SI), Z24; \
+	VPDPBUSD.BCST (2+4*k)(R8), Z24, Z0; \
+	VPDPBUSD.BCST (2+4*k)(R9), Z24, Z1; \
+	VPDPBUSD.BCST (2+4*k)(R10), Z24, Z2; \
+	VPDPBUSD.BCST (2+4*k)(R11), Z24, Z3
+
+#define QINIT4 \
+	VMOVUPS 512(SI), Z25; \
+	VPBROADCASTD (8*0)(AX), Z0; \
+	VPBROADCASTD (8*1)(AX), Z1; \
+	VPBROADCASTD (8*2)(AX), Z2; \
+	VPBROADCASTD (8*3)(AX), Z3
+
+#define QTSETUP4 \
+	MOVQ 0(DI), R8; \
+	MOVQ 8(DI), R9; \
+	MOVQ 16(DI), R10; \
+	MOVQ 24(DI), R11; \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17; \
+	VPXORD Z18, Z18, Z18; \
+	VPXORD Z19, Z19, Z19
+
+#define QTNEXT4 \
+	ADDQ $QB, SI; \
+	ADDQ $64, AX; \
+	ADDQ $34, R8; \
+	ADDQ $34, R9; \
+	ADDQ $34, R10; \
+	ADDQ $34, R11
+
+#define QTSTORE4 \
+	KMOVW AX, K1; \
+	MOVQ 64(DI), AX; \
+	VMOVUPS Z16, K1, (AX); \
+	MOVQ 72(DI), AX; \
+	VMOVUPS Z17, K1, (AX); \
+	MOVQ 80(DI), AX; \
+	VMOVUPS Z18, K1, (AX); \
+	MOVQ 88(DI), AX; \
+	VMOVUPS Z19, K1, (AX)
+
+// func qTile4Q4_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+TEXT ·qTile4Q4_0(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ tab+8(FP), AX
+	MOVQ nb+16(FP), CX
+	MOVQ k+32(FP), DI
+	QTSETUP4
+qt44_loop:
+	QINIT4
+	QG4(0)
+	QG4(1)
+	QG4(2)
+	QG4(3)
+	QG4(4)
+	QG4(5)
+	QG4(6)
+	QG4(7)
+	QF4(0, Z0, Z16)
+	QF4(1, Z1, Z17)
+	QF4(2, Z2, Z18)
+	QF4(3, Z3, Z19)
+	QTNEXT4
+	DECQ CX
+	JNZ  qt44_loop
+	MOVQ mask+24(FP), AX
+	QTSTORE4
+	VZEROUPPER
+	RET
+
+// func qTile4Q8_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+TEXT ·qTile4Q8_0(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ tab+8(FP), AX
+	MOVQ nb+16(FP), CX
+	MOVQ k+32(FP), DI
+	QTSETUP4
+qt48_loop:
+	QINIT4
+	QG4(0)
+	QG4(1)
+	QG4(2)
+	QG4(3)
+	QG4(4)
+	QG4(5)
+	QG4(6)
+	QG4(7)
+	QF8(0, Z0, Z16)
+	QF8(1, Z1, Z17)
+	QF8(2, Z2, Z18)
+	QF8(3, Z3, Z19)
+	QTNEXT4
+	DECQ CX
+	JNZ  qt48_loop
+	MOVQ mask+24(FP), AX
+	QTSTORE4
+	VZEROUPPER
+	RET
+
+#define QG2(k) \
+	VMOVDQU64 (64*k)(SI), Z24; \
+	VPDPBUSD.BCST (2+4*k)(R8), Z24, Z0; \
+	VPDPBUSD.BCST (2+4*k)(R9), Z24, Z1
+
+#define QINIT2 \
+	VMOVUPS 512(SI), Z25; \
+	VPBROADCASTD (8*0)(AX), Z0; \
+	VPBROADCASTD (8*1)(AX), Z1
+
+#define QTSETUP2 \
+	MOVQ 0(DI), R8; \
+	MOVQ 8(DI), R9; \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17
+
+#define QTNEXT2 \
+	ADDQ $QB, SI; \
+	ADDQ $64, AX; \
+	ADDQ $34, R8; \
+	ADDQ $34, R9
+
+#define QTSTORE2 \
+	KMOVW AX, K1; \
+	MOVQ 64(DI), AX; \
+	VMOVUPS Z16, K1, (AX); \
+	MOVQ 72(DI), AX; \
+	VMOVUPS Z17, K1, (AX)
+
+// func qTile2Q4_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+TEXT ·qTile2Q4_0(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ tab+8(FP), AX
+	MOVQ nb+16(FP), CX
+	MOVQ k+32(FP), DI
+	QTSETUP2
+qt24_loop:
+	QINIT2
+	QG2(0)
+	QG2(1)
+	QG2(2)
+	QG2(3)
+	QG2(4)
+	QG2(5)
+	QG2(6)
+	QG2(7)
+	QF4(0, Z0, Z16)
+	QF4(1, Z1, Z17)
+	QTNEXT2
+	DECQ CX
+	JNZ  qt24_loop
+	MOVQ mask+24(FP), AX
+	QTSTORE2
+	VZEROUPPER
+	RET
+
+// func qTile2Q8_0(w *byte, tab *uint32, nb, mask int, k *kTileRows)
+TEXT ·qTile2Q8_0(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ tab+8(FP), AX
+	MOVQ nb+16(FP), CX
+	MOVQ k+32(FP), DI
+	QTSETUP2
+qt28_loop:
+	QINIT2
+	QG2(0)
+	QG2(1)
+	QG2(2)
+	QG2(3)
+	QG2(4)
+	QG2(5)
+	QG2(6)
+	QG2(7)
+	QF8(0, Z0, Z16)
+	QF8(1, Z1, Z17)
+	QTNEXT2
+	DECQ CX
+	JNZ  qt28_loop
+	MOVQ mask+24(FP), AX
+	QTSTORE2
 	VZEROUPPER
 	RET

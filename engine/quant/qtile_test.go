@@ -57,6 +57,8 @@ func TestVecDotTileQ(t *testing.T) {
 				{288, 31, 19, true}, {2048, 20, 21, true}, {4096, 3, 16, true},
 				{896, 40, 25, false}, {4864, 17, 18, false},
 				{96, 33, 5, true}, {128, 17, 6, true}, {160, 15, 7, true}, {256, 21, 8, true},
+				{64, 19, 2, true}, {128, 33, 3, true}, {2048, 17, 4, true}, {32, 1, 2, true},
+				{896, 35, 3, false}, {4864, 9, 2, false}, {288, 47, 12, true}, {160, 16, 10, true},
 			} {
 				wrow, _ := typ.RowSize(c.n)
 				arow, _ := Q8_0.RowSize(c.n)

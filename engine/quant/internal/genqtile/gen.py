@@ -249,42 +249,49 @@ e('''// The tile kernels keep eight activation rows' pointers in R8-R13, BX,
 // Z(a) holds the block's integer sum, Z(16+a) the float sums; Z24 a
 // weight group, Z25 the block's weight scales.''')
 e()
+# The kernels run na = 8, 4 or 2 activation rows per pass (a batched
+# decode of a few rows takes the smallest that holds them); the macros
+# of na = 8 carry no suffix.
 e("// QG runs group k of the block at SI against quants 4k.. of every row.")
-macro("QG(k)", ["VMOVDQU64 (64*k)(SI), Z24"] + ["VPDPBUSD.BCST (2+4*k)(%s), Z24, Z%d" % (r, a) for a, r in enumerate(acts)])
-macro("QINIT", ["VMOVUPS 512(SI), Z25"] + ["VPBROADCASTD (8*%d)(AX), Z%d" % (a, a) for a in range(8)])
 e("// QF4: acc += float32(float32(isum)·dw·dx), the products in that order.")
-macro("QF4(a, isum, acc)", ["VCVTDQ2PS isum, Z26", "VMULPS Z25, Z26, Z26", "VMULPS.BCST (8*a+4)(AX), Z26, Z26", "VADDPS Z26, acc, acc"])
 e("// QF8: acc += float32(float32(isum)·(dw·dx)).")
+macro("QF4(a, isum, acc)", ["VCVTDQ2PS isum, Z26", "VMULPS Z25, Z26, Z26", "VMULPS.BCST (8*a+4)(AX), Z26, Z26", "VADDPS Z26, acc, acc"])
 macro("QF8(a, isum, acc)", ["VMULPS.BCST (8*a+4)(AX), Z25, Z27", "VCVTDQ2PS isum, Z26", "VMULPS Z27, Z26, Z26", "VADDPS Z26, acc, acc"])
-macro("QTSETUP", ["MOVQ %d(DI), %s" % (8 * a, r) for a, r in enumerate(acts)] +
-      ["VPXORD Z%d, Z%d, Z%d" % (16 + a, 16 + a, 16 + a) for a in range(8)])
-macro("QTNEXT", ["ADDQ $QB, SI", "ADDQ $64, AX"] + ["ADDQ $34, %s" % r for r in acts])
-macro("QTSTORE", ["KMOVW AX, K1"] +
-      sum([["MOVQ %d(DI), AX" % (64 + 8 * a), "VMOVUPS Z%d, K1, (AX)" % (16 + a)] for a in range(8)], []))
+for na in (8, 4, 2):
+    sfx = "" if na == 8 else str(na)
+    ra = acts[:na]
+    macro("QG%s(k)" % sfx, ["VMOVDQU64 (64*k)(SI), Z24"] + ["VPDPBUSD.BCST (2+4*k)(%s), Z24, Z%d" % (r, a) for a, r in enumerate(ra)])
+    macro("QINIT" + sfx, ["VMOVUPS 512(SI), Z25"] + ["VPBROADCASTD (8*%d)(AX), Z%d" % (a, a) for a in range(na)])
+    macro("QTSETUP" + sfx, ["MOVQ %d(DI), %s" % (8 * a, r) for a, r in enumerate(ra)] +
+          ["VPXORD Z%d, Z%d, Z%d" % (16 + a, 16 + a, 16 + a) for a in range(na)])
+    macro("QTNEXT" + sfx, ["ADDQ $QB, SI", "ADDQ $64, AX"] + ["ADDQ $34, %s" % r for r in ra])
+    macro("QTSTORE" + sfx, ["KMOVW AX, K1"] +
+          sum([["MOVQ %d(DI), AX" % (64 + 8 * a), "VMOVUPS Z%d, K1, (AX)" % (16 + a)] for a in range(na)], []))
 
-for typ, f in (("Q4_0", "QF4"), ("Q8_0", "QF8")):
-    e("// func qTile%s(w *byte, tab *uint32, nb, mask int, k *kTileRows)" % typ)
-    e("TEXT ·qTile%s(SB), NOSPLIT, $0-40" % typ)
-    e("\tMOVQ w+0(FP), SI")
-    e("\tMOVQ tab+8(FP), AX")
-    e("\tMOVQ nb+16(FP), CX")
-    e("\tMOVQ k+32(FP), DI")
-    e("\tQTSETUP")
-    lbl = "qt%s_loop" % typ[1]
-    e(lbl + ":")
-    e("\tQINIT")
-    for k in range(8):
-        e("\tQG(%d)" % k)
-    for a in range(8):
-        e("\t%s(%d, Z%d, Z%d)" % (f, a, a, 16 + a))
-    e("\tQTNEXT")
-    e("\tDECQ CX")
-    e("\tJNZ  " + lbl)
-    e("\tMOVQ mask+24(FP), AX")
-    e("\tQTSTORE")
-    e("\tVZEROUPPER")
-    e("\tRET")
-    e()
+    for typ, f in (("Q4_0", "QF4"), ("Q8_0", "QF8")):
+        name = "qTile%s%s" % (sfx, typ)
+        e("// func %s(w *byte, tab *uint32, nb, mask int, k *kTileRows)" % name)
+        e("TEXT ·%s(SB), NOSPLIT, $0-40" % name)
+        e("\tMOVQ w+0(FP), SI")
+        e("\tMOVQ tab+8(FP), AX")
+        e("\tMOVQ nb+16(FP), CX")
+        e("\tMOVQ k+32(FP), DI")
+        e("\tQTSETUP" + sfx)
+        lbl = "qt%s%s_loop" % (sfx, typ[1])
+        e(lbl + ":")
+        e("\tQINIT" + sfx)
+        for k in range(8):
+            e("\tQG%s(%d)" % (sfx, k))
+        for a in range(na):
+            e("\t%s(%d, Z%d, Z%d)" % (f, a, a, 16 + a))
+        e("\tQTNEXT" + sfx)
+        e("\tDECQ CX")
+        e("\tJNZ  " + lbl)
+        e("\tMOVQ mask+24(FP), AX")
+        e("\tQTSTORE" + sfx)
+        e("\tVZEROUPPER")
+        e("\tRET")
+        e()
 
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "qtile_amd64.s")
 with open(path, "w") as f:
