@@ -265,6 +265,10 @@ func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, o
 		}
 		return true
 	}
+	if rows8AVX2Fits(w) {
+		vecDotRows8AVX2(w, rows, stride, nRows, act, nb, out)
+		return true
+	}
 	if decAVX2Fits(w, nRows) {
 		vecDotRowsDecAVX2(w, rows, stride, nRows, act, nb, out)
 		return true

@@ -1,0 +1,57 @@
+//go:build amd64 && !noasm
+
+package quant
+
+import "os"
+
+// Q4_0 and Q8_0 decode at the avx2 level in the generic order
+// (rows8avx2_amd64.s, by internal/genrows8avx2): VecDotRows' path when
+// the avx512 level is not in use, eight weight rows against the one
+// activation row per pass, each row's result the generic twin's bits
+// (dotQ4_0, dotQ8_0), so that it does not depend on the kernel or on
+// how many rows or activations share a call (the rounding rule of
+// docs/performance.md, "Q4_0 and Q8_0 prompt tiles and rounding").
+
+// rows8On puts the eight-row kernels on VecDotRows' path: CHURON_ROWS8=1
+// for now. They stay off by default until the one-row and multi-column
+// kernels at this level (dotQ4_0AVX2, dotQ8_0AVX2, dotQ*_0x4/x3/x2AVX2)
+// round as the twins too: until then VecDotRows would no longer equal
+// VecDot and VecDotMulti row for row (TestVecDotMulti, TestVecDotRows).
+var rows8On = os.Getenv("CHURON_ROWS8") == "1"
+
+// rows8AVX2Fits reports whether VecDotRows runs w's rows through the
+// eight-row kernels.
+func rows8AVX2Fits(w Type) bool {
+	return rows8On && useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0)
+}
+
+// vecDotRows8AVX2 is vecDotRowsFast for Q4_0 and Q8_0 on checked inputs
+// of nb blocks: the rows eight at a time; a last part group is run again
+// as the last eight rows (lanes are independent, so a row computed twice
+// gets the same bits), and fewer than eight rows in all go through the
+// generic twin.
+func vecDotRows8AVX2(w Type, rows []byte, stride, nRows int, act []byte, nb int, out []float32) {
+	kernel, twin, size := dotQ4_0Rows8AVX2, dotQ4_0, 18
+	if w == Q8_0 {
+		kernel, twin, size = dotQ8_0Rows8AVX2, dotQ8_0, 34
+	}
+	if nRows < 8 {
+		for r := range nRows {
+			out[r] = twin(rows[r*stride:r*stride+nb*size], act, nb)
+		}
+		return
+	}
+	g := nRows / 8
+	kernel(&rows[0], stride, g, &act[0], nb, &out[0])
+	if rest := nRows - 8*g; rest > 0 {
+		var tmp [8]float32
+		kernel(&rows[(nRows-8)*stride], stride, 1, &act[0], nb, &tmp[0])
+		copy(out[8*g:nRows], tmp[8-rest:])
+	}
+}
+
+//go:noescape
+func dotQ4_0Rows8AVX2(w *byte, stride, ngroups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func dotQ8_0Rows8AVX2(w *byte, stride, ngroups int, x *byte, nb int, out *float32)
