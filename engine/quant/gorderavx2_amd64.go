@@ -2,8 +2,6 @@
 
 package quant
 
-import "os"
-
 // Q4_0 and Q8_0 decode at the avx2 level in the generic order
 // (gorderavx2_amd64.s, by internal/gengorderavx2): VecDotRows' path when
 // the avx512 level is not in use, eight weight rows against the one
@@ -12,12 +10,9 @@ import "os"
 // how many rows or activations share a call (the rounding rule of
 // docs/performance.md, "Q4_0 and Q8_0 prompt tiles and rounding").
 
-// rows8On puts the eight-row kernels on VecDotRows' path: CHURON_ROWS8=1
-// for now. They stay off by default until the one-row and multi-column
-// kernels at this level (dotQ4_0AVX2, dotQ8_0AVX2, dotQ*_0x4/x3/x2AVX2)
-// round as the twins too: until then VecDotRows would no longer equal
-// VecDot and VecDotMulti row for row (TestVecDotMulti, TestVecDotRows).
-var rows8On = os.Getenv("CHURON_ROWS8") == "1"
+// rows8On is false only in BenchmarkRows8AVX2Stream, which measures the
+// eight-row kernels against the paths they replaced.
+var rows8On = true
 
 // rows8AVX2Fits reports whether VecDotRows runs w's rows through the
 // eight-row kernels.
@@ -29,15 +24,15 @@ func rows8AVX2Fits(w Type) bool {
 // of nb blocks: the rows eight at a time; a last part group is run again
 // as the last eight rows (lanes are independent, so a row computed twice
 // gets the same bits), and fewer than eight rows in all go through the
-// generic twin.
+// one-row kernel.
 func vecDotRows8AVX2(w Type, rows []byte, stride, nRows int, act []byte, nb int, out []float32) {
-	kernel, twin, size := dotQ4_0Rows8AVX2, dotQ4_0, 18
+	kernel, one := dotQ4_0Rows8AVX2, dotQ4_0GAVX2
 	if w == Q8_0 {
-		kernel, twin, size = dotQ8_0Rows8AVX2, dotQ8_0, 34
+		kernel, one = dotQ8_0Rows8AVX2, dotQ8_0GAVX2
 	}
 	if nRows < 8 {
 		for r := range nRows {
-			out[r] = twin(rows[r*stride:r*stride+nb*size], act, nb)
+			out[r] = one(&rows[r*stride], &act[0], nb)
 		}
 		return
 	}
