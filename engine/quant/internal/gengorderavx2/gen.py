@@ -63,15 +63,23 @@ reduce = ["VPHADDD Y1, Y0, Y0", "VPHADDD Y3, Y2, Y2", "VPHADDD Y5, Y4, Y4", "VPH
           "VPERM2I128 $0x20, Y4, Y0, Y1", "VPERM2I128 $0x31, Y4, Y0, Y2",
           "VPADDD Y2, Y1, Y1", "VCVTDQ2PS Y1, Y1"]
 
-# Q4_0: Y15 = 0x0f bytes, Y14 = 0x08 bytes, Y13 = int16 ones, Y8 the
-# activation block, Y9 = 8·Σ pairs of it, Y11 a row's lanes, Y10 the sums.
+# reduce16 is reduce for int16 lanes (Q4_0's, each a pair of products
+# (q−8)·x, |·| ≤ 2·8·128 = 2048): three levels of VPHADDW sum the eight
+# lanes of each 128-bit half, at most 16384, still an int16; the halves
+# are widened before they are added (their sum may reach 32768).
+reduce16 = ["VPHADDW Y1, Y0, Y0", "VPHADDW Y3, Y2, Y2", "VPHADDW Y5, Y4, Y4", "VPHADDW Y7, Y6, Y6",
+            "VPHADDW Y2, Y0, Y0", "VPHADDW Y6, Y4, Y4", "VPHADDW Y4, Y0, Y0",
+            "VEXTRACTI128 $1, Y0, X1", "VPMOVSXWD X0, Y0", "VPMOVSXWD X1, Y1",
+            "VPADDD Y0, Y1, Y1", "VCVTDQ2PS Y1, Y1"]
+
+# Q4_0: Y15 = 0x0f bytes, Y14 = 0x08 bytes, Y8 the activation block, Y9 =
+# 8·Σ pairs of it, Y11 a row's bytes, Yr its int16 lanes, Y10 the sums.
 def q40blk(wo, xo):
     b = ["VMOVDQU %d(DI), Y8" % (xo + 2), "VPMADDUBSW Y8, Y14, Y9"]
     for r, y in zip(rows, lanes):
         b += ["VBROADCASTI128 %d%s, Y11" % (wo + 2, r), "VPSRLVQ rshr4hi<>(SB), Y11, Y11",
-              "VPAND Y15, Y11, Y11", "VPMADDUBSW Y8, Y11, Y11", "VPSUBW Y9, Y11, Y11",
-              "VPMADDWD Y13, Y11, %s" % y]
-    b += halves(wo) + reduce
+              "VPAND Y15, Y11, Y11", "VPMADDUBSW Y8, Y11, Y11", "VPSUBW Y9, Y11, %s" % y]
+    b += halves(wo) + reduce16
     b += ["MOVWLZX %d(DI), DX" % xo, "VBROADCASTSS (BX)(DX*4), Y3",
           "VMULPS Y12, Y1, Y1", "VMULPS Y3, Y1, Y1", "VADDPS Y1, Y10, Y10"]
     return b
