@@ -49,6 +49,16 @@ e("DATA rshr4hi<>+24(SB)/8, $4")
 e("GLOBL rshr4hi<>(SB), RODATA|NOPTR, $32")
 e()
 
+# constants loads BX = fp16Table and, for Q4_0, Y15 = 0x0f bytes, Y14 =
+# 0x08 bytes, Y13 = int16 ones.
+def constants(typ):
+    e("\tMOVQ ·fp16Table(SB), BX")
+    if typ == "Q4_0":
+        for imm, y in (("0x0f0f0f0f", 15), ("0x08080808", 14), ("0x00010001", 13)):
+            e("\tMOVL $%s, AX" % imm)
+            e("\tVMOVD AX, X%d" % y)
+            e("\tVPBROADCASTD X%d, Y%d" % (y, y))
+
 def halves(wo):
     # The eight rows' scales dw into Y12 (as floats).
     b = ["MOVWLZX %d%s, AX" % (wo, rows[0]), "VMOVD AX, X12"]
@@ -121,12 +131,7 @@ for typ, bs, blk, lines in (("Q4_0", 18, q40blk, 1), ("Q8_0", 34, q80blk, 2)):
     e("\tMOVQ nb+32(FP), R13")
     e("\tMOVQ out+40(FP), R11")
     e("\tLEAQ (R8)(R8*2), R9")
-    e("\tMOVQ ·fp16Table(SB), BX")
-    if typ == "Q4_0":
-        for imm, y in (("0x0f0f0f0f", 15), ("0x08080808", 14), ("0x00010001", 13)):
-            e("\tMOVL $%s, AX" % imm)
-            e("\tVMOVD AX, X%d" % y)
-            e("\tVPBROADCASTD X%d, Y%d" % (y, y))
+    constants(typ)
     e("r%s_group:" % t)
     e("\tMOVQ R12, SI")
     e("\tLEAQ (R12)(R8*4), R10")
@@ -209,12 +214,7 @@ for typ, bs in (("Q4_0", 18), ("Q8_0", 34)):
             e("\tLEAQ (R8)(R8*2), R9")
             e("\tMOVQ nb+24(FP), CX")
             e("\tMOVQ out+32(FP), R11")
-        e("\tMOVQ ·fp16Table(SB), BX")
-        if typ == "Q4_0":
-            for imm, y in (("0x0f0f0f0f", 15), ("0x08080808", 14), ("0x00010001", 13)):
-                e("\tMOVL $%s, AX" % imm)
-                e("\tVMOVD AX, X%d" % y)
-                e("\tVPBROADCASTD X%d, Y%d" % (y, y))
+        constants(typ)
         e("\tVPXOR Y7, Y7, Y7")
         e("\tVXORPS X10, X10, X10")
         e("m%s%d_block:" % (t, k))
