@@ -14,10 +14,15 @@ package quant
 // eight-row kernels against the paths they replaced.
 var rows8On = true
 
-// rows8AVX2Fits reports whether VecDotRows runs w's rows through the
-// eight-row kernels.
-func rows8AVX2Fits(w Type) bool {
-	return rows8On && useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0)
+// rows8AVX2Fits reports whether VecDotRows runs w's rows, stride bytes
+// apart, through the eight-row kernels. Q8_0 rows under 2 KiB keep the
+// two-stream loop over the one-row kernel (dotQ8_0GAVX2, the same bits):
+// from memory, rows of 896, it ran 1.1-1.8× the eight-row kernel
+// (BenchmarkRows8AVX2Stream, five alternated runs), whose eight streams
+// keep fewer reads in flight there; rows of 4096 the eight-row kernel
+// wins (1.15-1.5×).
+func rows8AVX2Fits(w Type, stride int) bool {
+	return rows8On && useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0 && stride >= 2<<10)
 }
 
 // vecDotRows8AVX2 is vecDotRowsFast for Q4_0 and Q8_0 on checked inputs

@@ -24,7 +24,7 @@ func TestRows8AVX2(t *testing.T) {
 		typ  Type
 		twin func(w, x []byte, nb int) float32
 	}{{Q4_0, dotQ4_0}, {Q8_0, dotQ8_0}} {
-		if !rows8AVX2Fits(c.typ) {
+		if !rows8AVX2Fits(c.typ, 4<<10) {
 			t.Fatalf("%v: not on the eight-row path", c.typ)
 		}
 		for _, nb := range []int{1, 2, 3, 7, 28, 29, 160} {

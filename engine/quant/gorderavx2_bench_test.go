@@ -11,9 +11,10 @@ import (
 // BenchmarkRows8AVX2Stream measures VecDotRows at the avx2 level on 128
 // MiB of Q4_0 and Q8_0 rows streamed from memory, 144 rows a call as in
 // BenchmarkVecDotRowsStream, with the eight-row kernels ("rows8") and
-// with the paths they replaced ("before": the four-row kernel for Q4_0,
-// the two-stream one-row loop for Q8_0). Run with -count to alternate
-// the two.
+// without them ("before": the four-row lane kernel for Q4_0, main's
+// path; the two-stream loop over the one-row kernel for Q8_0, now
+// dotQ8_0GAVX2, so Q8_0's rows under 2 KiB run it in both). Run it
+// several times to alternate the two.
 func BenchmarkRows8AVX2Stream(b *testing.B) {
 	if !hasAVX2 {
 		b.Skip("no AVX2 on this machine")

@@ -265,7 +265,7 @@ func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, o
 		}
 		return true
 	}
-	if rows8AVX2Fits(w) {
+	if rows8AVX2Fits(w, stride) {
 		vecDotRows8AVX2(w, rows, stride, nRows, act, nb, out)
 		return true
 	}
