@@ -2,9 +2,11 @@
 
 package quant
 
-// Q4_0 and Q8_0 decode at the avx2 level (decavx2_amd64.s, by
-// internal/gendecavx2): VecDotRows' path when the avx512 level is not in
-// use, four weight rows against the one activation row per pass, each
+// Q4_0 and Q8_0 decode at the avx2 level in VecDot's lane order
+// (decavx2_amd64.s, by internal/gendecavx2): VecDotRows' path only when
+// the eight-row kernels in the generic order are off (rows8On, for
+// BenchmarkRows8AVX2Stream's "before"; to be deleted with the lane
+// kernels once those win on short rows too), four weight rows against the one activation row per pass, each
 // row's result bit-identical to the one-row kernel's (dotQ4_0AVX2,
 // dotQ8_0AVX2), so a row's value does not depend on how many rows a call
 // holds.

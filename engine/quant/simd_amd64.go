@@ -38,8 +38,8 @@ var levels = [...]simdLevel{{"avx2", &hasAVX2, &useAVX2}, {"avx512", &hasAVX512,
 // avx2 kernel, and the avx512 one where that level has its own. (Q4_0 and
 // Q5_0 at avx512 run through the prepared kernels; see vecDotFast.)
 var rowKernels = [...]levelKernels{
-	Q4_0:   {base: dotQ4_0AVX2},
-	Q8_0:   {dotQ8_0AVX2, dotQ8_0AVX512},
+	Q4_0:   {base: dotQ4_0GAVX2},
+	Q8_0:   {dotQ8_0GAVX2, dotQ8_0AVX512},
 	Q5_0:   {base: dotQ5_0AVX2},
 	Q4_1:   {dotQ4_1AVX2, dotQ4_1VNNI},
 	Q5_1:   {dotQ5_1AVX2, dotQ5_1VNNI},
@@ -117,11 +117,11 @@ func dotX4(w Type, wp, xp *byte, stride, nb int, out *float32) bool {
 	case (w == Q4_0 || w == Q5_0) && quadsFit(w, nb):
 		dotX4Quads(w, wp, xp, stride, nb, out)
 	case w == Q4_0:
-		dotQ4_0x4AVX2(wp, xp, stride, nb, out)
+		dotQ4_0x4GAVX2(wp, xp, stride, nb, out)
 	case w == Q8_0 && useAVX512:
 		dotQ8_0x4AVX512(wp, xp, stride, nb, out)
 	case w == Q8_0:
-		dotQ8_0x4AVX2(wp, xp, stride, nb, out)
+		dotQ8_0x4GAVX2(wp, xp, stride, nb, out)
 	case w == F16 && f16x4Fits(nb):
 		dotX4F16(wp, xp, stride, nb, out)
 	case w == Q4_K:
@@ -147,13 +147,13 @@ func dotXn(w Type, n int, wp, xp *byte, stride, nb int, out *float32) bool {
 	}
 	switch {
 	case w == Q4_0 && n == 3:
-		dotQ4_0x3AVX2(wp, xp, stride, nb, out)
+		dotQ4_0x3GAVX2(wp, xp, stride, nb, out)
 	case w == Q4_0 && n == 2:
-		dotQ4_0x2AVX2(wp, xp, stride, nb, out)
+		dotQ4_0x2GAVX2(wp, xp, stride, nb, out)
 	case w == Q8_0 && n == 3:
-		dotQ8_0x3AVX2(wp, xp, stride, nb, out)
+		dotQ8_0x3GAVX2(wp, xp, stride, nb, out)
 	case w == Q8_0 && n == 2:
-		dotQ8_0x2AVX2(wp, xp, stride, nb, out)
+		dotQ8_0x2GAVX2(wp, xp, stride, nb, out)
 	default:
 		return false
 	}
@@ -269,6 +269,10 @@ func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, o
 		if nRows%2 != 0 {
 			out[nRows-1], _ = vecDotFast(w, rows[(nRows-1)*stride:], act, n)
 		}
+		return true
+	}
+	if rows8AVX2Fits(w, stride) {
+		vecDotRows8AVX2(w, rows, stride, nRows, act, nb, out)
 		return true
 	}
 	if decAVX2Fits(w, nRows) {

@@ -1,0 +1,97 @@
+//go:build amd64 && !noasm
+
+package quant
+
+// Q4_0 and Q8_0 decode at the avx2 level in the generic order
+// (gorderavx2_amd64.s, by internal/gengorderavx2): VecDotRows' path when
+// the avx512 level is not in use, eight weight rows against the one
+// activation row per pass, each row's result the generic twin's bits
+// (dotQ4_0, dotQ8_0), so that it does not depend on the kernel or on
+// how many rows or activations share a call (the rounding rule of
+// docs/performance.md, "Q4_0 and Q8_0 prompt tiles and rounding").
+
+// rows8On is false only in BenchmarkRows8AVX2Stream, which measures the
+// eight-row kernels against the paths they replaced.
+var rows8On = true
+
+// rows8AVX2Fits reports whether VecDotRows runs w's rows, stride bytes
+// apart, through the eight-row kernels. Q8_0 rows under 2 KiB keep the
+// two-stream loop over the one-row kernel (dotQ8_0GAVX2, the same bits):
+// from memory, rows of 896, it ran 1.1-1.8× the eight-row kernel
+// (BenchmarkRows8AVX2Stream, five alternated runs), whose eight streams
+// keep fewer reads in flight there; rows of 4096 the eight-row kernel
+// wins (1.15-1.5×).
+func rows8AVX2Fits(w Type, stride int) bool {
+	return rows8On && useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0 && stride >= 2<<10)
+}
+
+// vecDotRows8AVX2 is vecDotRowsFast for Q4_0 and Q8_0 on checked inputs
+// of nb blocks: the rows eight at a time; a last part group is run again
+// as the last eight rows (lanes are independent, so a row computed twice
+// gets the same bits), and fewer than eight rows in all go through the
+// one-row kernel.
+func vecDotRows8AVX2(w Type, rows []byte, stride, nRows int, act []byte, nb int, out []float32) {
+	kernel, one := dotQ4_0Rows8AVX2, dotQ4_0GAVX2
+	if w == Q8_0 {
+		kernel, one = dotQ8_0Rows8AVX2, dotQ8_0GAVX2
+	}
+	if nRows < 8 {
+		for r := range nRows {
+			out[r] = one(&rows[r*stride], &act[0], nb)
+		}
+		return
+	}
+	g, pf := nRows/8, rows8Prefetch(stride)
+	kernel(&rows[0], stride, g, &act[0], nb, &out[0], pf)
+	if rest := nRows - 8*g; rest > 0 {
+		var tmp [8]float32
+		kernel(&rows[(nRows-8)*stride], stride, 1, &act[0], nb, &tmp[0], pf)
+		copy(out[8*g:nRows], tmp[8-rest:])
+	}
+}
+
+// rows8Prefetch is how far ahead of each row the eight-row kernels
+// prefetch: 2 KiB along the row, as the one-row kernels do, unless a
+// group of eight rows takes no more than 8 KiB; then the next group's
+// same row (at 2 KiB along rows of 896 Q4_0 weights, half the
+// prefetches fell on the group being read: 0.8× the four-row kernel).
+func rows8Prefetch(stride int) int {
+	if 8*stride <= 8<<10 {
+		return 8 * stride
+	}
+	return 2 << 10
+}
+
+//go:noescape
+func dotQ4_0Rows8AVX2(w *byte, stride, ngroups int, x *byte, nb int, out *float32, pf int)
+
+//go:noescape
+func dotQ8_0Rows8AVX2(w *byte, stride, ngroups int, x *byte, nb int, out *float32, pf int)
+
+// The one-row and multi-activation kernels in the generic order: one
+// weight row against one to four activation rows (stride bytes apart),
+// each result the generic twin's bits.
+
+//go:noescape
+func dotQ4_0GAVX2(w, x *byte, nb int) float32
+
+//go:noescape
+func dotQ8_0GAVX2(w, x *byte, nb int) float32
+
+//go:noescape
+func dotQ4_0x2GAVX2(w, x *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ4_0x3GAVX2(w, x *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ4_0x4GAVX2(w, x *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ8_0x2GAVX2(w, x *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ8_0x3GAVX2(w, x *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ8_0x4GAVX2(w, x *byte, stride, nb int, out *float32)
