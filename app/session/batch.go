@@ -106,15 +106,24 @@ func (b *Batch) Start(ctx context.Context, seq *engine.Sequence, prompt []int32,
 		return nil, err
 	}
 	r := &Run{ctx: ctx, stream: st, done: make(chan struct{})}
+	if err := b.queue(func() { b.joining = append(b.joining, r) }); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// queue runs add under the batch's lock, unless the batch is closed, and
+// then wakes its loop.
+func (b *Batch) queue(add func()) error {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return nil, api.ErrClosed
+		return api.ErrClosed
 	}
-	b.joining = append(b.joining, r)
+	add()
 	b.mu.Unlock()
 	b.poke()
-	return r, nil
+	return nil
 }
 
 // Wait returns the answer's result once it has ended, as Generate would
@@ -133,14 +142,9 @@ func (r *Run) Done() <-chan struct{} { return r.done }
 // once the batch stands still, or with ctx's error.
 func (b *Batch) Pause(ctx context.Context) (resume func(), err error) {
 	p := &pause{held: make(chan struct{}), resume: make(chan struct{})}
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return nil, api.ErrClosed
+	if err := b.queue(func() { b.pauses = append(b.pauses, p) }); err != nil {
+		return nil, err
 	}
-	b.pauses = append(b.pauses, p)
-	b.mu.Unlock()
-	b.poke()
 	var once sync.Once
 	resume = func() { once.Do(func() { close(p.resume) }) }
 	select {

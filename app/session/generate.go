@@ -229,15 +229,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	out.add(out.parser.Flush(), generated, result.TTFT+result.GenTime)
 	stopSaving()
 
-	reason := api.Reason(result.Finish)
-	switch {
-	case j.ctx.Err() != nil:
-		reason, err = api.ReasonCancelled, nil
-	case err != nil:
-		reason = api.ReasonError
-	case result.Finish == engine.FinishContext:
-		reason = api.ReasonContext
-	}
+	reason, err := endReason(j.ctx.Err(), err, result.Finish)
 	m.liveMu.Lock()
 	final.Content = string(m.live[ans.ID].text)
 	final.Reasoning = string(m.live[ans.ID].reasoning)
@@ -389,4 +381,19 @@ func (j *job) options(set api.Settings, seed uint64, format chat.OutputFormat) e
 		RenderSpecial: format == chat.OutputHarmony, FeedTail: true,
 		Logprobs: j.logprobs, TopLogprobs: j.topLogprobs,
 	}
+}
+
+// endReason is how a local answer ended, from its context's error, the
+// run's error and the engine's finish; a cancelled answer carries no
+// error (cancelling is what the person asked for).
+func endReason(ctxErr, err error, finish engine.FinishReason) (api.Reason, error) {
+	switch {
+	case ctxErr != nil:
+		return api.ReasonCancelled, nil
+	case err != nil:
+		return api.ReasonError, err
+	case finish == engine.FinishContext:
+		return api.ReasonContext, nil
+	}
+	return api.Reason(finish), nil
 }

@@ -73,7 +73,7 @@ func (m *Manager) claimSlot(j *job, ids []int32, disk map[int64][]int32) (seq *e
 		// every prompt starts with), and at least half of what it holds
 		// (as llama-server's slot similarity), so that a request sharing
 		// only the template's opening does not write over a long history.
-		if n := commonPrefix(toks, ids); n > 1 && 2*n >= len(toks) && n > bestN {
+		if n := engine.CommonPrefix(toks, ids); n > 1 && 2*n >= len(toks) && n > bestN {
 			best, bestN = id, n
 		}
 		used := int64(0)
@@ -112,14 +112,6 @@ func (m *Manager) savedSignal() <-chan struct{} {
 		m.s.savedCh = make(chan struct{})
 	}
 	return m.s.savedCh
-}
-
-func commonPrefix(a, b []int32) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
 }
 
 // complete prepares an API request's answer that no conversation stores
@@ -201,7 +193,7 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 		seq.Close()
 		seq = nil
 	}
-	if seq == nil && len(disk[j.conv]) > 1 && commonPrefix(disk[j.conv], ids) > 1 {
+	if seq == nil && len(disk[j.conv]) > 1 && engine.CommonPrefix(disk[j.conv], ids) > 1 {
 		seq, _ = m.restore(j.ctx, j.conv, model, opts)
 	}
 	if seq == nil {
@@ -258,16 +250,10 @@ func (m *Manager) complete(j *job, model *engine.Model, batch *Batch) {
 	if parser != nil {
 		pushParts(sk, parser.Flush(), nil, generated)
 	}
-	reason := api.Reason(result.Finish)
-	switch {
-	case j.ctx.Err() != nil:
-		reason, err = api.ReasonCancelled, nil
-	case err != nil:
-		reason = api.ReasonError
-		res.seq = nil
+	reason, err := endReason(j.ctx.Err(), err, result.Finish)
+	if reason == api.ReasonError {
+		res.seq = nil // a failed run's cache is not handed back
 		seq.Close()
-	case result.Finish == engine.FinishContext:
-		reason = api.ReasonContext
 	}
 	sk.usage = api.Usage{
 		PromptTokens: len(ids), CachedTokens: cached, CompletionTokens: len(result.Tokens),
