@@ -13,6 +13,10 @@
 #   -t LIST             threads, comma-separated (1,2)
 #   -d, --depth LIST    tokens already in the KV cache before each timed test,
 #                       comma-separated (0; llama-bench's -d): e.g. 0,4096
+#   --batch LIST        decode only (-p 0): B sequences decoded together, for each
+#                       B in LIST (e.g. 1,2,4,8), aggregate tokens/s; llama.cpp
+#                       is llama-batched-bench of the --reference build (native
+#                       or avx2), churon is `churon bench --batch B`
 #   --rounds K          rounds per model, thread count and depth (2): each runs
 #                       the reference(s), then churon
 #   --reference R       prebuilt (default): node-llama-cpp's binaries, the CPU
@@ -73,7 +77,7 @@ install() {
     cp "$here/package-lock.json" "$cache/"
 }
 
-p=128 n=64 r=3 threads=1,2 depths=0 rounds=2 fa=auto variant="" out="" asjson=0 only_install=0 wait_idle=0
+p=128 n=64 r=3 threads=1,2 depths=0 batches="" rounds=2 fa=auto variant="" out="" asjson=0 only_install=0 wait_idle=0
 no_churon=0 reference=prebuilt builds=${XDG_CACHE_HOME:-$HOME/.cache}/churon/llamacpp-build churon_cpu="" churon_cpu_set=0
 churon=${CHURON:-}
 models=() synths=()
@@ -84,6 +88,7 @@ while (($#)); do
         -r) r=$2; shift 2 ;;
         -t) threads=$2; shift 2 ;;
         -d|--depth) depths=$2; shift 2 ;;
+        --batch) batches=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --churon) churon=$2; shift 2 ;;
         --fa) fa=$2; shift 2 ;;
@@ -113,6 +118,14 @@ dset=""
 ((${#dlist[@]})) || die "-d: empty depth list"
 for d in "${dlist[@]}"; do [[ $d =~ ^(0|[1-9][0-9]*)$ ]] || die "-d: not a non-negative integer: '$d'"; done
 
+blist=("")
+if [[ -n $batches ]]; then
+    IFS=, read -r -a blist <<<"$batches"
+    for b in "${blist[@]}"; do [[ $b =~ ^[1-9][0-9]*$ ]] || die "--batch: not a positive integer: '$b'"; done
+    [[ $reference == native || $reference == avx2 ]] || die "--batch needs --reference native or avx2 (llama-batched-bench from build.sh)"
+    p=0
+fi
+
 # The references each round runs, in order.
 case $reference in
     prebuilt) refs=(prebuilt) ;;
@@ -127,6 +140,8 @@ for ref in "${refs[@]}"; do
     [[ $ref == prebuilt ]] && continue
     [[ -x $builds/$ref/bin/llama-bench && -s $builds/$ref/build-info.txt ]] ||
         die "no $ref build in $builds/$ref (run tools/llamacpp-bench/build.sh $ref)"
+    [[ -z $batches || -x $builds/$ref/bin/llama-batched-bench ]] ||
+        die "no llama-batched-bench in $builds/$ref/bin (run tools/llamacpp-bench/build.sh $ref: it adds it)"
 done
 
 install
@@ -205,7 +220,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
     ((no_churon)) || echo "# churon $churon ($churon_desc)${churon_cpu:+, CHURON_CPU=$churon_cpu}"
     echo "# reference $reference: $refline"
     echo "# load before: $load_before"
-    echo "# -p $p -n $n -r $r -t $threads${dset:+ -d $depths}, $rounds round(s) of ${refs[*]} then churon per model, thread count${dset:+ and depth}; raw: $out"
+    echo "# -p $p -n $n -r $r -t $threads${dset:+ -d $depths}${batches:+ --batch $batches}, $rounds round(s) of ${refs[*]} then churon per model, thread count${dset:+ and depth}; raw: $out"
 } >&2
 # The first line of the raw file says what made the rest (compare.mjs prints it).
 jstr() { node -p 'JSON.stringify(process.argv[1])' "$1"; }
@@ -268,18 +283,22 @@ for m in "${models[@]}"; do
             # At depth 0 no flag at all: the very commands of a run without -d.
             dflag=() at=""
             ((d > 0)) && dflag=(--depth "$d") at=" d=$d"
-            for ((k = 1; k <= rounds; k++)); do
-                for ref in "${refs[@]}"; do
-                    echo "bench.sh: $(basename "$m") t=$t$at round $k: llama.cpp ($ref)" >&2
-                    if [[ $ref == prebuilt ]]; then
-                        run llama.cpp "$ref" "$k" env LLAMACPP_BENCH_DIR="$moddir" node "$here/bench.mjs" -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" "${dflag[@]}" --fa "$fa" --json
-                    else
-                        run llama.cpp "$ref" "$k" node "$here/llamabench.mjs" --build "$builds/$ref" -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" -d "$d" --fa "$fa"
-                    fi
+            for b in "${blist[@]}"; do
+                bflag=() bat=""
+                [[ -n $b ]] && bflag=(--batch "$b") bat=" batch $b"
+                for ((k = 1; k <= rounds; k++)); do
+                    for ref in "${refs[@]}"; do
+                        echo "bench.sh: $(basename "$m") t=$t$at$bat round $k: llama.cpp ($ref)" >&2
+                        if [[ $ref == prebuilt ]]; then
+                            run llama.cpp "$ref" "$k" env LLAMACPP_BENCH_DIR="$moddir" node "$here/bench.mjs" -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" "${dflag[@]}" --fa "$fa" --json
+                        else
+                            run llama.cpp "$ref" "$k" node "$here/llamabench.mjs" --build "$builds/$ref" -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" -d "$d" --fa "$fa" "${bflag[@]}"
+                        fi
+                    done
+                    ((no_churon)) && continue
+                    echo "bench.sh: $(basename "$m") t=$t$at$bat round $k: churon${churon_cpu:+ (CHURON_CPU=$churon_cpu)}" >&2
+                    run churon "" "$k" env "${churon_env[@]}" "$churon" bench -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" "${dflag[@]}" "${bflag[@]}" --no-mmap --json
                 done
-                ((no_churon)) && continue
-                echo "bench.sh: $(basename "$m") t=$t$at round $k: churon${churon_cpu:+ (CHURON_CPU=$churon_cpu)}" >&2
-                run churon "" "$k" env "${churon_env[@]}" "$churon" bench -m "$m" -p "$p" -n "$n" -r "$r" -t "$t" "${dflag[@]}" --no-mmap --json
             done
         done
     done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds llama.cpp's llama-bench and llama-quantize from the source node-llama-cpp
+# Builds llama.cpp's llama-bench, llama-batched-bench and llama-quantize from the source node-llama-cpp
 # ships (llama/gitRelease.bundle: llama.cpp v0.5.0), for the CPU this runs on,
 # outside the repository. See README.md, "Builds for this CPU".
 #
@@ -77,6 +77,15 @@ for v in "${variants[@]}"; do
     out=$root/$v
     if [[ -x $out/bin/llama-bench && -x $out/bin/llama-quantize && -s $out/build-info.txt ]]; then
         echo "build.sh: $v already built in $out ($(grep '^took' "$out/build-info.txt"))" >&2
+        # Builds from before llama-batched-bench was wanted: its one source
+        # file on top of the libraries already there, same flags.
+        if [[ ! -x $out/bin/llama-batched-bench ]]; then
+            [[ -f $out/cmake/CMakeCache.txt ]] || die "$out has no llama-batched-bench and no cmake tree to add it to: delete $out"
+            nice -n 5 cmake --build "$out/cmake" --target llama-batched-bench -j "$jobs" >>"$out/cmake.log" 2>&1 ||
+                die "build of llama-batched-bench for $v failed (see $out/cmake.log)"
+            cp "$out/cmake/bin/llama-batched-bench" "$out/bin/"
+            echo "build.sh: added llama-batched-bench to $v" >&2
+        fi
         continue
     fi
     read -r -a vflags <<<"$(flags_for "$v")"
@@ -87,10 +96,10 @@ for v in "${variants[@]}"; do
     t0=$SECONDS
     nice -n 5 cmake -S "$src" -B "$bdir" "${common[@]}" "${vflags[@]}" >"$out/cmake.log" 2>&1 ||
         die "cmake configure of $v failed (see $out/cmake.log)"
-    nice -n 5 cmake --build "$bdir" --target llama-bench llama-quantize -j "$jobs" >>"$out/cmake.log" 2>&1 ||
+    nice -n 5 cmake --build "$bdir" --target llama-bench llama-batched-bench llama-quantize -j "$jobs" >>"$out/cmake.log" 2>&1 ||
         die "build of $v failed (see $out/cmake.log)"
     took=$((SECONDS - t0))
-    cp "$bdir/bin/llama-bench" "$bdir/bin/llama-quantize" "$out/bin/"
+    cp "$bdir/bin/llama-bench" "$bdir/bin/llama-batched-bench" "$bdir/bin/llama-quantize" "$out/bin/"
     # What the binary really uses: AVX-512 touches zmm registers; VNNI is
     # vpdpbusd (VEX-encoded for AVX-VNNI, EVEX for AVX-512 VNNI).
     isa="not counted (no objdump)"

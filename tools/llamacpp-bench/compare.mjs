@@ -2,8 +2,10 @@
 // Reads the JSON lines bench.sh collected (bench.mjs or llamabench.mjs for
 // llama.cpp, `churon bench --json` for churon, each tagged with "engine",
 // "round" and, for llama.cpp, "reference") and prints one table with the
-// ratios churon ÷ llama.cpp, one row per model, thread count and KV depth,
-// or one JSON object with --json.
+// ratios churon ÷ llama.cpp, one row per model, thread count, KV depth and
+// batch (sequences decoded together, bench.sh --batch), or one JSON object
+// with --json. Batched rows also say how each engine's aggregate compares
+// with its own one-sequence figure in the same run.
 //
 //   node compare.mjs RUNS.jsonl [--reference prebuilt|native|avx2|best] [--json]
 //
@@ -66,8 +68,10 @@ const groups = new Map();
 for (const r of rows) {
     // Lines from before depth existed have none: they ran on an empty cache.
     const depth = r.depth ?? 0;
-    const key = `${r.model}\u0000${r.threads}\u0000${depth}`;
-    if (!groups.has(key)) groups.set(key, { model: r.model, threads: r.threads, depth, "llama.cpp": [], churon: [] });
+    // null: a run without --batch (llama-bench, or churon bench's default).
+    const batch = r.api === "llama-batched-bench" || r.batch > 1 || meta.command?.includes("--batch") ? r.batch ?? 1 : null;
+    const key = `${r.model}\u0000${r.threads}\u0000${depth}\u0000${batch}`;
+    if (!groups.has(key)) groups.set(key, { model: r.model, threads: r.threads, depth, batch, "llama.cpp": [], churon: [] });
     const g = groups.get(key);
     if (!(r.engine in g)) die(`unknown engine ${r.engine}`);
     g[r.engine].push(r);
@@ -109,12 +113,13 @@ for (const g of groups.values()) {
     const wb = C.find((r) => r.weights_bytes > 0)?.weights_bytes ?? 0;
     const bwRuns = C.filter((r) => r.read_gbps > 0).map((r) => r.read_gbps);
     const bw = bwRuns.length ? bwRuns.reduce((a, b) => a + b, 0) / bwRuns.length : 0;
-    const pct = (tg) => (tg && wb && bw ? 100 * (wb * tg.mean / 1e9) / bw : null);
+    // A batch's sequences share each step's weight reads.
+    const pct = (tg) => (tg && wb && bw ? 100 * (wb * tg.mean / (g.batch ?? 1) / 1e9) / bw : null);
     const ratio = (c, l) => (c && l ? c.mean / l.mean : null);
     // How much of the machine other processes used during the runs (bench.sh).
     const busy = [...L, ...C].map((r) => r.foreign_cpu_pct).filter((x) => typeof x === "number");
     out.push({
-        model: basename(g.model), path: g.model, threads: g.threads, depth: g.depth, n_prompt: np, n_gen: ng,
+        model: basename(g.model), path: g.model, threads: g.threads, depth: g.depth, batch: g.batch, n_prompt: np, n_gen: ng,
         rounds: Math.max(C.length, ...Object.values(byRef).map((v) => v.rounds)),
         reference: mode,
         llama_cpp: { pp: lpp, tg: ltg, bw_pct: pct(ltg), by_reference: byRef },
@@ -124,6 +129,15 @@ for (const g of groups.values()) {
         others_cpu_pct: busy.length ? { mean: busy.reduce((a, b) => a + b, 0) / busy.length, max: Math.max(...busy) } : null,
         churon_backend: C[0]?.backend?.replace(/ \(\d+ threads?(; ([^)]*))?\)$/, (_, _s, note) => (note ? ` (${note})` : "")) ?? null,
     });
+}
+
+// Each engine's batched aggregate over its own one-sequence figure of the
+// same model, threads and depth (both in this run), where there is one.
+for (const o of out) {
+    if (o.batch == null) continue;
+    const one = out.find((x) => x.path === o.path && x.threads === o.threads && x.depth === o.depth && x.batch === 1);
+    const over = (a, b) => (a && b ? a.mean / b.mean : null);
+    o.over_batch1 = { llama_cpp: over(o.llama_cpp.tg, one?.llama_cpp.tg), churon: over(o.churon.tg, one?.churon.tg) };
 }
 
 if (asJSON) {
@@ -146,23 +160,28 @@ if (asJSON) {
     // Columns for tests that did not run (-p 0 or -n 0 everywhere) are left out.
     const hasPP = out.some((o) => o.n_prompt > 0), hasTG = out.some((o) => o.n_gen > 0);
     const ref = mode === "best" ? "best" : mode;
+    const hasBatch = out.some((o) => o.batch != null);
     const head = ["model", "t", "depth"], align = ["---", "---:", "---:"];
+    if (hasBatch) head.push("batch"), align.push("---:");
     if (hasPP) head.push(`pp${np} llama.cpp ${ref}`, `pp${np} churon`, "pp ratio");
     if (hasTG) head.push(`tg${ng} llama.cpp ${ref}`, `tg${ng} churon`, "tg ratio", "bw % llama.cpp", "bw % churon");
+    if (hasBatch) head.push("llama.cpp ÷ batch 1", "churon ÷ batch 1");
     head.push("others' CPU %");
     while (align.length < head.length) align.push("---:");
     console.log(`| ${head.join(" | ")} |`);
     console.log(`|${align.join("|")}|`);
     for (const o of out) {
         const cells = [o.model, o.threads, o.depth];
+        if (hasBatch) cells.push(o.batch ?? 1);
         if (hasPP) cells.push(lc(o, "pp"), f(o.churon.pp), r(o.pp_ratio));
         if (hasTG) cells.push(lc(o, "tg"), f(o.churon.tg), r(o.tg_ratio), p(o.llama_cpp.bw_pct), p(o.churon.bw_pct));
+        if (hasBatch) cells.push(r(o.over_batch1?.llama_cpp), r(o.over_batch1?.churon));
         cells.push(o.others_cpu_pct ? `${o.others_cpu_pct.mean.toFixed(0)} (max ${o.others_cpu_pct.max.toFixed(0)})` : "—");
         console.log(`| ${cells.join(" | ")} |`);
     }
     const refs = new Map();
     for (const o of out) for (const [k, v] of Object.entries(o.llama_cpp.by_reference)) refs.set(k, v);
-    const refText = [...refs].map(([k, v]) => `${k} = llama.cpp ${v.version} ${k === "prebuilt" ? `CPU variant ${v.cpu_variant} via node-llama-cpp` : `llama-bench built for this CPU (build.sh ${v.cpu_variant})`}`).join("; ");
+    const refText = [...refs].map(([k, v]) => `${k} = llama.cpp ${v.version} ${k === "prebuilt" ? `CPU variant ${v.cpu_variant} via node-llama-cpp` : `${hasBatch ? "llama-batched-bench" : "llama-bench"} built for this CPU (build.sh ${v.cpu_variant})`}`).join("; ");
     const backend = out.find((o) => o.churon_backend)?.churon_backend;
     if (meta.command) console.log(`\n\`${meta.command}\` on ${meta.cpu}, ${meta.date}; load average before ${meta.load_before}, after ${meta.load_after ?? "?"}`);
     console.log(`reference ${mode}${mode === "best" ? " (the faster of prebuilt and native, per cell; the other's mean in brackets)" : ""}: ${refText}; ` +
