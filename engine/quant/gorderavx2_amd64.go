@@ -10,17 +10,13 @@ package quant
 // how many rows or activations share a call (the rounding rule of
 // docs/performance.md, "Q4_0 and Q8_0 prompt tiles and rounding").
 
-// rows8On is false only in BenchmarkRows8AVX2Stream, which measures the
-// eight-row kernels against the paths they replaced.
-var rows8On = true
-
 // rows8AVX2Fits reports whether VecDotRows runs w's rows through the
 // eight-row kernels: Q4_0 and Q8_0 at the avx2 level, at any stride
 // (with prefetches into L2 they beat the one-row loop's two streams on
 // rows of 896 too; docs/performance.md, "avx2 decode: the eight-row
 // kernels prefetch into L2").
 func rows8AVX2Fits(w Type, _ int) bool {
-	return rows8On && useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0)
+	return useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0)
 }
 
 // vecDotRows8AVX2 is vecDotRowsFast for Q4_0 and Q8_0 on checked inputs
