@@ -36,8 +36,13 @@ e('''// Q4_0 and Q8_0 × Q8_0 for one activation row against weight rows 16 at
 // code's.
 //
 // Rows are SI + offs[r] (offs: 16 int32, the tail's clamped to the last
-// row); each group of 16 then moves on by wstride16 bytes. The scales are
-// gathered with VPGATHERDD at the same offsets. Each block step
+// row); each group of 16 then moves on by wstride16 bytes. Q4_0's 16
+// scales of a block come in as its weight bytes do, a dword broadcast per
+// row into lane l of one of four zmm (row 4l+j in zmm j), and three
+// unpacks put row r's at dword r: a VPGATHERDD per block cost Q4_0 a
+// fifth of its speed in cache (docs/performance.md). Q8_0 keeps the
+// gather at the same offsets, which measured faster there from memory.
+// Each block step
 // prefetches its share of the next group's bytes (the tail's wstride16
 // of 0 prefetches its own): into L1 where a group is small, into L2 in
 // the Q4_0 kernel for wide rows, which instead prefetches every row 512
@@ -58,7 +63,8 @@ def kernel(name, q8, inrow=0, nexthint=0):
     e("\tMOVQ x+32(FP), R8")
     e("\tMOVQ nb+40(FP), R14")
     e("\tMOVQ out+48(FP), DX")
-    e("\tVMOVDQU32 (R11), Z18")
+    if q8:
+        e("\tVMOVDQU32 (R11), Z18")
     e("\tVPXORD Z31, Z31, Z31")
     if q8:
         e("\tMOVL $0x80808080, AX")
@@ -94,9 +100,9 @@ def kernel(name, q8, inrow=0, nexthint=0):
     e("\tVPDPBUSD Z20, Z17, Z23")
     e("\tVPDPBUSD Z21, Z17, Z23")
     e("\tVPSUBD Z23, Z31, Z23")
-    # The scales of the 16 rows.
-    e("\tKXNORW K1, K1, K1")
-    e("\tVPGATHERDD (R10)(Z18*1), K1, Z24")
+    if q8:
+        e("\tKXNORW K1, K1, K1")
+        e("\tVPGATHERDD (R10)(Z18*1), K1, Z24")
     for j in range(4):
         z, acc = "Z%d" % j, "Z%d" % (8 + j)
         halves = [(2, z)] + ([(18, "Z%d" % (4 + j))] if q8 else [])
@@ -107,6 +113,12 @@ def kernel(name, q8, inrow=0, nexthint=0):
                     e("\tVMOVDQU %d(R10)(R12*1), X%s" % (off, reg[1:]))
                 else:
                     e("\tVBROADCASTI32X4 %d(R10)(R12*1), K%d, %s" % (off, 1 + l, reg))
+                if not q8 and off == 2:
+                    # Row 4l+j's scale dword into lane l of Z25+j.
+                    if l == 0:
+                        e("\tVPBROADCASTD (R10)(R12*1), Z%d" % (25 + j))
+                    else:
+                        e("\tVPBROADCASTD (R10)(R12*1), K%d, Z%d" % (1 + l, 25 + j))
                 if inrow and off == 2:
                     e("\tPREFETCHT0 %d(R10)(R12*1)" % inrow)
         e("\tVMOVDQA32 Z23, %s" % acc)
@@ -132,6 +144,11 @@ def kernel(name, q8, inrow=0, nexthint=0):
     e("\tVPUNPCKHQDQ Z13, Z12, Z15")
     e("\tVPADDD Z15, Z14, Z14")
     e("\tVCVTDQ2PS Z14, Z14")
+    if not q8:
+        # The scales: dword r of Z24 = row r's (scale in its low word).
+        e("\tVPUNPCKLDQ Z26, Z25, Z29")
+        e("\tVPUNPCKLDQ Z28, Z27, Z30")
+        e("\tVPUNPCKLQDQ Z30, Z29, Z24")
     e("\tVPMOVDW Z24, Y24")
     e("\tVCVTPH2PS Y24, Z24")
     if q8:
