@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"runtime"
 	"testing"
 )
 
 // TestGOrderRowsMatchGeneric pins the generic-order rows kernels to
 // dotQ4_0/dotQ8_0 bit for bit: random blocks (scales of both signs),
 // block counts 1, 2, odd and large, row counts below, at and past 16 and
-// not multiples of it, strides past the row size.
+// not multiples of it (up to 9 full groups, odd and even), rows both
+// sides of wideGOrderStride (Q4_0's narrow and wide kernels), strides
+// past the row size.
 func TestGOrderRowsMatchGeneric(t *testing.T) {
 	if !hasAVX512 {
 		t.Skip("no avx512 level on this CPU")
@@ -20,8 +23,8 @@ func TestGOrderRowsMatchGeneric(t *testing.T) {
 	defer setSIMDLevel("avx512")()
 	rng := rand.New(rand.NewSource(22))
 	for _, w := range []Type{Q4_0, Q8_0} {
-		for _, nb := range []int{1, 2, 3, 7, 28, 113, 448} {
-			for _, nRows := range []int{1, 2, 5, 15, 16, 17, 31, 33, 64} {
+		for _, nb := range []int{1, 2, 3, 4, 5, 7, 8, 28, 113, 128, 448} {
+			for _, nRows := range []int{1, 2, 5, 15, 16, 17, 31, 33, 47, 48, 64, 79, 144} {
 				for _, pad := range []int{0, 6} {
 					n := 32 * nb
 					wrow, _ := w.RowSize(n)
@@ -114,7 +117,9 @@ func TestGOrderDispatch(t *testing.T) {
 // through the lane kernels (gOrderDecode off) and the generic-order rows
 // kernels (on), VecDotRows 144 rows per call as the backend's jobs do:
 // "cache" runs one matrix of the given shape (a few MiB, inside the L3),
-// "memory" 128 MiB of copies of it.
+// "memory" 128 MiB of copies of it. cpuMB/s divides by the thread's CPU
+// time (threadCPU) instead of the wall time, which a shared machine's
+// other processes disturb far less.
 func BenchmarkGOrderDecode(b *testing.B) {
 	if !hasAVX512 {
 		b.Skip("no avx512 level on this CPU")
@@ -127,7 +132,8 @@ func BenchmarkGOrderDecode(b *testing.B) {
 		rows, n int
 		fromMem bool
 	}{{Q4_0, 4864, 896, false}, {Q8_0, 4864, 896, false}, {Q4_0, 4864, 896, true}, {Q8_0, 4864, 896, true},
-		{Q4_0, 14336, 4096, true}, {Q8_0, 14336, 4096, true}} {
+		{Q4_0, 14336, 4096, true}, {Q8_0, 14336, 4096, true},
+		{Q4_0, 1024, 896, false}, {Q4_0, 512, 4096, false}, {Q4_0, 4096, 14336, true}} {
 		wrow, _ := c.typ.RowSize(c.n)
 		one := make([]byte, c.rows*wrow)
 		rng.Read(one)
@@ -151,11 +157,17 @@ func BenchmarkGOrderDecode(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				gOrderDecode = on
 				b.SetBytes(int64(len(rows)))
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu0 := threadCPU()
 				for b.Loop() {
 					for lo := 0; lo < nRows; lo += seg {
 						hi := min(nRows, lo+seg)
 						VecDotRows(c.typ, rows[lo*wrow:hi*wrow], wrow, hi-lo, act, c.n, out[lo:hi])
 					}
+				}
+				if cpu1 := threadCPU(); cpu1 > cpu0 {
+					b.ReportMetric(float64(b.N)*float64(len(rows))/1e6/(cpu1-cpu0).Seconds(), "cpuMB/s")
 				}
 			})
 		}
