@@ -20,7 +20,8 @@ import (
 func gOrderOn(w Type) bool { return gOrderDecode && useAVX512 && (w == Q4_0 || w == Q8_0) }
 
 // gOrderDecode is false only in benchmarks that measure main's lane
-// kernels as their "before" (BenchmarkGOrderDecode, BenchmarkRows512Pick).
+// kernels as their "before" (BenchmarkGOrderDecode, BenchmarkRows512Pick,
+// BenchmarkTile512Pick).
 var gOrderDecode = true
 
 // lanes512 reports whether w runs the avx512 lane kernels of dot_amd64.s
