@@ -89,14 +89,16 @@ DATA shr4hi<>+16(SB)/8, $4
 DATA shr4hi<>+24(SB)/8, $4
 GLOBL shr4hi<>(SB), RODATA|NOPTR, $32
 
-// ---- Q4_0 × Q8_0 ----------------------------------------------------
-// Per block: the 32 nibbles q (0..15) times the activations y, minus
-// 8·Σy, both by VPMADDUBSW (|pair| ≤ 2·15·128, no saturation), gives
-// Σ(q−8)·y in eight int32 lanes; those are scaled by dw·dx and summed in
-// float32 lanes, even blocks in one accumulator and odd ones in another
-// (two FMA chains). The four-activation kernels keep the same two
-// accumulators per activation row, so their results are bit-identical
-// to the one-row kernel's.
+// ---- Q4_0-shaped blocks × Q8_0 ----------------------------------------
+// The macros the Q5_0, Q4_1, Q5_1, IQ4_NL and MXFP4 kernels below share:
+// 32 nibbles q (0..15) times the activations y, minus 8·Σy, both by
+// VPMADDUBSW (|pair| ≤ 2·15·128, no saturation), give Σ(q−8)·y in eight
+// int32 lanes; the one-row loop (ONEROW) sums even blocks in one float
+// accumulator and odd ones in another (two FMA chains), the
+// four-activation loop (FOURROWS) keeps the same two per activation
+// row, so its results are bit-identical to the one-row kernel's. (Q4_0
+// and Q8_0 themselves run at the avx2 level in the generic twins' order,
+// gorderavx2_amd64.s.)
 
 // Q40NIB loads the 32 nibbles of the Q4_0 block at wa into y (low
 // nibbles in bytes 0-15, high in 16-31, the order of the activations).
@@ -122,33 +124,6 @@ GLOBL shr4hi<>(SB), RODATA|NOPTR, $32
 	VPXOR    t3, t3, t3;       \
 	VPDPBUSD t2, Y14, t3;      \
 	VPSUBD   t3, t1, t1
-
-// Q40BLK adds block (SI+wo, DI+xo) to acc in the one-row kernels.
-#define Q40BLK(INT, wo, xo, acc) \
-	Q40NIB(wo+2(SI), Y2);                 \
-	INT(Y2, xo+2(DI), Y3, Y4, Y6);        \
-	VCVTDQ2PS   Y3, Y3;                   \
-	SCALE(wo(SI), xo(DI), Y5, X5);        \
-	VFMADD231PS Y5, Y3, acc
-
-// Q40X4ACT adds the weight block in Y8 (scale in X9) times the
-// activation block at xa (scale at da) to acc.
-#define Q40X4ACT(INT, xa, da, acc) \
-	INT(Y8, xa, Y10, Y11, Y13); \
-	VCVTDQ2PS   Y10, Y10;    \
-	SCALEW(da, Y11, X11);    \
-	VFMADD231PS Y11, Y10, acc
-
-// Q40X4BLK adds weight block wo to the accumulators acc0-acc3 of the
-// four activation rows at DI+xo, DI+R8+xo, DI+2·R8+xo, DI+R9+xo.
-#define Q40X4BLK(INT, wo, xo, acc0, acc1, acc2, acc3) \
-	Q40NIB(wo+2(SI), Y8);                                   \
-	MOVWLZX wo(SI), AX;                                     \
-	VMOVSS  (BX)(AX*4), X9;                                 \
-	Q40X4ACT(INT, xo+2(DI), xo(DI), acc0);                  \
-	Q40X4ACT(INT, xo+2(DI)(R8*1), xo(DI)(R8*1), acc1);      \
-	Q40X4ACT(INT, xo+2(DI)(R8*2), xo(DI)(R8*2), acc2);      \
-	Q40X4ACT(INT, xo+2(DI)(R9*1), xo(DI)(R9*1), acc3)
 
 // Q40SETUP loads the table pointer and constants.
 #define Q40SETUP \
@@ -219,67 +194,14 @@ done:                                       \
 	MOVSS X2, 8(AX);    \
 	MOVSS X3, 12(AX)
 
-#define Q40A(wo, xo, acc, macc) Q40BLK(Q40INTAVX2, wo, xo, acc)
-#define Q40X4A(wo, xo, a0, a1, a2, a3) Q40X4BLK(Q40INTAVX2, wo, xo, a0, a1, a2, a3)
+// ---- Q8_0-shaped activations, four rows ------------------------------
+// Signed × signed: both sides sign-extended to int16 and multiplied by
+// VPMADDWD, exact for every int8 pair.
 
-// func dotQ4_0AVX2(w, x *byte, nb int) float32
-TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ nb+16(FP), CX
-	Q40SETUP
-	ONEROW(Q40A, 18, 34, q40a_loop, q40a_tail, q40a_done)
-	VZEROUPPER
-	MOVSS X0, ret+24(FP)
-	RET
-
-// func dotQ4_0x4AVX2(w, x *byte, stride, nb int, out *float32)
-TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ stride+16(FP), R8
-	MOVQ nb+24(FP), CX
-	LEAQ (R8)(R8*2), R9
-	Q40SETUP
-	FOURROWS(Q40X4A, 18, 34, q40x4a_loop, q40x4a_tail, q40x4a_done)
-	MOVQ out+32(FP), AX
-	STORE4
-	VZEROUPPER
-	RET
-
-// ---- Q8_0 × Q8_0 ----------------------------------------------------
-// AVX2: both sides sign-extended to int16 and multiplied by VPMADDWD,
-// exact for every int8 pair. VNNI: the weights offset to unsigned
-// (w+128, by flipping the top bit) then Σ(w+128)·y − 128·Σy.
-
-#define Q80A(wo, xo, acc, macc) \
-	VPMOVSXBW   wo+2(SI), Y2;         \
-	VPMOVSXBW   wo+18(SI), Y3;        \
-	VPMOVSXBW   xo+2(DI), Y6;         \
-	VPMOVSXBW   xo+18(DI), Y7;        \
-	VPMADDWD    Y6, Y2, Y2;           \
-	VPMADDWD    Y7, Y3, Y3;           \
-	VPADDD      Y3, Y2, Y2;           \
-	VCVTDQ2PS   Y2, Y2;               \
-	SCALE(wo(SI), xo(DI), Y4, X4);    \
-	VFMADD231PS Y4, Y2, acc
-
-
-// func dotQ8_0AVX2(w, x *byte, nb int) float32
-TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-28
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ nb+16(FP), CX
-	MOVQ ·fp16Table(SB), BX
-	ONEROW(Q80A, 34, 34, q80a_loop, q80a_tail, q80a_done)
-	VZEROUPPER
-	MOVSS X0, ret+24(FP)
-	RET
-
-// Q80X4 blocks: the weights sign-extended in Y8 (elements 0-15) and Y12
-// (16-31) for AVX2, offset (w+128) in Y8 for VNNI; the weight scale in
-// X9. lo, hi and d address an activation block's quants, second half
-// and scale.
+// Q80X4ACTA adds a weight block, sign-extended in Y8 (elements 0-15) and
+// Y12 (16-31) with its scale in X9, times one activation block to acc:
+// lo, hi and d address the activation block's quants, second half and
+// scale.
 #define Q80X4ACTA(lo, hi, d, acc) \
 	VPMOVSXBW   lo, Y10;           \
 	VPMOVSXBW   hi, Y11;           \
@@ -299,189 +221,6 @@ TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-28
 	Q80X4ACTA(xo+2(DI)(R8*2), xo+18(DI)(R8*2), xo(DI)(R8*2), a2);       \
 	Q80X4ACTA(xo+2(DI)(R9*1), xo+18(DI)(R9*1), xo(DI)(R9*1), a3)
 
-#define Q80X4A(wo, xo, a0, a1, a2, a3) \
-	VPMOVSXBW wo+2(SI), Y8;     \
-	VPMOVSXBW wo+18(SI), Y12;   \
-	MOVWLZX   wo(SI), AX;       \
-	VMOVSS    (BX)(AX*4), X9;   \
-	Q80X4ACTS(xo, a0, a1, a2, a3)
-
-
-
-// func dotQ8_0x4AVX2(w, x *byte, stride, nb int, out *float32)
-TEXT ·dotQ8_0x4AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ stride+16(FP), R8
-	MOVQ nb+24(FP), CX
-	LEAQ (R8)(R8*2), R9
-	MOVQ ·fp16Table(SB), BX
-	FOURROWS(Q80X4A, 34, 34, q80x4a_loop, q80x4a_tail, q80x4a_done)
-	MOVQ out+32(FP), AX
-	STORE4
-	VZEROUPPER
-	RET
-
-// ---- Q4_0, Q8_0 × two or three activation rows, AVX2 ----------------
-// The four-activation kernels' arithmetic for the leftover rows of a
-// batch (VecDotMulti and VecDotTile run groups of four, then these): each
-// weight block decoded once for the two or three rows, each row's
-// accumulators as in FOURROWS, so every result is bit-identical to the
-// one-row kernel's.
-
-// THREEROWS and TWOROWS are FOURROWS for three and two rows: even blocks
-// in Y0-Y2, odd in Y4-Y6, the sums left in Y0-Y2.
-#define THREEROWS(BLK, wsize, xsize, loop, tail, done) \
-	VXORPS Y0, Y0, Y0; VXORPS Y1, Y1, Y1; VXORPS Y2, Y2, Y2; \
-	VXORPS Y4, Y4, Y4; VXORPS Y5, Y5, Y5; VXORPS Y6, Y6, Y6; \
-	CMPQ   CX, $2;                          \
-	JLT    tail;                            \
-loop:                                       \
-	BLK(0, 0, Y0, Y1, Y2);                  \
-	BLK(wsize, xsize, Y4, Y5, Y6);          \
-	ADDQ   $(2*wsize), SI;                  \
-	ADDQ   $(2*xsize), DI;                  \
-	SUBQ   $2, CX;                          \
-	CMPQ   CX, $2;                          \
-	JGE    loop;                            \
-tail:                                       \
-	TESTQ  CX, CX;                          \
-	JEQ    done;                            \
-	BLK(0, 0, Y0, Y1, Y2);                  \
-done:                                       \
-	VADDPS Y4, Y0, Y0;                      \
-	VADDPS Y5, Y1, Y1;                      \
-	VADDPS Y6, Y2, Y2
-
-#define TWOROWS(BLK, wsize, xsize, loop, tail, done) \
-	VXORPS Y0, Y0, Y0; VXORPS Y1, Y1, Y1; \
-	VXORPS Y4, Y4, Y4; VXORPS Y5, Y5, Y5; \
-	CMPQ   CX, $2;                          \
-	JLT    tail;                            \
-loop:                                       \
-	BLK(0, 0, Y0, Y1);                      \
-	BLK(wsize, xsize, Y4, Y5);              \
-	ADDQ   $(2*wsize), SI;                  \
-	ADDQ   $(2*xsize), DI;                  \
-	SUBQ   $2, CX;                          \
-	CMPQ   CX, $2;                          \
-	JGE    loop;                            \
-tail:                                       \
-	TESTQ  CX, CX;                          \
-	JEQ    done;                            \
-	BLK(0, 0, Y0, Y1);                      \
-done:                                       \
-	VADDPS Y4, Y0, Y0;                      \
-	VADDPS Y5, Y1, Y1
-
-#define Q40X3A(wo, xo, a0, a1, a2) \
-	Q40NIB(wo+2(SI), Y8);                                          \
-	MOVWLZX wo(SI), AX;                                            \
-	VMOVSS  (BX)(AX*4), X9;                                        \
-	Q40X4ACT(Q40INTAVX2, xo+2(DI), xo(DI), a0);                    \
-	Q40X4ACT(Q40INTAVX2, xo+2(DI)(R8*1), xo(DI)(R8*1), a1);        \
-	Q40X4ACT(Q40INTAVX2, xo+2(DI)(R8*2), xo(DI)(R8*2), a2)
-
-#define Q40X2A(wo, xo, a0, a1) \
-	Q40NIB(wo+2(SI), Y8);                                          \
-	MOVWLZX wo(SI), AX;                                            \
-	VMOVSS  (BX)(AX*4), X9;                                        \
-	Q40X4ACT(Q40INTAVX2, xo+2(DI), xo(DI), a0);                    \
-	Q40X4ACT(Q40INTAVX2, xo+2(DI)(R8*1), xo(DI)(R8*1), a1)
-
-#define Q80X3A(wo, xo, a0, a1, a2) \
-	VPMOVSXBW wo+2(SI), Y8;                                             \
-	VPMOVSXBW wo+18(SI), Y12;                                           \
-	MOVWLZX   wo(SI), AX;                                               \
-	VMOVSS    (BX)(AX*4), X9;                                           \
-	Q80X4ACTA(xo+2(DI), xo+18(DI), xo(DI), a0);                         \
-	Q80X4ACTA(xo+2(DI)(R8*1), xo+18(DI)(R8*1), xo(DI)(R8*1), a1);       \
-	Q80X4ACTA(xo+2(DI)(R8*2), xo+18(DI)(R8*2), xo(DI)(R8*2), a2)
-
-#define Q80X2A(wo, xo, a0, a1) \
-	VPMOVSXBW wo+2(SI), Y8;                                             \
-	VPMOVSXBW wo+18(SI), Y12;                                           \
-	MOVWLZX   wo(SI), AX;                                               \
-	VMOVSS    (BX)(AX*4), X9;                                           \
-	Q80X4ACTA(xo+2(DI), xo+18(DI), xo(DI), a0);                         \
-	Q80X4ACTA(xo+2(DI)(R8*1), xo+18(DI)(R8*1), xo(DI)(R8*1), a1)
-
-// STORE3 and STORE2 are STORE4 for three and two rows.
-#define STORE3 \
-	HSUMPS(Y0, X0, X4); \
-	HSUMPS(Y1, X1, X4); \
-	HSUMPS(Y2, X2, X4); \
-	MOVSS X0, 0(AX);    \
-	MOVSS X1, 4(AX);    \
-	MOVSS X2, 8(AX)
-
-#define STORE2 \
-	HSUMPS(Y0, X0, X4); \
-	HSUMPS(Y1, X1, X4); \
-	MOVSS X0, 0(AX);    \
-	MOVSS X1, 4(AX)
-
-// func dotQ4_0x3AVX2(w, x *byte, stride, nb int, out *float32)
-TEXT ·dotQ4_0x3AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ stride+16(FP), R8
-	MOVQ nb+24(FP), CX
-	Q40SETUP
-	THREEROWS(Q40X3A, 18, 34, q40x3a_loop, q40x3a_tail, q40x3a_done)
-	MOVQ out+32(FP), AX
-	STORE3
-	VZEROUPPER
-	RET
-
-// func dotQ4_0x2AVX2(w, x *byte, stride, nb int, out *float32)
-TEXT ·dotQ4_0x2AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ stride+16(FP), R8
-	MOVQ nb+24(FP), CX
-	Q40SETUP
-	TWOROWS(Q40X2A, 18, 34, q40x2a_loop, q40x2a_tail, q40x2a_done)
-	MOVQ out+32(FP), AX
-	STORE2
-	VZEROUPPER
-	RET
-
-// func dotQ8_0x3AVX2(w, x *byte, stride, nb int, out *float32)
-TEXT ·dotQ8_0x3AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ stride+16(FP), R8
-	MOVQ nb+24(FP), CX
-	MOVQ ·fp16Table(SB), BX
-	THREEROWS(Q80X3A, 34, 34, q80x3a_loop, q80x3a_tail, q80x3a_done)
-	MOVQ out+32(FP), AX
-	STORE3
-	VZEROUPPER
-	RET
-
-// func dotQ8_0x2AVX2(w, x *byte, stride, nb int, out *float32)
-TEXT ·dotQ8_0x2AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), DI
-	MOVQ stride+16(FP), R8
-	MOVQ nb+24(FP), CX
-	MOVQ ·fp16Table(SB), BX
-	TWOROWS(Q80X2A, 34, 34, q80x2a_loop, q80x2a_tail, q80x2a_done)
-	MOVQ out+32(FP), AX
-	STORE2
-	VZEROUPPER
-	RET
-
-// ---- Q5_0, Q4_1, Q5_1, IQ4_NL ----------------------------------------
-// The same shape as Q4_0: Q5 adds a fifth bit from qh (q in 0..31, and
-// Σq·y − 16·Σy by VPMADDUBSW: |pair| ≤ 2·31·128); Q4_1 and Q5_1 have
-// unsigned quants and add the min term m·s per block into a scalar
-// accumulator (m·s is exact, so the FMA rounds as the generic sum does);
-// IQ4_NL maps nibbles through the codebook with VPSHUFB and multiplies
-// signed by signed: sign-extended (AVX2) or offset by 128 (VNNI).
-
-// kvalues is IQ4's codebook, twice (one per lane, for VPSHUFB);
 // kvalues128 the same plus 128, as unsigned bytes for VPDPBUSD.
 DATA kvalues<>+0(SB)/8, $0xf6eaddcfbfad9881
 DATA kvalues<>+8(SB)/8, $0x7159453526190d01
@@ -755,7 +494,7 @@ TEXT ·dotMXFP4AVX2(SB), NOSPLIT, $0-28
 	RET
 
 // MXFP4X4A adds weight block wo to the four activation rows' accumulators
-// as Q80X4A does, the block's 32 codebook values sign-extended to int16
+// through Q80X4ACTS, the block's 32 codebook values sign-extended to int16
 // in Y8 (elements 0-15) and Y12 (16-31) and its E8M0 half in X9; Y13 =
 // shr4hi, Y14 = kvaluesmx, Y15 = 0x0f bytes. Lane for lane it sums as
 // MXFP4A does, so the four results are bit-identical to dotMXFP4AVX2's.

@@ -72,7 +72,7 @@ func dotRowsGOrder(w Type, wp *byte, stride, nRows int, xp *byte, nb int, out *f
 		for k := range offs {
 			offs[k] = int32(k * stride)
 		}
-		rows16GOrder(w, wp, &offs, 16*stride, g, xp, nb, out)
+		rows16GOrder(w, wp, &offs, stride, 16*stride, g, xp, nb, out)
 	}
 	rem := nRows - 16*g
 	if rem == 0 {
@@ -82,23 +82,41 @@ func dotRowsGOrder(w Type, wp *byte, stride, nRows int, xp *byte, nb int, out *f
 		offs[k] = int32(min(k, rem-1) * stride)
 	}
 	var tmp [16]float32
-	rows16GOrder(w, (*byte)(unsafe.Add(unsafe.Pointer(wp), 16*g*stride)), &offs, 0, 1, xp, nb, &tmp[0])
+	rows16GOrder(w, (*byte)(unsafe.Add(unsafe.Pointer(wp), 16*g*stride)), &offs, stride, 0, 1, xp, nb, &tmp[0])
 	copy(unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(out), 4*16*g)), rem), tmp[:rem])
 }
 
-// rows16GOrder runs w's kernel on ngroups groups of 16 rows.
-func rows16GOrder(w Type, wp *byte, offs *[16]int32, wstride16, ngroups int, xp *byte, nb int, out *float32) {
-	if w == Q4_0 {
+// wideGOrderStride is the weight-row stride from which Q4_0's groups of
+// 16 rows take the wide kernel: past it a group and the next one, which
+// the narrow kernel prefetches into L1 while it reads this one, overflow
+// the 32 KiB L1, so the wide kernel prefetches each row 512 bytes ahead
+// into L1 and the next group only into L2 (docs/performance.md, "Q4_0
+// decode in the generic order: prefetch by row width").
+const wideGOrderStride = 1024
+
+// rows16GOrder runs w's kernel on ngroups groups of 16 rows stride bytes
+// apart, the groups wstride16 bytes apart.
+func rows16GOrder(w Type, wp *byte, offs *[16]int32, stride, wstride16, ngroups int, xp *byte, nb int, out *float32) {
+	switch {
+	case w == Q8_0:
+		dotQ8_0Rows16GAVX512(wp, offs, wstride16, ngroups, xp, nb, out)
+	case stride > wideGOrderStride:
+		dotQ4_0Rows16GWideAVX512(wp, offs, wstride16, ngroups, xp, nb, out)
+	default:
 		dotQ4_0Rows16GAVX512(wp, offs, wstride16, ngroups, xp, nb, out)
-		return
 	}
-	dotQ8_0Rows16GAVX512(wp, offs, wstride16, ngroups, xp, nb, out)
 }
 
 // Kernels in gorder512_amd64.s (written by internal/gengorder512).
 
 //go:noescape
 func dotQ4_0Rows16GAVX512(w *byte, offs *[16]int32, wstride16, ngroups int, x *byte, nb int, out *float32)
+
+// dotQ4_0Rows16GWideAVX512 is dotQ4_0Rows16GAVX512 for wide rows: the same
+// bits, another prefetch (see wideGOrderStride).
+//
+//go:noescape
+func dotQ4_0Rows16GWideAVX512(w *byte, offs *[16]int32, wstride16, ngroups int, x *byte, nb int, out *float32)
 
 //go:noescape
 func dotQ8_0Rows16GAVX512(w *byte, offs *[16]int32, wstride16, ngroups int, x *byte, nb int, out *float32)

@@ -12,7 +12,9 @@ import (
 // TestGOrderRowsMatchGeneric pins the generic-order rows kernels to
 // dotQ4_0/dotQ8_0 bit for bit: random blocks (scales of both signs),
 // block counts 1, 2, odd and large, row counts below, at and past 16 and
-// not multiples of it, strides past the row size.
+// not multiples of it (up to 9 full groups, odd and even), rows both
+// sides of wideGOrderStride (Q4_0's narrow and wide kernels), strides
+// past the row size.
 func TestGOrderRowsMatchGeneric(t *testing.T) {
 	if !hasAVX512 {
 		t.Skip("no avx512 level on this CPU")
@@ -20,8 +22,8 @@ func TestGOrderRowsMatchGeneric(t *testing.T) {
 	defer setSIMDLevel("avx512")()
 	rng := rand.New(rand.NewSource(22))
 	for _, w := range []Type{Q4_0, Q8_0} {
-		for _, nb := range []int{1, 2, 3, 7, 28, 113, 448} {
-			for _, nRows := range []int{1, 2, 5, 15, 16, 17, 31, 33, 64} {
+		for _, nb := range []int{1, 2, 3, 5, 7, 28, 113, 448} {
+			for _, nRows := range []int{1, 2, 5, 15, 16, 17, 31, 33, 47, 48, 64, 79, 144} {
 				for _, pad := range []int{0, 6} {
 					n := 32 * nb
 					wrow, _ := w.RowSize(n)
@@ -164,7 +166,8 @@ func BenchmarkGOrderDecode(b *testing.B) {
 		rows, n int
 		fromMem bool
 	}{{Q4_0, 4864, 896, false}, {Q8_0, 4864, 896, false}, {Q4_0, 4864, 896, true}, {Q8_0, 4864, 896, true},
-		{Q4_0, 14336, 4096, true}, {Q8_0, 14336, 4096, true}} {
+		{Q4_0, 14336, 4096, true}, {Q8_0, 14336, 4096, true},
+		{Q4_0, 1024, 896, false}, {Q4_0, 512, 4096, false}, {Q4_0, 4096, 14336, true}} {
 		wrow, _ := c.typ.RowSize(c.n)
 		one := make([]byte, c.rows*wrow)
 		rng.Read(one)

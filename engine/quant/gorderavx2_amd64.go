@@ -10,19 +10,13 @@ package quant
 // how many rows or activations share a call (the rounding rule of
 // docs/performance.md, "Q4_0 and Q8_0 prompt tiles and rounding").
 
-// rows8On is false only in BenchmarkRows8AVX2Stream, which measures the
-// eight-row kernels against the paths they replaced.
-var rows8On = true
-
-// rows8AVX2Fits reports whether VecDotRows runs w's rows, stride bytes
-// apart, through the eight-row kernels. Q8_0 rows under 2 KiB keep the
-// two-stream loop over the one-row kernel (dotQ8_0GAVX2, the same bits):
-// from memory, rows of 896, it ran 1.1-1.8× the eight-row kernel
-// (BenchmarkRows8AVX2Stream, five alternated runs), whose eight streams
-// keep fewer reads in flight there; rows of 4096 the eight-row kernel
-// wins (1.15-1.5×).
-func rows8AVX2Fits(w Type, stride int) bool {
-	return rows8On && useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0 && stride >= 2<<10)
+// rows8AVX2Fits reports whether VecDotRows runs w's rows through the
+// eight-row kernels: Q4_0 and Q8_0 at the avx2 level, at any stride
+// (with prefetches into L2 they beat the one-row loop's two streams on
+// rows of 896 too; docs/performance.md, "avx2 decode: the eight-row
+// kernels prefetch into L2").
+func rows8AVX2Fits(w Type, _ int) bool {
+	return useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0)
 }
 
 // vecDotRows8AVX2 is vecDotRowsFast for Q4_0 and Q8_0 on checked inputs
@@ -51,16 +45,11 @@ func vecDotRows8AVX2(w Type, rows []byte, stride, nRows int, act []byte, nb int,
 }
 
 // rows8Prefetch is how far ahead of each row the eight-row kernels
-// prefetch: 2 KiB along the row, as the one-row kernels do, unless a
-// group of eight rows takes no more than 8 KiB; then the next group's
-// same row (at 2 KiB along rows of 896 Q4_0 weights, half the
-// prefetches fell on the group being read: 0.8× the four-row kernel).
-func rows8Prefetch(stride int) int {
-	if 8*stride <= 8<<10 {
-		return 8 * stride
-	}
-	return 2 << 10
-}
+// prefetch: to the next group's same row, one group (8·stride) ahead,
+// whatever the row length. From memory (BenchmarkRows8AVX2Stream-like,
+// rows of 896, 2048, 4864) 2 KiB along the row lost 0.6-0.95× on long
+// rows, and 2-4 groups ahead gained at most noise on short ones.
+func rows8Prefetch(stride int) int { return 8 * stride }
 
 //go:noescape
 func dotQ4_0Rows8AVX2(w *byte, stride, ngroups int, x *byte, nb int, out *float32, pf int)

@@ -17,8 +17,6 @@ func TestRows8AVX2(t *testing.T) {
 		t.Skip("no AVX2 on this machine")
 	}
 	defer setSIMDLevel("avx2")()
-	defer func(was bool) { rows8On = was }(rows8On)
-	rows8On = true
 	r := rand.New(rand.NewPCG(36, 22))
 	for _, c := range []struct {
 		typ  Type

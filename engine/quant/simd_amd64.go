@@ -275,10 +275,6 @@ func vecDotRowsFast(w Type, rows []byte, stride, nRows int, act []byte, n int, o
 		vecDotRows8AVX2(w, rows, stride, nRows, act, nb, out)
 		return true
 	}
-	if decAVX2Fits(w, nRows) {
-		vecDotRowsDecAVX2(w, rows, stride, nRows, act, nb, out)
-		return true
-	}
 	// Two streams, as the many-row kernels read them (TWOSTREAMS). The
 	// Q4_K, Q6_K and F16 kernels prefetch as they go (PFSB2-4).
 	wrow, _ := w.RowSize(n)
@@ -498,30 +494,6 @@ var prepPool = sync.Pool{New: func() any { return new(prepBuf) }}
 // Kernels in dot_amd64.s. Each takes pointers to whole blocks that the
 // caller has bounds-checked, and a block count (element count for the
 // float types) > 0.
-
-//go:noescape
-func dotQ4_0AVX2(w, x *byte, nb int) float32
-
-//go:noescape
-func dotQ8_0AVX2(w, x *byte, nb int) float32
-
-//go:noescape
-func dotQ4_0x4AVX2(w, x *byte, stride, nb int, out *float32)
-
-//go:noescape
-func dotQ8_0x4AVX2(w, x *byte, stride, nb int, out *float32)
-
-//go:noescape
-func dotQ4_0x3AVX2(w, x *byte, stride, nb int, out *float32)
-
-//go:noescape
-func dotQ4_0x2AVX2(w, x *byte, stride, nb int, out *float32)
-
-//go:noescape
-func dotQ8_0x3AVX2(w, x *byte, stride, nb int, out *float32)
-
-//go:noescape
-func dotQ8_0x2AVX2(w, x *byte, stride, nb int, out *float32)
 
 //go:noescape
 func dotQ5_0AVX2(w, x *byte, nb int) float32

@@ -23,23 +23,31 @@ e('''// Q4_0 and Q8_0 × Q8_0 for one activation row against weight rows 16 at
 // blocks in order, no FMA. Lane r of the result is row r.
 //
 // A block's integer sums: zmm j (j = 0..3) holds, in its 128-bit lane l,
-// 16 weight bytes of row 4l+j; VPDPBUSD against the activation's 16 bytes
-// broadcast to every lane leaves four partial dwords per row, which two
-// unpack-and-add rounds (dwords, then qwords) fold so that dword 4l+j is
-// row 4l+j. VPDPBUSD wants unsigned weights: Q4_0's nibbles q are
-// (q−8)+8 and Q8_0's bytes are XORed with 0x80 to w+128, so the sum
-// starts at −off·Σx, which the same instruction computes against bytes
-// of 1. Integer sums are exact in any order, so only the float step's
-// order matters, and it is the generic code's.
+// 16 weight bytes of row 4l+j (lane 0 a plain load, lanes 1..3 masked
+// broadcasts, which spare the shuffle unit the inserts would take);
+// VPDPBUSD against the activation's 16 bytes broadcast to every lane
+// leaves four partial dwords per row, which two unpack-and-add rounds
+// (dwords, then qwords) fold so that dword 4l+j is row 4l+j. VPDPBUSD
+// wants unsigned weights: Q4_0's nibbles q are (q−8)+8 and Q8_0's bytes
+// are XORed with 0x80 to w+128, so every row's partial dwords start at
+// −off·x over the same four bytes, which the same instruction computes
+// once a block against bytes of off. Integer sums are exact in any
+// order, so only the float step's order matters, and it is the generic
+// code's.
 //
 // Rows are SI + offs[r] (offs: 16 int32, the tail's clamped to the last
 // row); each group of 16 then moves on by wstride16 bytes. The scales are
 // gathered with VPGATHERDD at the same offsets. Each block step
 // prefetches its share of the next group's bytes (the tail's wstride16
-// of 0 prefetches its own).''')
+// of 0 prefetches its own): into L1 where a group is small, into L2 in
+// the Q4_0 kernel for wide rows, which instead prefetches every row 512
+// bytes ahead into L1 (two groups of wide rows overflow the L1).''')
 e()
 
-def kernel(name, q8):
+def kernel(name, q8, inrow=0, nexthint=0):
+    # inrow: how far ahead (bytes) in each of the 16 rows a block step
+    # prefetches into L1, 0 for none; nexthint: the PREFETCHT level of
+    # the walk over the next group's bytes.
     bs = 34 if q8 else 18
     e("// func %s(w *byte, offs *[16]int32, wstride16, ngroups int, x *byte, nb int, out *float32)" % name)
     e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
@@ -51,13 +59,19 @@ def kernel(name, q8):
     e("\tMOVQ nb+40(FP), R14")
     e("\tMOVQ out+48(FP), DX")
     e("\tVMOVDQU32 (R11), Z18")
+    e("\tVPXORD Z31, Z31, Z31")
     if q8:
         e("\tMOVL $0x80808080, AX")
     else:
         e("\tMOVL $0x0f0f0f0f, AX")
     e("\tVPBROADCASTD AX, Z16")
-    e("\tMOVL $0x01010101, AX")
+    # Z17: the weights' offset as bytes (8, or 128 = 0x80); K2..K4 the
+    # dword lanes 4..7, 8..11, 12..15 a row's masked broadcast fills.
+    e("\tMOVL $0x%08x, AX" % (0x80808080 if q8 else 0x08080808))
     e("\tVPBROADCASTD AX, Z17")
+    for l in range(1, 4):
+        e("\tMOVW $0x%x, AX" % (0xf << (4 * l)))
+        e("\tKMOVW AX, K%d" % (1 + l))
     e("%s_group:" % name)
     # R15 walks the next group's bytes, one block's share (16·bs) a step:
     # the rows of a group are read side by side, so the hardware sees 16
@@ -68,7 +82,10 @@ def kernel(name, q8):
     e("\tMOVQ R14, CX")
     e("\tVPXORD Z19, Z19, Z19")
     e("%s_block:" % name)
-    # The activation block: both halves in every lane, dx, −off·Σx.
+    # The activation block: both halves in every lane, dx, and off·Σx
+    # in the partial-sum layout (each dword the offset times its four
+    # activation bytes, low and high half), negated: every row's partial
+    # sums start there, so the fold leaves Σ(w−off)·x exactly.
     e("\tVBROADCASTI32X4 2(BX), Z20")
     e("\tVBROADCASTI32X4 18(BX), Z21")
     e("\tVPBROADCASTW (BX), Y22")
@@ -76,11 +93,7 @@ def kernel(name, q8):
     e("\tVPXORD Z23, Z23, Z23")
     e("\tVPDPBUSD Z20, Z17, Z23")
     e("\tVPDPBUSD Z21, Z17, Z23")
-    e("\tVPSHUFD $0x4e, Z23, Z15")
-    e("\tVPADDD Z15, Z23, Z23")
-    e("\tVPSHUFD $0xb1, Z23, Z15")
-    e("\tVPADDD Z15, Z23, Z23")
-    e("\tVPSLLD $%d, Z23, Z23" % (7 if q8 else 3))
+    e("\tVPSUBD Z23, Z31, Z23")
     # The scales of the 16 rows.
     e("\tKXNORW K1, K1, K1")
     e("\tVPGATHERDD (R10)(Z18*1), K1, Z24")
@@ -93,8 +106,10 @@ def kernel(name, q8):
                 if l == 0:
                     e("\tVMOVDQU %d(R10)(R12*1), X%s" % (off, reg[1:]))
                 else:
-                    e("\tVINSERTI32X4 $%d, %d(R10)(R12*1), %s, %s" % (l, off, reg, reg))
-        e("\tVPXORD %s, %s, %s" % (acc, acc, acc))
+                    e("\tVBROADCASTI32X4 %d(R10)(R12*1), K%d, %s" % (off, 1 + l, reg))
+                if inrow and off == 2:
+                    e("\tPREFETCHT0 %d(R10)(R12*1)" % inrow)
+        e("\tVMOVDQA32 Z23, %s" % acc)
         if q8:
             hi = "Z%d" % (4 + j)
             e("\tVPXORD Z16, %s, %s" % (z, z))
@@ -106,7 +121,7 @@ def kernel(name, q8):
             e("\tVPANDD Z16, %s, %s" % (hi, hi))
         e("\tVPDPBUSD Z20, %s, %s" % (z, acc))
         e("\tVPDPBUSD Z21, %s, %s" % (hi, acc))
-    # Fold: dword 4l+j of Z14 = row 4l+j's sum.
+    # Fold: dword 4l+j of Z14 = row 4l+j's sum; then the float step.
     e("\tVPUNPCKLDQ Z9, Z8, Z12")
     e("\tVPUNPCKHDQ Z9, Z8, Z13")
     e("\tVPADDD Z13, Z12, Z12")
@@ -116,7 +131,6 @@ def kernel(name, q8):
     e("\tVPUNPCKLQDQ Z13, Z12, Z14")
     e("\tVPUNPCKHQDQ Z13, Z12, Z15")
     e("\tVPADDD Z15, Z14, Z14")
-    e("\tVPSUBD Z23, Z14, Z14")
     e("\tVCVTDQ2PS Z14, Z14")
     e("\tVPMOVDW Z24, Y24")
     e("\tVCVTPH2PS Y24, Z24")
@@ -128,7 +142,7 @@ def kernel(name, q8):
         e("\tVMULPS Z22, Z14, Z14")
     e("\tVADDPS Z14, Z19, Z19")
     for k in range((16 * bs + 63) // 64):
-        e("\tPREFETCHT0 %d(R15)" % (64 * k))
+        e("\tPREFETCHT%d %d(R15)" % (nexthint, 64 * k))
     e("\tADDQ $%d, R15" % (16 * bs))
     e("\tADDQ $%d, R10" % bs)
     e("\tADDQ $34, BX")
@@ -144,6 +158,7 @@ def kernel(name, q8):
     e()
 
 kernel("dotQ4_0Rows16GAVX512", False)
+kernel("dotQ4_0Rows16GWideAVX512", False, 512, 1)
 kernel("dotQ8_0Rows16GAVX512", True)
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "gorder512_amd64.s")
