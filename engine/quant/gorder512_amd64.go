@@ -9,47 +9,57 @@ import (
 
 //go:generate python3 ./internal/gengorder512/gen.py
 
-// gOrderOn reports whether w's one-activation-row products at this level
-// must round as the generic code: Q4_0 and Q8_0 at avx512 (the rounding
-// rule of docs/performance.md, "Q4_0 and Q8_0 prompt tiles and
-// rounding"). Where the kernels do not fit, the generic code runs.
-//
-// gOrderDecode holds the switch off until the two- to seven-activation
-// kernels round the same way (helper g512multi's half of issue 22):
-// VecDotMulti and VecDotTile must stay bit-identical to VecDot, so both
-// halves go on together, by setting it true.
+// gOrderOn reports whether w's products at this level round as the
+// generic code does: Q4_0 and Q8_0 at avx512 (the rounding rule of
+// docs/performance.md, "Q4_0 and Q8_0 prompt tiles and rounding"). Then
+// VecDot, VecDotRows, VecDotMulti and VecDotTile below the prompt tiles
+// all run kernels pinned bit for bit to the generic twins: the 16-row
+// kernels here, the avx2 generic-order ones (gorderavx2_amd64.go), and
+// the prompt tiles (qtile_amd64.go), so a row's result does not depend
+// on how many rows share its call.
 func gOrderOn(w Type) bool { return gOrderDecode && useAVX512 && (w == Q4_0 || w == Q8_0) }
 
-var gOrderDecode = false
+// gOrderDecode is false only in benchmarks that measure main's lane
+// kernels as their "before" (BenchmarkGOrderDecode, BenchmarkRows512Pick,
+// BenchmarkTile512Pick).
+var gOrderDecode = true
 
-// vecDotGOrder is vecDotFast for gOrderOn types: the rows kernel on one
-// row, or the generic code where it does not fit.
+// lanes512 reports whether w runs the avx512 lane kernels of dot_amd64.s
+// and tile_amd64.s (Q5_0; Q4_0 and Q8_0 only with gOrderDecode off).
+func lanes512(w Type) bool { return useAVX512 && !gOrderOn(w) }
+
+// vecDotGOrder is vecDotFast for gOrderOn types: the avx2 one-row kernel
+// (a 16-row kernel pass on one row does 16 rows' work).
 func vecDotGOrder(w Type, wRow, act []byte, n int) (float32, bool) {
-	if !gOrderFits(w, len(wRow)) {
-		return 0, false
+	if w == Q4_0 {
+		return dotQ4_0GAVX2(&wRow[0], &act[0], n/32), true
 	}
-	var out float32
-	dotRowsGOrder(w, &wRow[0], len(wRow), 1, &act[0], n/32, &out)
-	return out, true
+	return dotQ8_0GAVX2(&wRow[0], &act[0], n/32), true
 }
 
-// vecDotRowsGOrder is vecDotRowsFast for gOrderOn types, false (the
-// generic code) where the kernels do not fit.
+// vecDotRowsGOrder is vecDotRowsFast for gOrderOn types. Per type and
+// row size it runs the fastest of the bit-identical kernels
+// (BenchmarkRows512Pick, 144 rows a call, from memory): the 16-row
+// kernels for Q4_0, the avx2 eight-row kernels for Q8_0 at every width
+// (with their L2 prefetch 1.3-2× the 16-row ones at 896, 2048 and 5632,
+// level at 4096), and for a few rows the one-row kernel (a pass of 16
+// rows costs as much for one).
 func vecDotRowsGOrder(w Type, rows []byte, stride, nRows int, act []byte, nb int, out []float32) bool {
-	if !gOrderFits(w, stride) {
-		return false
+	switch {
+	case nRows <= 4 || !gOrderFits(stride):
+		rowsTwoStreamsGAVX2(w, rows, stride, nRows, act, nb, out)
+	case w == Q8_0:
+		vecDotRows8AVX2(w, rows, stride, nRows, act, nb, out)
+	default:
+		dotRowsGOrder(w, &rows[0], stride, nRows, &act[0], nb, &out[0])
 	}
-	dotRowsGOrder(w, &rows[0], stride, nRows, &act[0], nb, &out[0])
 	return true
 }
 
-// gOrderFits reports whether w's one-activation-row products run through
-// the generic-order rows kernels (gorder512_amd64.s) for weight rows
-// stride bytes apart: Q4_0 and Q8_0 at the avx512 level, with the 16
-// rows' offsets in the int32 lanes the scale gathers take.
-func gOrderFits(w Type, stride int) bool {
-	return useAVX512 && (w == Q4_0 || w == Q8_0) && stride <= math.MaxInt32/16
-}
+// gOrderFits reports whether the 16-row kernels (gorder512_amd64.s) take
+// weight rows stride bytes apart: the 16 rows' offsets must fit the int32
+// lanes the scale gathers take.
+func gOrderFits(stride int) bool { return stride <= math.MaxInt32/16 }
 
 // dotRowsGOrder computes out[r] for nRows weight rows of w (Q4_0 or
 // Q8_0) stride bytes apart at wp against the activation row at xp, nb

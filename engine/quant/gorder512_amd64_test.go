@@ -66,48 +66,85 @@ func setScales(rng *rand.Rand, b []byte, bs int) {
 	}
 }
 
-// TestGOrderDispatch checks that with gOrderDecode on, every exported
-// one-activation-row entry point (VecDot, VecDotRows, VecDotMulti and
-// VecDotTile of one activation row) returns the generic code's bits for
-// Q4_0 and Q8_0 at the avx512 level.
+// TestGOrderDispatch checks the rounding rule: at every level this CPU
+// has, with the prompt tiles on and off, every exported Q4_0 and Q8_0
+// entry point returns the generic twin's bits — VecDot, VecDotRows,
+// VecDotMulti of 1 to 9 activation rows and VecDotTile of 1 to 20 —
+// so that a row's result does not depend on how many rows share its
+// call. Block counts of one, odd and real widths (whose strides cross
+// the kernels' and the tiles' row-size thresholds), padded strides, row
+// counts below, at and past the 8- and 16-row groups.
 func TestGOrderDispatch(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("no avx512 level on this CPU")
-	}
-	defer setSIMDLevel("avx512")()
-	defer func(v bool) { gOrderDecode = v }(gOrderDecode)
-	gOrderDecode = true
-	rng := rand.New(rand.NewSource(17))
-	for _, w := range []Type{Q4_0, Q8_0} {
-		for _, c := range []struct{ nb, nRows int }{{1, 3}, {2, 16}, {28, 37}, {152, 21}, {513, 5}} {
-			n := 32 * c.nb
-			wrow, _ := w.RowSize(n)
-			stride := wrow + 2
-			rows := make([]byte, stride*c.nRows)
-			rng.Read(rows)
-			for r := range c.nRows {
-				setScales(rng, rows[r*stride:r*stride+wrow], wrow/c.nb)
-			}
-			act := make([]byte, 34*c.nb)
-			rng.Read(act)
-			setScales(rng, act, 34)
-			viaRows := make([]float32, c.nRows)
-			VecDotRows(w, rows, stride, c.nRows, act, n, viaRows)
-			viaTile := make([]float32, c.nRows)
-			VecDotTile(w, rows, stride, c.nRows, act, len(act), 1, n, viaTile, c.nRows)
-			for r := range c.nRows {
-				row := rows[r*stride : r*stride+wrow]
-				want := vecDotGeneric(w, row, act, n)
-				var viaMulti [1]float32
-				VecDotMulti(w, row, act, len(act), 1, n, viaMulti[:])
-				for _, g := range []struct {
-					name string
-					got  float32
-				}{{"VecDot", VecDot(w, row, act, n)}, {"VecDotRows", viaRows[r]}, {"VecDotMulti", viaMulti[0]}, {"VecDotTile", viaTile[r]}} {
-					if math.Float32bits(g.got) != math.Float32bits(want) {
-						t.Errorf("%v nb=%d rows=%d: %s row %d = %v, generic %v", w, c.nb, c.nRows, g.name, r, g.got, want)
-					}
+	forLevels(t, func(t *testing.T, level string) {
+		for _, tiles := range []bool{true, false} {
+			restore := setPromptTiles(tiles)
+			rng := rand.New(rand.NewSource(17))
+			for _, w := range []Type{Q4_0, Q8_0} {
+				for _, c := range []struct{ nb, nRows int }{{1, 3}, {2, 1}, {3, 40}, {7, 17}, {28, 37}, {64, 16}, {128, 9}, {152, 21}, {513, 5}} {
+					checkRule(t, rng, fmt.Sprintf("%s tiles=%v %v nb=%d", level, tiles, w, c.nb), w, c.nb, c.nRows)
 				}
+			}
+			restore()
+		}
+	})
+}
+
+// checkRule runs TestGOrderDispatch's checks on nRows random weight rows
+// of nb blocks of w against 20 random activation rows.
+func checkRule(t *testing.T, rng *rand.Rand, name string, w Type, nb, nRows int) {
+	t.Helper()
+	const maxActs = 20
+	n := 32 * nb
+	wrow, _ := w.RowSize(n)
+	stride := wrow + 3
+	rows := make([]byte, stride*nRows)
+	rng.Read(rows)
+	for r := range nRows {
+		setScales(rng, rows[r*stride:r*stride+wrow], wrow/nb)
+	}
+	arow := 34 * nb
+	astride := arow + 5
+	acts := make([]byte, astride*maxActs)
+	rng.Read(acts)
+	for a := range maxActs {
+		setScales(rng, acts[a*astride:a*astride+arow], 34)
+	}
+	want := make([]float32, maxActs*nRows) // [act][row]
+	for a := range maxActs {
+		for r := range nRows {
+			want[a*nRows+r] = vecDotGeneric(w, rows[r*stride:r*stride+wrow], acts[a*astride:a*astride+arow], n)
+		}
+	}
+	bad := 0
+	check := func(what string, a, r int, got float32) {
+		if math.Float32bits(got) != math.Float32bits(want[a*nRows+r]) && bad < 5 {
+			bad++
+			t.Errorf("%s rows=%d: %s [act %d, row %d] = %v, generic %v", name, nRows, what, a, r, got, want[a*nRows+r])
+		}
+	}
+	out := make([]float32, maxActs*(nRows+1))
+	for a := range maxActs {
+		act := acts[a*astride : a*astride+arow]
+		VecDotRows(w, rows, stride, nRows, act, n, out[:nRows])
+		for r := range nRows {
+			check("VecDotRows", a, r, out[r])
+			check("VecDot", a, r, VecDot(w, rows[r*stride:r*stride+wrow], act, n))
+		}
+	}
+	for r := range nRows {
+		for k := 1; k <= 9; k++ {
+			VecDotMulti(w, rows[r*stride:r*stride+wrow], acts, astride, k, n, out[:k])
+			for a := range k {
+				check(fmt.Sprintf("VecDotMulti(%d)", k), a, r, out[a])
+			}
+		}
+	}
+	for k := 1; k <= maxActs; k++ {
+		ostride := nRows + 1
+		VecDotTile(w, rows, stride, nRows, acts, astride, k, n, out[:k*ostride], ostride)
+		for a := range k {
+			for r := range nRows {
+				check(fmt.Sprintf("VecDotTile(%d)", k), a, r, out[a*ostride+r])
 			}
 		}
 	}

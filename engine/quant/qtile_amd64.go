@@ -17,54 +17,54 @@ import (
 // repacked at load), every activation row gets an 8-byte entry per block
 // (its offset sum and scale), and the rows then run against the
 // activation rows, as they lie, eight at a time. Every result is
-// bit-identical to the generic twin's, not to VecDot's lanes at this
-// level (see the .s file), as the AMX tiles' are.
+// bit-identical to the generic twin's (see the .s file), as the AMX
+// tiles' and every other Q4_0 and Q8_0 kernel's at this level are.
 
 // qTileMinActs is the fewest activation rows of type w VecDotTile runs
-// through the prompt tiles; fewer keep the tile kernels of tile_amd64.go,
-// which read the weights where they lie. The tiles pay for widening each
-// weight block once, then run the smallest of their 2-, 4- and 8-row
-// kernels that holds the group (the last group of a prompt included).
-// Against the multi-column kernels (BenchmarkVecDotTileActs, 256 rows
-// of 896, wall time, one run alternating the two builds) Q8_0 ran 1.0x
-// at 4 rows, 1.25x at 6, 1.6x at 7, 1.8x at 8; Q4_0 0.7x at 4, 1.0x at
-// 6, 1.08x at 7, 1.3x at 8 (its kernels widen nibbles, so it needs more
-// rows to pay off). Lower thresholds do not pay end to end although the
-// kernels alone say they might: BenchmarkQTileThreshold (one thread)
-// has Q8_0's tiles with the 2- and 4-row kernels at 0.94-2.5x the lanes
-// from 2 rows, but a 0.5B Q8_0 decode step at 2 threads
-// (engine BenchmarkDecode) ran 0.55x at 2 sequences and 0.7x at 4 with
-// them from 2, two thirds of its time in qWidenQ8_0Full reading the
-// rows from memory (16 streams a thread against the lanes' two).
-func qTileMinActs(w Type) int {
+// through the prompt tiles, for weight rows rowStride bytes apart; fewer
+// run VecDotRows once per activation row (vecDotTileGOrder). The tiles
+// pay for widening each group of 16 weight rows once, then run the
+// smallest of their 2-, 4- and 8-row kernels that holds the group (the
+// last group of a prompt included), so long rows pay off sooner.
+// BenchmarkTile512Pick (144 rows a call on 128 MiB, GB/s of weights,
+// against VecDotRows once per activation row): rows of 4096
+// and 2048 Q8_0 weights, and 4096 Q4_0, the tiles win from 2 activation
+// rows (Q8_0 2048: 10.5 against 9.0 GB/s at 2, 7.9 against 4.4 at 6);
+// Q4_0 rows of 2048 from 3 (even at 3, 5.9 each); rows of 896 from 6
+// for Q4_0 (3.7 against 2.9) and 5 for Q8_0 (5.4 against 5.3 at 5, 5.5
+// against 4.6 at 6), the rows kernels winning below (Q4_0 at 2: 9.3
+// against 4.2). Widening is one group's work whatever the activation
+// count, so rows of a few hundred bytes spend most of it on per-group
+// overhead.
+func qTileMinActs(w Type, rowStride int) int {
+	base := qTileMinQ4_0
 	if w == Q8_0 {
-		return qTileMinQ8_0
+		base = qTileMinQ8_0
 	}
-	return qTileMinQ4_0
+	switch {
+	case rowStride >= 2<<10:
+		return min(2, base)
+	case w == Q4_0 && rowStride >= 1<<10:
+		return min(3, base)
+	}
+	return base
 }
 
-// The thresholds qTileMinActs returns, variables so that
-// BenchmarkQTileThreshold can run the tiles below them.
-var qTileMinQ4_0, qTileMinQ8_0 = 8, 6
+// The thresholds qTileMinActs returns for rows under 1 KiB (the lower
+// ones for longer rows are capped by them), variables so that the
+// benchmarks can run the tiles below them.
+var qTileMinQ4_0, qTileMinQ8_0 = 6, 5
 
-// qTileOn turns the prompt tiles on: CHURON_QTILE=1. They are off by
-// default because they round as the generic code and VecDot's lanes do
-// not, so a row's result depends on how many rows share its call:
-// tools/serveload's check that four concurrent greedy answers equal the
-// same four one at a time fails with them on (decode rows batched beside
-// a prompt take the tiles, alone they take the lanes). engine's
-// TestRingTruncate passes either way. What turning them on needs is one
-// rounding rule: every Q4_0 and Q8_0 kernel (one-row, multi-column, row
-// and prepared, at both levels) summing each row's blocks one after
-// another as the generic code does, rows side by side in the lanes as
-// the K-quant decode kernels already do (docs/performance.md, "Q4_0 and
-// Q8_0 prompt tiles and rounding"). The generic order is no less right:
-// TestArchReferences/gemma3-tiny-q8_0-kvf16, which the tiles and the
-// generic code reach at cosine 0.9997115 and VecDot's lanes at 0.99990,
-// is ill-conditioned — llama.cpp's own scalar x64 build reaches 0.9997115
-// against its SIMD builds there, and its bar is now that spread.
-// The avx512 one-activation-row paths obey the rule (gorder512_amd64.go, behind gOrderDecode).
-var qTileOn = os.Getenv("CHURON_QTILE") == "1"
+// qTileOn turns the prompt tiles on, as they are by default at both
+// levels: every Q4_0 and Q8_0 kernel rounds as the generic twins
+// (gOrderOn at avx512, gorderavx2_amd64.go at avx2), as the tiles do, so
+// a row's result does not depend on how many rows share its call
+// (tools/serveload's "four concurrent greedy answers equal the same four
+// alone"). CHURON_QTILE=0 turns them off at both levels (qTileAVX2On
+// reads it for the avx2 level). The generic
+// order is no less right than the lanes: see docs/performance.md, "Q4_0
+// and Q8_0 prompt tiles and rounding" (gemma3-tiny-q8_0-kvf16).
+var qTileOn = os.Getenv("CHURON_QTILE") != "0"
 
 // qTileBuf is a worker's widened rows and activation tables.
 type qTileBuf struct {
@@ -78,7 +78,7 @@ var qTilePool = sync.Pool{New: func() any { return new(qTileBuf) }}
 // for nActs activation rows with weight rows rowStride bytes apart (the
 // gathers take 32-bit offsets of 16 rows).
 func qTileFits(w Type, nActs, rowStride int) bool {
-	return qTileOn && useAVX512 && (w == Q4_0 || w == Q8_0) && nActs >= qTileMinActs(w) &&
+	return qTileOn && useAVX512 && (w == Q4_0 || w == Q8_0) && nActs >= qTileMinActs(w, rowStride) &&
 		rowStride <= math.MaxInt32/16
 }
 

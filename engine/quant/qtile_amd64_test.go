@@ -9,10 +9,3 @@ func setPromptTiles(on bool) (restore func()) {
 	qTileOn = on
 	return func() { qTileOn = old }
 }
-
-// promptTilesFor reports whether VecDotTile runs typ's nActs activation
-// rows through the prompt tiles when the level has them.
-func promptTilesFor(typ Type, nActs int) bool { return qTileOn && nActs >= qTileMinActs(typ) }
-
-// promptTilesAVX2For reports whether the avx2 prompt tiles take nActs rows.
-func promptTilesAVX2For(nActs int) bool { return qTileOn && nActs >= qTileAVX2MinActs }

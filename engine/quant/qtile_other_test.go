@@ -4,7 +4,3 @@ package quant
 
 // Only amd64 has the Q4_0/Q8_0 prompt tiles (qtile_amd64.go).
 func setPromptTiles(bool) (restore func()) { return func() {} }
-
-func promptTilesFor(Type, int) bool { return false }
-
-func promptTilesAVX2For(int) bool { return false }

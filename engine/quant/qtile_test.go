@@ -95,7 +95,7 @@ func TestVecDotTileQ(t *testing.T) {
 						}
 						w, x := rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow]
 						want := VecDot(typ, w, x, c.n)
-						if tileRoundsGeneric(level, typ, c.nActs) {
+						if tileRoundsGeneric(level, typ) {
 							want = vecDotGeneric(typ, w, x, c.n)
 						}
 						if math.Float32bits(got) != math.Float32bits(want) && bad < 5 {
@@ -109,21 +109,12 @@ func TestVecDotTileQ(t *testing.T) {
 	})
 }
 
-// tileRoundsGeneric reports whether VecDotTile of nActs activation rows
-// rounds as the generic code rather than as VecDot at level: the Q4_0
-// and Q8_0 prompt tiles: at the avx512 level from qTileMinActs rows, at
-// the avx2 level from qTileAVX2MinActs.
-func tileRoundsGeneric(level string, typ Type, nActs int) bool {
-	if typ != Q4_0 && typ != Q8_0 {
-		return false
-	}
-	switch level {
-	case "avx512":
-		return promptTilesFor(typ, nActs)
-	case "avx2":
-		return promptTilesAVX2For(nActs)
-	}
-	return false
+// tileRoundsGeneric reports whether VecDotTile of typ
+// rounds as the generic code at level, not only as VecDot does: Q4_0 and
+// Q8_0 at the avx2 and avx512 levels, where every kernel does (the
+// prompt tiles, and below them the generic-order kernels).
+func tileRoundsGeneric(level string, typ Type) bool {
+	return (typ == Q4_0 || typ == Q8_0) && (level == "avx2" || level == "avx512")
 }
 
 // BenchmarkVecDotTileQ measures Q4_0 and Q8_0 prompt tiles: a backend

@@ -19,7 +19,8 @@ func setQTileMin(q4, q8 int) (restore func()) {
 
 // BenchmarkQTileThreshold measures the choice qTileMinActs makes at the
 // avx512 level: a batched decode step of 2 to 8 activation rows through
-// today's lane kernels (impl=lanes: tiles off) against the prompt tiles
+// the kernels below the tiles (impl=lanes: tiles off; since the rounding
+// rule the generic-order ones, vecDotTileGOrder) against the prompt tiles
 // taking every count (impl=tiles), on a job's block in cache (256 rows of
 // 896) and on a matrix streamed from memory (4864 rows of 896, and 4096
 // of 4096 to leave the last-level cache). The two run alternately, rep

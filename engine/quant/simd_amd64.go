@@ -114,11 +114,11 @@ func simdOn() bool { return useAVX2 }
 // calls, not a function value, keep out from escaping.)
 func dotX4(w Type, wp, xp *byte, stride, nb int, out *float32) bool {
 	switch {
-	case (w == Q4_0 || w == Q5_0) && quadsFit(w, nb):
+	case (w == Q4_0 || w == Q5_0) && lanes512(w) && quadsFit(w, nb):
 		dotX4Quads(w, wp, xp, stride, nb, out)
 	case w == Q4_0:
 		dotQ4_0x4GAVX2(wp, xp, stride, nb, out)
-	case w == Q8_0 && useAVX512:
+	case w == Q8_0 && lanes512(w):
 		dotQ8_0x4AVX512(wp, xp, stride, nb, out)
 	case w == Q8_0:
 		dotQ8_0x4GAVX2(wp, xp, stride, nb, out)
@@ -138,11 +138,11 @@ func dotX4(w Type, wp, xp *byte, stride, nb int, out *float32) bool {
 	return true
 }
 
-// dotXn runs the two- or three-activation kernel for w at the avx2
-// level, if there is one (the avx512 level runs batches through the tile
-// kernels, and its one-row Q4_0 and Q8_0 arithmetic differs).
+// dotXn runs the two- or three-activation kernel for w, if there is
+// one: Q4_0 and Q8_0 in the generic order, at both levels (with the
+// avx512 lane kernels, which round otherwise, none).
 func dotXn(w Type, n int, wp, xp *byte, stride, nb int, out *float32) bool {
-	if useAVX512 || (w != Q4_0 && w != Q8_0) {
+	if (w != Q4_0 && w != Q8_0) || lanes512(w) {
 		return false
 	}
 	switch {
@@ -426,6 +426,10 @@ func vecDotTileFast(w Type, rows []byte, rowStride, nRows int, acts []byte, actS
 	}
 	if w == F16 && f16x4Fits(n) {
 		vecDotTileF16(rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
+		return true
+	}
+	if gOrderOn(w) {
+		vecDotTileGOrder(w, rows, rowStride, nRows, acts, actStride, nActs, n/32, out, outStride)
 		return true
 	}
 	nb := n / 32
