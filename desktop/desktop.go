@@ -10,7 +10,6 @@ package desktop
 import (
 	"context"
 	"fmt"
-	"github.com/churon/churon/internal/gcpace"
 	"os"
 
 	"fyne.io/fyne/v2"
@@ -25,6 +24,8 @@ import (
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/assets"
 	"github.com/churon/churon/engine/arch"
+	"github.com/churon/churon/internal/gcpace"
+	"github.com/churon/churon/internal/gcpace/cmalloc"
 	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/serve"
 	"github.com/churon/churon/ui"
@@ -37,6 +38,7 @@ const AppID = "io.github.churon.Churon"
 // Run opens the window and returns the process exit code when it closes.
 func Run() int {
 	gcpace.Start(os.Getenv) // the heap's soft limit; see the package
+	cmalloc.Start()         // freed textures' memory back to the system; see the package
 	st, err := store.OpenDefault(context.Background())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "churon: %v\n", err)

@@ -27,8 +27,10 @@ import (
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine/arch"
 	"github.com/churon/churon/internal/cputime"
+	"github.com/churon/churon/internal/fynecache"
 	_ "github.com/churon/churon/internal/fynecache" // the app's Fyne cache lifetime, as main.go has it
 	"github.com/churon/churon/internal/gcpace"
+	"github.com/churon/churon/internal/gcpace/cmalloc"
 	"github.com/churon/churon/models/discover"
 	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/ui"
@@ -56,8 +58,16 @@ type result struct {
 	// collection done; ScrollSettled the resident memory added once
 	// that collection's garbage went back to the system.
 	ScrollLive, ScrollSettled int64
-	SidebarSearch             []searchFigure
-	Err                       string
+	// ScrollC is the C heap at the end of the scroll (in a window: the
+	// driver's textures, under a software OpenGL); zero where unread.
+	ScrollC cmalloc.Stats
+	// IdleRSS is the resident memory added once the window idled past
+	// the textures' lifetime and the C heap's trimmer (window only), and
+	// IdleC the C heap then.
+	IdleRSS       int64
+	IdleC         cmalloc.Stats
+	SidebarSearch []searchFigure
+	Err           string
 }
 
 // ui is how a child reaches the window: on its goroutine, and settled
@@ -90,6 +100,7 @@ func child(args []string) int {
 	limit := fs.Duration("limit", time.Minute, "time limit")
 	profile := fs.String("cpuprofile", "", "write a CPU profile here")
 	memProfile := fs.String("memprofile", "", "write a heap profile here at the end (after a GC)")
+	ctrim := fs.Bool("ctrim", true, "trim the C heap as desktop.Run does (false: to measure without)")
 	_ = fs.Parse(args)
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -101,6 +112,9 @@ func child(args []string) int {
 	}
 	os.Setenv(paths.EnvHome, *home)
 	gcpace.Start(os.Getenv) // as desktop.Run does
+	if *ctrim {
+		cmalloc.Start()
+	}
 	_, _ = locale.Set("en")
 
 	st, err := store.Open(context.Background(), *db)
@@ -285,6 +299,7 @@ func measureWindow(w *window, t0, deadline time.Time, what, long string, headles
 	}
 	r.Scroll = scrollThrough(w, scroll, frame, deadline, headless)
 	r.ScrollRSS = rss() - before
+	r.ScrollC, _ = cmalloc.Read()
 	report(r)
 	var ms runtime.MemStats
 	runtime.GC()
@@ -292,7 +307,37 @@ func measureWindow(w *window, t0, deadline time.Time, what, long string, headles
 	r.ScrollLive = int64(ms.HeapAlloc)
 	debug.FreeOSMemory()
 	r.ScrollSettled = rss() - before
+	if !headless {
+		report(r)
+		r.IdleRSS, r.IdleC = idle(frame, before)
+	}
 	return r
+}
+
+// idleFor is how long idle waits: the textures' lifetime (FYNE_CACHE,
+// as Fyne reads it) and the C heap trimmer's period, and a little.
+func idleFor() time.Duration {
+	life, err := time.ParseDuration(os.Getenv(fynecache.Env))
+	if err != nil {
+		life = time.Minute // Fyne's own
+	}
+	return life + cmalloc.Every + 2*time.Second
+}
+
+// idle waits, in a real window, until the textures painted during the
+// scroll are past their lifetime and the C heap's trimmer has looked
+// again, painting a frame a second as a blinking cursor does (Fyne frees
+// expired textures on its frames), and returns the resident memory
+// added since before and the C heap then. It runs after the limit: the
+// parent allows for it.
+func idle(frame func(), before int64) (int64, cmalloc.Stats) {
+	end := time.Now().Add(idleFor())
+	for time.Now().Before(end) {
+		time.Sleep(time.Second)
+		frame()
+	}
+	c, _ := cmalloc.Read()
+	return rss() - before, c
 }
 
 // scrollThrough scrolls the chat from where it opened (its end) to its

@@ -16,6 +16,7 @@ import (
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/cputime"
+	"github.com/churon/churon/internal/gcpace/cmalloc"
 )
 
 // errLimit is a measurement that ran past its time limit.
@@ -197,4 +198,12 @@ func (t *table) print(w io.Writer) {
 		fmt.Fprintf(w, "%s%s  %10s  %s\n", r[0], strings.Repeat(" ", width-len([]rune(r[0]))), r[1], r[2])
 	}
 	fmt.Fprintln(w, line)
+}
+
+// cHeap tells the C heap's figures, when they were read.
+func cHeap(s cmalloc.Stats) string {
+	if s == (cmalloc.Stats{}) {
+		return ""
+	}
+	return fmt.Sprintf("; C heap in use %s, free %s", mb(int64(s.InUse)), mb(int64(s.Free)))
 }

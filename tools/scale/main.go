@@ -164,7 +164,11 @@ func measure(o options, t *table) error {
 							ms(sc.TurnSlowestCPU), sc.Turns, sc.TurnsOver, ms(frameBudget), sc.TurnsOverCPU, ms(sc.TurnMostCPU)))
 				}
 				t.add(mode+": RSS added by the open and the scroll", mb(r.ScrollRSS),
-					fmt.Sprintf("%s once collected and returned; Go heap live after %s", mb(r.ScrollSettled), mb(r.ScrollLive)))
+					fmt.Sprintf("%s once collected and returned; Go heap live after %s%s", mb(r.ScrollSettled), mb(r.ScrollLive), cHeap(r.ScrollC)))
+				if mode == "window" {
+					t.add(mode+fmt.Sprintf(": RSS added, idle %s after the scroll", idleFor().Round(time.Second)), mb(r.IdleRSS),
+						"textures past their lifetime, the C heap trimmed"+cHeap(r.IdleC))
+				}
 			}
 			if r.SidebarSearch != nil {
 				for _, s := range r.SidebarSearch {
@@ -185,8 +189,9 @@ func runChild(o options, env []string, mode, what, db, long string) (result, err
 		return result{}, err
 	}
 	// The child stops itself at the limit with what it measured; the
-	// grace is for a step it cannot leave (the window busy in one call).
-	ctx, cancel := context.WithTimeout(context.Background(), o.limit+20*time.Second)
+	// grace is for a step it cannot leave (the window busy in one call),
+	// and for a window's idle after its scroll.
+	ctx, cancel := context.WithTimeout(context.Background(), o.limit+20*time.Second+idleFor())
 	defer cancel()
 	args := []string{"child", "-mode", mode, "-what", what, "-db", db, "-home", filepath.Join(o.dir, "home-"+mode),
 		"-long", long, "-limit", o.limit.String()}
