@@ -25,22 +25,33 @@ func rows8AVX2Fits(w Type, _ int) bool {
 // gets the same bits), and fewer than eight rows in all go through the
 // one-row kernel.
 func vecDotRows8AVX2(w Type, rows []byte, stride, nRows int, act []byte, nb int, out []float32) {
-	kernel, one := dotQ4_0Rows8AVX2, dotQ4_0GAVX2
-	if w == Q8_0 {
-		kernel, one = dotQ8_0Rows8AVX2, dotQ8_0GAVX2
-	}
 	if nRows < 8 {
 		for r := range nRows {
-			out[r] = one(&rows[r*stride], &act[0], nb)
+			if w == Q8_0 {
+				out[r] = dotQ8_0GAVX2(&rows[r*stride], &act[0], nb)
+			} else {
+				out[r] = dotQ4_0GAVX2(&rows[r*stride], &act[0], nb)
+			}
 		}
 		return
 	}
 	g, pf := nRows/8, rows8Prefetch(stride)
-	kernel(&rows[0], stride, g, &act[0], nb, &out[0], pf)
+	rows8AVX2(w, &rows[0], stride, g, &act[0], nb, &out[0], pf)
 	if rest := nRows - 8*g; rest > 0 {
 		var tmp [8]float32
-		kernel(&rows[(nRows-8)*stride], stride, 1, &act[0], nb, &tmp[0], pf)
+		rows8AVX2(w, &rows[(nRows-8)*stride], stride, 1, &act[0], nb, &tmp[0], pf)
 		copy(out[8*g:nRows], tmp[8-rest:])
+	}
+}
+
+// rows8AVX2 calls w's eight-row kernel directly: through a func value
+// the compiler cannot see the kernels' go:noescape, and tmp above would
+// be allocated on every call (TestDecodeAllocations).
+func rows8AVX2(w Type, wp *byte, stride, g int, x *byte, nb int, out *float32, pf int) {
+	if w == Q8_0 {
+		dotQ8_0Rows8AVX2(wp, stride, g, x, nb, out, pf)
+	} else {
+		dotQ4_0Rows8AVX2(wp, stride, g, x, nb, out, pf)
 	}
 }
 
