@@ -25,12 +25,7 @@ func BenchmarkRows8AVX2Stream(b *testing.B) {
 	const total, seg = 128 << 20, 144
 	for _, typ := range []Type{Q4_0, Q8_0} {
 		for _, n := range []int{896, 2048, 4864} {
-			distinct, wrow, _ := weightRows(b, r, typ, n, 64, 0)
-			nRows := total / wrow
-			rows := make([]byte, nRows*wrow)
-			for i := 0; i < len(rows); i += len(distinct) {
-				copy(rows[i:], distinct)
-			}
+			rows, wrow, nRows := streamRows(b, r, typ, n, total)
 			act, _, _ := actRows(b, r, Q8_0, n, 1, 0)
 			out := make([]float32, nRows)
 			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) {

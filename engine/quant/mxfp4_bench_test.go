@@ -15,12 +15,7 @@ import (
 func BenchmarkMXFP4(b *testing.B) {
 	r := rand.New(rand.NewPCG(81, 82))
 	const n, seg = 2880, 180
-	distinct, wrow, _ := weightRows(b, r, MXFP4, n, 64, 0)
-	nRows := (48 << 20) / wrow
-	rows := make([]byte, nRows*wrow)
-	for i := 0; i < len(rows); i += len(distinct) {
-		copy(rows[i:], distinct)
-	}
+	rows, wrow, nRows := streamRows(b, r, MXFP4, n, 48<<20)
 	acts, arow, _ := actRows(b, r, Q8_0, n, 16, 0)
 	out := make([]float32, max(nRows, 16*seg))
 	benchLevels(b, fmt.Sprintf("rows/n=%d", n), len(rows), func() {

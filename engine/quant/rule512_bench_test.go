@@ -43,17 +43,12 @@ func BenchmarkRows512Pick(b *testing.B) {
 	const seg = 144
 	for _, typ := range []Type{Q4_0, Q8_0} {
 		for _, n := range []int{896, 2048, 4096, 5632} {
-			distinct, wrow, _ := weightRows(b, r, typ, n, 64, 0)
 			for _, where := range []string{"memory", "cache"} {
 				total := 128 << 20
 				if where == "cache" {
 					total = 4 << 20
 				}
-				nRows := total / wrow
-				rows := make([]byte, nRows*wrow)
-				for i := 0; i < len(rows); i += len(distinct) {
-					copy(rows[i:], distinct)
-				}
+				rows, wrow, nRows := streamRows(b, r, typ, n, total)
 				act, _, _ := actRows(b, r, Q8_0, n, 1, 0)
 				out := make([]float32, nRows)
 				for _, c := range rows512Candidates {
@@ -91,12 +86,7 @@ func BenchmarkTile512Pick(b *testing.B) {
 	const seg, total = 144, 128 << 20
 	for _, typ := range []Type{Q4_0, Q8_0} {
 		for _, n := range []int{896, 2048, 4096} {
-			distinct, wrow, _ := weightRows(b, r, typ, n, 64, 0)
-			nRows := total / wrow
-			rows := make([]byte, nRows*wrow)
-			for i := 0; i < len(rows); i += len(distinct) {
-				copy(rows[i:], distinct)
-			}
+			rows, wrow, nRows := streamRows(b, r, typ, n, total)
 			for _, nActs := range []int{2, 3, 4, 5, 6, 7} {
 				acts, _, astride := actRows(b, r, Q8_0, n, nActs, 0)
 				out := make([]float32, nActs*nRows)

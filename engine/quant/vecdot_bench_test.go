@@ -144,12 +144,7 @@ func BenchmarkVecDotRowsStream(b *testing.B) {
 		typ Type
 		n   int
 	}{{Q4_0, 896}, {Q8_0, 896}, {Q5_0, 896}, {Q4_K, 4864}, {Q6_K, 4864}} {
-		distinct, wrow, _ := weightRows(b, r, c.typ, c.n, 64, 0)
-		nRows := total / wrow
-		rows := make([]byte, nRows*wrow)
-		for i := 0; i < len(rows); i += len(distinct) {
-			copy(rows[i:], distinct)
-		}
+		rows, wrow, nRows := streamRows(b, r, c.typ, c.n, total)
 		act, _, _ := actRows(b, r, VecDotType(c.typ), c.n, 1, 0)
 		out := make([]float32, nRows)
 		benchAt(b, fmt.Sprintf("%v/n=%d", c.typ, c.n), SIMDLevel(), len(rows), func() {

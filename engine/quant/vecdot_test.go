@@ -33,6 +33,19 @@ func weightRows(tb testing.TB, r *rand.Rand, typ Type, n, count, pad int) (rows 
 	return rows, rowSize, stride
 }
 
+// streamRows is total bytes' worth of typ rows of n values (64 distinct
+// rows, repeated), for benchmarks that read weights from memory or a
+// cache level: the rows, the row size and how many rows there are.
+func streamRows(tb testing.TB, r *rand.Rand, typ Type, n, total int) (rows []byte, wrow, nRows int) {
+	distinct, wrow, _ := weightRows(tb, r, typ, n, 64, 0)
+	nRows = total / wrow
+	rows = make([]byte, nRows*wrow)
+	for i := 0; i < len(rows); i += len(distinct) {
+		copy(rows[i:], distinct)
+	}
+	return rows, wrow, nRows
+}
+
 // actRows returns count random rows of n activations quantized to at as
 // the backend quantizes them (QuantizeActivations), pad zero bytes after
 // each: the rows start stride bytes apart.
