@@ -31,10 +31,7 @@ func lanes512(w Type) bool { return useAVX512 && !gOrderOn(w) }
 // vecDotGOrder is vecDotFast for gOrderOn types: the avx2 one-row kernel
 // (a 16-row kernel pass on one row does 16 rows' work).
 func vecDotGOrder(w Type, wRow, act []byte, n int) (float32, bool) {
-	if w == Q4_0 {
-		return dotQ4_0GAVX2(&wRow[0], &act[0], n/32), true
-	}
-	return dotQ8_0GAVX2(&wRow[0], &act[0], n/32), true
+	return dotGAVX2(w, &wRow[0], &act[0], n/32), true
 }
 
 // vecDotRowsGOrder is vecDotRowsFast for gOrderOn types. Per type and

@@ -27,11 +27,7 @@ func rows8AVX2Fits(w Type, _ int) bool {
 func vecDotRows8AVX2(w Type, rows []byte, stride, nRows int, act []byte, nb int, out []float32) {
 	if nRows < 8 {
 		for r := range nRows {
-			if w == Q8_0 {
-				out[r] = dotQ8_0GAVX2(&rows[r*stride], &act[0], nb)
-			} else {
-				out[r] = dotQ4_0GAVX2(&rows[r*stride], &act[0], nb)
-			}
+			out[r] = dotGAVX2(w, &rows[r*stride], &act[0], nb)
 		}
 		return
 	}
@@ -42,6 +38,14 @@ func vecDotRows8AVX2(w Type, rows []byte, stride, nRows int, act []byte, nb int,
 		rows8AVX2(w, &rows[(nRows-8)*stride], stride, 1, &act[0], nb, &tmp[0], pf)
 		copy(out[8*g:nRows], tmp[8-rest:])
 	}
+}
+
+// dotGAVX2 is w's one-row generic-order kernel (Q4_0 or Q8_0).
+func dotGAVX2(w Type, wp, xp *byte, nb int) float32 {
+	if w == Q8_0 {
+		return dotQ8_0GAVX2(wp, xp, nb)
+	}
+	return dotQ4_0GAVX2(wp, xp, nb)
 }
 
 // rows8AVX2 calls w's eight-row kernel directly: through a func value

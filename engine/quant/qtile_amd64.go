@@ -60,10 +60,10 @@ var qTileMinQ4_0, qTileMinQ8_0 = 6, 5
 // (gOrderOn at avx512, gorderavx2_amd64.go at avx2), as the tiles do, so
 // a row's result does not depend on how many rows share its call
 // (tools/serveload's "four concurrent greedy answers equal the same four
-// alone"). CHURON_QTILE=0 turns them off at both levels (qTileAVX2On
-// reads it for the avx2 level). The generic
-// order is no less right than the lanes: see docs/performance.md, "Q4_0
-// and Q8_0 prompt tiles and rounding" (gemma3-tiny-q8_0-kvf16).
+// alone"). CHURON_QTILE=0 turns them off at both levels (qTileFits,
+// qTileAVX2Fits). The generic order is no less right than the lanes: see
+// docs/performance.md, "Q4_0 and Q8_0 prompt tiles and rounding"
+// (gemma3-tiny-q8_0-kvf16).
 var qTileOn = os.Getenv("CHURON_QTILE") != "0"
 
 // qTileBuf is a worker's widened rows and activation tables.

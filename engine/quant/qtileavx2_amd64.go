@@ -2,8 +2,6 @@
 
 package quant
 
-import "os"
-
 // Q4_0 and Q8_0 prompt tiles at the avx2 level (qtileavx2_amd64.s, by
 // internal/genqtileavx2): VecDotTile's path for at least qTileMinActs
 // activation rows when the prompt tiles are on (qTileOn) and the avx512
@@ -18,16 +16,10 @@ import "os"
 // take: below it the multi-column VecDot kernels are as fast.
 const qTileAVX2MinActs = 16
 
-// qTileAVX2On turns the avx2 prompt tiles on, as they are by default:
-// every Q4_0 and Q8_0 kernel at this level rounds as the generic twins
-// (gorderavx2_amd64.go), so a row's result no longer depends on how many
-// activation rows share its call. CHURON_QTILE=0 turns them off.
-var qTileAVX2On = os.Getenv("CHURON_QTILE") != "0"
-
 // qTileAVX2Fits reports whether VecDotTile runs w through the avx2
 // prompt tiles (the gathers take 32-bit offsets of eight rows).
 func qTileAVX2Fits(w Type, nActs, rowStride int) bool {
-	return qTileAVX2On && useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0) &&
+	return qTileOn && useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0) &&
 		nActs >= qTileAVX2MinActs && rowStride <= (1<<31-1)/8
 }
 

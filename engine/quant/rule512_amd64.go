@@ -11,15 +11,11 @@ package quant
 // many-row kernels read them (TWOSTREAMS in dot_amd64.s), asking for
 // each row a little ahead (the one-row kernels do not prefetch).
 func rowsTwoStreamsGAVX2(w Type, rows []byte, stride, nRows int, act []byte, nb int, out []float32) {
-	one := dotQ4_0GAVX2
-	if w == Q8_0 {
-		one = dotQ8_0GAVX2
-	}
 	h := (nRows + 1) / 2
 	for i := range nRows {
 		r := i/2 + i%2*h
 		prefetchAhead(&rows[r*stride], stride)
-		out[r] = one(&rows[r*stride], &act[0], nb)
+		out[r] = dotGAVX2(w, &rows[r*stride], &act[0], nb)
 	}
 }
 

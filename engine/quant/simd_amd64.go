@@ -409,9 +409,6 @@ func vecDotTileFast(w Type, rows []byte, rowStride, nRows int, acts []byte, actS
 		vecDotTileMX(rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
 		return true
 	}
-	if nActs == 1 && gOrderOn(w) {
-		return vecDotRowsGOrder(w, rows, rowStride, nRows, acts, n/32, out)
-	}
 	if kTileFits(w, nActs, rowStride) {
 		vecDotTileK(w, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
 		return true

@@ -530,9 +530,9 @@ func runChild(t *testing.T, args []string, env ...string) ([]byte, error) {
 }
 
 // TestVecDotTile checks every element of tiles of several shapes against
-// VecDot at the same level: bit-identical (the generic code where the
-// prompt tiles, if CHURON_QTILE=1 turned them on, take the tile:
-// tileRoundsGeneric).
+// VecDot at the same level: bit-identical (against the generic code where
+// the prompt tiles may take the tile, tileRoundsGeneric: VecDot rounds as
+// it there too, TestGOrderDispatch).
 func TestVecDotTile(t *testing.T) {
 	forRowShapes(t, 35, []int{1, 3}, func(t *testing.T, r *rand.Rand, typ, at Type, n int) {
 		rows, wrow, rowStride := weightRows(t, r, typ, n, 5, 3)
