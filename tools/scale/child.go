@@ -27,8 +27,7 @@ import (
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/engine/arch"
 	"github.com/churon/churon/internal/cputime"
-	"github.com/churon/churon/internal/fynecache"
-	_ "github.com/churon/churon/internal/fynecache" // the app's Fyne cache lifetime, as main.go has it
+	"github.com/churon/churon/internal/fynecache" // also sets the app's Fyne cache lifetime, as main.go has it
 	"github.com/churon/churon/internal/gcpace"
 	"github.com/churon/churon/internal/gcpace/cmalloc"
 	"github.com/churon/churon/models/discover"
