@@ -15,6 +15,7 @@
 
 import { statSync } from "node:fs";
 import { loadBinding, vocabSize } from "./binding.mjs";
+import { meanStd } from "./stats.mjs";
 
 const USAGE = `usage: bench.mjs -m FILE [-m FILE...] [-p 128] [-n 64] [-r 3] [-t 1,2] [-d 0]
                 [--ctx 0] [--ubatch 512] [--fa auto|on|off] [--api direct|public]
@@ -92,14 +93,6 @@ function makeRng(seed) {
         s = (s * 6364136223846793005n + 1442695040888963407n) & mask;
         return Number((s >> 33n) % BigInt(mod));
     };
-}
-
-function meanStd(v) {
-    if (v.length === 0) return [0, 0];
-    const m = v.reduce((a, b) => a + b, 0) / v.length;
-    if (v.length === 1) return [m, 0];
-    const ss = v.reduce((a, b) => a + (b - m) * (b - m), 0);
-    return [m, Math.sqrt(ss / (v.length - 1))]; // sample stddev, as llama-bench
 }
 
 // Direct driver: the same llama_decode calls llama-bench makes, through the

@@ -22,6 +22,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
+import { meanStd } from "./stats.mjs";
 
 function parseArgs(argv) {
     const o = { build: null, model: null, p: 128, n: 64, r: 3, t: 1, d: 0, fa: "auto", batch: null };
@@ -66,12 +67,6 @@ function buildInfo(dir) {
 
 // release is llama.cpp's release as build-info.txt names it.
 const release = (field) => field("source")?.replace(/^llama\.cpp ([^,\s]+).*/, "$1") ?? null;
-
-function meanStd(v) {
-    const m = v.reduce((a, b) => a + b, 0) / v.length;
-    if (v.length === 1) return [m, 0];
-    return [m, Math.sqrt(v.reduce((a, b) => a + (b - m) ** 2, 0) / (v.length - 1))];
-}
 
 function batched(o) {
     const bin = join(o.build, "bin", "llama-batched-bench");
