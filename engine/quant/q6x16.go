@@ -16,7 +16,7 @@ import "fmt"
 //
 // so that q1, q2, q3 are one AND each and q4·4 is two shifts, two
 // selects and an AND (q6x16_amd64.s) — eight vector operations for four
-// products of 16 rows, where the file's bit planes take thirteen. Each
+// products of 16 rows, where the file's bit planes would take thirteen. Each
 // of X, Y, Z is laid 16 rows wide (dword lane r = row r's four bytes),
 // so one 64-byte load feeds one VPDPBUSD for all 16 rows; the scales
 // stay int8, sub-block major; d stays fp16. The copy is 3,392 bytes per

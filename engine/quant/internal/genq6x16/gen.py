@@ -42,85 +42,91 @@ e()
 e("#define QBLOCK %d" % BLOCK)
 e("#define QSC %d" % SC)
 e("#define QD %d" % D)
-e("#define QPF (2*QBLOCK)")
 e()
-e("DATA q6x16neg32<>+0(SB)/4, $-32")
-e("GLOBL q6x16neg32<>(SB), RODATA|NOPTR, $4")
-e()
-e("// func q6x16AVX512(packed *byte, ngroups int, x *byte, nsb int, out *float32)")
-e("// Frame: 0(SP) −32·bsum[16], 64(SP) −128·bsum[16] of the super-block.")
-e("TEXT ·q6x16AVX512(SB), NOSPLIT, $128-40")
-for l in ["MOVQ packed+0(FP), SI", "MOVQ ngroups+8(FP), DX", "MOVQ x+16(FP), R11",
-          "MOVQ nsb+24(FP), R12", "MOVQ out+32(FP), BX",
-          "MOVL $0x3f3f3f3f, AX", "VPBROADCASTD AX, Z31",
-          "MOVL $0xc0c0c0c0, AX", "VPBROADCASTD AX, Z30",
-          "MOVL $0xf0f0f0f0, AX", "VPBROADCASTD AX, Z29",
-          "MOVL $0xfcfcfcfc, AX", "VPBROADCASTD AX, Z28"]:
-    e("\t" + l)
-e("q6_group:")
-e("\tMOVQ R11, DI")
-e("\tMOVQ R12, CX")
-e("\tVPXORD Z26, Z26, Z26")
-e("q6_loop:")
-e("\t// the block QPF ahead, line by line")
-for i in range(0, BLOCK, 64):
-    e("\tPREFETCHT0 (QPF+%d)(SI)" % i)
-e("\t// the sums' starting values from the activation's bsums")
-for l in ["VPMOVSXWD 260(DI), Z24",
-          "VPMULLD.BCST q6x16neg32<>(SB), Z24, Z24",
-          "VMOVDQU64 Z24, 0(SP)",
-          "VPSLLD $2, Z24, Z24",
-          "VMOVDQU64 Z24, 64(SP)",
-          "VPXORD Z8, Z8, Z8",
-          "VPXORD Z9, Z9, Z9"]:
-    e("\t" + l)
-for n in range(2):
-    e("\t// half %d: Z0-Z7 its eight sub-blocks' sums (Z6, Z7: q4's, 4×)" % n)
-    for j in range(8):
-        off = 4 * (8 * n + j) + (64 if j >= 6 else 0)
-        e("\tVPBROADCASTD %d(SP), Z%d" % (off, j))
-    for k in range(8):
-        X, Y, Zr, A, B = ("Z%d" % (10 + 5 * (k % 2) + i) for i in range(5))
-        base = 192 * (8 * n + k)
-        e("\tVMOVDQU64 %d(SI), %s" % (base, X))
-        e("\tVMOVDQU64 %d(SI), %s" % (base + 64, Y))
-        e("\tVMOVDQU64 %d(SI), %s" % (base + 128, Zr))
-        e("\tVPSRLD $2, %s, %s" % (Y, A))
-        e("\tVPTERNLOGD $0x%02x, Z30, %s, %s" % (SEL, X, A))
-        e("\tVPSRLD $4, %s, %s" % (Zr, B))
-        e("\tVPTERNLOGD $0x%02x, Z29, %s, %s" % (SEL, A, B))
-        e("\tVPANDD Z28, %s, %s" % (B, B))
-        for q in (X, Y, Zr):
-            e("\tVPANDD Z31, %s, %s" % (q, q))
-        x = 4 + 128 * n + 4 * k
-        for t, q in enumerate((X, Y, Zr, B)):
-            e("\tVPDPBUSD.BCST %d(DI), %s, Z%d" % (x + 32 * t, q, 2 * t + k // 4))
-    e("\t// isum += Σ sc·sum (Z8; Z9 the q4 sub-blocks')")
-    for j in range(8):
-        t = "Z%d" % (20 + j % 4)
-        e("\tVPMOVSXBD %d(SI), %s" % (SC + 16 * (8 * n + j), t))
-        e("\tVPMULLD %s, Z%d, Z%d" % (t, j, j))
-        e("\tVPADDD Z%d, %s, %s" % (j, "Z9" if j >= 6 else "Z8", "Z9" if j >= 6 else "Z8"))
-for l in ["VPSRAD $2, Z9, Z9",
-          "VPADDD Z9, Z8, Z8",
-          "// d·dy·isum, as the generic code rounds it",
-          "VCVTPH2PS QD(SI), Z20",
-          "VBROADCASTSS (DI), Z21",
-          "VMULPS Z21, Z20, Z20",
-          "VCVTDQ2PS Z8, Z8",
-          "VMULPS Z8, Z20, Z20",
-          "VADDPS Z20, Z26, Z26",
-          "ADDQ $QBLOCK, SI",
-          "ADDQ $292, DI",
-          "DECQ CX",
-          "JNZ  q6_loop",
-          "VMOVUPS Z26, (BX)",
-          "ADDQ $64, BX",
-          "DECQ DX",
-          "JNZ  q6_group",
-          "VZEROUPPER",
-          "RET"]:
-    e("\t" + l)
+PF = 2  # prefetch distance, blocks
+
+
+def kernel(name):
+    lab = name + "_"
+    e("// func %s(packed *byte, ngroups int, x *byte, nsb int, out *float32)" % name)
+    e("// Frame: 0(SP) −32·bsum[16], 64(SP) −128·bsum[16] of the super-block.")
+    e("TEXT ·%s(SB), NOSPLIT, $128-40" % name)
+    for l in ["MOVQ packed+0(FP), SI", "MOVQ ngroups+8(FP), DX", "MOVQ x+16(FP), R11",
+              "MOVQ nsb+24(FP), R12", "MOVQ out+32(FP), BX"]:
+        e("\t" + l)
+    for reg, m in (("Z31", 0x3f), ("Z30", 0xc0), ("Z29", 0xf0), ("Z28", 0xfc)):
+        e("\tMOVL $0x%08x, AX" % (m * 0x01010101))
+        e("\tVPBROADCASTD AX, %s" % reg)
+    e("\tMOVL $-32, AX")
+    e("\tVPBROADCASTD AX, Z27")
+    e(lab + "group:")
+    e("\tMOVQ R11, DI")
+    e("\tMOVQ R12, CX")
+    e("\tVPXORD Z26, Z26, Z26")
+    e(lab + "loop:")
+    e("\t// the block %d ahead, line by line" % PF)
+    for i in range(0, BLOCK, 64):
+        e("\tPREFETCHT0 (%d*QBLOCK+%d)(SI)" % (PF, i))
+    e("\t// the sums' starting values from the activation's bsums")
+    for l in ["VPMOVSXWD 260(DI), Z24",
+              "VPMULLD Z27, Z24, Z24",
+              "VMOVDQU64 Z24, 0(SP)",
+              "VPSLLD $2, Z24, Z24",
+              "VMOVDQU64 Z24, 64(SP)",
+              "VPXORD Z8, Z8, Z8",
+              "VPXORD Z9, Z9, Z9"]:
+        e("\t" + l)
+    for n in range(2):
+        e("\t// half %d: Z0-Z7 its eight sub-blocks' sums (Z6, Z7: q4's, 4×)" % n)
+        for j in range(8):
+            e("\tVPBROADCASTD %d(SP), Z%d" % (4 * (8 * n + j) + (64 if j >= 6 else 0), j))
+        for k in range(8):
+            X, Y, Zr, A, B = ("Z%d" % (10 + 5 * (k % 2) + i) for i in range(5))
+            base = 192 * (8 * n + k)
+            e("\tVMOVDQU64 %d(SI), %s" % (base, X))
+            e("\tVMOVDQU64 %d(SI), %s" % (base + 64, Y))
+            e("\tVMOVDQU64 %d(SI), %s" % (base + 128, Zr))
+            e("\tVPSRLD $2, %s, %s" % (Y, A))
+            e("\tVPTERNLOGD $0x%02x, Z30, %s, %s" % (SEL, X, A))
+            e("\tVPSRLD $4, %s, %s" % (Zr, B))
+            e("\tVPTERNLOGD $0x%02x, Z29, %s, %s" % (SEL, A, B))
+            e("\tVPANDD Z28, %s, %s" % (B, B))
+            for q in (X, Y, Zr):
+                e("\tVPANDD Z31, %s, %s" % (q, q))
+            x = 4 + 128 * n + 4 * k
+            for t, q in enumerate((X, Y, Zr, B)):
+                e("\tVPDPBUSD.BCST %d(DI), %s, Z%d" % (x + 32 * t, q, 2 * t + k // 4))
+        e("\t// isum += Σ sc·sum (Z8; Z9 the q4 sub-blocks')")
+        for j in range(8):
+            t = "Z%d" % (10 + j % 2)
+            acc = "Z9" if j >= 6 else "Z8"
+            e("\tVPMOVSXBD %d(SI), %s" % (SC + 16 * (8 * n + j), t))
+            e("\tVPMULLD %s, Z%d, Z%d" % (t, j, j))
+            e("\tVPADDD Z%d, %s, %s" % (j, acc, acc))
+    for l in ["VPSRAD $2, Z9, Z9",
+              "VPADDD Z9, Z8, Z8",
+              "// d·dy·isum, as the generic code rounds it",
+              "VCVTPH2PS QD(SI), Z10",
+              "VBROADCASTSS (DI), Z11",
+              "VMULPS Z11, Z10, Z10",
+              "VCVTDQ2PS Z8, Z8",
+              "VMULPS Z8, Z10, Z10",
+              "VADDPS Z10, Z26, Z26",
+              "ADDQ $QBLOCK, SI",
+              "ADDQ $292, DI",
+              "DECQ CX",
+              "JNZ  %sloop" % lab,
+              "VMOVUPS Z26, (BX)",
+              "ADDQ $64, BX",
+              "DECQ DX",
+              "JNZ  %sgroup" % lab,
+              "VZEROUPPER",
+              "RET"]:
+        e("\t" + l)
+    e()
+
+
+kernel("q6x16AVX512")
 
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, "..", "..", "q6x16_amd64.s"), "w") as f:
