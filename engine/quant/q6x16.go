@@ -15,8 +15,10 @@ import "fmt"
 //	X = q1 | (q4>>4)<<6    Y = q2 | (q4>>2 & 3)<<6    Z = q3 | (q4&3)<<6
 //
 // so that q1, q2, q3 are one AND each and q4·4 is two shifts, two
-// selects and an AND (q6x16_amd64.s) — eight vector operations for four
-// products of 16 rows, where the file's bit planes would take thirteen. Each
+// selects and an AND (q6x16_amd64.s, avx512) — eight vector operations
+// for four products of 16 rows, where the file's bit planes would take
+// thirteen. (The avx2 kernel there runs the same layout as two halves of
+// eight rows.) Each
 // of X, Y, Z is laid 16 rows wide (dword lane r = row r's four bytes),
 // so one 64-byte load feeds one VPDPBUSD for all 16 rows; the scales
 // stay int8, sub-block major; d stays fp16. The copy is 3,392 bytes per

@@ -2,24 +2,37 @@
 
 package quant
 
-// q6x16Fast runs the interleave kernel (q6x16_amd64.s) at the avx512
-// level: the whole groups straight into out, a last partial group
+// q6x16Fast runs the interleave kernel (q6x16_amd64.s) of the avx512 or
+// avx2 level: the whole groups straight into out, a last partial group
 // through a scratch of 16 results.
 func q6x16Fast(packed []byte, nRows int, act []byte, nsb int, out []float32) bool {
-	if !useAVX512 {
+	if !useAVX2 {
 		return false
 	}
 	full := nRows / q6x16Rows
 	if full > 0 {
-		q6x16AVX512(&packed[0], full, &act[0], nsb, &out[0])
+		q6x16Groups(&packed[0], full, &act[0], nsb, &out[0])
 	}
 	if rest := nRows - full*q6x16Rows; rest > 0 {
 		var tmp [q6x16Rows]float32
-		q6x16AVX512(&packed[full*nsb*q6x16Block], 1, &act[0], nsb, &tmp[0])
+		q6x16Groups(&packed[full*nsb*q6x16Block], 1, &act[0], nsb, &tmp[0])
 		copy(out[full*q6x16Rows:nRows], tmp[:rest])
 	}
 	return true
 }
 
+// q6x16Groups runs the level's kernel over ngroups whole groups (direct
+// calls: through a function value the scratch above would escape).
+func q6x16Groups(packed *byte, ngroups int, x *byte, nsb int, out *float32) {
+	if useAVX512 {
+		q6x16AVX512(packed, ngroups, x, nsb, out)
+	} else {
+		q6x16AVX2(packed, ngroups, x, nsb, out)
+	}
+}
+
 //go:noescape
 func q6x16AVX512(packed *byte, ngroups int, x *byte, nsb int, out *float32)
+
+//go:noescape
+func q6x16AVX2(packed *byte, ngroups int, x *byte, nsb int, out *float32)

@@ -128,6 +128,115 @@ def kernel(name):
 
 kernel("q6x16AVX512")
 
+
+def kernel_avx2(name):
+    lab = name + "_"
+    e('''// The avx2 level's kernel: the same interleave, 256-bit, rows 0-7 and
+// 8-15 of each super-block in turn (the low and high 32 bytes of every
+// 64-byte run). No VPDPBUSD: VPMADDUBSW forms int16 pair sums (q ≤ 63,
+// q4 unscaled here, so two chunks' sums add without saturating) and
+// VPMADDWD multiplies them by the sub-block's scale, put in both words
+// of the row's lane; the −32 offset is −16·Σ sc·(2·bsum), from VPMADDWD
+// against the bsum in every word. Integer sums exact, the float step the
+// generic code's: bit-identical to VecDot. The running sums live in out,
+// which the kernel clears at each group.''')
+    e("// func %s(packed *byte, ngroups int, x *byte, nsb int, out *float32)" % name)
+    e("TEXT ·%s(SB), NOSPLIT, $0-40" % name)
+    for l in ["MOVQ packed+0(FP), SI", "MOVQ ngroups+8(FP), DX", "MOVQ x+16(FP), R11",
+              "MOVQ nsb+24(FP), R12", "MOVQ out+32(FP), BX",
+              "VPXOR Y15, Y15, Y15"]:
+        e("\t" + l)
+    e(lab + "group:")
+    e("\tMOVQ R11, DI")
+    e("\tMOVQ R12, CX")
+    e("\tVMOVDQU Y15, (BX)")
+    e("\tVMOVDQU Y15, 32(BX)")
+    e(lab + "loop:")
+    e("\t// the block %d ahead, line by line" % PF)
+    for i in range(0, BLOCK, 64):
+        e("\tPREFETCHT0 (%d*QBLOCK+%d)(SI)" % (PF, i))
+    for h in range(2):
+        e("\t// rows %d-%d: Y0 Σ sc·Σ q·q8, Y1 Σ sc·2·bsum" % (8 * h, 8 * h + 7))
+        e("\tVPXOR Y0, Y0, Y0")
+        e("\tVPXOR Y1, Y1, Y1")
+        for n in range(2):
+            for kq in range(2):
+                e("\t// half %d, sub-blocks %s: Y2-Y5 their scales in both words" %
+                  (n, ", ".join(str(8 * n + 2 * t + kq) for t in range(4))))
+                for t in range(4):
+                    j, S = 8 * n + 2 * t + kq, "Y%d" % (2 + t)
+                    e("\tVPBROADCASTQ %d(SI), %s" % (SC + 16 * j + 8 * h, S))
+                    e("\tVPSHUFB q6x16sc2<>(SB), %s, %s" % (S, S))
+                    e("\tVPSRAW $8, %s, %s" % (S, S))
+                    e("\tVPBROADCASTW %d(DI), Y14" % (260 + 2 * j))
+                    e("\tVPMADDWD Y14, %s, Y14" % S)
+                    e("\tVPADDD Y14, Y1, Y1")
+                for kp in range(2):
+                    for c in range(2):
+                        k = 4 * kq + 2 * kp + c
+                        X, Y, Zr, T = ("Y%d" % (6 + 4 * c + i) for i in range(4))
+                        base = 192 * (8 * n + k) + 32 * h
+                        e("\tVMOVDQU %d(SI), %s" % (base, X))
+                        e("\tVMOVDQU %d(SI), %s" % (base + 64, Y))
+                        e("\tVMOVDQU %d(SI), %s" % (base + 128, Zr))
+                        e("\tVPAND q6x16c0<>(SB), %s, %s" % (X, T))
+                        e("\tVPAND q6x16c0<>(SB), %s, Y14" % Y)
+                        e("\tVPSRLD $2, Y14, Y14")
+                        e("\tVPOR Y14, %s, %s" % (T, T))
+                        e("\tVPAND q6x16c0<>(SB), %s, Y14" % Zr)
+                        e("\tVPSRLD $4, Y14, Y14")
+                        e("\tVPOR Y14, %s, %s" % (T, T))
+                        e("\tVPSRLD $2, %s, %s" % (T, T))
+                        for q in (X, Y, Zr):
+                            e("\tVPAND q6x16c3f<>(SB), %s, %s" % (q, q))
+                        x = 4 + 128 * n + 4 * k
+                        for t, q in enumerate((X, Y, Zr, T)):
+                            e("\tVPBROADCASTD %d(DI), Y14" % (x + 32 * t))
+                            e("\tVPMADDUBSW Y14, %s, %s" % (q, q))
+                    for t in range(4):
+                        a, b = "Y%d" % (6 + t), "Y%d" % (10 + t)
+                        e("\tVPADDW %s, %s, %s" % (b, a, a))
+                        e("\tVPMADDWD Y%d, %s, %s" % (2 + t, a, a))
+                        e("\tVPADDD %s, Y0, Y0" % a)
+        for l in ["VPSLLD $4, Y1, Y1",
+                  "VPSUBD Y1, Y0, Y0",
+                  "// d·dy·isum, as the generic code rounds it, added to out",
+                  "VCVTPH2PS %d(SI), Y2" % (D + 16 * h),
+                  "VBROADCASTSS (DI), Y3",
+                  "VMULPS Y3, Y2, Y2",
+                  "VCVTDQ2PS Y0, Y0",
+                  "VMULPS Y0, Y2, Y2",
+                  "VADDPS %d(BX), Y2, Y2" % (32 * h),
+                  "VMOVUPS Y2, %d(BX)" % (32 * h)]:
+            e("\t" + l)
+    for l in ["ADDQ $QBLOCK, SI",
+              "ADDQ $292, DI",
+              "DECQ CX",
+              "JNZ  %sloop" % lab,
+              "ADDQ $64, BX",
+              "DECQ DX",
+              "JNZ  %sgroup" % lab,
+              "VZEROUPPER",
+              "RET"]:
+        e("\t" + l)
+    e()
+
+
+def const(name, qwords):
+    for i, q in enumerate(qwords):
+        e("DATA %s<>+%d(SB)/8, $0x%016x" % (name, 8 * i, q))
+    e("GLOBL %s<>(SB), RODATA|NOPTR, $%d" % (name, 8 * len(qwords)))
+
+
+# q6x16sc2: VPSHUFB control putting byte r of a broadcast qword (row r's
+# scale) in the high byte of both words of dword lane r
+sc2 = bytes(b for r in range(8) for b in (0x80, r, 0x80, r))
+const("q6x16sc2", [int.from_bytes(sc2[8 * i:8 * i + 8], "little") for i in range(4)])
+const("q6x16c0", [0xc0c0c0c0c0c0c0c0] * 4)
+const("q6x16c3f", [0x3f3f3f3f3f3f3f3f] * 4)
+e()
+kernel_avx2("q6x16AVX2")
+
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, "..", "..", "q6x16_amd64.s"), "w") as f:
     f.write("\n".join(L) + "\n")
