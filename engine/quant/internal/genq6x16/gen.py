@@ -144,13 +144,14 @@ def kernel_avx2(name):
     e("TEXT ·%s(SB), NOSPLIT, $0-40" % name)
     for l in ["MOVQ packed+0(FP), SI", "MOVQ ngroups+8(FP), DX", "MOVQ x+16(FP), R11",
               "MOVQ nsb+24(FP), R12", "MOVQ out+32(FP), BX",
-              "VPXOR Y15, Y15, Y15"]:
+              "VMOVDQU q6x16c3f<>(SB), Y15"]:
         e("\t" + l)
     e(lab + "group:")
     e("\tMOVQ R11, DI")
     e("\tMOVQ R12, CX")
-    e("\tVMOVDQU Y15, (BX)")
-    e("\tVMOVDQU Y15, 32(BX)")
+    e("\tVPXOR Y14, Y14, Y14")
+    e("\tVMOVDQU Y14, (BX)")
+    e("\tVMOVDQU Y14, 32(BX)")
     e(lab + "loop:")
     e("\t// the block %d ahead, line by line" % PF)
     for i in range(0, BLOCK, 64):
@@ -179,16 +180,17 @@ def kernel_avx2(name):
                         e("\tVMOVDQU %d(SI), %s" % (base, X))
                         e("\tVMOVDQU %d(SI), %s" % (base + 64, Y))
                         e("\tVMOVDQU %d(SI), %s" % (base + 128, Zr))
-                        e("\tVPAND q6x16c0<>(SB), %s, %s" % (X, T))
-                        e("\tVPAND q6x16c0<>(SB), %s, Y14" % Y)
+                        # q4 from the top bits (VPANDN: v &^ 0x3f), then q1-q3
+                        e("\tVPANDN %s, Y15, %s" % (X, T))
+                        e("\tVPANDN %s, Y15, Y14" % Y)
                         e("\tVPSRLD $2, Y14, Y14")
                         e("\tVPOR Y14, %s, %s" % (T, T))
-                        e("\tVPAND q6x16c0<>(SB), %s, Y14" % Zr)
+                        e("\tVPANDN %s, Y15, Y14" % Zr)
                         e("\tVPSRLD $4, Y14, Y14")
                         e("\tVPOR Y14, %s, %s" % (T, T))
                         e("\tVPSRLD $2, %s, %s" % (T, T))
                         for q in (X, Y, Zr):
-                            e("\tVPAND q6x16c3f<>(SB), %s, %s" % (q, q))
+                            e("\tVPAND Y15, %s, %s" % (q, q))
                         x = 4 + 128 * n + 4 * k
                         for t, q in enumerate((X, Y, Zr, T)):
                             e("\tVPBROADCASTD %d(DI), Y14" % (x + 32 * t))
@@ -232,7 +234,6 @@ def const(name, qwords):
 # scale) in the high byte of both words of dword lane r
 sc2 = bytes(b for r in range(8) for b in (0x80, r, 0x80, r))
 const("q6x16sc2", [int.from_bytes(sc2[8 * i:8 * i + 8], "little") for i in range(4)])
-const("q6x16c0", [0xc0c0c0c0c0c0c0c0] * 4)
 const("q6x16c3f", [0x3f3f3f3f3f3f3f3f] * 4)
 e()
 kernel_avx2("q6x16AVX2")
