@@ -1,6 +1,9 @@
 package quant
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Q6_K rows interleaved 16 at a time for decode (matrix × one vector),
 // as kx16.go does for Q4_K.
@@ -49,15 +52,31 @@ func Q6KX16Size(nRows, n int) int {
 	return (nRows + q6x16Rows - 1) / q6x16Rows * (n / QK_K) * q6x16Block
 }
 
-// q6Quant is element e (0..255) of a file super-block's six-bit quants,
-// unsigned (0..63), as dotQ6_K assembles it.
-func q6Quant(ql, qh []byte, e int) byte {
-	n, t, l := e/128, e%128/32, e%32
-	q := ql[64*n+32*(t&1)+l]
-	if t >= 2 {
-		q >>= 4
-	}
-	return q&0xf | (qh[32*n+l]>>(2*t)&3)<<4
+// q6ToXYZ and q6FromXYZ turn the file's quant bytes into the
+// interleave's and back, four elements l..l+3 of a 128-element half at a
+// time (one byte per element in each uint32): ql at l and l+32 (a, b),
+// qh at l (h); X, Y, Z as the layout above says.
+const (
+	lo2 = 0x03030303
+	lo4 = 0x0f0f0f0f
+	lo6 = 0x3f3f3f3f
+)
+
+func q6ToXYZ(a, b, h uint32) (x, y, z uint32) {
+	q1 := a&lo4 | (h&lo2)<<4
+	q2 := b&lo4 | (h>>2&lo2)<<4
+	q3 := a>>4&lo4 | (h>>4&lo2)<<4
+	q4 := b>>4&lo4 | (h>>6&lo2)<<4
+	return q1 | (q4>>4&lo2)<<6, q2 | (q4>>2&lo2)<<6, q3 | (q4&lo2)<<6
+}
+
+func q6FromXYZ(x, y, z uint32) (a, b, h uint32) {
+	q1, q2, q3 := x&lo6, y&lo6, z&lo6
+	q4 := (x>>6&lo2)<<4 | (y>>6&lo2)<<2 | z>>6&lo2
+	a = q1&lo4 | (q3&lo4)<<4
+	b = q2&lo4 | (q4&lo4)<<4
+	h = q1>>4&lo2 | (q2>>4&lo2)<<2 | (q3>>4&lo2)<<4 | (q4>>4&lo2)<<6
+	return a, b, h
 }
 
 // q6x16QS is the offset in a block of plane p (0..2: X, Y, Z) of half n,
@@ -81,6 +100,7 @@ func RepackQ6_KX16(dst, rows []byte, stride, nRows, n int) error {
 	}
 	dst = dst[:Q6KX16Size(nRows, n)]
 	clear(dst)
+	le := binary.LittleEndian
 	for r := range nRows {
 		g, lane := r/q6x16Rows, r%q6x16Rows
 		for s := range nsb {
@@ -88,14 +108,12 @@ func RepackQ6_KX16(dst, rows []byte, stride, nRows, n int) error {
 			ql, qh, sc := src[0:128], src[128:192], src[192:208]
 			blk := dst[(g*nsb+s)*q6x16Block:][:q6x16Block]
 			for nh := range 2 {
-				for l := range 32 {
-					e := 128*nh + l
-					q1, q2 := q6Quant(ql, qh, e), q6Quant(ql, qh, e+32)
-					q3, q4 := q6Quant(ql, qh, e+64), q6Quant(ql, qh, e+96)
-					k, i := l/4, l%4
-					blk[q6x16QS(nh, k, 0, lane)+i] = q1 | (q4>>4)<<6
-					blk[q6x16QS(nh, k, 1, lane)+i] = q2 | (q4>>2&3)<<6
-					blk[q6x16QS(nh, k, 2, lane)+i] = q3 | (q4&3)<<6
+				for k := range 8 {
+					l := 4 * k
+					x, y, z := q6ToXYZ(le.Uint32(ql[64*nh+l:]), le.Uint32(ql[64*nh+32+l:]), le.Uint32(qh[32*nh+l:]))
+					le.PutUint32(blk[q6x16QS(nh, k, 0, lane):], x)
+					le.PutUint32(blk[q6x16QS(nh, k, 1, lane):], y)
+					le.PutUint32(blk[q6x16QS(nh, k, 2, lane):], z)
 				}
 			}
 			for j := range 16 {
@@ -119,29 +137,21 @@ func UnpackQ6_KX16(dst, packed []byte, nRows, n int) error {
 		return fmt.Errorf("quant: Q6_K unpack of %d rows of %d: %d packed bytes, %d bytes of room",
 			nRows, n, len(packed), len(dst))
 	}
+	le := binary.LittleEndian
 	for r := range nRows {
 		g, lane := r/q6x16Rows, r%q6x16Rows
 		for s := range nsb {
 			out := dst[(r*nsb+s)*q6KBytes:][:q6KBytes]
 			ql, qh := out[0:128], out[128:192]
-			clear(out[0:192])
 			blk := packed[(g*nsb+s)*q6x16Block:][:q6x16Block]
 			for nh := range 2 {
-				for l := range 32 {
-					k, i := l/4, l%4
-					x := blk[q6x16QS(nh, k, 0, lane)+i]
-					y := blk[q6x16QS(nh, k, 1, lane)+i]
-					z := blk[q6x16QS(nh, k, 2, lane)+i]
-					q := [4]byte{x & 63, y & 63, z & 63, x>>6<<4 | y>>6<<2 | z>>6}
-					for t, v := range q {
-						b := &ql[64*nh+32*(t&1)+l]
-						if t >= 2 {
-							*b |= (v & 0xf) << 4
-						} else {
-							*b |= v & 0xf
-						}
-						qh[32*nh+l] |= (v >> 4) << (2 * t)
-					}
+				for k := range 8 {
+					l := 4 * k
+					a, b, h := q6FromXYZ(le.Uint32(blk[q6x16QS(nh, k, 0, lane):]),
+						le.Uint32(blk[q6x16QS(nh, k, 1, lane):]), le.Uint32(blk[q6x16QS(nh, k, 2, lane):]))
+					le.PutUint32(ql[64*nh+l:], a)
+					le.PutUint32(ql[64*nh+32+l:], b)
+					le.PutUint32(qh[32*nh+l:], h)
 				}
 			}
 			for j := range 16 {

@@ -41,3 +41,29 @@ func BenchmarkVecDotRowsQ6_KX16(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRepackQ6_KX16 measures the load-time copy into the interleave
+// (bytes: the file's) and back.
+func BenchmarkRepackQ6_KX16(b *testing.B) {
+	r := rand.New(rand.NewPCG(38, 9))
+	const n, nRows = 4096, 1024
+	size, _ := Q6_K.RowSize(n)
+	rows := rawKRows(r, Q6_K, nRows, n)
+	packed := make([]byte, Q6KX16Size(nRows, n))
+	b.Run("repack", func(b *testing.B) {
+		b.SetBytes(int64(len(rows)))
+		for b.Loop() {
+			if err := RepackQ6_KX16(packed, rows, size, nRows, n); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("unpack", func(b *testing.B) {
+		b.SetBytes(int64(len(rows)))
+		for b.Loop() {
+			if err := UnpackQ6_KX16(rows, packed, nRows, n); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
