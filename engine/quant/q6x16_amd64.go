@@ -2,6 +2,12 @@
 
 package quant
 
+import "golang.org/x/sys/cpu"
+
+// q6x16VNNI selects the avx2 level's AVX-VNNI kernel (tests flip it to
+// run the other one too).
+var q6x16VNNI = cpu.X86.HasAVXVNNI
+
 // q6x16Fast runs the interleave kernel (q6x16_amd64.s) of the avx512 or
 // avx2 level: the whole groups straight into out, a last partial group
 // through a scratch of 16 results.
@@ -24,9 +30,12 @@ func q6x16Fast(packed []byte, nRows int, act []byte, nsb int, out []float32) boo
 // q6x16Groups runs the level's kernel over ngroups whole groups (direct
 // calls: through a function value the scratch above would escape).
 func q6x16Groups(packed *byte, ngroups int, x *byte, nsb int, out *float32) {
-	if useAVX512 {
+	switch {
+	case useAVX512:
 		q6x16AVX512(packed, ngroups, x, nsb, out)
-	} else {
+	case q6x16VNNI:
+		q6x16AVXVNNI(packed, ngroups, x, nsb, out)
+	default:
 		q6x16AVX2(packed, ngroups, x, nsb, out)
 	}
 }
@@ -36,3 +45,6 @@ func q6x16AVX512(packed *byte, ngroups int, x *byte, nsb int, out *float32)
 
 //go:noescape
 func q6x16AVX2(packed *byte, ngroups int, x *byte, nsb int, out *float32)
+
+//go:noescape
+func q6x16AVXVNNI(packed *byte, ngroups int, x *byte, nsb int, out *float32)

@@ -14,7 +14,7 @@ import (
 // both.
 func BenchmarkVecDotRowsQ6_KX16(b *testing.B) {
 	r := rand.New(rand.NewPCG(38, 8))
-	for _, s := range []struct{ n, nRows int }{{2048, 256}, {2048, 2048}, {4096, 16384}} {
+	for _, s := range []struct{ n, nRows int }{{2048, 256}, {2048, 2048}, {4096, 1024}, {4096, 16384}} {
 		size, _ := Q6_K.RowSize(s.n)
 		rows := rawKRows(r, Q6_K, s.nRows, s.n)
 		act := rawQ8KRows(r, 1, s.n)

@@ -64,60 +64,62 @@ func q6x16Acts(r *rand.Rand, n int, extreme bool) []byte {
 // result bit-identical to VecDot and the generic product of the original
 // row; then unpacks the interleave back to the rows' bytes.
 func TestVecDotRowsQ6_KX16(t *testing.T) {
-	forLevels(t, func(t *testing.T, level string) {
-		r := rand.New(rand.NewPCG(38, 6))
-		for _, c := range []struct {
-			n, nRows, pad int
-			extreme       bool
-		}{
-			{256, 1, 0, false}, {256, 15, 0, true}, {256, 16, 0, false}, {512, 17, 210, false},
-			{512, 33, 0, true}, {4096 + 256, 16, 0, false}, {4096 + 256, 33, 6, true},
-			{768, 100, 0, false}, {4096 + 256, 100, 0, true}, {2304, 1, 0, true},
-		} {
-			size, _ := Q6_K.RowSize(c.n)
-			stride := size + c.pad
-			raw := rawKRows(r, Q6_K, c.nRows, c.n)
-			if c.extreme {
-				q6x16Extremes(r, raw)
-			}
-			rows := make([]byte, c.nRows*stride)
-			for i := range c.nRows {
-				copy(rows[i*stride:], raw[i*size:(i+1)*size])
-			}
-			act := q6x16Acts(r, c.n, c.extreme)
-			packed := make([]byte, Q6KX16Size(c.nRows, c.n))
-			if err := RepackQ6_KX16(packed, rows, stride, c.nRows, c.n); err != nil {
-				t.Fatal(err)
-			}
-			out := make([]float32, c.nRows+1)
-			out[c.nRows] = 42
-			if err := VecDotRowsQ6_KX16(packed, c.nRows, act, c.n, out[:c.nRows]); err != nil {
-				t.Fatal(err)
-			}
-			twin := make([]float32, c.nRows)
-			q6x16Generic(packed, c.nRows, act, c.n/QK_K, twin)
-			for i := range c.nRows {
-				row := rows[i*stride : i*stride+size]
-				want := vecDotGeneric(Q6_K, row, act, c.n)
-				vd := VecDot(Q6_K, row, act, c.n)
-				if b := math.Float32bits(want); math.Float32bits(out[i]) != b ||
-					math.Float32bits(twin[i]) != b || math.Float32bits(vd) != b {
-					t.Errorf("n=%d rows=%d: row %d = %g (twin %g, VecDot %g), generic %g",
-						c.n, c.nRows, i, out[i], twin[i], vd, want)
-				}
-			}
-			if out[c.nRows] != 42 {
-				t.Errorf("n=%d rows=%d: wrote past the results", c.n, c.nRows)
-			}
-			back := make([]byte, c.nRows*size)
-			if err := UnpackQ6_KX16(back, packed, c.nRows, c.n); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(back, raw) {
-				t.Errorf("n=%d rows=%d: unpacked rows differ from the originals", c.n, c.nRows)
+	forLevels(t, func(t *testing.T, level string) { forQ6X16Variants(t, level, testQ6X16) })
+}
+
+func testQ6X16(t *testing.T) {
+	r := rand.New(rand.NewPCG(38, 6))
+	for _, c := range []struct {
+		n, nRows, pad int
+		extreme       bool
+	}{
+		{256, 1, 0, false}, {256, 15, 0, true}, {256, 16, 0, false}, {512, 17, 210, false},
+		{512, 33, 0, true}, {4096 + 256, 16, 0, false}, {4096 + 256, 33, 6, true},
+		{768, 100, 0, false}, {4096 + 256, 100, 0, true}, {2304, 1, 0, true},
+	} {
+		size, _ := Q6_K.RowSize(c.n)
+		stride := size + c.pad
+		raw := rawKRows(r, Q6_K, c.nRows, c.n)
+		if c.extreme {
+			q6x16Extremes(r, raw)
+		}
+		rows := make([]byte, c.nRows*stride)
+		for i := range c.nRows {
+			copy(rows[i*stride:], raw[i*size:(i+1)*size])
+		}
+		act := q6x16Acts(r, c.n, c.extreme)
+		packed := make([]byte, Q6KX16Size(c.nRows, c.n))
+		if err := RepackQ6_KX16(packed, rows, stride, c.nRows, c.n); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, c.nRows+1)
+		out[c.nRows] = 42
+		if err := VecDotRowsQ6_KX16(packed, c.nRows, act, c.n, out[:c.nRows]); err != nil {
+			t.Fatal(err)
+		}
+		twin := make([]float32, c.nRows)
+		q6x16Generic(packed, c.nRows, act, c.n/QK_K, twin)
+		for i := range c.nRows {
+			row := rows[i*stride : i*stride+size]
+			want := vecDotGeneric(Q6_K, row, act, c.n)
+			vd := VecDot(Q6_K, row, act, c.n)
+			if b := math.Float32bits(want); math.Float32bits(out[i]) != b ||
+				math.Float32bits(twin[i]) != b || math.Float32bits(vd) != b {
+				t.Errorf("n=%d rows=%d: row %d = %g (twin %g, VecDot %g), generic %g",
+					c.n, c.nRows, i, out[i], twin[i], vd, want)
 			}
 		}
-	})
+		if out[c.nRows] != 42 {
+			t.Errorf("n=%d rows=%d: wrote past the results", c.n, c.nRows)
+		}
+		back := make([]byte, c.nRows*size)
+		if err := UnpackQ6_KX16(back, packed, c.nRows, c.n); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(back, raw) {
+			t.Errorf("n=%d rows=%d: unpacked rows differ from the originals", c.n, c.nRows)
+		}
+	}
 }
 
 // TestQ6_KX16Padding checks that the rows past the last of a partial
