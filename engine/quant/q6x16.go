@@ -20,8 +20,8 @@ import (
 // so that q1, q2, q3 are one AND each and q4·4 is two shifts, two
 // selects and an AND (q6x16_amd64.s, avx512) — eight vector operations
 // for four products of 16 rows, where the file's bit planes would take
-// thirteen. (The avx2 kernel there runs the same layout as two halves of
-// eight rows.) Each
+// thirteen. (The avx2 kernels there run the same layout as two halves
+// of eight rows, with AVX-VNNI where the CPU has it.) Each
 // of X, Y, Z is laid 16 rows wide (dword lane r = row r's four bytes),
 // so one 64-byte load feeds one VPDPBUSD for all 16 rows; the scales
 // stay int8, sub-block major; d stays fp16. The copy is 3,392 bytes per
