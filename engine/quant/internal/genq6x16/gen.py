@@ -61,7 +61,8 @@ class Prefetch:
             e(l)
         self.lines = self.lines[self.per:]
 
-
+    def done(self):
+        assert not self.lines, "%d lines not prefetched" % len(self.lines)
 
 
 def kernel(name, dist=PF, per=4):
@@ -120,6 +121,7 @@ def kernel(name, dist=PF, per=4):
             e("\tVPMOVSXBD %d(SI), %s" % (SC + 16 * (8 * n + j), t))
             e("\tVPMULLD %s, Z%d, Z%d" % (t, j, j))
             e("\tVPADDD Z%d, %s, %s" % (j, acc, acc))
+    pf.done()
     for l in ["VPSRAD $2, Z9, Z9",
               "VPADDD Z9, Z8, Z8",
               "// d·dy·isum, as the generic code rounds it",
@@ -227,6 +229,7 @@ def kernel_avx2(name, dist=PF, per=2):
                   "VADDPS %d(BX), Y2, Y2" % (32 * h),
                   "VMOVUPS Y2, %d(BX)" % (32 * h)]:
             e("\t" + l)
+    pf.done()
     for l in ["ADDQ $QBLOCK, SI",
               "ADDQ $292, DI",
               "DECQ CX",
@@ -320,6 +323,7 @@ def kernel_avxvnni(name, dist=PF, per=2):
                   "VADDPS %d(BX), Y8, Y8" % (32 * h),
                   "VMOVUPS Y8, %d(BX)" % (32 * h)]:
             e("\t" + l)
+    pf.done()
     for l in ["ADDQ $QBLOCK, SI",
               "ADDQ $292, DI",
               "DECQ CX",
