@@ -11,8 +11,8 @@ import "golang.org/x/sys/cpu"
 var kx16VNNI = cpu.X86.HasAVXVNNI
 
 // KX16Kernel reports whether an interleave kernel (VecDotRowsQ4_KX16)
-// runs at the current level; where none does, the Go twin would, and
-// the file's layout with its four-row kernel is faster.
+// runs at the current level; where none does, VecDotRowsQ4_KX16 runs the
+// Go twin, and the file's layout (VecDotRows' kernels) is faster.
 func KX16Kernel() bool { return useAVX2 } // useAVX512 implies useAVX2
 
 // kx16Fast runs the interleave kernel of the current level: the whole
