@@ -349,6 +349,17 @@ func idle(frame func(), before int64) (int64, cmalloc.Stats) {
 // In a real window every step is timed to the frame the driver paints
 // after it (which waits for the driver's next tick, up to 1/60 s).
 func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.Time, headless bool) (sc scrollFigures) {
+	begin, rss0 := time.Now(), rss()
+	readMem := func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		p := memPoint{Step: sc.Frames, At: time.Since(begin), RSS: rss() - rss0, GoHeap: int64(ms.HeapAlloc)}
+		if c, ok := cmalloc.Read(); ok {
+			p.CHeapMB = float64(c.InUse) / 1e6
+		}
+		sc.Mem = append(sc.Mem, p)
+	}
+	defer readMem()
 	step := func(dy float32) (still bool) {
 		t := time.Now()
 		var before, after float32
@@ -373,6 +384,9 @@ func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.T
 			sc.SlowestPainted = max(sc.SlowestPainted, time.Since(t))
 		}
 		w.do(func() { after = s.Offset.Y })
+		if sc.Frames%memEvery == 0 {
+			readMem()
+		}
 		return after == before
 	}
 	page := s.Size().Height * 0.9
@@ -450,7 +464,26 @@ type scrollFigures struct {
 	// TurnsOver and TurnsOverCPU count the turns over 50 ms of wall and
 	// of CPU time.
 	TurnsOver, TurnsOverCPU int
+
+	// Mem is the memory every memEvery steps: whether what the scroll
+	// adds levels off (caches with a lifetime) or keeps growing with the
+	// messages passed (something kept for each).
+	Mem []memPoint
 }
+
+// memPoint is the memory after a step of a scroll: the resident size
+// added since the open, and the Go heap in use then (garbage included:
+// no collection is forced, so as not to disturb the timing).
+type memPoint struct {
+	Step    int
+	At      time.Duration // since the scroll began
+	RSS     int64
+	GoHeap  int64
+	CHeapMB float64 `json:",omitempty"` // glibc's heap in use, where read
+}
+
+// memEvery is how many scroll steps apart the memory is read.
+const memEvery = 100
 
 // frameBudget is the longest a frame may take (issue 25: 50 ms).
 const frameBudget = 50 * time.Millisecond

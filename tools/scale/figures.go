@@ -207,3 +207,19 @@ func cHeap(s cmalloc.Stats) string {
 	}
 	return fmt.Sprintf("; C heap in use %s, free %s", mb(int64(s.InUse)), mb(int64(s.Free)))
 }
+
+// memAlong says the memory at a few steps of a scroll (at most six,
+// evenly apart, the last included): the RSS added and the Go heap then.
+func memAlong(mem []memPoint) string {
+	const most = 6
+	var parts []string
+	for i := range most {
+		j := (i + 1) * (len(mem) - 1) / most
+		if i > 0 && j == (i*(len(mem)-1))/most {
+			continue
+		}
+		p := mem[j]
+		parts = append(parts, fmt.Sprintf("step %d (%s): +%s, Go heap %s", p.Step, p.At.Round(time.Second), mb(p.RSS), mb(p.GoHeap)))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -165,6 +165,9 @@ func measure(o options, t *table) error {
 				}
 				t.add(mode+": RSS added by the open and the scroll", mb(r.ScrollRSS),
 					fmt.Sprintf("%s once collected and returned; Go heap live after %s%s", mb(r.ScrollSettled), mb(r.ScrollLive), cHeap(r.ScrollC)))
+				if len(sc.Mem) > 1 {
+					t.add(mode+": RSS added along the scroll", mb(sc.Mem[len(sc.Mem)-1].RSS), memAlong(sc.Mem))
+				}
 				if mode == "window" {
 					t.add(mode+fmt.Sprintf(": RSS added, idle %s after the scroll", idleFor().Round(time.Second)), mb(r.IdleRSS),
 						"textures past their lifetime, the C heap trimmed"+cHeap(r.IdleC))
