@@ -26,15 +26,17 @@ ARGS = ["MOVQ packed+0(FP), SI", "MOVQ ngroups+8(FP), DX", "MOVQ prep+16(FP), R8
 
 # per group: R12 the d stream, R13 the qs stream, DI prep, R14 x, CX blocks left
 GROUP = ["MOVQ SI, R12", "LEAQ (SI)(R11*1), R13", "MOVQ R8, DI", "MOVQ R9, R14", "MOVQ R10, CX"]
-STEP = ["ADDQ $32, R12", "ADDQ $%d, R13" % CHUNK, "ADDQ $8, DI", "ADDQ $34, R14", "DECQ CX"]
+def step(chunk=CHUNK):
+    return ["ADDQ $32, R12", "ADDQ $%d, R13" % chunk, "ADDQ $8, DI", "ADDQ $34, R14", "DECQ CX"]
+STEP = step()
 
 
-def prefetch(k):
-    """The line of chunk k of the block PF ahead (beside chunk k's load)
-    and, with chunk 0, the d stream's line PF blocks ahead."""
-    e("\tPREFETCHT0 %d(R13)" % (PF * CHUNK + 64 * k))
+def prefetch(k, chunk=CHUNK, pf=PF):
+    """The line of chunk k of the block pf ahead (beside chunk k's load)
+    and, with chunk 0, the d stream's line pf blocks ahead."""
+    e("\tPREFETCHT0 %d(R13)" % (pf * chunk + 64 * k))
     if k == 0:
-        e("\tPREFETCHT0 %d(R12)" % (PF * 32))
+        e("\tPREFETCHT0 %d(R12)" % (pf * 32))
 
 
 e("//go:build amd64 && !noasm")
@@ -55,16 +57,17 @@ const("q4x16c0f", [0x0f0f0f0f0f0f0f0f] * 4)
 const("q4x16cf0", [0xf0f0f0f0f0f0f0f0] * 4)
 const("q4x16one8", [0x0101010101010101] * 4)   # 1 in every byte
 const("q4x16one16", [0x0001000100010001] * 4)  # 1 in every word
-const("q4x16m8", [0xfff8fff8fff8fff8] * 4)     # −8 in every word
+const("q4x16w16", [0x0010001000100010] * 4)  # 16 in every word
 e()
 
-e('''// func q4x16Prep(x *byte, nb int, prep *q4x16Act)
-// prep[b] = {−8·Σ q8, d} of the Q8_0 row's block b: the quants' −8
-// offset, the same for all rows, once per product (avx2 and F16C: both
-// levels). Integer sums exact, the fp16 → float conversion exact.
-TEXT ·q4x16Prep(SB), NOSPLIT, $0-24''')
-ops(["MOVQ x+0(FP), SI", "MOVQ nb+8(FP), CX", "MOVQ prep+16(FP), DI",
-     "VMOVDQU q4x16one8<>(SB), Y15", "VMOVDQU q4x16m8<>(SB), Y14"])
+e('''// func q4x16Prep(x *byte, nb int, prep *q4x16Act, mul int)
+// prep[b] = {mul·Σ q8, d} of the Q8_0 row's block b: the weights' offset
+// (mul −8 for Q4_0's quants, −128 for Q8_0's stored +128), the same for
+// all rows, once per product (avx2 and F16C: both levels). Integer sums
+// exact, the fp16 → float conversion exact.
+TEXT ·q4x16Prep(SB), NOSPLIT, $0-32''')
+ops(["MOVQ x+0(FP), SI", "MOVQ nb+8(FP), CX", "MOVQ prep+16(FP), DI", "MOVQ mul+24(FP), AX",
+     "VMOVD AX, X14", "VPBROADCASTW X14, Y14", "VMOVDQU q4x16one8<>(SB), Y15"])
 e("q4x16Prep_loop:")
 ops(["VMOVDQU 2(SI), Y0",
      "VPMADDUBSW Y0, Y15, Y0", "VPMADDWD Y14, Y0, Y0",
@@ -191,6 +194,110 @@ def avx2_kernel(name, vnni):
 
 avx2_kernel("q4x16AVXVNNI", True)
 avx2_kernel("q4x16AVX2", False)
+
+# Q8_0 (q8x16.go): blocks of 512 quant bytes a group, 16 blocks (8 KiB)
+# ahead as Q4_0's 32.
+CHUNK8, PF8 = 512, 16
+GROUP8 = GROUP
+
+
+def q8_float(acc, dreg, h=None):
+    """dotQ8_0's float step: float32(isum)·(d_w·d_x), added to the sum."""
+    off = 0 if h is None else 16 * h
+    wide = h is None
+    tmp = "Z3" if wide else "Y11"
+    ops(["VCVTPH2PS %d(R12), %s" % (off, tmp),
+         ("VMULPS.BCST 4(DI), %s, %s" % (tmp, tmp)) if wide else "VMULPS Y10, %s, %s" % (tmp, tmp),
+         "VCVTDQ2PS %s, %s" % (acc, acc), "VMULPS %s, %s, %s" % (tmp, acc, acc),
+         "VADDPS %s, %s, %s" % (acc, dreg, dreg)])
+
+
+e('''// func q8x16AVX512(packed *byte, ngroups int, prep *q4x16Act, x *byte, nb int, out *float32)
+// Q8_0 × Q8_0 over the 16-row interleave (layout in q8x16.go), 512-bit:
+// per block eight 64-byte loads of four quants (+128) of all 16 rows,
+// each one VPDPBUSD against the activation's four quants, broadcast from
+// memory, into two sums (even and odd chunks) from −128·Σq8 and 0.
+// The float step is dotQ8_0's, per lane: float32(isum)·(d_w·d_x), added
+// to the row's sum block by block (no FMA): bit-identical to VecDot.''')
+e("TEXT ·q8x16AVX512(SB), NOSPLIT, $0-48")
+ops(ARGS)
+e("q8x16AVX512_group:")
+ops(GROUP8 + ["VPXORD Z0, Z0, Z0"])
+e("q8x16AVX512_loop:")
+ops(["VPBROADCASTD (DI), Z1", "VPXORD Z2, Z2, Z2"])
+for k in range(8):
+    t = "Z%d" % (4 + k)
+    prefetch(k, CHUNK8, PF8)
+    ops(["VMOVDQU64 %d(R13), %s" % (64 * k, t),
+         "VPDPBUSD.BCST %d(R14), %s, Z%d" % (2 + 4 * k, t, 1 + k % 2)])
+ops(["VPADDD Z2, Z1, Z1"])
+q8_float("Z1", "Z0")
+ops(step(CHUNK8) + ["JNZ q8x16AVX512_loop",
+                    "VMOVUPS Z0, (BX)", "ADDQ $64, BX", "MOVQ R13, SI",
+                    "DECQ DX", "JNZ q8x16AVX512_group", "VZEROUPPER", "RET"])
+e()
+
+
+def q8_avx2_kernel(name, vnni):
+    e("// func %s(packed *byte, ngroups int, prep *q4x16Act, x *byte, nb int, out *float32)" % name)
+    if vnni:
+        e('''// The avx2 level's Q8_0 kernel on CPUs with AVX-VNNI: the avx512 one's
+// scheme at 256 bits, rows 0-7 and 8-15 side by side, VPDPBUSD as VEX
+// bytes.''')
+    else:
+        e('''// The avx2 level's Q8_0 kernel without AVX-VNNI: rows 0-7 and 8-15 side
+// by side. A weight byte (q+128, up to 255) times a quant would
+// saturate VPMADDUBSW's pairs, so each is split into nibbles: int16 pair
+// sums of each nibble times quant stay within ±3,840, a block's eight per
+// word within ±30,720 (exact); VPMADDWD by 1 and by 16 widens and
+// weights them, then the −128·Σq8 offset.''')
+    e("// dotQ8_0's float step, as the avx512 kernel's: bit-identical to VecDot.")
+    e("TEXT ·%s(SB), NOSPLIT, $0-48" % name)
+    ops(ARGS)
+    if not vnni:
+        ops(["VMOVDQU q4x16c0f<>(SB), Y15", "VMOVDQU q4x16one16<>(SB), Y13",
+             "VMOVDQU q4x16w16<>(SB), Y12"])
+    e(name + "_group:")
+    ops(GROUP8 + ["VPXOR Y0, Y0, Y0", "VPXOR Y1, Y1, Y1"])
+    e(name + "_loop:")
+    if vnni:
+        e("\t// Y2, Y3 rows 0-7 (from −128·Σq8, 0: even, odd chunks); Y4, Y5 rows 8-15")
+        ops(["VPBROADCASTD (DI), Y2", "VMOVDQA Y2, Y4", "VPXOR Y3, Y3, Y3", "VPXOR Y5, Y5, Y5"])
+    else:
+        e("\t// Y2, Y3 rows 0-7 low, high nibbles' int16 pair sums; Y4, Y5 rows 8-15")
+        ops(["VPXOR Y2, Y2, Y2", "VPXOR Y3, Y3, Y3", "VPXOR Y4, Y4, Y4", "VPXOR Y5, Y5, Y5"])
+    for k in range(8):
+        prefetch(k, CHUNK8, PF8)
+        ops(["VPBROADCASTD %d(R14), Y6" % (2 + 4 * k)])
+        for h in range(2):
+            v = "Y%d" % (7 + h)
+            ops(["VMOVDQU %d(R13), %s" % (64 * k + 32 * h, v)])
+            if vnni:
+                vex_vpdpbusd(2 + 2 * h + k % 2, 7 + h, 6)
+            else:
+                lo, hi = "Y%d" % (2 + 2 * h), "Y%d" % (3 + 2 * h)
+                ops(["VPAND Y15, %s, Y9" % v, "VPSRLW $4, %s, %s" % (v, v), "VPAND Y15, %s, %s" % (v, v),
+                     "VPMADDUBSW Y6, Y9, Y9", "VPMADDUBSW Y6, %s, %s" % (v, v),
+                     "VPADDW Y9, %s, %s" % (lo, lo), "VPADDW %s, %s, %s" % (v, hi, hi)])
+    e("\tVBROADCASTSS 4(DI), Y10")
+    if not vnni:
+        e("\tVPBROADCASTD (DI), Y6")
+    for h in range(2):
+        a, b = "Y%d" % (2 + 2 * h), "Y%d" % (3 + 2 * h)
+        if vnni:
+            ops(["VPADDD %s, %s, %s" % (b, a, a)])
+        else:
+            ops(["VPMADDWD Y13, %s, %s" % (a, a), "VPMADDWD Y12, %s, %s" % (b, b),
+                 "VPADDD %s, %s, %s" % (b, a, a), "VPADDD Y6, %s, %s" % (a, a)])
+        q8_float(a, "Y%d" % h, h)
+    ops(step(CHUNK8) + ["JNZ %s_loop" % name,
+                        "VMOVUPS Y0, (BX)", "VMOVUPS Y1, 32(BX)", "ADDQ $64, BX", "MOVQ R13, SI",
+                        "DECQ DX", "JNZ %s_group" % name, "VZEROUPPER", "RET"])
+    e()
+
+
+q8_avx2_kernel("q8x16AVXVNNI", True)
+q8_avx2_kernel("q8x16AVX2", False)
 
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, "..", "..", "q4x16_amd64.s"), "w") as f:
