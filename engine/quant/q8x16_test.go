@@ -53,6 +53,7 @@ func testQ8X16(t *testing.T) {
 		{32, 1, 0, false}, {32, 15, 0, true}, {64, 16, 0, false}, {96, 17, 34, true},
 		{896, 33, 0, false}, {896, 100, 5, true}, {4096, 16, 0, false}, {4096, 17, 0, true},
 		{5632, 33, 0, false}, {5632 + 32, 100, 0, true}, {224, 1, 0, true}, {160, 100, 0, false},
+		{16384 + 32, 17, 0, false}, // past the kernels' stack buffer
 	} {
 		size := c.n / 32 * q8_0Bytes
 		stride := size + c.pad
