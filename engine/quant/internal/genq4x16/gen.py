@@ -24,19 +24,29 @@ ARGS = ["MOVQ packed+0(FP), SI", "MOVQ ngroups+8(FP), DX", "MOVQ prep+16(FP), R8
         "// R11: the d area's bytes, (nb+1)/2·64",
         "MOVQ R10, R11", "INCQ R11", "SHRQ $1, R11", "SHLQ $6, R11"]
 
-# per group: R12 the d stream, R13 the qs stream, DI prep, R14 x, CX blocks left
-GROUP = ["MOVQ SI, R12", "LEAQ (SI)(R11*1), R13", "MOVQ R8, DI", "MOVQ R9, R14", "MOVQ R10, CX"]
+# per group: R12 the d stream, R13 the qs stream, DI prep, R14 x, CX
+# blocks left, AX the next group's d stream, prefetched a line every
+# other block: the qs prefetches PF blocks ahead reach the next group's
+# d area late or, where a group's qs are under PF blocks, never.
+def group(chunk=CHUNK):
+    shift = {256: 8, 512: 9}[chunk]
+    return ["MOVQ SI, R12", "LEAQ (SI)(R11*1), R13", "MOVQ R8, DI", "MOVQ R9, R14", "MOVQ R10, CX",
+            "MOVQ R10, AX", "SHLQ $%d, AX" % shift, "ADDQ R13, AX"]
+GROUP = group()
+
+
 def step(chunk=CHUNK):
-    return ["ADDQ $32, R12", "ADDQ $%d, R13" % chunk, "ADDQ $8, DI", "ADDQ $34, R14", "DECQ CX"]
+    return ["ADDQ $32, R12", "ADDQ $%d, R13" % chunk, "ADDQ $8, DI", "ADDQ $34, R14",
+            "ADDQ $32, AX", "DECQ CX"]
 STEP = step()
 
 
 def prefetch(k, chunk=CHUNK, pf=PF):
     """The line of chunk k of the block pf ahead (beside chunk k's load)
-    and, with chunk 0, the d stream's line pf blocks ahead."""
+    and, with chunk 0, the next group's d line of this block."""
     e("\tPREFETCHT0 %d(R13)" % (pf * chunk + 64 * k))
     if k == 0:
-        e("\tPREFETCHT0 %d(R12)" % (pf * 32))
+        e("\tPREFETCHT0 (AX)")
 
 
 e("//go:build amd64 && !noasm")
@@ -198,7 +208,7 @@ avx2_kernel("q4x16AVX2", False)
 # Q8_0 (q8x16.go): blocks of 512 quant bytes a group, 16 blocks (8 KiB)
 # ahead as Q4_0's 32.
 CHUNK8, PF8 = 512, 16
-GROUP8 = GROUP
+GROUP8 = group(CHUNK8)
 
 
 def q8_float(acc, dreg, h=None):
