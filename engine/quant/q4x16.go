@@ -1,0 +1,166 @@
+package quant
+
+import "fmt"
+
+// Q4_0 rows interleaved 16 at a time for decode (matrix × one vector),
+// as kx16.go and q6x16.go do for Q4_K and Q6_K.
+//
+// In the file's layout a kernel must reduce across lanes after every
+// 32-element block to keep dotQ4_0's rounding (each block's sum is
+// scaled and added on its own, in block order). With rows in lanes
+// (dword lane r = row r) each lane keeps its row's float sum and the
+// order falls out: lane r adds float32(float32(isum_r)·d_r·d_x) block by
+// block, exactly dotQ4_0's operations, with no reduction at all.
+//
+// A group of 16 rows is laid out as
+//
+//	0     d[nb][16]  fp16, block-major: block b's d of rows 0..15
+//	      (zero padded to a multiple of 64 bytes: 32 bytes when nb is odd)
+//	dArea qs[nb][4][16][4]: block b, chunk k, row r = the row's quant
+//	      bytes 4k..4k+3 of block b (low nibbles elements 4k..4k+3, high
+//	      nibbles 16+4k..16+4k+3, as in the file)
+//
+// so that each chunk is one 64-byte load holding four bytes of all 16
+// rows: one VPDPBUSD (nibbles unsigned, activations signed) per nibble
+// half adds 16 rows' products. The copy is the file's bytes exactly
+// (16 rows × 18 bytes = 32 + 256 per block) plus 32 bytes per group
+// when nb is odd; rows past the last in a partial group are zero (d =
+// 0: they add 0). Every qs load lies on a 64-byte line when the group
+// does.
+
+const (
+	q4x16Rows  = 16
+	q4x16Chunk = 256 // qs bytes of one block of a group
+	q4_0Bytes  = 18  // one file block
+	q4x16Elems = 32  // elements of one block
+)
+
+// q4x16DArea is the bytes of a group's d area for nb blocks.
+func q4x16DArea(nb int) int { return (nb + 1) / 2 * 64 }
+
+// q4x16Group is the bytes of one group of 16 rows of nb blocks.
+func q4x16Group(nb int) int { return q4x16DArea(nb) + nb*q4x16Chunk }
+
+// Q4_0X16Size is the bytes RepackQ4_0X16 writes for nRows rows of n
+// elements.
+func Q4_0X16Size(nRows, n int) int {
+	return (nRows + q4x16Rows - 1) / q4x16Rows * q4x16Group(n/q4x16Elems)
+}
+
+// q4x16QS is the offset in a group of nb blocks of the quant bytes
+// 4k..4k+3 of block b of row lane.
+func q4x16QS(nb, b, k, lane int) int { return q4x16DArea(nb) + q4x16Chunk*b + 64*k + 4*lane }
+
+// q4x16D is the offset in a group of block b's d of row lane.
+func q4x16D(b, lane int) int { return 32*b + 2*lane }
+
+func q4x16Width(op string, n int) error {
+	if n <= 0 || n%q4x16Elems != 0 {
+		return fmt.Errorf("quant: Q4_0 interleave %s of rows of %d elements: not a multiple of %d", op, n, q4x16Elems)
+	}
+	return nil
+}
+
+// RepackQ4_0X16 lays out nRows Q4_0 rows of n elements, stride bytes
+// apart, in the 16-row interleave (into dst, Q4_0X16Size bytes).
+func RepackQ4_0X16(dst, rows []byte, stride, nRows, n int) error {
+	if err := q4x16Width("", n); err != nil {
+		return err
+	}
+	nb := n / q4x16Elems
+	size := Q4_0X16Size(nRows, n)
+	if nRows < 0 || len(dst) < size {
+		return fmt.Errorf("quant: Q4_0 interleave of %d rows: %d bytes of room, want %d", nRows, len(dst), size)
+	}
+	if nRows > 0 && ((nRows > 1 && stride < nb*q4_0Bytes) || len(rows) < (nRows-1)*stride+nb*q4_0Bytes) {
+		return fmt.Errorf("quant: Q4_0 interleave of %d rows of stride %d: %d bytes", nRows, stride, len(rows))
+	}
+	dst = dst[:size]
+	clear(dst)
+	gsz := q4x16Group(nb)
+	for r := range nRows {
+		grp := dst[r/q4x16Rows*gsz:][:gsz]
+		lane := r % q4x16Rows
+		for b := range nb {
+			src := rows[r*stride+q4_0Bytes*b:][:q4_0Bytes]
+			copy(grp[q4x16D(b, lane):][:2], src[:2])
+			for k := range 4 {
+				copy(grp[q4x16QS(nb, b, k, lane):][:4], src[2+4*k:])
+			}
+		}
+	}
+	return nil
+}
+
+// UnpackQ4_0X16 writes the nRows Q4_0 rows of n elements that packed
+// (from RepackQ4_0X16) holds back into the file's layout, one row after
+// another in dst: the bytes the rows were repacked from.
+func UnpackQ4_0X16(dst, packed []byte, nRows, n int) error {
+	if err := q4x16Width("unpack", n); err != nil {
+		return err
+	}
+	nb := n / q4x16Elems
+	if nRows < 0 || len(packed) < Q4_0X16Size(nRows, n) || len(dst) < nRows*nb*q4_0Bytes {
+		return fmt.Errorf("quant: Q4_0 unpack of %d rows of %d: %d packed bytes, %d bytes of room",
+			nRows, n, len(packed), len(dst))
+	}
+	gsz := q4x16Group(nb)
+	for r := range nRows {
+		grp := packed[r/q4x16Rows*gsz:][:gsz]
+		lane := r % q4x16Rows
+		for b := range nb {
+			out := dst[(r*nb+b)*q4_0Bytes:][:q4_0Bytes]
+			copy(out[:2], grp[q4x16D(b, lane):])
+			for k := range 4 {
+				copy(out[2+4*k:][:4], grp[q4x16QS(nb, b, k, lane):])
+			}
+		}
+	}
+	return nil
+}
+
+// VecDotRowsQ4_0X16 is VecDotRows for nRows Q4_0 rows repacked by
+// RepackQ4_0X16 (packed: from the start of a group) against one Q8_0
+// activation row of n elements: out[r] bit-identical to VecDot of the
+// original row r.
+func VecDotRowsQ4_0X16(packed []byte, nRows int, act []byte, n int, out []float32) error {
+	if err := q4x16Width("product", n); err != nil {
+		return err
+	}
+	nb := n / q4x16Elems
+	if nRows < 0 || len(packed) < Q4_0X16Size(nRows, n) || len(act) < nb*34 || len(out) < nRows {
+		return fmt.Errorf("quant: Q4_0 interleave product of %d rows of %d: %d packed bytes, %d activation bytes, %d results",
+			nRows, n, len(packed), len(act), len(out))
+	}
+	if nRows == 0 {
+		return nil
+	}
+	if !q4x16Fast(packed, nRows, act, nb, out) {
+		q4x16Generic(packed, nRows, act, nb, out)
+	}
+	return nil
+}
+
+// q4x16Generic is the Go twin of the interleave kernels: dotQ4_0's
+// integer sums and float operations, in its order, read from the
+// interleave.
+func q4x16Generic(packed []byte, nRows int, act []byte, nb int, out []float32) {
+	gsz := q4x16Group(nb)
+	for r := range nRows {
+		grp := packed[r/q4x16Rows*gsz:][:gsz]
+		lane := r % q4x16Rows
+		var sumf float32
+		for b := range nb {
+			bx := act[34*b : 34*b+34]
+			qx := bx[2:]
+			sumi := 0
+			for j := range 16 {
+				q := grp[q4x16QS(nb, b, j/4, lane)+j%4]
+				sumi += (int(q&0xf) - 8) * int(int8(qx[j]))
+				sumi += (int(q>>4) - 8) * int(int8(qx[j+16]))
+			}
+			sumf += float32(float32(sumi) * fp16(grp[q4x16D(b, lane):]) * fp16(bx))
+		}
+		out[r] = sumf
+	}
+}
