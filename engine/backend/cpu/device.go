@@ -18,6 +18,7 @@ type Device struct {
 	err    error // the first failure since the last Sync
 	repack bool  // interleave the weights that have a layout (CHURON_REPACK)
 	rp     repackTask
+	frees  []func() error // the interleaves' memory, released by Close
 
 	// MatMulMulti's arguments in the kernels' types, reused so that a
 	// decode step allocates nothing.
@@ -270,10 +271,19 @@ func (d *Device) Sync() error {
 	return err
 }
 
-// Close implements backend.Device: it stops the worker threads.
+// Close implements backend.Device: it stops the worker threads and
+// frees the interleaved weights (the device's weights must not be used
+// after).
 func (d *Device) Close() error {
 	d.b.Close()
-	return nil
+	var err error
+	for _, free := range d.frees {
+		if e := free(); e != nil && err == nil {
+			err = fmt.Errorf("cpu: free interleaved weights: %w", e)
+		}
+	}
+	d.frees = nil
+	return err
 }
 
 // DeltaNet implements backend.DeltaNetRunner.
