@@ -30,6 +30,14 @@ const (
 	// for the four-row kernels, which cost 5 % of a 4-sequence step at
 	// 8 jobs per thread.
 	smallBatchJobs = 2
+	// ilUnpackRows: inputs of at least this many rows (a prompt) multiply
+	// an interleaved weight on its rows unpacked to the file's layout,
+	// through the tile kernels (AMX's where the CPU has them); fewer run
+	// the interleave's own kernel once per row, from L2. On the AMD EPYC
+	// without AMX the kernel per row was 4–5× the file layout's few-row
+	// kernels at 2–8 rows and level with unpacking at 32–128
+	// (BenchmarkMatMulQ4_KInterleave).
+	ilUnpackRows = packedMinRows
 )
 
 // matmulTask is one matrix product of an n-row input with up to maxMulti
@@ -264,14 +272,20 @@ func (t *matmulTask) segment(worker int, sg mmSeg) {
 	var wdata []byte
 	if o.il != nil {
 		packed, nr := o.il.from(sg.lo), sg.hi-sg.lo
-		if n == 1 {
-			if err := o.il.l.rows(packed, nr, o.act, cols, o.dst[sg.lo:sg.hi]); err != nil {
-				panic(fmt.Sprintf("cpu: matmul %s: %v", w.Name, err)) // shapes checked: a bug
+		if n < ilUnpackRows {
+			// Token by token: the interleave kernel reads the segment
+			// from L2 (it is sized for that when n > 1) at several
+			// times the rate of unpacking it.
+			for i := range n {
+				out := o.dst[i*rows+sg.lo : i*rows+sg.hi]
+				if err := o.il.l.rows(packed, nr, o.act[i*o.arow:(i+1)*o.arow], cols, out); err != nil {
+					panic(fmt.Sprintf("cpu: matmul %s: %v", w.Name, err)) // shapes checked: a bug
+				}
 			}
 			return
 		}
-		// The file's layout for the kernels below, in L2 (the segment
-		// is sized for it).
+		// A prompt: the file's layout for the tile kernels below, in L2
+		// (the segment is sized for it).
 		wdata = growB(t.unpacked[worker], nr*o.wrow)
 		t.unpacked[worker] = wdata
 		if err := o.il.l.unpack(wdata, packed, nr, cols); err != nil {
