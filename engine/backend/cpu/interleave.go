@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/churon/churon/engine/backend"
@@ -30,8 +31,8 @@ const ilRows = 16
 
 // layout is one weight type's 16-row interleave in quant: a group of 16
 // rows (a partial last group padded with zero rows) is size(16, n) bytes.
-// Another type plugs in with an entry in layoutOf.
 type layout struct {
+	t      quant.Type
 	size   func(nRows, n int) int
 	repack func(dst, rows []byte, stride, nRows, n int) error
 	rows   func(packed []byte, nRows int, act []byte, n int, out []float32) error // VecDotRows on the interleave
@@ -41,20 +42,25 @@ type layout struct {
 	fast func() bool
 }
 
-var q4KX16 = layout{quant.KX16Size, quant.RepackQ4_KX16, quant.VecDotRowsQ4_KX16, quant.UnpackQ4_KX16, avx512Level}
+// layouts are the interleaves the device holds weights in, a line a type
+// (Q6_K's, quant.RepackQ6_KX16 and the rest, the same way).
+var layouts = []layout{
+	{quant.Q4_K, quant.KX16Size, quant.RepackQ4_KX16, quant.VecDotRowsQ4_KX16, quant.UnpackQ4_KX16, avx512Level},
+}
 
 // layoutOf is the interleave the device holds weights of type t in, or
 // nil for none.
 func layoutOf(t quant.Type) *layout {
-	switch t {
-	case quant.Q4_K:
-		return &q4KX16
+	for i := range layouts {
+		if layouts[i].t == t {
+			return &layouts[i]
+		}
 	}
 	return nil
 }
 
 // avx512Level reports whether quant runs its avx512 kernels (CHURON_CPU
-// caps the level), where kx16's kernel runs.
+// caps the level), the only level with an interleave kernel so far.
 func avx512Level() bool { return quant.SIMDLevel() == "avx512" }
 
 // repackSetting reads CHURON_REPACK: "0" keeps the file's layout.
@@ -146,13 +152,19 @@ func (d *Device) interleave(w *Weight, l *layout) error {
 // ilNote is what the device's name says about interleaving: which weights
 // are held interleaved, or that CHURON_REPACK turned it off.
 func (d *Device) ilNote() string {
-	switch {
-	case !d.repack:
+	if !d.repack {
 		return "CHURON_REPACK=0"
-	case q4KX16.fast():
-		return "Q4_K interleaved"
 	}
-	return ""
+	var ts []string
+	for _, l := range layouts {
+		if l.fast() {
+			ts = append(ts, l.t.String())
+		}
+	}
+	if len(ts) == 0 {
+		return ""
+	}
+	return strings.Join(ts, ", ") + " interleaved"
 }
 
 // lazyTable names the tensor the device interleaves only at its first
