@@ -12,16 +12,19 @@ import (
 )
 
 // Row interleaves. Where quant has a decode kernel over a weight type's
-// rows interleaved 16 at a time (Q4_K's at the avx512 level: about 1.6×
-// the bandwidth of the file layout's kernel on an AMD EPYC), the device
-// repacks each matrix of that type once, when it is uploaded, and every
-// matrix product of it reads the interleave: a decode step straight
-// through the kernel, a batch or a prompt on rows unpacked back to the
-// file's layout a segment at a time, into a per-worker scratch sized to
-// stay in L2, for the tile kernels. The file's pages of the tensor are
-// then released (releasePages) so that the copy takes their place in
-// memory instead of adding to it; Tensor.Data stays valid (a page read
-// again comes back from the file).
+// rows interleaved 16 at a time (Q4_K's at the avx512 level: 1.7× the
+// file layout's kernel on weights in cache, level from DRAM, where both
+// read what a core pulls), the device repacks each matrix of that type
+// once, when it is uploaded, and every matrix product of it reads the
+// interleave: a decode step straight through the kernel, a batched one
+// through the kernel once per input row on a segment sized for L2 (4–5×
+// the file layout's few-row kernels), a prompt on the segment unpacked
+// back to the file's layout into a per-worker scratch, for the tile
+// kernels. The file's pages of the tensor are then released
+// (releasePages) so that the copy takes their place in memory instead of
+// adding to it; Tensor.Data stays valid (a page read again comes back
+// from the file). Weights read into memory (not a file's mapping) cannot
+// be released: there the copy adds to them.
 //
 // CHURON_REPACK=0 keeps every weight in the file's layout (A/B runs); the
 // device's name says which ran.
