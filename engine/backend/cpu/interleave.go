@@ -12,9 +12,9 @@ import (
 )
 
 // Row interleaves. Where quant has a decode kernel over a weight type's
-// rows interleaved 16 at a time (Q4_K's at the avx512 level: 1.7× the
-// file layout's kernel on weights in cache, level from DRAM, where both
-// read what a core pulls), the device repacks each matrix of that type
+// rows interleaved 16 at a time (Q4_K's and Q6_K's, at the avx2 and
+// avx512 levels: Q4_K's 1.7× the file layout's kernel on weights in
+// cache, level from DRAM, where both read what a core pulls), the device repacks each matrix of that type
 // once, when it is uploaded, and every matrix product of it reads the
 // interleave: a decode step straight through the kernel, a batched one
 // through the kernel once per input row on a segment sized for L2 (4–5×
@@ -45,10 +45,10 @@ type layout struct {
 	fast func() bool
 }
 
-// layouts are the interleaves the device holds weights in, a line a type
-// (Q6_K's, quant.RepackQ6_KX16 and the rest, the same way).
+// layouts are the interleaves the device holds weights in, a line a type.
 var layouts = []layout{
-	{quant.Q4_K, quant.KX16Size, quant.RepackQ4_KX16, quant.VecDotRowsQ4_KX16, quant.UnpackQ4_KX16, avx512Level},
+	{quant.Q4_K, quant.KX16Size, quant.RepackQ4_KX16, quant.VecDotRowsQ4_KX16, quant.UnpackQ4_KX16, quant.KX16Kernel},
+	{quant.Q6_K, quant.Q6KX16Size, quant.RepackQ6_KX16, quant.VecDotRowsQ6_KX16, quant.UnpackQ6_KX16, avx2Level},
 }
 
 // layoutOf is the interleave the device holds weights of type t in, or
@@ -62,9 +62,9 @@ func layoutOf(t quant.Type) *layout {
 	return nil
 }
 
-// avx512Level reports whether quant runs its avx512 kernels (CHURON_CPU
-// caps the level), the only level with an interleave kernel so far.
-func avx512Level() bool { return quant.SIMDLevel() == "avx512" }
+// avx2Level reports whether quant runs its avx2 kernels or better
+// (CHURON_CPU caps the level), where q6x16's kernels run.
+func avx2Level() bool { l := quant.SIMDLevel(); return l == "avx2" || l == "avx512" }
 
 // repackSetting reads CHURON_REPACK: "0" keeps the file's layout.
 func repackSetting() bool { return os.Getenv("CHURON_REPACK") != "0" }

@@ -25,8 +25,8 @@ import (
 // synthetic ones add a tied output (token_embd, interleaved at its first
 // product), a vocabulary that ends in a partial group of 16 rows, and a
 // mixture of experts (a 3-D tensor's experts sliced from its interleave).
-// Where the level has no interleave kernel (CHURON_CPU=avx2, run here in
-// a child process) both runs hold the file's layout and must agree too.
+// The avx2 level's kernels run too, in a child process with
+// CHURON_CPU=avx2.
 func TestInterleavedLogits(t *testing.T) {
 	models := map[string]func(t *testing.T) string{
 		"zoo-Q4_K":   func(t *testing.T) string { return testdata.Path(t, "quantzoo", "zoo-Q4_K.gguf") },
@@ -43,8 +43,7 @@ func TestInterleavedLogits(t *testing.T) {
 		}
 		models[name] = func(*testing.T) string { return path }
 	}
-	// the levels with an interleave kernel (the device's avx512Level)
-	interleaving := quant.SIMDLevel() == "avx512"
+	interleaving := quant.KX16Kernel()
 	for name, pathOf := range models {
 		t.Run(name, func(t *testing.T) {
 			path := pathOf(t)
