@@ -58,17 +58,23 @@ func (b *Backend) Threads() int { return b.threads }
 // which kernels run ("avx512", with "+amx" where prompts run on tile
 // kernels), on how many threads, and CHURON_CPU where it is set (it
 // caps the level).
-func (b *Backend) Name() string {
+func (b *Backend) Name() string { return b.name("") }
+
+// name is Name with a note of the device's (its weights' layout) after
+// the threads.
+func (b *Backend) name(note string) string {
+	if note != "" {
+		note = "; " + note
+	}
 	level := quant.SIMDLevel()
 	if quant.AMX() {
 		level += "+amx"
 	}
-	note := ""
 	if v, known := quant.CPUSetting(); v != "" {
 		if known {
-			note = "; CHURON_CPU=" + v
+			note += "; CHURON_CPU=" + v
 		} else {
-			note = fmt.Sprintf("; CHURON_CPU=%q not understood", v)
+			note += fmt.Sprintf("; CHURON_CPU=%q not understood", v)
 		}
 	}
 	return fmt.Sprintf("CPU %s (%d threads%s)", level, b.threads, note)

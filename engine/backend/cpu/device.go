@@ -9,24 +9,29 @@ import (
 
 // Device is the CPU as a backend.Device: buffers are host memory, an
 // uploaded weight is the mapped tensor itself (one-row tensors widened
-// to float32 once), and each operation runs on the Backend's kernels
-// before the call returns, so Read's destination is ready at once and
-// Sync only reports what failed.
+// to float32 once; a matrix of a type with a fast 16-row interleave
+// repacked into it, see interleave.go), and each operation runs on the
+// Backend's kernels before the call returns, so Read's destination is
+// ready at once and Sync only reports what failed.
 type Device struct {
-	b   *Backend
-	err error // the first failure since the last Sync
+	b      *Backend
+	err    error // the first failure since the last Sync
+	repack bool  // interleave the weights that have a layout (CHURON_REPACK)
+	rp     repackTask
+	frees  []func() error // the interleaves' memory, released by Close
 
 	// MatMulMulti's arguments in the kernels' types, reused so that a
 	// decode step allocates nothing.
 	mdst [][]float32
 	mw   []*backend.Tensor
+	mil  []*interleaved
 	mx   [][]float32 // MatMulEach's inputs
 }
 
 // NewDevice returns the CPU device with threads worker threads
 // (0 = DefaultThreads).
 func NewDevice(threads int) *Device {
-	return &Device{b: New(threads)}
+	return &Device{b: New(threads), repack: repackSetting()}
 }
 
 // Kernels is the backend whose kernels the device runs: host slices in,
@@ -36,8 +41,9 @@ func (d *Device) Kernels() *Backend { return d.b }
 // Threads is the number of threads the device uses.
 func (d *Device) Threads() int { return d.b.Threads() }
 
-// Name implements backend.Device: "CPU avx512+amx (2 threads)".
-func (d *Device) Name() string { return d.b.Name() }
+// Name implements backend.Device: "CPU avx512 (2 threads; Q4_K
+// interleaved)".
+func (d *Device) Name() string { return d.b.name(d.ilNote()) }
 
 // Supports implements backend.Device: every type with a dot product.
 func (d *Device) Supports(t quant.Type) bool { return quant.VecDotSupported(t) }
@@ -68,11 +74,15 @@ func (d *Device) Alloc(n int) (backend.Buf, error) {
 // collector.
 func (d *Device) Free(backend.Buf) {}
 
-// Weight is a tensor resident on the CPU: the file's tensor, and for a
-// one-row tensor its values as float32.
+// Weight is a tensor resident on the CPU: the file's tensor, for a
+// one-row tensor its values as float32, and for a matrix the device
+// holds interleaved its rows in that layout, which the matrix products
+// then read instead of the tensor's data.
 type Weight struct {
-	t *backend.Tensor
-	f []float32
+	t    *backend.Tensor
+	f    []float32
+	il   *interleaved
+	lazy *layout // the layout to interleave it in at its first product
 }
 
 // NewWeight makes t resident in host memory: zero-copy for a matrix,
@@ -117,8 +127,39 @@ func kvOf(kv backend.KV) *KV {
 	return c
 }
 
-// Upload implements backend.Device.
-func (d *Device) Upload(t *backend.Tensor) (backend.Weight, error) { return NewWeight(t) }
+// Upload implements backend.Device: NewWeight, and a matrix that has a
+// fast interleave repacked into it (the token embeddings at their first
+// matrix product, if any: see lazyTable).
+func (d *Device) Upload(t *backend.Tensor) (backend.Weight, error) {
+	w, err := NewWeight(t)
+	if err != nil || !d.repack {
+		return w, err
+	}
+	if l := interleavable(t); l != nil {
+		if t.Name == lazyTable {
+			w.lazy = l
+		} else if err := d.interleave(w, l); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// resident is w, interleaved first if it waits for its first product.
+func (d *Device) resident(w backend.Weight) *Weight {
+	cw := weight(w)
+	if cw.lazy != nil {
+		if err := d.interleave(cw, cw.lazy); err != nil {
+			// It was checked at Upload: keep the file's layout, which
+			// works, and say so at the next Sync.
+			cw.lazy = nil
+			if d.err == nil {
+				d.err = err
+			}
+		}
+	}
+	return cw
+}
 
 // NewKV implements backend.Device.
 func (d *Device) NewKV(s backend.KVSpec) (backend.KV, error) { return NewKV(s) }
@@ -158,18 +199,22 @@ func (d *Device) Embed(dst backend.Buf, table backend.Weight, ids []int32) {
 
 // MatMul implements backend.Device.
 func (d *Device) MatMul(dst backend.Buf, w backend.Weight, x backend.Buf, n int) {
-	d.b.MatMul(host(dst), weight(w).t, host(x), n)
+	cw := d.resident(w)
+	d.b.matMul(host(dst), cw.t, cw.il, host(x), n)
 }
 
 // MatMulMulti implements backend.Device.
 func (d *Device) MatMulMulti(dst []backend.Buf, w []backend.Weight, x backend.Buf, n int) {
-	d.mdst, d.mw = d.mdst[:0], d.mw[:0]
+	d.mdst, d.mw, d.mil = d.mdst[:0], d.mw[:0], d.mil[:0]
 	for i := range dst {
+		cw := d.resident(w[i])
 		d.mdst = append(d.mdst, host(dst[i]))
-		d.mw = append(d.mw, weight(w[i]).t)
+		d.mw = append(d.mw, cw.t)
+		d.mil = append(d.mil, cw.il)
 	}
-	d.b.MatMulMulti(d.mdst, d.mw, host(x), n)
+	d.b.matMulMulti(d.mdst, d.mw, d.mil, host(x), n)
 	clear(d.mdst)
+	clear(d.mil)
 }
 
 // RMSNorm implements backend.Device.
@@ -226,10 +271,19 @@ func (d *Device) Sync() error {
 	return err
 }
 
-// Close implements backend.Device: it stops the worker threads.
+// Close implements backend.Device: it stops the worker threads and
+// frees the interleaved weights (the device's weights must not be used
+// after).
 func (d *Device) Close() error {
 	d.b.Close()
-	return nil
+	var err error
+	for _, free := range d.frees {
+		if e := free(); e != nil && err == nil {
+			err = fmt.Errorf("cpu: free interleaved weights: %w", e)
+		}
+	}
+	d.frees = nil
+	return err
 }
 
 // DeltaNet implements backend.DeltaNetRunner.

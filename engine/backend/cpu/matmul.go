@@ -30,6 +30,14 @@ const (
 	// for the four-row kernels, which cost 5 % of a 4-sequence step at
 	// 8 jobs per thread.
 	smallBatchJobs = 2
+	// ilUnpackRows: inputs of at least this many rows (a prompt) multiply
+	// an interleaved weight on its rows unpacked to the file's layout,
+	// through the tile kernels (AMX's where the CPU has them); fewer run
+	// the interleave's own kernel once per row, from L2. On the AMD EPYC
+	// without AMX the kernel per row was 4–5× the file layout's few-row
+	// kernels at 2–8 rows and level with unpacking at 32–128
+	// (BenchmarkMatMulQ4_KInterleave).
+	ilUnpackRows = packedMinRows
 )
 
 // matmulTask is one matrix product of an n-row input with up to maxMulti
@@ -50,10 +58,14 @@ type matmulTask struct {
 	pack    [maxMulti]bool
 	nact    int
 	scratch []quant.PackedScratch // per worker
+	// per worker: a segment of an interleaved weight's rows unpacked to
+	// the file's layout for the kernels of several input rows
+	unpacked [][]byte
 }
 
 type mmOut struct {
 	w          *backend.Tensor
+	il         *interleaved // w's rows interleaved, read instead of w.Data; or nil
 	dst        []float32
 	x          []float32 // its own input (MatMulEach), or nil for the shared one
 	n          int       // its input's rows
@@ -69,9 +81,14 @@ type mmSeg struct{ out, lo, hi int }
 // dst is n×w.Rows. Quantized weights are multiplied with activations
 // rounded the way llama.cpp rounds them (see quant.VecDotType).
 func (b *Backend) MatMul(dst []float32, w *backend.Tensor, x []float32, n int) {
+	b.matMul(dst, w, nil, x, n)
+}
+
+// matMul is MatMul reading w's rows from il where il is not nil.
+func (b *Backend) matMul(dst []float32, w *backend.Tensor, il *interleaved, x []float32, n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.mm.outs[0] = mmOut{w: w, dst: dst}
+	b.mm.outs[0] = mmOut{w: w, il: il, dst: dst}
 	b.matmul(x, n, 1)
 }
 
@@ -81,7 +98,13 @@ func (b *Backend) MatMul(dst []float32, w *backend.Tensor, x []float32, n int) {
 // parallel loop, which saves a barrier per weight in a decode step. Each
 // dst[j] equals what MatMul would write.
 func (b *Backend) MatMulMulti(dst [][]float32, w []*backend.Tensor, x []float32, n int) {
-	if len(dst) != len(w) || len(w) == 0 {
+	b.matMulMulti(dst, w, nil, x, n)
+}
+
+// matMulMulti is MatMulMulti reading w[j]'s rows from il[j] where il is
+// given (len(w) entries) and il[j] is not nil.
+func (b *Backend) matMulMulti(dst [][]float32, w []*backend.Tensor, il []*interleaved, x []float32, n int) {
+	if len(dst) != len(w) || len(w) == 0 || (il != nil && len(il) != len(w)) {
 		panic(fmt.Sprintf("cpu: MatMulMulti: %d outputs for %d weights", len(dst), len(w)))
 	}
 	b.mu.Lock()
@@ -89,7 +112,7 @@ func (b *Backend) MatMulMulti(dst [][]float32, w []*backend.Tensor, x []float32,
 	for start := 0; start < len(w); start += maxMulti {
 		k := min(maxMulti, len(w)-start)
 		for j := range k {
-			b.mm.outs[j] = mmOut{w: w[start+j], dst: dst[start+j]}
+			b.mm.outs[j] = mmOut{w: w[start+j], il: ilAt(il, start+j), dst: dst[start+j]}
 		}
 		b.matmul(x, n, k)
 	}
@@ -102,7 +125,13 @@ func (b *Backend) MatMulMulti(dst [][]float32, w []*backend.Tensor, x []float32,
 // start and rows) share its rounding. Each dst[j] equals what MatMul
 // would write.
 func (b *Backend) MatMulEach(dst [][]float32, w []*backend.Tensor, x [][]float32, n []int) {
-	if len(dst) != len(w) || len(x) != len(w) || len(n) != len(w) || len(w) == 0 {
+	b.matMulEach(dst, w, nil, x, n)
+}
+
+// matMulEach is MatMulEach reading w[j]'s rows from il[j] where il is
+// given (len(w) entries) and il[j] is not nil.
+func (b *Backend) matMulEach(dst [][]float32, w []*backend.Tensor, il []*interleaved, x [][]float32, n []int) {
+	if len(dst) != len(w) || len(x) != len(w) || len(n) != len(w) || len(w) == 0 || (il != nil && len(il) != len(w)) {
 		panic(fmt.Sprintf("cpu: MatMulEach: %d outputs, %d inputs and %d row counts for %d weights", len(dst), len(x), len(n), len(w)))
 	}
 	b.mu.Lock()
@@ -111,11 +140,19 @@ func (b *Backend) MatMulEach(dst [][]float32, w []*backend.Tensor, x [][]float32
 		k := min(maxMulti, len(w)-start)
 		most := 0
 		for j := range k {
-			b.mm.outs[j] = mmOut{w: w[start+j], dst: dst[start+j], x: x[start+j], n: n[start+j]}
+			b.mm.outs[j] = mmOut{w: w[start+j], il: ilAt(il, start+j), dst: dst[start+j], x: x[start+j], n: n[start+j]}
 			most = max(most, n[start+j])
 		}
 		b.matmul(nil, most, k)
 	}
+}
+
+// ilAt is il[j], or nil where no weight is interleaved (il nil).
+func ilAt(il []*interleaved, j int) *interleaved {
+	if il == nil {
+		return nil
+	}
+	return il[j]
 }
 
 // sameInput reports whether two inputs are the same rows.
@@ -150,7 +187,8 @@ func (b *Backend) matmul(x []float32, n, k int) {
 		if !ok || !ok2 || !quant.VecDotSupported(w.Type) {
 			panic(fmt.Sprintf("cpu: matmul %s: rows of %d are not whole %v blocks", w.Name, cols, w.Type))
 		}
-		if nj <= 0 || len(xj) < nj*cols || len(o.dst) < nj*w.Rows() || len(w.Data) < wrow*w.Rows() {
+		if nj <= 0 || len(xj) < nj*cols || len(o.dst) < nj*w.Rows() || len(w.Data) < wrow*w.Rows() ||
+			(o.il != nil && len(o.il.data) < o.il.l.size(w.Rows(), cols)) {
 			panic(fmt.Sprintf("cpu: matmul %s: buffers too small for %d rows", w.Name, nj))
 		}
 		o.arow, o.wrow = arow, wrow
@@ -181,6 +219,7 @@ func (b *Backend) matmul(x []float32, n, k int) {
 	}
 	if len(t.scratch) < b.threads {
 		t.scratch = make([]quant.PackedScratch, b.threads)
+		t.unpacked = make([][]byte, b.threads)
 	}
 	b.quantizeInput(cols)
 
@@ -203,9 +242,10 @@ func (b *Backend) matmul(x []float32, n, k int) {
 		if o.n > 1 {
 			s = max(8, min(s, l2Budget/o.wrow))
 		}
-		if o.packed != nil || o.n >= packedMinRows {
+		if o.packed != nil || o.n >= packedMinRows || o.il != nil {
 			// whole groups of 16 weight rows for the tile kernels (AMX,
 			// and quant's K-quant tiles, which widen 16 rows at a time)
+			// and the interleaves
 			s = (s + 15) &^ 15
 		}
 		for lo := 0; lo < rows; lo += s {
@@ -229,7 +269,31 @@ func (t *matmulTask) segment(worker int, sg mmSeg) {
 	o := &t.outs[sg.out]
 	w := o.w
 	cols, rows, n := w.Cols(), w.Rows(), o.n
-	wdata := w.Data[sg.lo*o.wrow : sg.hi*o.wrow]
+	var wdata []byte
+	if o.il != nil {
+		packed, nr := o.il.from(sg.lo), sg.hi-sg.lo
+		if n < ilUnpackRows {
+			// Token by token: the interleave kernel reads the segment
+			// from L2 (it is sized for that when n > 1) at several
+			// times the rate of unpacking it.
+			for i := range n {
+				out := o.dst[i*rows+sg.lo : i*rows+sg.hi]
+				if err := o.il.l.rows(packed, nr, o.act[i*o.arow:(i+1)*o.arow], cols, out); err != nil {
+					panic(fmt.Sprintf("cpu: matmul %s: %v", w.Name, err)) // shapes checked: a bug
+				}
+			}
+			return
+		}
+		// A prompt: the file's layout for the tile kernels below, in L2
+		// (the segment is sized for it).
+		wdata = growB(t.unpacked[worker], nr*o.wrow)
+		t.unpacked[worker] = wdata
+		if err := o.il.l.unpack(wdata, packed, nr, cols); err != nil {
+			panic(fmt.Sprintf("cpu: matmul %s: %v", w.Name, err))
+		}
+	} else {
+		wdata = w.Data[sg.lo*o.wrow : sg.hi*o.wrow]
+	}
 	if o.packed != nil {
 		quant.VecDotPacked(w.Type, wdata, o.wrow, sg.hi-sg.lo, o.packed, o.dst[sg.lo:], rows, &t.scratch[worker])
 		return

@@ -17,6 +17,10 @@ func (w *Weight) Slice(i int) (*Weight, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
+	if w.il != nil && !sub.IsVector() {
+		// whole groups of w's interleave (interleavable)
+		return &Weight{t: sub, il: w.il.sub(i*sub.Rows(), sub.Rows(), sub.Cols())}, nil
+	}
 	return NewWeight(sub)
 }
 
@@ -64,14 +68,17 @@ func SwiGLUClamped(dst, gate, up []float32, alpha, limit float32) {
 
 // MatMulEach implements backend.Device.
 func (d *Device) MatMulEach(dst []backend.Buf, w []backend.Weight, x []backend.Buf, n []int) {
-	d.mdst, d.mw, d.mx = d.mdst[:0], d.mw[:0], d.mx[:0]
+	d.mdst, d.mw, d.mil, d.mx = d.mdst[:0], d.mw[:0], d.mil[:0], d.mx[:0]
 	for i := range dst {
+		cw := d.resident(w[i])
 		d.mdst = append(d.mdst, host(dst[i]))
-		d.mw = append(d.mw, weight(w[i]).t)
+		d.mw = append(d.mw, cw.t)
+		d.mil = append(d.mil, cw.il)
 		d.mx = append(d.mx, host(x[i]))
 	}
-	d.b.MatMulEach(d.mdst, d.mw, d.mx, n)
+	d.b.matMulEach(d.mdst, d.mw, d.mil, d.mx, n)
 	clear(d.mdst)
+	clear(d.mil)
 	clear(d.mx)
 }
 

@@ -1,0 +1,65 @@
+package cpu
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// releasePages drops this process's mapping of the whole pages inside b
+// (MADV_DONTNEED) where b lies in a file mapping, such as a mapped model
+// file: they leave the resident set, stay in the page cache, and a read
+// of them later faults them back in from the file. Memory that is not a
+// file's (the heap, a model read into memory) is left alone: there the
+// advice would discard the bytes. Best effort: a failure (locked pages,
+// say) keeps the pages.
+func releasePages(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	start := uintptr(unsafe.Pointer(&b[0]))
+	page := uintptr(os.Getpagesize())
+	lo := (start + page - 1) &^ (page - 1)
+	hi := (start + uintptr(len(b))) &^ (page - 1)
+	if hi <= lo || !fileMapped(lo, hi) {
+		return
+	}
+	_ = syscall.Madvise(b[int(lo-start):int(hi-start)], syscall.MADV_DONTNEED)
+}
+
+// fileMapped reports whether the addresses [lo, hi) are mapped from a
+// file, according to /proc/self/maps: covered by mappings, each with an
+// inode.
+func fileMapped(lo, hi uintptr) bool {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	at := lo // the first address not yet seen covered
+	sc := bufio.NewScanner(f)
+	for sc.Scan() && at < hi {
+		// start-end perms offset dev inode [path]
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		from, to, ok := strings.Cut(fields[0], "-")
+		if !ok {
+			continue
+		}
+		s, err1 := strconv.ParseUint(from, 16, 64)
+		e, err2 := strconv.ParseUint(to, 16, 64)
+		if err1 != nil || err2 != nil || uintptr(e) <= at || uintptr(s) >= hi {
+			continue
+		}
+		if uintptr(s) > at || fields[4] == "0" {
+			return false // a hole, or memory that is no file's
+		}
+		at = uintptr(e)
+	}
+	return at >= hi
+}
