@@ -197,7 +197,7 @@ func readInMemory(ctx context.Context, path string, report func(float64)) (*gguf
 	if st.Size() > math.MaxInt {
 		return nil, fmt.Errorf("file of %d bytes is too large for this platform", st.Size())
 	}
-	buf, release := hugemem.Alloc(int(st.Size()))
+	buf, release := hugemem.AllocFile(fh, int(st.Size()))
 	parsed := false
 	defer func() {
 		if !parsed && release != nil {

@@ -23,8 +23,9 @@ import (
 // kernels. The file's pages of the tensor are then released
 // (releasePages) so that the copy takes their place in memory instead of
 // adding to it; Tensor.Data stays valid (a page read again comes back
-// from the file). Weights read into memory (not a file's mapping) cannot
-// be released: there the copy adds to them.
+// from the file). Weights read into memory (--no-mmap) give those pages
+// back to their file the same way (hugemem.Refile); only weights on the
+// Go heap or locked in memory keep them, and there the copy adds to them.
 //
 // CHURON_REPACK=0 keeps every weight in the file's layout (A/B runs); the
 // device's name says which ran.

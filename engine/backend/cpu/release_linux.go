@@ -7,15 +7,18 @@ import (
 	"strings"
 	"syscall"
 	"unsafe"
+
+	"github.com/churon/churon/internal/hugemem"
 )
 
 // releasePages drops this process's mapping of the whole pages inside b
 // (MADV_DONTNEED) where b lies in a file mapping, such as a mapped model
 // file: they leave the resident set, stay in the page cache, and a read
-// of them later faults them back in from the file. Memory that is not a
-// file's (the heap, a model read into memory) is left alone: there the
-// advice would discard the bytes. Best effort: a failure (locked pages,
-// say) keeps the pages.
+// of them later faults them back in from the file. A model read into
+// memory gives its pages back to its file (hugemem.Refile) and reads the
+// same; other memory (the heap) is left alone: there the advice would
+// discard the bytes. Best effort: a failure (locked pages, say) keeps
+// the pages.
 func releasePages(b []byte) {
 	if len(b) == 0 {
 		return
@@ -24,7 +27,13 @@ func releasePages(b []byte) {
 	page := uintptr(os.Getpagesize())
 	lo := (start + page - 1) &^ (page - 1)
 	hi := (start + uintptr(len(b))) &^ (page - 1)
-	if hi <= lo || !fileMapped(lo, hi) {
+	if hi <= lo {
+		return
+	}
+	if !fileMapped(lo, hi) {
+		// A model read into memory: its pages go back to its file
+		// (where it was read by hugemem.AllocFile), not to nothing.
+		hugemem.Refile(b)
 		return
 	}
 	_ = syscall.Madvise(b[int(lo-start):int(hi-start)], syscall.MADV_DONTNEED)
