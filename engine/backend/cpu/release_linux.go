@@ -14,8 +14,10 @@ import (
 // file: they leave the resident set, stay in the page cache, and a read
 // of them later faults them back in from the file. Memory that is not a
 // file's (the heap, a model read into memory) is left alone: there the
-// advice would discard the bytes. Best effort: a failure (locked pages,
-// say) keeps the pages.
+// advice would discard the bytes; so is a private writable mapping of a
+// file, where a page written to is the process's own copy, which the
+// advice would replace with the file's bytes. Best effort: a failure
+// (locked pages, say) keeps the pages.
 func releasePages(b []byte) {
 	if len(b) == 0 {
 		return
@@ -32,7 +34,8 @@ func releasePages(b []byte) {
 
 // fileMapped reports whether the addresses [lo, hi) are mapped from a
 // file, according to /proc/self/maps: covered by mappings, each with an
-// inode.
+// inode and either shared or read-only (a private writable one may hold
+// pages written since, which are no longer the file's).
 func fileMapped(lo, hi uintptr) bool {
 	f, err := os.Open("/proc/self/maps")
 	if err != nil {
@@ -58,6 +61,9 @@ func fileMapped(lo, hi uintptr) bool {
 		}
 		if uintptr(s) > at || fields[4] == "0" {
 			return false // a hole, or memory that is no file's
+		}
+		if perms := fields[1]; len(perms) < 4 || (perms[1] == 'w' && perms[3] == 'p') {
+			return false // copy on write: written pages are not the file's
 		}
 		at = uintptr(e)
 	}

@@ -93,3 +93,36 @@ func residentKiB(t *testing.T, addr uintptr) int64 {
 	t.Fatalf("mapping at %x not in smaps", addr)
 	return 0
 }
+
+// TestReleasePagesPrivateWritable: a private writable mapping of a file
+// is left alone, since a page written to it is the process's own copy
+// and the advice would bring back the file's bytes in its place.
+func TestReleasePagesPrivateWritable(t *testing.T) {
+	page := os.Getpagesize()
+	path := filepath.Join(t.TempDir(), "weights")
+	if err := os.WriteFile(path, make([]byte, 8*page), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mapped, err := syscall.Mmap(int(f.Fd()), 0, 8*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mapped)
+	for i := range mapped {
+		mapped[i] = byte(i*13 + 1)
+	}
+	want := bytes.Clone(mapped)
+	start := uintptr(unsafe.Pointer(&mapped[0]))
+	if fileMapped(start, start+uintptr(len(mapped))) {
+		t.Error("a private writable mapping seen as the file's bytes")
+	}
+	releasePages(mapped)
+	if !bytes.Equal(mapped, want) {
+		t.Error("written pages of a private mapping lost")
+	}
+}
