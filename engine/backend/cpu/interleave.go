@@ -148,7 +148,11 @@ func (d *Device) interleave(w *Weight, l *layout) error {
 		return fmt.Errorf("cpu: %s: %w", t.Name, err)
 	}
 	w.il, w.lazy = il, nil
-	releasePages(t.Data[:rows*stride])
+	dup := data
+	if free == nil {
+		dup = nil // on the Go heap, which Close does not unmap: no lock moves there
+	}
+	releasePages(t.Data[:rows*stride], dup)
 	return nil
 }
 
