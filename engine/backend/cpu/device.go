@@ -18,7 +18,8 @@ type Device struct {
 	err    error // the first failure since the last Sync
 	repack bool  // interleave the weights that have a layout (CHURON_REPACK)
 	rp     repackTask
-	frees  []func() error // the interleaves' memory, released by Close
+	frees  []func() error      // the interleaves' memory, released by Close
+	held   map[quant.Type]bool // the types of the weights held interleaved (or at their first product)
 
 	// MatMulMulti's arguments in the kernels' types, reused so that a
 	// decode step allocates nothing.
@@ -136,6 +137,10 @@ func (d *Device) Upload(t *backend.Tensor) (backend.Weight, error) {
 		return w, err
 	}
 	if l := interleavable(t); l != nil {
+		if d.held == nil {
+			d.held = make(map[quant.Type]bool)
+		}
+		d.held[l.t] = true
 		if t.Name == lazyTable {
 			w.lazy = l
 		} else if err := d.interleave(w, l); err != nil {

@@ -149,19 +149,25 @@ func (d *Device) interleave(w *Weight, l *layout) error {
 		return fmt.Errorf("cpu: %s: %w", t.Name, err)
 	}
 	w.il, w.lazy = il, nil
-	releasePages(t.Data[:rows*stride])
+	dup := data
+	if free == nil {
+		dup = nil // on the Go heap, which Close does not unmap: no lock moves there
+	}
+	releasePages(t.Data[:rows*stride], dup)
 	return nil
 }
 
-// ilNote is what the device's name says about interleaving: which weights
-// are held interleaved, or that CHURON_REPACK turned it off.
+// ilNote is what the device's name says about interleaving: the types of
+// the weights it holds interleaved (none named: none is, as for a model
+// without those types, or a level without their kernels), or that
+// CHURON_REPACK turned it off.
 func (d *Device) ilNote() string {
 	if !d.repack {
 		return "CHURON_REPACK=0"
 	}
 	var ts []string
 	for _, l := range layouts {
-		if l.fast() {
+		if d.held[l.t] {
 			ts = append(ts, l.t.String())
 		}
 	}

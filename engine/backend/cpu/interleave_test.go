@@ -16,21 +16,27 @@ import (
 	"github.com/churon/churon/models/synth"
 )
 
-// TestInterleavedLogits runs models with Q4_K weights with the device's
-// interleave (the default) and without (CHURON_REPACK=0): the logits of
-// a prompt at every position (the tile kernels on unpacked rows), of
-// single-token steps (the interleave kernel) and of a batched step of
-// three sequences (the few-row kernels on unpacked rows) are equal bit
-// for bit. The real files are the shared quantzoo's Q4_K and Q4_K_M; the
-// synthetic ones add a tied output (token_embd, interleaved at its first
-// product), a vocabulary that ends in a partial group of 16 rows, and a
-// mixture of experts (a 3-D tensor's experts sliced from its interleave).
-// The avx2 level's kernels run too, in a child process with
-// CHURON_CPU=avx2.
+// TestInterleavedLogits runs models with Q4_K and Q6_K weights with the
+// device's interleave (the default) and without (CHURON_REPACK=0): the
+// logits of a prompt at every position (the tile kernels on unpacked
+// rows), of single-token steps (the interleave kernel) and of a batched
+// step of three sequences (the interleave kernel once per row) are equal
+// bit for bit, and the device's name lists the types it held interleaved.
+// The real files are the shared quantzoo's Q4_K, Q6_K and Q4_K_M (its
+// output, one attn_v and one ffn_down Q6_K); the synthetic ones add a
+// tied output (token_embd, interleaved at its first product), a
+// vocabulary that ends in a partial group of 16 rows, and a mixture of
+// experts (a 3-D tensor's experts sliced from its interleave). The avx2
+// level's kernels run too, in a child process with CHURON_CPU=avx2.
 func TestInterleavedLogits(t *testing.T) {
-	models := map[string]func(t *testing.T) string{
-		"zoo-Q4_K":   func(t *testing.T) string { return testdata.Path(t, "quantzoo", "zoo-Q4_K.gguf") },
-		"zoo-Q4_K_M": func(t *testing.T) string { return testdata.Path(t, "quantzoo", "zoo-Q4_K_M-mixed.gguf") },
+	type model struct {
+		path func(t *testing.T) string
+		held string // the device's name's note where the level interleaves
+	}
+	models := map[string]model{
+		"zoo-Q4_K":   {func(t *testing.T) string { return testdata.Path(t, "quantzoo", "zoo-Q4_K.gguf") }, "Q4_K interleaved"},
+		"zoo-Q6_K":   {func(t *testing.T) string { return testdata.Path(t, "quantzoo", "zoo-Q6_K.gguf") }, "Q6_K interleaved"},
+		"zoo-Q4_K_M": {func(t *testing.T) string { return testdata.Path(t, "quantzoo", "zoo-Q4_K_M-mixed.gguf") }, "Q4_K, Q6_K interleaved"},
 	}
 	tied := synth.Tiny("llama")
 	tied.Embd, tied.FF, tied.Vocab, tied.Type, tied.Tied = 256, 512, 333, quant.Q4_K, true
@@ -41,18 +47,19 @@ func TestInterleavedLogits(t *testing.T) {
 		if err := synth.Write(path, s); err != nil {
 			t.Fatal(err)
 		}
-		models[name] = func(*testing.T) string { return path }
+		models[name] = model{func(*testing.T) string { return path }, "Q4_K interleaved"}
 	}
 	interleaving := quant.KX16Kernel()
-	for name, pathOf := range models {
+	for name, m := range models {
 		t.Run(name, func(t *testing.T) {
-			path := pathOf(t)
+			path := m.path(t)
 			t.Setenv("CHURON_REPACK", "0")
 			file, fileName := runModel(t, path)
 			t.Setenv("CHURON_REPACK", "1")
 			il, ilName := runModel(t, path)
-			if strings.Contains(ilName, " interleaved") != interleaving || !strings.Contains(fileName, "CHURON_REPACK=0") {
-				t.Errorf("backends %q and %q at level %s", ilName, fileName, quant.SIMDLevel())
+			if strings.Contains(ilName, "; "+m.held) != interleaving || strings.Contains(ilName, " interleaved") != interleaving ||
+				!strings.Contains(fileName, "CHURON_REPACK=0") {
+				t.Errorf("backends %q and %q at level %s (want %q where it interleaves)", ilName, fileName, quant.SIMDLevel(), m.held)
 			}
 			for i := range file {
 				if file[i].what != il[i].what || len(file[i].logits) != len(il[i].logits) {

@@ -13,13 +13,18 @@ import (
 
 // releasePages drops this process's mapping of the whole pages inside b
 // (MADV_DONTNEED) where b lies in a file mapping, such as a mapped model
-// file: they leave the resident set, stay in the page cache, and a read
-// of them later faults them back in from the file. A model read into
-// memory gives its pages back to its file (hugemem.Refile) and reads the
-// same; other memory (the heap) is left alone: there the advice would
-// discard the bytes. Best effort: a failure (locked pages, say) keeps
-// the pages.
-func releasePages(b []byte) {
+// file, now that dup holds a copy of b's bytes (in another layout) that
+// is read instead: they leave the resident set, stay in the page cache,
+// and a read of them later faults them back in from the file. A model
+// read into memory gives its pages back to its file (hugemem.Refile) and
+// reads the same. Other memory (the heap) is left alone: there the advice
+// would discard the bytes; so is a private writable mapping of a file,
+// where a page written to is the process's own copy, which the advice
+// would replace with the file's bytes. Pages locked in memory (mlock:
+// LoadOptions.Lock), which the advice refuses, hand their lock to dup,
+// the bytes now read, which the lock is for. Best effort: a failure
+// keeps the pages (and their lock).
+func releasePages(b, dup []byte) {
 	if len(b) == 0 {
 		return
 	}
@@ -36,12 +41,25 @@ func releasePages(b []byte) {
 		hugemem.Refile(b)
 		return
 	}
-	_ = syscall.Madvise(b[int(lo-start):int(hi-start)], syscall.MADV_DONTNEED)
+	pages := b[int(lo-start):int(hi-start)]
+	if err := syscall.Madvise(pages, syscall.MADV_DONTNEED); err != syscall.EINVAL {
+		return // released, or refused for a reason a lock does not explain
+	}
+	// A file's pages refuse the advice where they are locked. Lock the
+	// copy first: where the limit (ulimit -l) has no room for it, the
+	// file's pages keep the lock and stay.
+	if len(dup) == 0 || syscall.Mlock(dup) != nil {
+		return
+	}
+	if syscall.Munlock(pages) == nil {
+		_ = syscall.Madvise(pages, syscall.MADV_DONTNEED)
+	}
 }
 
 // fileMapped reports whether the addresses [lo, hi) are mapped from a
 // file, according to /proc/self/maps: covered by mappings, each with an
-// inode.
+// inode and either shared or read-only (a private writable one may hold
+// pages written since, which are no longer the file's).
 func fileMapped(lo, hi uintptr) bool {
 	f, err := os.Open("/proc/self/maps")
 	if err != nil {
@@ -67,6 +85,9 @@ func fileMapped(lo, hi uintptr) bool {
 		}
 		if uintptr(s) > at || fields[4] == "0" {
 			return false // a hole, or memory that is no file's
+		}
+		if perms := fields[1]; len(perms) < 4 || (perms[1] == 'w' && perms[3] == 'p') {
+			return false // copy on write: written pages are not the file's
 		}
 		at = uintptr(e)
 	}

@@ -44,7 +44,7 @@ func TestReleasePages(t *testing.T) {
 	}
 	before := residentKiB(t, start)
 	// A tensor's bytes, not page-aligned: the pages wholly inside go.
-	releasePages(mapped[100 : len(mapped)-100])
+	releasePages(mapped[100:len(mapped)-100], nil)
 	after := residentKiB(t, start)
 	if kept := int64(3 * page / 1024); after > kept || before < int64(len(want)/1024) {
 		t.Errorf("mapping resident %d KiB before, %d KiB after (want at most the %d KiB of the edge pages)", before, after, kept)
@@ -58,38 +58,130 @@ func TestReleasePages(t *testing.T) {
 	if fileMapped(hs, hs+uintptr(len(heap))) {
 		t.Error("heap memory seen as a file's mapping")
 	}
-	releasePages(heap)
+	releasePages(heap, nil)
 	if !bytes.Equal(heap, want) {
 		t.Error("heap bytes lost")
 	}
 }
 
-// residentKiB is the Rss of the mapping that starts at addr, from
+// residentKiB is the Rss of the mapping that holds addr, from
 // /proc/self/smaps.
-func residentKiB(t *testing.T, addr uintptr) int64 {
+func residentKiB(t *testing.T, addr uintptr) int64 { return smapsKiB(t, addr, "Rss:") }
+
+// smapsKiB is the field (such as "Rss:" or "Locked:") of the mapping that
+// holds addr, from /proc/self/smaps.
+func smapsKiB(t *testing.T, addr uintptr, field string) int64 {
 	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		t.Skipf("no smaps: %v", err)
 	}
 	defer f.Close()
-	head := strconv.FormatUint(uint64(addr), 16) + "-"
 	in := false
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		l := sc.Text()
-		if fields := strings.Fields(l); len(fields) > 0 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
-			in = strings.HasPrefix(l, head)
+		fields := strings.Fields(l)
+		if len(fields) == 0 {
 			continue
 		}
-		if in && strings.HasPrefix(l, "Rss:") {
-			kib, err := strconv.ParseInt(strings.Fields(l)[1], 10, 64)
+		if from, to, ok := strings.Cut(fields[0], "-"); ok && !strings.HasSuffix(fields[0], ":") {
+			s, err1 := strconv.ParseUint(from, 16, 64)
+			e, err2 := strconv.ParseUint(to, 16, 64)
+			in = err1 == nil && err2 == nil && uint64(addr) >= s && uint64(addr) < e
+			continue
+		}
+		if in && fields[0] == field && len(fields) > 1 {
+			kib, err := strconv.ParseInt(fields[1], 10, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return kib
 		}
 	}
-	t.Fatalf("mapping at %x not in smaps", addr)
+	t.Fatalf("no %s for a mapping holding %x in smaps", field, addr)
 	return 0
+}
+
+// TestReleasePagesPrivateWritable: a private writable mapping of a file
+// is left alone, since a page written to it is the process's own copy
+// and the advice would bring back the file's bytes in its place.
+func TestReleasePagesPrivateWritable(t *testing.T) {
+	page := os.Getpagesize()
+	path := filepath.Join(t.TempDir(), "weights")
+	if err := os.WriteFile(path, make([]byte, 8*page), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mapped, err := syscall.Mmap(int(f.Fd()), 0, 8*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mapped)
+	for i := range mapped {
+		mapped[i] = byte(i*13 + 1)
+	}
+	want := bytes.Clone(mapped)
+	start := uintptr(unsafe.Pointer(&mapped[0]))
+	if fileMapped(start, start+uintptr(len(mapped))) {
+		t.Error("a private writable mapping seen as the file's bytes")
+	}
+	releasePages(mapped, nil)
+	if !bytes.Equal(mapped, want) {
+		t.Error("written pages of a private mapping lost")
+	}
+}
+
+// TestReleasePagesLocked: locked pages of a file's mapping (LoadOptions.
+// Lock) refuse the advice; they hand their lock to the copy that is read
+// instead and are released, so that the weights in use stay locked and
+// are not held twice.
+func TestReleasePagesLocked(t *testing.T) {
+	page := os.Getpagesize()
+	want := make([]byte, 16*page)
+	for i := range want {
+		want[i] = byte(i*5 + i/page)
+	}
+	path := filepath.Join(t.TempDir(), "weights")
+	if err := os.WriteFile(path, want, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mapped, err := syscall.Mmap(int(f.Fd()), 0, len(want), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mapped)
+	if err := syscall.Mlock(mapped); err != nil {
+		t.Skipf("mlock refused here: %v", err)
+	}
+	defer syscall.Munlock(mapped)
+	dup, err := syscall.Mmap(-1, 0, len(want), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(dup)
+	copy(dup, mapped)
+	start, dupStart := uintptr(unsafe.Pointer(&mapped[0])), uintptr(unsafe.Pointer(&dup[0]))
+	if locked := smapsKiB(t, start, "Locked:"); locked < int64(len(want)/1024) {
+		t.Fatalf("the file's pages: %d KiB locked before", locked)
+	}
+	releasePages(mapped, dup)
+	if locked, rss := smapsKiB(t, start, "Locked:"), residentKiB(t, start); locked != 0 || rss != 0 {
+		t.Errorf("the file's pages after: %d KiB locked, %d KiB resident (want none)", locked, rss)
+	}
+	if locked := smapsKiB(t, dupStart, "Locked:"); locked < int64(len(want)/1024) {
+		t.Errorf("the copy: %d KiB locked, want %d", locked, len(want)/1024)
+	}
+	if !bytes.Equal(mapped, want) || !bytes.Equal(dup, want) {
+		t.Error("bytes lost")
+	}
 }
