@@ -1,6 +1,9 @@
 package quant
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Q4_0 rows interleaved 16 at a time for decode (matrix × one vector),
 // as kx16.go and q6x16.go do for Q4_K and Q6_K.
@@ -105,15 +108,23 @@ func UnpackQ4_0X16(dst, packed []byte, nRows, n int) error {
 			nRows, n, len(packed), len(dst))
 	}
 	gsz := q4x16Group(nb)
+	da := q4x16DArea(nb)
+	// Word loads and stores, not copy calls: a prompt unpacks every
+	// segment of the weights once per product, so this runs at the speed
+	// of the tile kernels' input (~6× the copies here).
 	for r := range nRows {
 		grp := packed[r/q4x16Rows*gsz:][:gsz]
 		lane := r % q4x16Rows
+		row := dst[r*nb*q4_0Bytes:][:nb*q4_0Bytes]
 		for b := range nb {
-			out := dst[(r*nb+b)*q4_0Bytes:][:q4_0Bytes]
-			copy(out[:2], grp[q4x16D(b, lane):])
-			for k := range 4 {
-				copy(out[2+4*k:][:4], grp[q4x16QS(nb, b, k, lane):])
-			}
+			out := row[b*q4_0Bytes:][:q4_0Bytes]
+			d := grp[32*b+2*lane:][:2]
+			out[0], out[1] = d[0], d[1]
+			qs := grp[da+q4x16Chunk*b+4*lane:][:3*64+4]
+			binary.LittleEndian.PutUint32(out[2:], binary.LittleEndian.Uint32(qs[0:]))
+			binary.LittleEndian.PutUint32(out[6:], binary.LittleEndian.Uint32(qs[64:]))
+			binary.LittleEndian.PutUint32(out[10:], binary.LittleEndian.Uint32(qs[128:]))
+			binary.LittleEndian.PutUint32(out[14:], binary.LittleEndian.Uint32(qs[192:]))
 		}
 	}
 	return nil
