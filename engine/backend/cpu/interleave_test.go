@@ -38,6 +38,9 @@ func TestInterleavedLogits(t *testing.T) {
 		"zoo-Q6_K":   {func(t *testing.T) string { return testdata.Path(t, "quantzoo", "zoo-Q6_K.gguf") }, "Q6_K interleaved"},
 		"zoo-Q4_K_M": {func(t *testing.T) string { return testdata.Path(t, "quantzoo", "zoo-Q4_K_M-mixed.gguf") }, "Q4_K, Q6_K interleaved"},
 	}
+	if quant.SIMDLevel() == "avx2" { // Q4_0's interleave runs at avx2 only
+		models["zoo-Q4_0"] = model{func(t *testing.T) string { return testdata.Path(t, "quantzoo", "zoo-Q4_0.gguf") }, "Q4_0 interleaved"}
+	}
 	tied := synth.Tiny("llama")
 	tied.Embd, tied.FF, tied.Vocab, tied.Type, tied.Tied = 256, 512, 333, quant.Q4_K, true
 	moe := synth.Tiny("qwen3moe")
