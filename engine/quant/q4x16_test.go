@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -107,7 +108,7 @@ func testQ4X16(t *testing.T) {
 			want := vecDotGeneric(Q4_0, row, act, c.n)
 			vd := VecDot(Q4_0, row, act, c.n)
 			if b := math.Float32bits(want); math.Float32bits(out[i]) != b ||
-				math.Float32bits(twin[i]) != b || math.Float32bits(vd) != b {
+				math.Float32bits(twin[i]) != b || !sameAsVecDot(vd, want) {
 				t.Errorf("n=%d rows=%d: row %d = %g (twin %g, VecDot %g), generic %g",
 					c.n, c.nRows, i, out[i], twin[i], vd, want)
 			}
@@ -207,4 +208,17 @@ func TestRepackQ4_0X16Errors(t *testing.T) {
 			t.Errorf("unpack, %s: no error", c.name)
 		}
 	}
+}
+
+// sameAsVecDot reports whether VecDot's result vd matches the generic
+// product want as the one rounding rule promises: bit for bit on amd64,
+// where every Q4_0/Q8_0 path gives the generic order's bits. The NEON
+// kernels keep partial sums in lanes, so there VecDot may differ in the
+// last bits; the interleave has no kernel there and the device does not
+// hold weights in it.
+func sameAsVecDot(vd, want float32) bool {
+	if runtime.GOARCH == "amd64" {
+		return math.Float32bits(vd) == math.Float32bits(want)
+	}
+	return math.Abs(float64(vd-want)) <= 1e-4*(1+math.Abs(float64(want)))
 }

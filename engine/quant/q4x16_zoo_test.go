@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/churon/churon/engine/quant"
@@ -66,7 +67,10 @@ func testX16Zoo(t *testing.T, typ quant.Type, sizeOf func(nRows, n int) int,
 			}
 			for row := range nRows {
 				want := quant.VecDot(typ, data[row*size:(row+1)*size], act, n)
-				if math.Float32bits(out[row]) != math.Float32bits(want) {
+				// Bit for bit on amd64 (the one rounding rule); the NEON
+				// kernels keep partial sums in lanes (last bits differ).
+				if math.Float32bits(out[row]) != math.Float32bits(want) &&
+					(runtime.GOARCH == "amd64" || math.Abs(float64(out[row]-want)) > 1e-4*(1+math.Abs(float64(want)))) {
 					t.Errorf("%s (%d rows): row %d = %g, VecDot %g", ti.Name, nRows, row, out[row], want)
 				}
 			}
