@@ -37,7 +37,12 @@ func releasePages(b, dup []byte) {
 	}
 	if !fileMapped(lo, hi) {
 		// A model read into memory: its pages go back to its file
-		// (where it was read by hugemem.AllocFile), not to nothing.
+		// (where it was read by hugemem.AllocFile), not to nothing. The
+		// new mapping is not locked: where the process locks memory
+		// (LoadOptions.Lock), lock the copy first, or keep the pages.
+		if lockedAny() && (len(dup) == 0 || syscall.Mlock(dup) != nil) {
+			return
+		}
 		hugemem.Refile(b)
 		return
 	}
@@ -92,4 +97,20 @@ func fileMapped(lo, hi uintptr) bool {
 		at = uintptr(e)
 	}
 	return at >= hi
+}
+
+// lockedAny reports whether this process holds memory locked (VmLck in
+// /proc/self/status), as a model loaded with LoadOptions.Lock does.
+func lockedAny() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmLck:"); ok {
+			f := strings.Fields(v)
+			return len(f) > 0 && f[0] != "0"
+		}
+	}
+	return false
 }

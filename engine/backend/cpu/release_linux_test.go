@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"unsafe"
+
+	"github.com/churon/churon/internal/hugemem"
 )
 
 // TestReleasePages: pages of a mapped file leave the resident set and
@@ -184,4 +186,76 @@ func TestReleasePagesLocked(t *testing.T) {
 	if !bytes.Equal(mapped, want) || !bytes.Equal(dup, want) {
 		t.Error("bytes lost")
 	}
+}
+
+// TestReleasePagesLockedInMemory: a model read into memory and locked
+// (--no-mmap with LoadOptions.Lock) hands its lock to the copy before its
+// pages go back to the file, so the bytes read stay locked.
+func TestReleasePagesLockedInMemory(t *testing.T) {
+	page := os.Getpagesize()
+	want := make([]byte, 16*page)
+	for i := range want {
+		want[i] = byte(i * 13)
+	}
+	path := filepath.Join(t.TempDir(), "weights")
+	if err := os.WriteFile(path, want, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, free := hugemem.AllocFile(f, len(want))
+	f.Close()
+	if free == nil {
+		t.Skip("no anonymous mapping here")
+	}
+	defer free()
+	copy(buf, want)
+	if err := syscall.Mlock(buf); err != nil {
+		t.Skipf("mlock refused (ulimit -l): %v", err)
+	}
+	defer syscall.Munlock(buf)
+	dup, freeDup := hugemem.Alloc(8 * page)
+	if freeDup != nil {
+		defer freeDup()
+	}
+	releasePages(buf[2*page:10*page], dup)
+	if !lockedAny() {
+		t.Fatal("VmLck reads 0 with memory locked")
+	}
+	if kib := lockedKiB(t, uintptr(unsafe.Pointer(&dup[0]))); kib < int64(8*page/1024) {
+		t.Errorf("the copy has %d KiB locked, want all %d", kib, 8*page/1024)
+	}
+	if !bytes.Equal(buf, want) {
+		t.Error("the buffer reads other bytes")
+	}
+}
+
+// lockedKiB is the Locked KiB of the mapping that holds addr (smaps).
+func lockedKiB(t *testing.T, addr uintptr) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no smaps: %v", err)
+	}
+	defer f.Close()
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			lo, hi, _ := strings.Cut(fields[0], "-")
+			a, _ := strconv.ParseUint(lo, 16, 64)
+			b, _ := strconv.ParseUint(hi, 16, 64)
+			in = uint64(addr) >= a && uint64(addr) < b
+			continue
+		}
+		if in && len(fields) >= 2 && fields[0] == "Locked:" {
+			kib, _ := strconv.ParseInt(fields[1], 10, 64)
+			return kib
+		}
+	}
+	t.Fatalf("no mapping holds %x", addr)
+	return 0
 }
