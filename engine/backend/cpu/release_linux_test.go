@@ -224,38 +224,10 @@ func TestReleasePagesLockedInMemory(t *testing.T) {
 	if !lockedAny() {
 		t.Fatal("VmLck reads 0 with memory locked")
 	}
-	if kib := lockedKiB(t, uintptr(unsafe.Pointer(&dup[0]))); kib < int64(8*page/1024) {
+	if kib := smapsKiB(t, uintptr(unsafe.Pointer(&dup[0])), "Locked:"); kib < int64(8*page/1024) {
 		t.Errorf("the copy has %d KiB locked, want all %d", kib, 8*page/1024)
 	}
 	if !bytes.Equal(buf, want) {
 		t.Error("the buffer reads other bytes")
 	}
-}
-
-// lockedKiB is the Locked KiB of the mapping that holds addr (smaps).
-func lockedKiB(t *testing.T, addr uintptr) int64 {
-	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Skipf("no smaps: %v", err)
-	}
-	defer f.Close()
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
-			lo, hi, _ := strings.Cut(fields[0], "-")
-			a, _ := strconv.ParseUint(lo, 16, 64)
-			b, _ := strconv.ParseUint(hi, 16, 64)
-			in = uint64(addr) >= a && uint64(addr) < b
-			continue
-		}
-		if in && len(fields) >= 2 && fields[0] == "Locked:" {
-			kib, _ := strconv.ParseInt(fields[1], 10, 64)
-			return kib
-		}
-	}
-	t.Fatalf("no mapping holds %x", addr)
-	return 0
 }
