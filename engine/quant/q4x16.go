@@ -135,19 +135,28 @@ func UnpackQ4_0X16(dst, packed []byte, nRows, n int) error {
 // activation row of n elements: out[r] bit-identical to VecDot of the
 // original row r.
 func VecDotRowsQ4_0X16(packed []byte, nRows int, act []byte, n int, out []float32) error {
-	if err := q4x16Width("product", n); err != nil {
+	return x16Product(Q4_0, q4x16Width, Q4_0X16Size, q4x16Fast, q4x16Generic, packed, nRows, act, n, out)
+}
+
+// x16Product checks a 16-row interleave product's buffers (Q4_0's or
+// Q8_0's, both against Q8_0 activations) and runs the level's kernel, or
+// the Go twin where there is none.
+func x16Product(t Type, width func(op string, n int) error, size func(nRows, n int) int,
+	fast func([]byte, int, []byte, int, []float32) bool, twin func([]byte, int, []byte, int, []float32),
+	packed []byte, nRows int, act []byte, n int, out []float32) error {
+	if err := width("product", n); err != nil {
 		return err
 	}
 	nb := n / q4x16Elems
-	if nRows < 0 || len(packed) < Q4_0X16Size(nRows, n) || len(act) < nb*34 || len(out) < nRows {
-		return fmt.Errorf("quant: Q4_0 interleave product of %d rows of %d: %d packed bytes, %d activation bytes, %d results",
-			nRows, n, len(packed), len(act), len(out))
+	if nRows < 0 || len(packed) < size(nRows, n) || len(act) < nb*34 || len(out) < nRows {
+		return fmt.Errorf("quant: %v interleave product of %d rows of %d: %d packed bytes, %d activation bytes, %d results",
+			t, nRows, n, len(packed), len(act), len(out))
 	}
 	if nRows == 0 {
 		return nil
 	}
-	if !q4x16Fast(packed, nRows, act, nb, out) {
-		q4x16Generic(packed, nRows, act, nb, out)
+	if !fast(packed, nRows, act, nb, out) {
+		twin(packed, nRows, act, nb, out)
 	}
 	return nil
 }

@@ -110,21 +110,7 @@ func UnpackQ8_0X16(dst, packed []byte, nRows, n int) error {
 // activation row of n elements: out[r] bit-identical to VecDot of the
 // original row r.
 func VecDotRowsQ8_0X16(packed []byte, nRows int, act []byte, n int, out []float32) error {
-	if err := q8x16Width("product", n); err != nil {
-		return err
-	}
-	nb := n / q4x16Elems
-	if nRows < 0 || len(packed) < Q8_0X16Size(nRows, n) || len(act) < nb*34 || len(out) < nRows {
-		return fmt.Errorf("quant: Q8_0 interleave product of %d rows of %d: %d packed bytes, %d activation bytes, %d results",
-			nRows, n, len(packed), len(act), len(out))
-	}
-	if nRows == 0 {
-		return nil
-	}
-	if !q8x16Fast(packed, nRows, act, nb, out) {
-		q8x16Generic(packed, nRows, act, nb, out)
-	}
-	return nil
+	return x16Product(Q8_0, q8x16Width, Q8_0X16Size, q8x16Fast, q8x16Generic, packed, nRows, act, n, out)
 }
 
 // q8x16Generic is the Go twin of the Q8_0 interleave kernels: dotQ8_0's
