@@ -1,7 +1,6 @@
 package quant
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -13,30 +12,5 @@ import (
 // memory).
 func BenchmarkVecDotRowsQ4_KX16(b *testing.B) {
 	r := rand.New(rand.NewPCG(35, 17))
-	for _, s := range []struct{ n, nRows int }{{2048, 2048}, {4096, 8192}} {
-		size, _ := Q4_K.RowSize(s.n)
-		rows := rawKRows(r, Q4_K, s.nRows, s.n)
-		act := rawQ8KRows(r, 1, s.n)
-		packed := make([]byte, KX16Size(s.nRows, s.n))
-		if err := RepackQ4_KX16(packed, rows, size, s.nRows, s.n); err != nil {
-			b.Fatal(err)
-		}
-		out := make([]float32, s.nRows)
-		for round := range 2 {
-			b.Run(fmt.Sprintf("n=%d/rows=%d/file/%d", s.n, s.nRows, round), func(b *testing.B) {
-				b.SetBytes(int64(len(rows)))
-				for b.Loop() {
-					VecDotRows(Q4_K, rows, size, s.nRows, act, s.n, out)
-				}
-			})
-			b.Run(fmt.Sprintf("n=%d/rows=%d/kx16/%d", s.n, s.nRows, round), func(b *testing.B) {
-				b.SetBytes(int64(len(rows)))
-				for b.Loop() {
-					if err := VecDotRowsQ4_KX16(packed, s.nRows, act, s.n, out); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
+	benchX16VsFile(b, q4_KX16Layout, r, "kx16", []struct{ n, nRows int }{{2048, 2048}, {4096, 8192}})
 }

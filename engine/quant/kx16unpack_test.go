@@ -46,50 +46,8 @@ func TestUnpackQ4_KX16(t *testing.T) {
 	}
 }
 
-// TestUnpackQ4_KX16Errors checks the refusals: widths that are not whole
-// super-blocks, too few packed bytes, too little room.
-func TestUnpackQ4_KX16Errors(t *testing.T) {
-	for _, c := range []struct {
-		name        string
-		dst, packed int
-		nRows, n    int
-	}{
-		{"width", 4096, KX16Size(1, 256), 1, 128},
-		{"packed", 2 * 144, KX16Size(2, 256) - 1, 2, 256},
-		{"room", 2*144 - 1, KX16Size(2, 256), 2, 256},
-	} {
-		if err := UnpackQ4_KX16(make([]byte, c.dst), make([]byte, c.packed), c.nRows, c.n); err == nil {
-			t.Errorf("%s: no error", c.name)
-		}
-	}
-}
-
 // BenchmarkUnpackQ4_KX16 measures the de-interleave a prompt's product
 // pays per weight byte (512 KiB of rows, the L2 block a job unpacks).
 func BenchmarkUnpackQ4_KX16(b *testing.B) {
-	r := rand.New(rand.NewPCG(35, 19))
-	const n, nRows = 2048, 448
-	size, _ := Q4_K.RowSize(n)
-	rows := rawKRows(r, Q4_K, nRows, n)
-	packed := make([]byte, KX16Size(nRows, n))
-	if err := RepackQ4_KX16(packed, rows, size, nRows, n); err != nil {
-		b.Fatal(err)
-	}
-	dst := make([]byte, len(rows))
-	b.Run("unpack", func(b *testing.B) {
-		b.SetBytes(int64(len(rows)))
-		for b.Loop() {
-			if err := UnpackQ4_KX16(dst, packed, nRows, n); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("repack", func(b *testing.B) {
-		b.SetBytes(int64(len(rows)))
-		for b.Loop() {
-			if err := RepackQ4_KX16(packed, rows, size, nRows, n); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchX16Repack(b, q4_KX16Layout, rand.New(rand.NewPCG(35, 19)), 2048, 448)
 }

@@ -101,25 +101,5 @@ func BenchmarkVecDotRowsQ4_0X16(b *testing.B) {
 // BenchmarkRepackQ4_0X16 measures the load-time copy into the interleave
 // (bytes: the file's) and back.
 func BenchmarkRepackQ4_0X16(b *testing.B) {
-	r := rand.New(rand.NewPCG(38, 44))
-	const n, nRows = 4096, 4096
-	size := n / 32 * q4_0Bytes
-	rows := rawQ4_0Rows(r, nRows, n, false)
-	packed := make([]byte, Q4_0X16Size(nRows, n))
-	b.Run("repack", func(b *testing.B) {
-		b.SetBytes(int64(len(rows)))
-		for b.Loop() {
-			if err := RepackQ4_0X16(packed, rows, size, nRows, n); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("unpack", func(b *testing.B) {
-		b.SetBytes(int64(len(rows)))
-		for b.Loop() {
-			if err := UnpackQ4_0X16(rows, packed, nRows, n); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchX16Repack(b, q4_0X16Layout, rand.New(rand.NewPCG(38, 44)), 4096, 4096)
 }

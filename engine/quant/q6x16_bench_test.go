@@ -1,7 +1,6 @@
 package quant
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -14,56 +13,11 @@ import (
 // 32 MiB L3). Bytes are the file's, for both.
 func BenchmarkVecDotRowsQ6_KX16(b *testing.B) {
 	r := rand.New(rand.NewPCG(38, 8))
-	for _, s := range []struct{ n, nRows int }{{2048, 256}, {2048, 2048}, {4096, 1024}, {4096, 16384}} {
-		size, _ := Q6_K.RowSize(s.n)
-		rows := rawKRows(r, Q6_K, s.nRows, s.n)
-		act := rawQ8KRows(r, 1, s.n)
-		packed := make([]byte, Q6KX16Size(s.nRows, s.n))
-		if err := RepackQ6_KX16(packed, rows, size, s.nRows, s.n); err != nil {
-			b.Fatal(err)
-		}
-		out := make([]float32, s.nRows)
-		for round := range 2 {
-			b.Run(fmt.Sprintf("n=%d/rows=%d/file/%d", s.n, s.nRows, round), func(b *testing.B) {
-				b.SetBytes(int64(len(rows)))
-				for b.Loop() {
-					VecDotRows(Q6_K, rows, size, s.nRows, act, s.n, out)
-				}
-			})
-			b.Run(fmt.Sprintf("n=%d/rows=%d/q6x16/%d", s.n, s.nRows, round), func(b *testing.B) {
-				b.SetBytes(int64(len(rows)))
-				for b.Loop() {
-					if err := VecDotRowsQ6_KX16(packed, s.nRows, act, s.n, out); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
+	benchX16VsFile(b, q6_KX16Layout, r, "q6x16", []struct{ n, nRows int }{{2048, 256}, {2048, 2048}, {4096, 1024}, {4096, 16384}})
 }
 
 // BenchmarkRepackQ6_KX16 measures the load-time copy into the interleave
 // (bytes: the file's) and back.
 func BenchmarkRepackQ6_KX16(b *testing.B) {
-	r := rand.New(rand.NewPCG(38, 9))
-	const n, nRows = 4096, 1024
-	size, _ := Q6_K.RowSize(n)
-	rows := rawKRows(r, Q6_K, nRows, n)
-	packed := make([]byte, Q6KX16Size(nRows, n))
-	b.Run("repack", func(b *testing.B) {
-		b.SetBytes(int64(len(rows)))
-		for b.Loop() {
-			if err := RepackQ6_KX16(packed, rows, size, nRows, n); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("unpack", func(b *testing.B) {
-		b.SetBytes(int64(len(rows)))
-		for b.Loop() {
-			if err := UnpackQ6_KX16(rows, packed, nRows, n); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchX16Repack(b, q6_KX16Layout, rand.New(rand.NewPCG(38, 9)), 4096, 1024)
 }

@@ -1,9 +1,7 @@
 package quant
 
 import (
-	"bytes"
 	"encoding/binary"
-	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -64,62 +62,11 @@ func q6x16Acts(r *rand.Rand, n int, extreme bool) []byte {
 // result bit-identical to VecDot and the generic product of the original
 // row; then unpacks the interleave back to the rows' bytes.
 func TestVecDotRowsQ6_KX16(t *testing.T) {
-	forLevels(t, func(t *testing.T, level string) { forQ6X16Variants(t, level, testQ6X16) })
-}
-
-func testQ6X16(t *testing.T) {
-	r := rand.New(rand.NewPCG(38, 6))
-	for _, c := range []struct {
-		n, nRows, pad int
-		extreme       bool
-	}{
+	checkX16Product(t, q6_KX16Layout, 38, 6, []x16Case{
 		{256, 1, 0, false}, {256, 15, 0, true}, {256, 16, 0, false}, {512, 17, 210, false},
 		{512, 33, 0, true}, {4096 + 256, 16, 0, false}, {4096 + 256, 33, 6, true},
 		{768, 100, 0, false}, {4096 + 256, 100, 0, true}, {2304, 1, 0, true},
-	} {
-		size, _ := Q6_K.RowSize(c.n)
-		stride := size + c.pad
-		raw := rawKRows(r, Q6_K, c.nRows, c.n)
-		if c.extreme {
-			q6x16Extremes(r, raw)
-		}
-		rows := make([]byte, c.nRows*stride)
-		for i := range c.nRows {
-			copy(rows[i*stride:], raw[i*size:(i+1)*size])
-		}
-		act := q6x16Acts(r, c.n, c.extreme)
-		packed := make([]byte, Q6KX16Size(c.nRows, c.n))
-		if err := RepackQ6_KX16(packed, rows, stride, c.nRows, c.n); err != nil {
-			t.Fatal(err)
-		}
-		out := make([]float32, c.nRows+1)
-		out[c.nRows] = 42
-		if err := VecDotRowsQ6_KX16(packed, c.nRows, act, c.n, out[:c.nRows]); err != nil {
-			t.Fatal(err)
-		}
-		twin := make([]float32, c.nRows)
-		q6x16Generic(packed, c.nRows, act, c.n/QK_K, twin)
-		for i := range c.nRows {
-			row := rows[i*stride : i*stride+size]
-			want := vecDotGeneric(Q6_K, row, act, c.n)
-			vd := VecDot(Q6_K, row, act, c.n)
-			if b := math.Float32bits(want); math.Float32bits(out[i]) != b ||
-				math.Float32bits(twin[i]) != b || math.Float32bits(vd) != b {
-				t.Errorf("n=%d rows=%d: row %d = %g (twin %g, VecDot %g), generic %g",
-					c.n, c.nRows, i, out[i], twin[i], vd, want)
-			}
-		}
-		if out[c.nRows] != 42 {
-			t.Errorf("n=%d rows=%d: wrote past the results", c.n, c.nRows)
-		}
-		back := make([]byte, c.nRows*size)
-		if err := UnpackQ6_KX16(back, packed, c.nRows, c.n); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(back, raw) {
-			t.Errorf("n=%d rows=%d: unpacked rows differ from the originals", c.n, c.nRows)
-		}
-	}
+	})
 }
 
 // TestQ6_KX16Padding checks that the rows past the last of a partial
@@ -163,48 +110,4 @@ func TestQ6_KX16Padding(t *testing.T) {
 // TestRepackQ6_KX16Errors checks the refusals: widths that are not whole
 // super-blocks, too little room, too few row bytes, short activations
 // and results.
-func TestRepackQ6_KX16Errors(t *testing.T) {
-	rows := make([]byte, 2*210)
-	for _, c := range []struct {
-		name          string
-		dst           int
-		n, nRows, str int
-	}{
-		{"width", 4096, 128, 1, 210},
-		{"zero width", 4096, 0, 1, 210},
-		{"room", Q6KX16Size(2, 256) - 1, 256, 2, 210},
-		{"rows", Q6KX16Size(3, 256), 256, 3, 210},
-		{"stride", Q6KX16Size(2, 256), 256, 2, 100},
-		{"negative rows", 4096, 256, -1, 210},
-	} {
-		if err := RepackQ6_KX16(make([]byte, c.dst), rows, c.str, c.nRows, c.n); err == nil {
-			t.Errorf("repack, %s: no error", c.name)
-		}
-	}
-	packed := make([]byte, Q6KX16Size(1, 256))
-	for _, c := range []struct {
-		name              string
-		packed, n, act, m int
-	}{
-		{"width", len(packed), 128, 292, 1},
-		{"packed", len(packed) - 1, 256, 292, 1},
-		{"activation", len(packed), 256, 291, 1},
-		{"results", len(packed), 256, 292, 0},
-	} {
-		if err := VecDotRowsQ6_KX16(packed[:c.packed], 1, make([]byte, c.act), c.n, make([]float32, c.m)); err == nil {
-			t.Errorf("product, %s: no error", c.name)
-		}
-	}
-	for _, c := range []struct {
-		name           string
-		dst, packed, n int
-	}{
-		{"width", 210, len(packed), 128},
-		{"packed", 210, len(packed) - 1, 256},
-		{"room", 209, len(packed), 256},
-	} {
-		if err := UnpackQ6_KX16(make([]byte, c.dst), packed[:c.packed], 1, c.n); err == nil {
-			t.Errorf("unpack, %s: no error", c.name)
-		}
-	}
-}
+func TestRepackQ6_KX16Errors(t *testing.T) { checkX16Errors(t, q6_KX16Layout) }
