@@ -83,49 +83,62 @@ func TestVecDotTileKQuants(t *testing.T) {
 				if !c.raw && typ != Q4_K && typ != Q6_K {
 					continue
 				}
-				wrow, _ := typ.RowSize(c.n)
-				arow, _ := Q8_K.RowSize(c.n)
-				rowStride, actStride := wrow+2*(c.nRows%2), arow+4*(c.nActs%2)
 				var wr, ar []byte
 				if c.raw {
 					wr, ar = rawKRows(r, typ, c.nRows, c.n), rawQ8KRows(r, c.nActs, c.n)
 				} else {
 					wr, ar = randRows(r, typ, c.nRows, c.n, 1), randRows(r, Q8_K, c.nActs, c.n, 3)
 				}
-				rows := make([]byte, c.nRows*rowStride)
-				for i := range c.nRows {
-					copy(rows[i*rowStride:], wr[i*wrow:(i+1)*wrow])
-				}
-				acts := make([]byte, c.nActs*actStride)
-				for a := range c.nActs {
-					copy(acts[a*actStride:], ar[a*arow:(a+1)*arow])
-				}
-				outStride := c.nRows + 3
-				out := make([]float32, c.nActs*outStride)
-				for i := range out {
-					out[i] = 42
-				}
-				VecDotTile(typ, rows, rowStride, c.nRows, acts, actStride, c.nActs, c.n, out, outStride)
-				bad := 0
-				for a := range c.nActs {
-					for i := range outStride {
-						got := out[a*outStride+i]
-						if i >= c.nRows {
-							if got != 42 {
-								t.Fatalf("%v n=%d %dx%d: wrote past the rows at act %d col %d", typ, c.n, c.nRows, c.nActs, a, i)
-							}
-							continue
-						}
-						want := vecDotGeneric(typ, rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow], c.n)
-						if math.Float32bits(got) != math.Float32bits(want) && bad < 5 {
-							bad++
-							t.Errorf("%v n=%d %dx%d raw=%v: out[act %d, row %d] = %g, generic %g", typ, c.n, c.nRows, c.nActs, c.raw, a, i, got, want)
-						}
-					}
-				}
+				name := fmt.Sprintf("%v n=%d %dx%d raw=%v", typ, c.n, c.nRows, c.nActs, c.raw)
+				checkVecDotTile(t, name, typ, wr, ar, c.n, c.nRows, c.nActs, 4, func(w, x []byte) float32 {
+					return vecDotGeneric(typ, w, x, c.n)
+				})
 			}
 		}
 	})
+}
+
+// checkVecDotTile lays nRows weight rows wr and nActs activation rows ar
+// of n elements out at padded strides (odd counts: rowPad 2 bytes past
+// each weight row, actPad past each activation row) and checks that
+// VecDotTile writes want(w, x) of each pair, bit for bit (the first five
+// differences reported), and nothing past the rows of its result stride.
+func checkVecDotTile(t *testing.T, name string, typ Type, wr, ar []byte, n, nRows, nActs, actPad int, want func(w, x []byte) float32) {
+	t.Helper()
+	wrow, _ := typ.RowSize(n)
+	arow, _ := VecDotType(typ).RowSize(n)
+	rowStride, actStride := wrow+2*(nRows%2), arow+actPad*(nActs%2)
+	rows := make([]byte, nRows*rowStride)
+	for i := range nRows {
+		copy(rows[i*rowStride:], wr[i*wrow:(i+1)*wrow])
+	}
+	acts := make([]byte, nActs*actStride)
+	for a := range nActs {
+		copy(acts[a*actStride:], ar[a*arow:(a+1)*arow])
+	}
+	outStride := nRows + 3
+	out := make([]float32, nActs*outStride)
+	for i := range out {
+		out[i] = 42
+	}
+	VecDotTile(typ, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
+	bad := 0
+	for a := range nActs {
+		for i := range outStride {
+			got := out[a*outStride+i]
+			if i >= nRows {
+				if got != 42 {
+					t.Fatalf("%s: wrote past the rows at act %d col %d", name, a, i)
+				}
+				continue
+			}
+			w := want(rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow])
+			if math.Float32bits(got) != math.Float32bits(w) && bad < 5 {
+				bad++
+				t.Errorf("%s: out[act %d, row %d] = %g, want %g", name, a, i, got, w)
+			}
+		}
+	}
 }
 
 // BenchmarkVecDotTileK measures K-quant prompt tiles: a backend job's

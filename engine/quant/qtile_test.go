@@ -3,7 +3,6 @@ package quant
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -60,50 +59,19 @@ func TestVecDotTileQ(t *testing.T) {
 				{64, 19, 2, true}, {128, 33, 3, true}, {2048, 17, 4, true}, {32, 1, 2, true},
 				{896, 35, 3, false}, {4864, 9, 2, false}, {288, 47, 12, true}, {160, 16, 10, true},
 			} {
-				wrow, _ := typ.RowSize(c.n)
-				arow, _ := Q8_0.RowSize(c.n)
-				rowStride, actStride := wrow+2*(c.nRows%2), arow+3*(c.nActs%2)
 				var wr, ar []byte
 				if c.raw {
 					wr, ar = rawQRows(r, typ, c.nRows, c.n), rawQRows(r, Q8_0, c.nActs, c.n)
 				} else {
 					wr, ar = randRows(r, typ, c.nRows, c.n, 1), randRows(r, Q8_0, c.nActs, c.n, 3)
 				}
-				rows := make([]byte, c.nRows*rowStride)
-				for i := range c.nRows {
-					copy(rows[i*rowStride:], wr[i*wrow:(i+1)*wrow])
-				}
-				acts := make([]byte, c.nActs*actStride)
-				for a := range c.nActs {
-					copy(acts[a*actStride:], ar[a*arow:(a+1)*arow])
-				}
-				outStride := c.nRows + 3
-				out := make([]float32, c.nActs*outStride)
-				for i := range out {
-					out[i] = 42
-				}
-				VecDotTile(typ, rows, rowStride, c.nRows, acts, actStride, c.nActs, c.n, out, outStride)
-				bad := 0
-				for a := range c.nActs {
-					for i := range outStride {
-						got := out[a*outStride+i]
-						if i >= c.nRows {
-							if got != 42 {
-								t.Fatalf("%v n=%d %dx%d: wrote past the rows at act %d col %d", typ, c.n, c.nRows, c.nActs, a, i)
-							}
-							continue
-						}
-						w, x := rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow]
-						want := VecDot(typ, w, x, c.n)
-						if tileRoundsGeneric(level, typ) {
-							want = vecDotGeneric(typ, w, x, c.n)
-						}
-						if math.Float32bits(got) != math.Float32bits(want) && bad < 5 {
-							bad++
-							t.Errorf("%v n=%d %dx%d raw=%v: out[act %d, row %d] = %g, want %g", typ, c.n, c.nRows, c.nActs, c.raw, a, i, got, want)
-						}
+				name := fmt.Sprintf("%v n=%d %dx%d raw=%v", typ, c.n, c.nRows, c.nActs, c.raw)
+				checkVecDotTile(t, name, typ, wr, ar, c.n, c.nRows, c.nActs, 3, func(w, x []byte) float32 {
+					if tileRoundsGeneric(level, typ) {
+						return vecDotGeneric(typ, w, x, c.n)
 					}
-				}
+					return VecDot(typ, w, x, c.n)
+				})
 			}
 		}
 	})
