@@ -219,3 +219,28 @@ func firstDiff(a, b string) string {
 	}
 	return fmt.Sprintf("one is a prefix of the other (len %d vs %d)", len(a), len(b))
 }
+
+// readTemplateGolden parses the chat template testdata/NAME.jinja and,
+// where golden is not nil, decodes testdata/NAME.golden.json (the bytes
+// Hugging Face's renderer gave) into it.
+func readTemplateGolden(t *testing.T, name string, golden any) *Template {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", name+".jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := Parse(string(src))
+	if err != nil {
+		t.Fatalf("%s.jinja: %v", name, err)
+	}
+	if golden != nil {
+		raw, err := os.ReadFile(filepath.Join("testdata", name+".golden.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, golden); err != nil {
+			t.Fatalf("%s.golden.json: %v", name, err)
+		}
+	}
+	return tmpl
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"testing"
 )
 
@@ -64,24 +63,10 @@ func (c harmonyCase) render(t *testing.T, tmpl *Template) (string, error) {
 // form) and requires Hugging Face's bytes exactly; the template's own
 // raise_exception checks must fire too.
 func TestHarmonyGolden(t *testing.T) {
-	src, err := os.ReadFile("testdata/gpt-oss.jinja")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile("testdata/gpt-oss.golden.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var g harmonyGolden
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
-	}
+	tmpl := readTemplateGolden(t, "gpt-oss", &g)
 	if len(g.Cases) < 6 || len(g.ErrorCases) == 0 {
 		t.Fatalf("%d cases, %d error cases", len(g.Cases), len(g.ErrorCases))
-	}
-	tmpl, err := Parse(string(src))
-	if err != nil {
-		t.Fatal(err)
 	}
 	if tmpl.Name() != "gpt-oss (Harmony)" {
 		t.Errorf("Name() = %q", tmpl.Name())

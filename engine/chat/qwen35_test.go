@@ -2,8 +2,6 @@ package chat
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 )
@@ -18,18 +16,8 @@ import (
 // give Hugging Face's bytes; the template's raise_exception checks must
 // fire with its messages.
 func TestQwen35Golden(t *testing.T) {
-	src, err := os.ReadFile("testdata/qwen3.5.jinja")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile("testdata/qwen3.5.golden.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var g goldenFile
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
-	}
+	tmpl := readTemplateGolden(t, "qwen3.5", &g)
 	if len(g.Cases) < 20 || len(g.ErrorCases) < 3 {
 		t.Fatalf("%d cases, %d error cases", len(g.Cases), len(g.ErrorCases))
 	}
@@ -47,10 +35,6 @@ func TestQwen35Golden(t *testing.T) {
 	if off < 5 || on < 5 {
 		t.Fatalf("golden has %d prompts with thinking off and %d with it on, want at least 5 of each", off, on)
 	}
-	tmpl, err := Parse(string(src))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if tmpl.Name() != "ChatML" {
 		t.Errorf("Name() = %q", tmpl.Name())
 	}
@@ -65,14 +49,7 @@ func TestQwen35Golden(t *testing.T) {
 // as reasoning and the answer follows </think>; with thinking off the
 // prompt closes an empty block and the output is all answer.
 func TestQwen35OutputStartsInThinking(t *testing.T) {
-	src, err := os.ReadFile("testdata/qwen3.5.jinja")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := Parse(string(src))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmpl := readTemplateGolden(t, "qwen3.5", nil)
 	if f := OutputFormatOf(tmpl); f != OutputThink {
 		t.Fatalf("OutputFormatOf = %v, want OutputThink", f)
 	}
