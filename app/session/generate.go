@@ -26,6 +26,19 @@ type liveAnswer struct {
 	committed int // length of text and reasoning at the last save
 }
 
+// answerSaved follows an answer's final save: its live text, which
+// stood in for the saved one until then, is dropped, and the model file
+// that wrote it (a remote's path for a remote model) is recorded on the
+// conversation, which may have been deleted meanwhile.
+func (m *Manager) answerSaved(conv, msg int64, modelPath string) {
+	m.liveMu.Lock()
+	delete(m.live, msg)
+	m.liveMu.Unlock()
+	if err := m.st.SetModelPath(context.Background(), conv, modelPath); err != nil && !errors.Is(err, store.ErrNotFound) {
+		m.emit(api.Error{Conv: conv, Op: "save conversation", Err: err})
+	}
+}
+
 // generate prepares one answer on its own goroutine, runs it in the
 // model's batch and saves it. It owns seq (the conversation's KV cache,
 // nil when there is none yet) until it hands it back through jobDone.
@@ -253,13 +266,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 		}
 	}
 	save(reason)
-	// Until the final save the live text stood in for the saved one.
-	m.liveMu.Lock()
-	delete(m.live, ans.ID)
-	m.liveMu.Unlock()
-	if err := m.st.SetModelPath(bg, conv, info.Path); err != nil && !errors.Is(err, store.ErrNotFound) {
-		m.emit(api.Error{Conv: conv, Op: "save conversation", Err: err})
-	}
+	m.answerSaved(conv, ans.ID, info.Path)
 	res.events = append(res.events, api.Stats{
 		Conv: conv, Msg: ans.ID, PromptTokens: len(ids), Reused: kept, Processed: len(ids) - kept,
 		GenTokens: len(result.Tokens), TTFT: ttft, PromptTPS: result.PromptTPS, GenTPS: result.GenTPS, Seed: seed,

@@ -188,12 +188,7 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	if err := m.st.FinishMessage(bg, final); err != nil {
 		m.emit(api.Error{Conv: conv, Op: "save answer", Err: err})
 	}
-	m.liveMu.Lock()
-	delete(m.live, ans.ID)
-	m.liveMu.Unlock()
-	if err := m.st.SetModelPath(bg, conv, r.path); err != nil && !errors.Is(err, store.ErrNotFound) {
-		m.emit(api.Error{Conv: conv, Op: "save conversation", Err: err})
-	}
+	m.answerSaved(conv, ans.ID, r.path)
 	res.events = append(res.events, api.Stats{
 		Conv: conv, Msg: ans.ID, PromptTokens: result.PromptTokens, Reused: result.CachedTokens,
 		Processed: result.PromptTokens - result.CachedTokens, GenTokens: gen, TTFT: ttft, GenTPS: tps, PromptTPS: result.PromptTPS,
