@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	api "github.com/churon/churon/app/api/compare"
-	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/app/store/storetest"
 )
 
 var (
@@ -199,11 +199,7 @@ func TestExportHTML(t *testing.T) {
 func TestSaveAndReopen(t *testing.T) {
 	r := sampleResult(t)
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "churon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Temp(t)
 	cp := *r
 	if err := Save(ctx, st, &cp); err != nil {
 		t.Fatal(err)

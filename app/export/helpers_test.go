@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/app/store/storetest"
 )
 
 // fixedNow is the export time of every test: outputs are repeatable.
@@ -52,12 +53,7 @@ func renderAcceptance(t *testing.T, f Format, want ...string) string {
 
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "churon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return storetest.Temp(t)
 }
 
 // acceptance is the acceptance conversation (Korean text, a

@@ -22,6 +22,7 @@ import (
 	"github.com/churon/churon/app/export"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/app/store/storetest"
 	"github.com/churon/churon/internal/remotetest"
 )
 
@@ -188,11 +189,7 @@ func TestChuronServe(t *testing.T) {
 	if !strings.Contains(js.String(), `"model": "`+path+`"`) && !strings.Contains(js.String(), `"model":"`+path+`"`) {
 		t.Errorf("the export does not say %q answered:\n%s", path, js.String())
 	}
-	st2, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "other.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st2.Close()
+	st2 := storetest.Temp(t)
 	m2 := session.New(st2, session.Options{})
 	go func() {
 		for range m2.Events() {

@@ -1,23 +1,17 @@
 package session
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 
 	api "github.com/churon/churon/app/api/session"
-	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/app/store/storetest"
 	"github.com/churon/churon/engine"
 )
 
 // TestGPUChoice: the person's GPU setting decides where the next model
 // runs unless the program chose; a value it cannot read means automatic.
 func TestGPUChoice(t *testing.T) {
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "churon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Temp(t)
 	for _, tc := range []struct {
 		opt     Options
 		setting string

@@ -3,13 +3,13 @@ package session
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/app/store/storetest"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
 	"github.com/churon/churon/internal/testdata"
@@ -212,19 +212,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, opt Options) *fixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "churon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Temp(t)
 	if opt.Threads == 0 {
 		opt.Threads = 1
 	}
 	m := New(st, opt)
 	f := &fixture{t: t, st: st, m: m, ev: record(m)}
-	t.Cleanup(func() {
-		m.Close()
-		st.Close()
-	})
+	t.Cleanup(func() { m.Close() }) // before the store's own cleanup
 	return f
 }
 
