@@ -17,10 +17,7 @@ import (
 // sides of wideGOrderStride (Q4_0's narrow and wide kernels), strides
 // past the row size.
 func TestGOrderRowsMatchGeneric(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("no avx512 level on this CPU")
-	}
-	defer setSIMDLevel("avx512")()
+	runAt(t, "avx512")
 	rng := rand.New(rand.NewSource(22))
 	for _, w := range []Type{Q4_0, Q8_0} {
 		for _, nb := range []int{1, 2, 3, 4, 5, 7, 8, 28, 113, 128, 448} {

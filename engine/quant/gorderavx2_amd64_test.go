@@ -13,10 +13,7 @@ import (
 // and row counts below, at and past multiples of eight, and checks that
 // they write no further than nRows.
 func TestRows8AVX2(t *testing.T) {
-	if !hasAVX2 {
-		t.Skip("no AVX2 on this machine")
-	}
-	defer setSIMDLevel("avx2")()
+	runAt(t, "avx2")
 	r := rand.New(rand.NewPCG(36, 22))
 	for _, c := range []struct {
 		typ  Type

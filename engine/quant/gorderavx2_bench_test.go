@@ -17,10 +17,7 @@ import (
 // CPU time, which on a shared machine does not count the time the
 // thread waited for a core. Compare against an older build's figures.
 func BenchmarkRows8AVX2Stream(b *testing.B) {
-	if !hasAVX2 {
-		b.Skip("no AVX2 on this machine")
-	}
-	defer setSIMDLevel("avx2")()
+	runAt(b, "avx2")
 	r := rand.New(rand.NewPCG(45, 46))
 	const total, seg = 128 << 20, 144
 	for _, typ := range []Type{Q4_0, Q8_0} {

@@ -20,10 +20,7 @@ import (
 // CPU time, which on a shared machine does not count the time the
 // thread waited for a core.
 func BenchmarkKX16AVX2(b *testing.B) {
-	if !hasAVX2 {
-		b.Skip("no avx2")
-	}
-	defer setSIMDLevel("avx2")()
+	runAt(b, "avx2")
 	defer func(saved bool) { kx16VNNI = saved }(kx16VNNI)
 	r := rand.New(rand.NewPCG(38, 17))
 	for _, s := range []struct{ n, nRows int }{{2048, 2048}, {4096, 28672}} {

@@ -47,10 +47,7 @@ func mxRows(r *rand.Rand, nb, count, pad int, wide bool) ([]byte, int) {
 // the split into groups), on padded strides and block counts from 1 to
 // 90 (gpt-oss's 2880).
 func TestMXFP4KernelsBitIdentical(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("no AVX-512 VNNI on this CPU: the kernels are not used")
-	}
-	defer setSIMDLevel("avx512")()
+	runAt(t, "avx512")
 	r := rand.New(rand.NewPCG(71, 72))
 	for _, nb := range []int{1, 2, 3, 5, 9, 90} {
 		n := 32 * nb
@@ -117,10 +114,7 @@ func TestMXFP4KernelsBitIdentical(t *testing.T) {
 // 2^127) against activations of every magnitude, in groups of rows and
 // of activations: bit-identical to the generic code.
 func TestMXFP4KernelsEveryScale(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("no AVX-512 VNNI on this CPU: the kernels are not used")
-	}
-	defer setSIMDLevel("avx512")()
+	runAt(t, "avx512")
 	r := rand.New(rand.NewPCG(73, 74))
 	const nb, nRows, nActs = 256, 18, 3
 	n := 32 * nb

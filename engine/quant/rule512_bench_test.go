@@ -35,10 +35,7 @@ var rows512Candidates = []struct {
 // widths of the 0.5B, 1.1B and 4B test models. Run it several times to
 // alternate the candidates; rows512Kernel picks by what it measured.
 func BenchmarkRows512Pick(b *testing.B) {
-	if !hasAVX512 {
-		b.Skip("no avx512 level on this CPU")
-	}
-	defer setSIMDLevel("avx512")()
+	runAt(b, "avx512")
 	r := rand.New(rand.NewPCG(37, 512))
 	const seg = 144
 	for _, typ := range []Type{Q4_0, Q8_0} {
@@ -75,10 +72,7 @@ func BenchmarkRows512Pick(b *testing.B) {
 // the tiles off, not bit-identical). The candidates alternate within a
 // run; qTileMinActs picks by what they measured.
 func BenchmarkTile512Pick(b *testing.B) {
-	if !hasAVX512 {
-		b.Skip("no avx512 level on this CPU")
-	}
-	defer setSIMDLevel("avx512")()
+	runAt(b, "avx512")
 	defer func(q4, q8 int) { qTileMinQ4_0, qTileMinQ8_0 = q4, q8 }(qTileMinQ4_0, qTileMinQ8_0)
 	defer func(v bool) { gOrderDecode = v }(gOrderDecode)
 	defer setPromptTiles(true)()
