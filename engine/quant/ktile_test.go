@@ -54,15 +54,21 @@ func rawQ8KRows(r *rand.Rand, rows, n int) []byte {
 				q[i] = byte(r.Uint32())
 			}
 		}
-		for j := range 16 {
-			s := 0
-			for _, v := range q[16*j : 16*j+16] {
-				s += int(int8(v))
-			}
-			binary.LittleEndian.PutUint16(b[o+260+2*j:], uint16(int16(s)))
-		}
+		setQ8KSums(b[o : o+292])
 	}
 	return b
+}
+
+// setQ8KSums writes the bsums of the Q8_K block blk, the sums of its 16
+// sub-blocks' quants, as Quantize writes them.
+func setQ8KSums(blk []byte) {
+	for j := range 16 {
+		s := 0
+		for _, q := range blk[4+16*j : 4+16*j+16] {
+			s += int(int8(q))
+		}
+		binary.LittleEndian.PutUint16(blk[260+2*j:], uint16(int16(s)))
+	}
 }
 
 // TestVecDotTileKQuants runs K-quant tiles with enough activation rows

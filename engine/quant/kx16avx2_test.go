@@ -109,9 +109,7 @@ func TestKX16KernelsBounds(t *testing.T) {
 				for i := range 256 {
 					act[o+4+i] = byte(q)
 				}
-				for j := range 16 {
-					binary.LittleEndian.PutUint16(act[o+260+2*j:], uint16(int16(16*int(q))))
-				}
+				setQ8KSums(act[o : o+292])
 			}
 			checkKX16(t, raw, act, n, nRows, 0)
 		}

@@ -50,8 +50,8 @@ func q6x16Acts(r *rand.Rand, n int, extreme bool) []byte {
 			for i := range 16 {
 				act[o+4+16*j+i] = byte(v)
 			}
-			binary.LittleEndian.PutUint16(act[o+260+2*j:], uint16(int16(16*int(v))))
 		}
+		setQ8KSums(act[o : o+292])
 	}
 	return act
 }

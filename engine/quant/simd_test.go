@@ -238,13 +238,7 @@ func exactRow(r *rand.Rand, t Type, n int, pat func(*rand.Rand, int) byte, zero 
 				d = 0
 			}
 			binary.LittleEndian.PutUint32(b[o:], math.Float32bits(d))
-			for j := range 16 {
-				s := 0
-				for _, q := range b[o+4+16*j : o+4+16*j+16] {
-					s += int(int8(q))
-				}
-				binary.LittleEndian.PutUint16(b[o+260+2*j:], uint16(int16(s)))
-			}
+			setQ8KSums(b[o : o+bs])
 		}
 	}
 	return b
