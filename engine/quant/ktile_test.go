@@ -104,49 +104,6 @@ func TestVecDotTileKQuants(t *testing.T) {
 	})
 }
 
-// checkVecDotTile lays nRows weight rows wr and nActs activation rows ar
-// of n elements out at padded strides (odd counts: rowPad 2 bytes past
-// each weight row, actPad past each activation row) and checks that
-// VecDotTile writes want(w, x) of each pair, bit for bit (the first five
-// differences reported), and nothing past the rows of its result stride.
-func checkVecDotTile(t *testing.T, name string, typ Type, wr, ar []byte, n, nRows, nActs, actPad int, want func(w, x []byte) float32) {
-	t.Helper()
-	wrow, _ := typ.RowSize(n)
-	arow, _ := VecDotType(typ).RowSize(n)
-	rowStride, actStride := wrow+2*(nRows%2), arow+actPad*(nActs%2)
-	rows := make([]byte, nRows*rowStride)
-	for i := range nRows {
-		copy(rows[i*rowStride:], wr[i*wrow:(i+1)*wrow])
-	}
-	acts := make([]byte, nActs*actStride)
-	for a := range nActs {
-		copy(acts[a*actStride:], ar[a*arow:(a+1)*arow])
-	}
-	outStride := nRows + 3
-	out := make([]float32, nActs*outStride)
-	for i := range out {
-		out[i] = 42
-	}
-	VecDotTile(typ, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
-	bad := 0
-	for a := range nActs {
-		for i := range outStride {
-			got := out[a*outStride+i]
-			if i >= nRows {
-				if got != 42 {
-					t.Fatalf("%s: wrote past the rows at act %d col %d", name, a, i)
-				}
-				continue
-			}
-			w := want(rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow])
-			if math.Float32bits(got) != math.Float32bits(w) && bad < 5 {
-				bad++
-				t.Errorf("%s: out[act %d, row %d] = %g, want %g", name, a, i, got, w)
-			}
-		}
-	}
-}
-
 // BenchmarkVecDotTileK measures K-quant prompt tiles: a backend job's
 // 128 weight rows of a 2048-wide matrix against 16 to 128 activation
 // rows per op (ps/MAC: picoseconds per multiply-add).

@@ -66,12 +66,7 @@ func TestVecDotTileQ(t *testing.T) {
 					wr, ar = randRows(r, typ, c.nRows, c.n, 1), randRows(r, Q8_0, c.nActs, c.n, 3)
 				}
 				name := fmt.Sprintf("%v n=%d %dx%d raw=%v", typ, c.n, c.nRows, c.nActs, c.raw)
-				checkVecDotTile(t, name, typ, wr, ar, c.n, c.nRows, c.nActs, 3, func(w, x []byte) float32 {
-					if tileRoundsGeneric(level, typ) {
-						return vecDotGeneric(typ, w, x, c.n)
-					}
-					return VecDot(typ, w, x, c.n)
-				})
+				checkVecDotTile(t, name, typ, wr, ar, c.n, c.nRows, c.nActs, 3, tileWant(level, typ, c.n))
 			}
 		}
 	})

@@ -529,35 +529,12 @@ func runChild(t *testing.T, args []string, env ...string) ([]byte, error) {
 // it there too, TestGOrderDispatch).
 func TestVecDotTile(t *testing.T) {
 	forRowShapes(t, 35, []int{1, 3}, func(t *testing.T, r *rand.Rand, typ, at Type, n int) {
-		rows, wrow, rowStride := weightRows(t, r, typ, n, 5, 3)
-		acts, arow, actStride := actRows(t, r, at, n, 9, 5)
+		rows, _, rowStride := weightRows(t, r, typ, n, 5, 3)
+		acts, _, actStride := actRows(t, r, at, n, 9, 5)
 		for _, shape := range [][2]int{{1, 1}, {5, 1}, {1, 4}, {3, 5}, {5, 9}, {2, 8}} {
 			nRows, nActs := shape[0], shape[1]
-			outStride := nRows + 2
-			out := make([]float32, nActs*outStride)
-			for i := range out {
-				out[i] = 42
-			}
-			VecDotTile(typ, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
-			for a := range nActs {
-				for i := range outStride {
-					got := out[a*outStride+i]
-					if i >= nRows {
-						if got != 42 {
-							t.Errorf("%v %dx%d: wrote past a row of the tile", typ, nRows, nActs)
-						}
-						continue
-					}
-					w, x := rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow]
-					want := VecDot(typ, w, x, n)
-					if tileRoundsGeneric(SIMDLevel(), typ) {
-						want = vecDotGeneric(typ, w, x, n)
-					}
-					if math.Float32bits(got) != math.Float32bits(want) {
-						t.Errorf("%v n=%d %dx%d: out[act %d, row %d] = %g, VecDot %g", typ, n, nRows, nActs, a, i, got, want)
-					}
-				}
-			}
+			checkTile(t, fmt.Sprintf("%v n=%d %dx%d", typ, n, nRows, nActs),
+				tileCase{typ, n, rows, rowStride, nRows, acts, actStride, nActs}, 2, tileWant(SIMDLevel(), typ, n))
 		}
 	})
 }
@@ -874,31 +851,12 @@ func TestVecDotTileActCounts(t *testing.T) {
 			for _, nb := range []int{1, 2, 3, 4, 5, 6, 7, 9, 28} {
 				n := 32 * nb
 				const maxRows, maxActs = 7, 17
-				rows, wrow, rowStride := weightRows(t, r, typ, n, maxRows, 2)
-				acts, arow, actStride := actRows(t, r, Q8_0, n, maxActs, 3)
+				rows, _, rowStride := weightRows(t, r, typ, n, maxRows, 2)
+				acts, _, actStride := actRows(t, r, Q8_0, n, maxActs, 3)
 				for nActs := 1; nActs <= maxActs; nActs++ {
 					for _, nRows := range []int{1, 2, maxRows} {
-						outStride := nRows + 1
-						out := make([]float32, nActs*outStride)
-						for i := range out {
-							out[i] = 42
-						}
-						VecDotTile(typ, rows, rowStride, nRows, acts, actStride, nActs, n, out, outStride)
-						for a := range nActs {
-							if out[a*outStride+nRows] != 42 {
-								t.Fatalf("%v nb=%d %dx%d: wrote past row %d of the tile", typ, nb, nRows, nActs, a)
-							}
-							for i := range nRows {
-								w, x := rows[i*rowStride:i*rowStride+wrow], acts[a*actStride:a*actStride+arow]
-								want := VecDot(typ, w, x, n)
-								if tileRoundsGeneric(level, typ) {
-									want = vecDotGeneric(typ, w, x, n)
-								}
-								if got := out[a*outStride+i]; math.Float32bits(got) != math.Float32bits(want) {
-									t.Errorf("%v nb=%d %dx%d: [act %d, row %d] = %g, VecDot %g", typ, nb, nRows, nActs, a, i, got, want)
-								}
-							}
-						}
+						checkTile(t, fmt.Sprintf("%v nb=%d %dx%d", typ, nb, nRows, nActs),
+							tileCase{typ, n, rows, rowStride, nRows, acts, actStride, nActs}, 1, tileWant(level, typ, n))
 					}
 				}
 			}
