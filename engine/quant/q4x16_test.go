@@ -67,12 +67,20 @@ func rawQ8_0Row(r *rand.Rand, n int, extreme bool) []byte {
 // bit-identical to VecDot and the generic product of the original row;
 // then unpacks the interleave back to the rows' bytes.
 func TestVecDotRowsQ4_0X16(t *testing.T) {
-	checkX16Product(t, q4_0X16Layout, 38, 40, []x16Case{
-		{32, 1, 0, false}, {32, 15, 0, true}, {64, 16, 0, false}, {96, 17, 18, true},
+	checkX16Product(t, q4_0X16Layout, 38, 40, q4x16Cases(Q4_0))
+}
+
+// q4x16Cases are the product checks of the Q4_0 and Q8_0 interleaves:
+// one row to 100 (partial groups of 16), one block to past the kernels'
+// stack buffer, odd block counts, extremes, strides padded by a block of
+// typ and by 5 bytes.
+func q4x16Cases(typ Type) []x16Case {
+	return []x16Case{
+		{32, 1, 0, false}, {32, 15, 0, true}, {64, 16, 0, false}, {96, 17, typ.TypeSize(), true},
 		{896, 33, 0, false}, {896, 100, 5, true}, {4096, 16, 0, false}, {4096, 17, 0, true},
 		{5632, 33, 0, false}, {5632 + 32, 100, 0, true}, {224, 1, 0, true}, {160, 100, 0, false},
 		{16384 + 32, 17, 0, false}, // past the kernels' stack buffer
-	})
+	}
 }
 
 // TestQ4_0X16Padding checks that the rows past the last of a partial
