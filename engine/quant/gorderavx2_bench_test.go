@@ -5,7 +5,6 @@ package quant
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 )
 
@@ -26,18 +25,12 @@ func BenchmarkRows8AVX2Stream(b *testing.B) {
 			act, _, _ := actRows(b, r, Q8_0, n, 1, 0)
 			out := make([]float32, nRows)
 			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				b.SetBytes(int64(len(rows)))
-				start := threadCPU()
-				for range b.N {
+				benchThreadCPU(b, len(rows), func(int) {
 					for lo := 0; lo < nRows; lo += seg {
 						hi := min(nRows, lo+seg)
 						VecDotRows(typ, rows[lo*wrow:hi*wrow], wrow, hi-lo, act, n, out[lo:hi])
 					}
-				}
-				cpu := threadCPU() - start
-				b.ReportMetric(float64(len(rows))*float64(b.N)/cpu.Seconds()/1e9, "cpuGB/s")
+				})
 			})
 		}
 	}

@@ -5,7 +5,6 @@ package quant
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 
 	"golang.org/x/sys/cpu"
@@ -33,17 +32,7 @@ func BenchmarkKX16AVX2(b *testing.B) {
 		}
 		out := make([]float32, s.nRows)
 		timed := func(f func()) func(b *testing.B) {
-			return func(b *testing.B) {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				b.SetBytes(int64(len(rows)))
-				start := threadCPU()
-				for range b.N {
-					f()
-				}
-				cpu := threadCPU() - start
-				b.ReportMetric(float64(len(rows))*float64(b.N)/cpu.Seconds()/1e9, "cpuGB/s")
-			}
+			return func(b *testing.B) { benchThreadCPU(b, len(rows), func(int) { f() }) }
 		}
 		file := func() { VecDotRows(Q4_K, rows, size, s.nRows, act, s.n, out) }
 		kx16 := func(vnni bool) func() {

@@ -5,7 +5,6 @@ package quant
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 
 	"golang.org/x/sys/cpu"
@@ -60,15 +59,7 @@ func BenchmarkVecDotRowsQ4_0X16(b *testing.B) {
 			timed := func(level string, f func(i int)) func(b *testing.B) {
 				return func(b *testing.B) {
 					defer setSIMDLevel(level)()
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-					b.SetBytes(int64(len(rows[0])))
-					start := threadCPU()
-					for i := range b.N {
-						f(i % s.copies)
-					}
-					cpu := threadCPU() - start
-					b.ReportMetric(float64(len(rows[0]))*float64(b.N)/cpu.Seconds()/1e9, "cpuGB/s")
+					benchThreadCPU(b, len(rows[0]), func(i int) { f(i % s.copies) })
 				}
 			}
 			file := func(i int) { VecDotRows(k.t, rows[i], size, s.nRows, act, s.n, out) }

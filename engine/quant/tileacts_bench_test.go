@@ -42,6 +42,23 @@ func BenchmarkVecDotTileActs(b *testing.B) {
 	}
 }
 
+// benchThreadCPU runs f(i) for i in [0, b.N) on a locked OS thread and
+// reports bytes per op and, beside the wall-clock MB/s, cpuGB/s: the
+// bytes over the thread's CPU time, which on a shared machine does not
+// count the time the thread waited for a core.
+func benchThreadCPU(b *testing.B, bytes int, f func(i int)) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.SetBytes(int64(bytes))
+	start := threadCPU()
+	for i := range b.N {
+		f(i)
+	}
+	cpu := threadCPU() - start
+	b.ReportMetric(float64(bytes)*float64(b.N)/cpu.Seconds()/1e9, "cpuGB/s")
+}
+
+// threadCPU is the calling thread's user and system time so far.
 func threadCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
