@@ -15,22 +15,34 @@ func rawQ4_0Rows(r *rand.Rand, rows, n int, extreme bool) []byte {
 	for i := range b {
 		b[i] = byte(r.Uint32())
 	}
-	ds := []uint16{0x7bff, 0xfbff, 0x0400, 0x0001, 0x8003, 0x0000}
 	for o := 0; o < len(b); o += q4_0Bytes {
 		binary.LittleEndian.PutUint16(b[o:], FP32ToFP16(float32(r.NormFloat64())*0.01))
-		if !extreme || r.IntN(3) != 0 {
+	}
+	if extreme {
+		setExtremeBlocks(r, b, q4_0Bytes, 0, 0xff)
+	}
+	return b
+}
+
+// setExtremeBlocks sets about a third of the blocks of b (blockBytes
+// each, an fp16 d first) to quants all lo or all hi, and their d to
+// fp16's largest finite (either sign), smallest normal, a subnormal or
+// zero.
+func setExtremeBlocks(r *rand.Rand, b []byte, blockBytes int, lo, hi byte) {
+	ds := []uint16{0x7bff, 0xfbff, 0x0400, 0x0001, 0x8003, 0x0000}
+	for o := 0; o < len(b); o += blockBytes {
+		if r.IntN(3) != 0 {
 			continue
 		}
-		fill := byte(0)
+		fill := lo
 		if r.IntN(2) == 0 {
-			fill = 0xff
+			fill = hi
 		}
-		for i := 2; i < q4_0Bytes; i++ {
+		for i := 2; i < blockBytes; i++ {
 			b[o+i] = fill
 		}
 		binary.LittleEndian.PutUint16(b[o:], ds[r.IntN(len(ds))])
 	}
-	return b
 }
 
 // rawQ8_0Row is one Q8_0 row of n elements: random quants (−128 and 127

@@ -1,7 +1,6 @@
 package quant
 
 import (
-	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 )
@@ -15,19 +14,8 @@ func rawQ8_0Rows(r *rand.Rand, rows, n int, extreme bool) []byte {
 	for range rows {
 		b = append(b, rawQ8_0Row(r, n, false)...)
 	}
-	ds := []uint16{0x7bff, 0xfbff, 0x0400, 0x0001, 0x8003, 0x0000}
-	for o := 0; extreme && o < len(b); o += q8_0Bytes {
-		if r.IntN(3) != 0 {
-			continue
-		}
-		fill := byte(0x80)
-		if r.IntN(2) == 0 {
-			fill = 127
-		}
-		for i := 2; i < q8_0Bytes; i++ {
-			b[o+i] = fill
-		}
-		binary.LittleEndian.PutUint16(b[o:], ds[r.IntN(len(ds))])
+	if extreme {
+		setExtremeBlocks(r, b, q8_0Bytes, 0x80, 127)
 	}
 	return b
 }
