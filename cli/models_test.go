@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -25,7 +24,7 @@ import (
 // TestMain lets the test binary run one churon command as a child process
 // (for the kill-and-resume test).
 func TestMain(m *testing.M) {
-	if a := os.Getenv("CHURON_CLI_CHILD_ARGS"); a != "" {
+	if a := os.Getenv(cliChildEnv); a != "" {
 		var args []string
 		if err := json.Unmarshal([]byte(a), &args); err != nil {
 			os.Exit(3)
@@ -90,9 +89,7 @@ func TestPullURLResumesAfterSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	sum := hexSum(sf.data)
 	args := []string{"pull", "--url", srv.URL + "/model.gguf", "--sha256", sum, "-o", dir, "--connections", "1"}
-	enc, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "CHURON_CLI_CHILD_ARGS="+string(enc))
+	cmd := childCommand(args)
 	var childErr bytes.Buffer
 	cmd.Stderr = &childErr
 	if err := cmd.Start(); err != nil {

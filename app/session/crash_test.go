@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	api "github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/store"
 	"github.com/churon/churon/internal/testdata"
+	"github.com/churon/churon/internal/testutil"
 )
 
 const crashChildEnv = "CHURON_SESSION_CRASH_CHILD"
@@ -34,18 +34,7 @@ func TestCrashMidAnswer(t *testing.T) {
 	}
 	model := testdata.Stories260K(t)
 	db := filepath.Join(t.TempDir(), "churon.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashMidAnswer$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+db+"|"+model)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killer := time.AfterFunc(waitLimit, func() { cmd.Process.Kill() })
-	defer killer.Stop()
+	cmd, out := testutil.StartChild(t, waitLimit, "^TestCrashMidAnswer$", crashChildEnv+"="+db+"|"+model)
 
 	// Read what the child "shows" (its Token events) on a goroutine.
 	type shown struct {
