@@ -22,11 +22,8 @@ func TestChatFollowUpsReuseAcrossProcesses(t *testing.T) {
 	}
 	for name, spec := range map[string]synth.Spec{"qwen2": synth.Tiny("qwen2"), "qwen35": q35} {
 		t.Run(name, func(t *testing.T) {
-			model := filepath.Join(t.TempDir(), "tiny-"+name+".gguf")
 			spec.Context = 4096
-			if err := synth.Write(model, spec); err != nil {
-				t.Fatal(err)
-			}
+			model := writeSynth(t, filepath.Join(t.TempDir(), "tiny-"+name+".gguf"), spec)
 			home := t.TempDir()
 			prev, _ := childChat(t, home, "-m", model, "--new", "--message", "Tell me a long story.", "--json", "-n", "600", "--temp", "0", "-t", "1")
 			conv := strconv.FormatInt(prev.ConversationID, 10)

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/churon/churon/app/models"
-	"github.com/churon/churon/models/synth"
 )
 
 // TestMain lets the test binary run one churon command as a child process
@@ -167,11 +166,7 @@ func TestPullURLWrongHash(t *testing.T) {
 // TestPullRepoModelsRm pulls a split model from a fake hub by quant, lists
 // it and deletes it.
 func TestPullRepoModelsRm(t *testing.T) {
-	model := filepath.Join(t.TempDir(), "tiny.gguf")
-	if err := synth.Write(model, synth.Tiny("llama")); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(model)
+	data := readFile(t, synthFile(t, "llama"))
 	second := bytes.Repeat([]byte{9}, 5000) // a second part, served as is
 	files := map[string]*slowFile{
 		"tiny-Q8_0-00001-of-00002.gguf": {data: data},

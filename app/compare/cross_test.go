@@ -12,7 +12,6 @@ import (
 	. "github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/remote"
 	"github.com/churon/churon/internal/remotetest"
-	"github.com/churon/churon/models/synth"
 )
 
 // TestCrossEngines: a remote model served by `churon serve` (F16) is the
@@ -20,7 +19,7 @@ import (
 // same F16 file scores (near) zero KLD and full top-1 agreement, the
 // Q4_0 file more; speeds and texts come for every column.
 func TestCrossEngines(t *testing.T) {
-	f16, q4 := crossModel(t, synth.FileType("F16")), crossModel(t, synth.FileType("Q4_0"))
+	f16, q4 := TinyModel(t, "F16", 512, false), TinyModel(t, "Q4_0", 512, false)
 	srv := remotetest.ServeModel(t, f16, "")
 	conns := remote.Open(filepath.Join(t.TempDir(), remote.FileName), nil)
 	if _, err := conns.Add(remote.Connection{Name: "lab", BaseURL: srv.Base}, "", false); err != nil {
@@ -59,7 +58,7 @@ func TestCrossEngines(t *testing.T) {
 // TestCrossNoLogprobs: a reference that sends no logprobs gets its speed
 // and text, and the reason instead of quality figures.
 func TestCrossNoLogprobs(t *testing.T) {
-	f16 := crossModel(t, synth.FileType("F16"))
+	f16 := TinyModel(t, "F16", 512, false)
 	fake := httptest.NewServer(remotetest.Faults()[4].Handler) // streams "Once upon", then the connection drops
 	defer fake.Close()
 	conns := remote.Open(filepath.Join(t.TempDir(), remote.FileName), nil)
@@ -78,18 +77,4 @@ func TestCrossNoLogprobs(t *testing.T) {
 	if local.KLD != nil || !strings.Contains(local.Note, "no quality figures") || local.Text == "" {
 		t.Errorf("local: %+v", local)
 	}
-}
-
-// crossModel writes a small synthetic qwen2 model: the same seed gives
-// the same weights, ft only changes how they are stored.
-func crossModel(t *testing.T, ft synth.FileType) string {
-	t.Helper()
-	s := synth.Tiny("qwen2")
-	s.Embd, s.FF, s.Heads, s.KVHeads = 128, 256, 4, 2
-	s.Context, s.FileType, s.Vocab = 512, ft, 512
-	p := filepath.Join(t.TempDir(), string(ft)+".gguf")
-	if err := synth.Write(p, s); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -42,6 +42,9 @@ func tinyModel(t testing.TB, ft synth.FileType, vocab int, noTemplate bool) stri
 	return synthtest.Path(t, fmt.Sprintf("%s-v%d-t%v", ft, vocab, noTemplate), s)
 }
 
+// TinyModel is tinyModel for the package's external tests.
+var TinyModel = tinyModel
+
 // greedy are deterministic settings that always produce n tokens.
 func greedy(n int) api.Sampling {
 	return SamplingOf(engine.GenerateOptions{MaxTokens: n, Sampling: sample.Greedy(), IgnoreEOS: true})
