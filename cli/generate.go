@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/chat"
 	"github.com/churon/churon/engine/sample"
+	"github.com/churon/churon/internal/units"
 	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/models/library"
 )
@@ -196,29 +196,17 @@ func compareDefaults() samplingDefaults {
 
 func (s *samplingFlags) register(fs *flag.FlagSet, d samplingDefaults) {
 	fs.IntVar(&s.n, "n", d.n, "maximum tokens to generate (0 = until the model stops or the context is full)")
-	fs.Float64Var(&s.temp, "temp", decimal(d.temp), "temperature (0 = greedy)")
+	fs.Float64Var(&s.temp, "temp", units.Decimal(d.temp), "temperature (0 = greedy)")
 	fs.IntVar(&s.topK, "top-k", d.topK, "top-k (0 = off)")
-	fs.Float64Var(&s.topP, "top-p", decimal(d.topP), "top-p (1 = off)")
-	fs.Float64Var(&s.minP, "min-p", decimal(d.minP), "min-p (0 = off)")
-	fs.Float64Var(&s.repeat, "repeat-penalty", decimal(d.repeat), "repetition penalty (1 = off)")
-	fs.Float64Var(&s.presence, "presence-penalty", decimal(d.presence), "presence penalty (0 = off)")
-	fs.Float64Var(&s.freq, "frequency-penalty", decimal(d.freq), "frequency penalty (0 = off)")
+	fs.Float64Var(&s.topP, "top-p", units.Decimal(d.topP), "top-p (1 = off)")
+	fs.Float64Var(&s.minP, "min-p", units.Decimal(d.minP), "min-p (0 = off)")
+	fs.Float64Var(&s.repeat, "repeat-penalty", units.Decimal(d.repeat), "repetition penalty (1 = off)")
+	fs.Float64Var(&s.presence, "presence-penalty", units.Decimal(d.presence), "presence penalty (0 = off)")
+	fs.Float64Var(&s.freq, "frequency-penalty", units.Decimal(d.freq), "frequency penalty (0 = off)")
 	fs.IntVar(&s.window, "repeat-last-n", d.window, "tokens the penalties look back over (-1 = all)")
 	fs.Int64Var(&s.seed, "seed", d.seed, "random seed (-1 = random; the seed used is reported)")
 	fs.Var(&s.stops, "stop", "stop `string` (repeatable)")
 	fs.BoolVar(&s.ignoreEOS, "ignore-eos", false, "keep generating past end-of-generation tokens")
-}
-
-// decimal widens a float32 setting to the float64 of its shortest
-// decimal, so that -h prints "(default 0.8)" where the float32 itself,
-// widened, prints 0.800000011920929; converting back gives the same
-// float32.
-func decimal(v float32) float64 {
-	d, err := strconv.ParseFloat(strconv.FormatFloat(float64(v), 'g', -1, 32), 64)
-	if err != nil {
-		return float64(v)
-	}
-	return d
 }
 
 func (s *samplingFlags) options() (engine.GenerateOptions, uint64, error) {

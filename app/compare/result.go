@@ -1,11 +1,10 @@
 package compare
 
 import (
-	"strconv"
-
 	api "github.com/churon/churon/app/api/compare"
 	"github.com/churon/churon/engine"
 	"github.com/churon/churon/engine/sample"
+	"github.com/churon/churon/internal/units"
 )
 
 // DefaultSampling is `churon generate`'s defaults: the engine's chat
@@ -21,22 +20,11 @@ func DefaultSampling() api.Sampling {
 func SamplingOf(o engine.GenerateOptions) api.Sampling {
 	p := o.Sampling
 	return api.Sampling{
-		MaxTokens: o.MaxTokens, Temperature: f64(p.Temperature), TopK: p.TopK, TopP: f64(p.TopP),
-		MinP: f64(p.MinP), RepeatPenalty: f64(p.RepeatPenalty), PresencePenalty: f64(p.PresencePenalty),
-		FrequencyPenalty: f64(p.FrequencyPenalty), PenaltyWindow: p.PenaltyWindow, Seed: p.Seed,
+		MaxTokens: o.MaxTokens, Temperature: units.Decimal(p.Temperature), TopK: p.TopK, TopP: units.Decimal(p.TopP),
+		MinP: units.Decimal(p.MinP), RepeatPenalty: units.Decimal(p.RepeatPenalty), PresencePenalty: units.Decimal(p.PresencePenalty),
+		FrequencyPenalty: units.Decimal(p.FrequencyPenalty), PenaltyWindow: p.PenaltyWindow, Seed: p.Seed,
 		Stop: o.Stop, IgnoreEOS: o.IgnoreEOS,
 	}
-}
-
-// f64 widens a float32 setting to the float64 that prints as the same
-// decimal (0.8, not 0.800000011920929); converting back gives the same
-// float32.
-func f64(v float32) float64 {
-	d, err := strconv.ParseFloat(strconv.FormatFloat(float64(v), 'g', -1, 32), 64)
-	if err != nil {
-		return float64(v)
-	}
-	return d
 }
 
 // GenerateOptions turns the settings back into generation options, to
