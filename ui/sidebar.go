@@ -30,6 +30,7 @@ type sidebar struct {
 	undo    *fyne.Container
 	undoMsg *widget.Label
 	content fyne.CanvasObject
+	widths  *runeWidths // the rows' titles' runes, measured once
 
 	undoConv  int64
 	undoTimer *time.Timer
@@ -101,7 +102,7 @@ type sideRow struct {
 const UndoAfter = 10 * time.Second
 
 func newSidebar(u *UI) *sidebar {
-	s := &sidebar{ui: u}
+	s := &sidebar{ui: u, widths: newRuneWidths()}
 	s.search = core.NewEntry(u.handleShortcut)
 	s.search.SetPlaceHolder(lang.X("sidebar.search", "Search chats"))
 	s.search.ActionItem = widget.NewIcon(theme.SearchIcon())
@@ -384,7 +385,7 @@ type convItem struct {
 	s       *sidebar
 	row     sideRow
 	pin     *widget.Icon
-	title   *widget.Label
+	title   *rowTitle
 	snippet *widget.RichText
 	state   *widget.RichText // answering, or waiting its turn
 	menu    *widget.Button
@@ -395,8 +396,8 @@ type convItem struct {
 func newConvItem(s *sidebar) *convItem {
 	it := &convItem{s: s}
 	it.pin = widget.NewIcon(theme.NewThemedResource(iconPin))
-	it.title = widget.NewLabel("")
-	it.title.Truncation = fyne.TextTruncateEllipsis
+	it.pin.Hide() // shown by set for a pinned row: most are not, and the title is laid out once
+	it.title = newRowTitle(s.widths)
 	it.snippet = core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
 	it.snippet.Truncation = fyne.TextTruncateEllipsis
 	it.snippet.Hide() // the template is one line; search rows get taller
@@ -414,9 +415,7 @@ func (it *convItem) set(r sideRow, id widget.ListItemID) {
 	if title == "" {
 		title = lang.X("sidebar.untitled", "New chat")
 	}
-	if it.title.Text != title {
-		it.title.SetText(title)
-	}
+	it.title.SetText(title)
 	if r.conv.Pinned {
 		it.pin.Show()
 	} else {

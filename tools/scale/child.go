@@ -561,7 +561,7 @@ func sidebarList(root fyne.CanvasObject) *widget.List {
 }
 
 // findRow is the innermost thing to tap (not a button) in the sidebar
-// that holds a label saying title.
+// that holds a text saying title (a label, or the text a row draws).
 func findRow(root fyne.CanvasObject, title string) fyne.Tappable {
 	list := sidebarList(root)
 	if list == nil {
@@ -573,8 +573,11 @@ func findRow(root fyne.CanvasObject, title string) fyne.Tappable {
 		if t, ok := o.(fyne.Tappable); ok && !button {
 			found := false
 			walk(o, func(o fyne.CanvasObject) bool {
-				if l, ok := o.(*widget.Label); ok && l.Text == title && l.Visible() {
-					found = true
+				switch t := o.(type) {
+				case *widget.Label:
+					found = t.Text == title && t.Visible()
+				case *canvas.Text:
+					found = t.Text == title && t.Visible()
 				}
 				return !found
 			})
