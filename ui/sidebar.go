@@ -30,7 +30,6 @@ type sidebar struct {
 	undo    *fyne.Container
 	undoMsg *widget.Label
 	content fyne.CanvasObject
-	widths  *runeWidths // the rows' titles' runes, measured once
 
 	undoConv  int64
 	undoTimer *time.Timer
@@ -102,7 +101,7 @@ type sideRow struct {
 const UndoAfter = 10 * time.Second
 
 func newSidebar(u *UI) *sidebar {
-	s := &sidebar{ui: u, widths: newRuneWidths()}
+	s := &sidebar{ui: u}
 	s.search = core.NewEntry(u.handleShortcut)
 	s.search.SetPlaceHolder(lang.X("sidebar.search", "Search chats"))
 	s.search.ActionItem = widget.NewIcon(theme.SearchIcon())
@@ -397,7 +396,7 @@ func newConvItem(s *sidebar) *convItem {
 	it := &convItem{s: s}
 	it.pin = widget.NewIcon(theme.NewThemedResource(iconPin))
 	it.pin.Hide() // shown by set for a pinned row: most are not, and the title is laid out once
-	it.title = newRowTitle(s.widths)
+	it.title = newRowTitle()
 	it.snippet = core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
 	it.snippet.Truncation = fyne.TextTruncateEllipsis
 	it.snippet.Hide() // the template is one line; search rows get taller

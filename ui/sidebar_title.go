@@ -14,19 +14,19 @@ import (
 // it does not fit. It is one canvas.Text, not a Label: a Label is a
 // RichText, which shapes its whole text again (with a new shaper, its
 // fonts' tables set up afresh) at every layout to find where to cut it —
-// four times a row before the first frame — while rowTitle measures each
-// rune once for the whole list (runeWidths) and shapes a title once, when
-// it is cut (issue 25: the first frame of a full library).
+// four times a row before the first frame — while rowTitle cuts it when
+// its width changes, in a few measures that Fyne keeps (cutTitle), the
+// last of them the text it then draws (issue 25: the first frame of a
+// full library).
 type rowTitle struct {
 	widget.BaseWidget
-	widths *runeWidths
 	full   string
 	text   *canvas.Text
 	cutFor float32 // the width text was cut for; -1: not cut yet
 }
 
-func newRowTitle(widths *runeWidths) *rowTitle {
-	t := &rowTitle{widths: widths, text: canvas.NewText("", nil), cutFor: -1}
+func newRowTitle() *rowTitle {
+	t := &rowTitle{text: canvas.NewText("", nil), cutFor: -1}
 	t.ExtendBaseWidget(t)
 	return t
 }
@@ -54,8 +54,9 @@ func (t *rowTitle) fit(w float32) {
 	t.cutFor = w
 	th := t.Theme()
 	avail := w - 2*th.Size(theme.SizeNameInnerPadding)
-	t.text.TextSize = th.Size(theme.SizeNameText)
-	t.text.Text = t.widths.cut(t.full, avail, t.text.TextSize)
+	size := th.Size(theme.SizeNameText)
+	t.text.TextSize = size
+	t.text.Text = cutTitle(t.full, avail, func(s string) float32 { return fyne.MeasureText(s, size, fyne.TextStyle{}).Width })
 }
 
 func (t *rowTitle) CreateRenderer() fyne.WidgetRenderer {
@@ -105,51 +106,31 @@ func (r *rowTitleRenderer) Objects() []fyne.CanvasObject { return []fyne.CanvasO
 
 func (r *rowTitleRenderer) Destroy() {}
 
-// runeWidths remembers how wide each rune is, alone, in the sidebar's
-// text size, so that cutting a title to a width measures mostly runes
-// seen in other titles before.
-type runeWidths struct {
-	size float32 // the text size the widths are for
-	w    map[rune]float32
-}
-
-func newRuneWidths() *runeWidths { return &runeWidths{w: map[rune]float32{}} }
-
-func (rw *runeWidths) width(r rune, size float32) float32 {
-	if size != rw.size {
-		rw.size, rw.w = size, map[rune]float32{}
-	}
-	w, ok := rw.w[r]
-	if !ok {
-		w = fyne.MeasureText(string(r), size, fyne.TextStyle{}).Width
-		rw.w[r] = w
-	}
-	return w
-}
-
 // ellipsis ends a title that was cut.
 const ellipsis = "…"
 
-// cut is s as it fits in width avail at text size size: whole, or its
-// longest beginning that fits with an ellipsis after it (the spaces
-// before the ellipsis dropped, a combining mark kept with its letter).
-// The runes' widths alone only guess where to cut (shaping joins and
-// kerns them); the guess is then measured whole, and moved a rune at a
-// time until it is the longest that fits.
-func (rw *runeWidths) cut(s string, avail, size float32) string {
-	measure := func(s string) float32 { return fyne.MeasureText(s, size, fyne.TextStyle{}).Width }
-	if s == "" || measure(s) <= avail {
+// cutTitle is s as it fits in width avail, measure telling how wide a
+// text is drawn: whole, or its longest beginning that fits with an
+// ellipsis after it (the spaces before the ellipsis dropped, a combining
+// mark kept with its letter). Where to cut is first guessed from the
+// whole text's width, shared among its runes (a wide one, as Hangul or
+// Han, counting two), then measured, and moved a rune at a time until it
+// is the longest that fits: a few measures, each shaping the text once.
+func cutTitle(s string, avail float32, measure func(string) float32) string {
+	whole := measure(s)
+	if s == "" || whole <= avail {
 		return s
 	}
 	runes := []rune(s)
+	weights := 0
+	for _, r := range runes {
+		weights += runeWeight(r)
+	}
+	unit := whole / float32(weights)
 	room := avail - measure(ellipsis)
 	n, used := 0, float32(0)
-	for n < len(runes) {
-		w := rw.width(runes[n], size)
-		if used+w > room {
-			break
-		}
-		used += w
+	for n < len(runes) && used+unit*float32(runeWeight(runes[n])) <= room {
+		used += unit * float32(runeWeight(runes[n]))
 		n++
 	}
 	// head is s cut after n runes, or "" where the cut would part a mark
@@ -160,9 +141,18 @@ func (rw *runeWidths) cut(s string, avail, size float32) string {
 		}
 		return strings.TrimRightFunc(string(runes[:n]), unicode.IsSpace)
 	}
+	fitting := map[string]bool{} // by head: the spaces dropped make the same head of several n
 	fits := func(n int) bool {
 		h := head(n)
-		return h != "" && measure(h+ellipsis) <= avail
+		if h == "" {
+			return false
+		}
+		f, ok := fitting[h]
+		if !ok {
+			f = measure(h+ellipsis) <= avail
+			fitting[h] = f
+		}
+		return f
 	}
 	for n > 0 && !fits(n) {
 		n--
@@ -174,4 +164,17 @@ func (rw *runeWidths) cut(s string, avail, size float32) string {
 		return ellipsis
 	}
 	return head(n) + ellipsis
+}
+
+// runeWeight is how many narrow runes' room r takes, about: none for a
+// combining mark, two for a wide rune (East Asian scripts), one for others.
+func runeWeight(r rune) int {
+	switch {
+	case unicode.Is(unicode.Mn, r):
+		return 0
+	case unicode.In(r, unicode.Hangul, unicode.Han, unicode.Hiragana, unicode.Katakana) ||
+		r >= 0xff01 && r <= 0xff60: // fullwidth forms
+		return 2
+	}
+	return 1
 }
