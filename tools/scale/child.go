@@ -584,6 +584,8 @@ func findRow(root fyne.CanvasObject, title string) fyne.Tappable {
 					found = t.Text == title && t.Visible()
 				case *canvas.Text:
 					found = t.Text == title && t.Visible()
+				case interface{ Text() string }: // a sidebar row's title: the whole of it
+					found = t.Text() == title && o.Visible()
 				}
 				return !found
 			})
