@@ -384,7 +384,7 @@ type convItem struct {
 	s       *sidebar
 	row     sideRow
 	pin     *widget.Icon
-	title   *widget.Label
+	title   *rowTitle
 	snippet *widget.RichText
 	state   *widget.RichText // answering, or waiting its turn
 	menu    *widget.Button
@@ -395,8 +395,8 @@ type convItem struct {
 func newConvItem(s *sidebar) *convItem {
 	it := &convItem{s: s}
 	it.pin = widget.NewIcon(theme.NewThemedResource(iconPin))
-	it.title = widget.NewLabel("")
-	it.title.Truncation = fyne.TextTruncateEllipsis
+	it.pin.Hide() // shown by set for a pinned row: most are not, and the title is laid out once
+	it.title = newRowTitle()
 	it.snippet = core.NewMuted(theme.SizeNameCaptionText, fyne.TextWrapOff)
 	it.snippet.Truncation = fyne.TextTruncateEllipsis
 	it.snippet.Hide() // the template is one line; search rows get taller
@@ -414,9 +414,7 @@ func (it *convItem) set(r sideRow, id widget.ListItemID) {
 	if title == "" {
 		title = lang.X("sidebar.untitled", "New chat")
 	}
-	if it.title.Text != title {
-		it.title.SetText(title)
-	}
+	it.title.SetText(title)
 	if r.conv.Pinned {
 		it.pin.Show()
 	} else {

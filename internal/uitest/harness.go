@@ -337,8 +337,21 @@ func (h *Harness) Settle() {
 	}
 }
 
+// saysTitle reports whether o is a label saying title, or a text that
+// shows it (a sidebar row's title: it tells its whole text, the one it
+// draws may be cut).
+func saysTitle(o fyne.CanvasObject, title string) bool {
+	switch o := o.(type) {
+	case *widget.Label:
+		return o.Text == title
+	case interface{ Text() string }:
+		return o.Text() == title
+	}
+	return false
+}
+
 // listRow is the innermost thing to tap (not a button) in the window's
-// list that holds a label saying title.
+// list that holds a label or text saying title (saysTitle).
 func listRow(w fyne.Window, title string) fyne.Tappable {
 	list, ok := Find[*widget.List](w.Content(), nil)
 	if !ok {
@@ -348,7 +361,7 @@ func listRow(w fyne.Window, title string) fyne.Tappable {
 	Walk(list, func(o fyne.CanvasObject) bool {
 		_, button := o.(*widget.Button)
 		if t, ok := o.(fyne.Tappable); ok && !button {
-			if _, ok := Find(o, func(l *widget.Label) bool { return l.Text == title }); ok {
+			if _, ok := Find(o, func(l fyne.CanvasObject) bool { return saysTitle(l, title) }); ok {
 				row = t // a row within a row is the one that opens it
 			}
 		}
