@@ -22,8 +22,8 @@ import (
 // rewrites them whole at its next save. Version 4 holds the states of
 // recurrent layers (Qwen 3.5's Gated DeltaNet): the header says how many
 // bytes a state of all of them takes and marks the layers without KV
-// rows, and each segment carries the states at its checkpoints and at
-// its end. Versions 2 and 3 still read for models without recurrent
+// rows, and each segment carries the states at some of its checkpoints
+// (snapCheckpoints at most; a reader takes any number) and at its end. Versions 2 and 3 still read for models without recurrent
 // layers; a model with them refuses them as a mismatch.
 const SnapshotFormat uint32 = 4
 
@@ -86,9 +86,9 @@ const snapMaxStates = 1 << 10
 // before, when f ≤ start — but never more than its last ring-many. A
 // layer without rows has f = start+n. Of the recurrent states, a segment
 // drops those of positions after start and adds its own: the sequence's
-// checkpoints within it and its state at its end, which every segment of
-// a model with recurrent layers carries, so the last one's is the
-// restored sequence's.
+// checkpoints within it (some: see snapCheckpoints) and its state at its
+// end, which every segment of a model with recurrent layers carries, so
+// the last one's is the restored sequence's.
 // WriteSnapshot writes the header and one segment from position 0. A
 // store keeping a conversation appends a segment per save instead of
 // rewriting the file: after a follow-up turn it writes only the new
