@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -464,6 +465,20 @@ func followupChildMain(ctx context.Context, args []string, stdout, stderr io.Wri
 	defer r.close()
 	if _, err := r.load(ctx, *model); err != nil {
 		return err
+	}
+	// CHURON_FOLLOWUP_CPUPROFILE names a file for a CPU profile of the
+	// restored answer: the restore in a fresh process is what the bench
+	// is about, and no other profile sees it.
+	if path := os.Getenv("CHURON_FOLLOWUP_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("bench: cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("bench: cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	t, err := r.send(ctx, 1, followupQuestion, false)
 	if err != nil {

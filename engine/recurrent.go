@@ -125,14 +125,18 @@ func (s *Sequence) stored() error {
 // evictable is the checkpoint to drop for a new one: the one whose loss
 // leaves the shortest gap between its neighbours (the first position
 // counting as one), never the newest.
-func (s *Sequence) evictable() int {
+func (s *Sequence) evictable() int { return evictable(s.ckpts) }
+
+// evictable is the checkpoint of cps (by position) whose loss leaves the
+// shortest gap, never the last.
+func evictable(cps []checkpoint) int {
 	best, gap := 0, -1
-	for i := 0; i < len(s.ckpts)-1; i++ {
+	for i := 0; i < len(cps)-1; i++ {
 		prev := 0
 		if i > 0 {
-			prev = s.ckpts[i-1].pos
+			prev = cps[i-1].pos
 		}
-		if g := s.ckpts[i+1].pos - prev; gap < 0 || g < gap {
+		if g := cps[i+1].pos - prev; gap < 0 || g < gap {
 			best, gap = i, g
 		}
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"slices"
 )
 
 // SnapshotFormat is the version of the KV snapshot format this engine
@@ -21,8 +22,8 @@ import (
 // rewrites them whole at its next save. Version 4 holds the states of
 // recurrent layers (Qwen 3.5's Gated DeltaNet): the header says how many
 // bytes a state of all of them takes and marks the layers without KV
-// rows, and each segment carries the states at its checkpoints and at
-// its end. Versions 2 and 3 still read for models without recurrent
+// rows, and each segment carries the states at some of its checkpoints
+// (snapCheckpoints at most; a reader takes any number) and at its end. Versions 2 and 3 still read for models without recurrent
 // layers; a model with them refuses them as a mismatch.
 const SnapshotFormat uint32 = 4
 
@@ -85,9 +86,9 @@ const snapMaxStates = 1 << 10
 // before, when f ≤ start — but never more than its last ring-many. A
 // layer without rows has f = start+n. Of the recurrent states, a segment
 // drops those of positions after start and adds its own: the sequence's
-// checkpoints within it and its state at its end, which every segment of
-// a model with recurrent layers carries, so the last one's is the
-// restored sequence's.
+// checkpoints within it (some: see snapCheckpoints) and its state at its
+// end, which every segment of a model with recurrent layers carries, so
+// the last one's is the restored sequence's.
 // WriteSnapshot writes the header and one segment from position 0. A
 // store keeping a conversation appends a segment per save instead of
 // rewriting the file: after a follow-up turn it writes only the new
@@ -247,20 +248,43 @@ func (s *Sequence) layout() *segLayout {
 	return g
 }
 
+// snapCheckpoints is how many of a sequence's checkpoints a segment
+// carries at most, besides the state at its end. Each is a whole copy of
+// every recurrent layer's state (19 MiB for Qwen 3.5 0.8B, against 12 KiB
+// a token of KV rows): all sixteen a sequence keeps would make a
+// snapshot, and the restore before a follow-up's first token, mostly
+// checkpoints. Three are the newest (the last turn boundary, what
+// regenerating the last answer cuts back to) and two spread out before
+// it; an edit further back, after a restore, runs more of the
+// conversation again than it would have in the process that wrote it.
+const snapCheckpoints = 3
+
+// segCheckpoints is the checkpoints a segment of the positions [from,
+// Len()) carries before the state at its end: of those after from and
+// before the end, at most snapCheckpoints, chosen as the sequence evicts
+// its own (the newest stays, the rest spread out).
+func (s *Sequence) segCheckpoints(from int) []checkpoint {
+	var cps []checkpoint
+	for _, cp := range s.ckpts {
+		if cp.pos > from && cp.pos < len(s.tokens) {
+			cps = append(cps, cp)
+		}
+	}
+	for len(cps) > snapCheckpoints {
+		i := evictable(cps)
+		cps = slices.Delete(cps, i, i+1)
+	}
+	return cps
+}
+
 // segStates is how many recurrent states a segment of the positions
-// [from, Len()) carries: the checkpoints after from and before the end,
-// and the state at the end; none for a model without recurrent layers.
+// [from, Len()) carries: its checkpoints (segCheckpoints) and the state
+// at the end; none for a model without recurrent layers.
 func (s *Sequence) segStates(from int) int {
 	if !s.recurrent() {
 		return 0
 	}
-	k := 1
-	for _, cp := range s.ckpts {
-		if cp.pos > from && cp.pos < len(s.tokens) {
-			k++
-		}
-	}
-	return k
+	return len(s.segCheckpoints(from)) + 1
 }
 
 func (s *Sequence) header() []byte {

@@ -28,16 +28,25 @@ func (sr *snapReader) read(n int, what string) ([]byte, error) {
 		sr.buf = make([]byte, n)
 	}
 	b := sr.buf[:n]
+	if err := sr.readInto(b, what); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// readInto fills b with the next len(b) bytes, for data too large to
+// pass through read's buffer and copy again.
+func (sr *snapReader) readInto(b []byte, what string) error {
 	got, err := io.ReadFull(sr.r, b)
 	sr.off += int64(got)
 	if err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, &shortError{off: sr.off, got: got, what: what}
+			return &shortError{off: sr.off, got: got, what: what}
 		}
-		return nil, fmt.Errorf("engine: read snapshot: %s at byte %d: %w", what, sr.off, err)
+		return fmt.Errorf("engine: read snapshot: %s at byte %d: %w", what, sr.off, err)
 	}
 	sr.crc = crc32.Update(sr.crc, castagnoli, b)
-	return b, nil
+	return nil
 }
 
 // atEnd reports whether the data ends here. It consumes a byte if not.

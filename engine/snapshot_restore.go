@@ -263,8 +263,10 @@ func (g *segReader) next() error {
 			return tornIfShort(err)
 		}
 		pos := int(le.Uint32(b))
-		st, err := sr.read(g.lay.stateBytes, "a recurrent state")
-		if err != nil {
+		// Read straight into the checkpoint's memory: a state is
+		// megabytes, copied once.
+		st := make([]byte, g.lay.stateBytes)
+		if err := sr.readInto(st, "a recurrent state"); err != nil {
 			restore()
 			return tornIfShort(err)
 		}
@@ -276,7 +278,7 @@ func (g *segReader) next() error {
 			restore()
 			return corrupt("segment at byte %d: a recurrent state at position %d (after %d, in [%d,%d])", off, pos, prev, start, end)
 		}
-		g.states = append(g.states, checkpoint{pos: pos, state: bytes.Clone(st)})
+		g.states = append(g.states, checkpoint{pos: pos, state: st})
 	}
 	want = sr.crc
 	cs, err = sr.read(4, "segment's checksum")

@@ -103,15 +103,11 @@ func (s *Sequence) writeSegment(sw *snapWriter, from int, onto []int) error {
 	end := len(s.tokens)
 	n := end - from
 	first := s.segFirst(from, onto)
-	// The recurrent states: the checkpoints after from, then the live
+	// The recurrent states: some checkpoints after from, then the live
 	// state at the end.
 	var states []checkpoint
 	if s.recurrent() {
-		for _, cp := range s.ckpts {
-			if cp.pos > from && cp.pos < end {
-				states = append(states, cp)
-			}
-		}
+		states = s.segCheckpoints(from)
 		live, err := s.liveState()
 		if err != nil {
 			return fmt.Errorf("engine: write snapshot: %w", err)
