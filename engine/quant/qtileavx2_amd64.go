@@ -19,7 +19,7 @@ const qTileAVX2MinActs = 16
 // qTileAVX2Fits reports whether VecDotTile runs w through the avx2
 // prompt tiles (the gathers take 32-bit offsets of eight rows).
 func qTileAVX2Fits(w Type, nActs, rowStride int) bool {
-	return qTileOn && useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0) &&
+	return qTileOn && useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0 || w == Q5_0) &&
 		nActs >= qTileAVX2MinActs && rowStride <= (1<<31-1)/8
 }
 
@@ -31,8 +31,11 @@ func qTileAVX2Fits(w Type, nActs, rowStride int) bool {
 // row repeated), go through tmp.
 func vecDotTileQAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, actStride, nActs, nb int, out []float32, outStride int) {
 	qb, off := 288, 8
-	if w == Q8_0 {
+	switch w {
+	case Q8_0:
 		qb, off = 544, 128
+	case Q5_0:
+		qb, off = q5Widen, 16
 	}
 	buf := qTilePool.Get().(*qTileBuf)
 	buf.w = grow(buf.w, nb*qb)
@@ -59,9 +62,12 @@ func vecDotTileQAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, act
 				mask[r] = -1
 			}
 		}
-		if w == Q4_0 {
+		switch w {
+		case Q4_0:
 			qWidenQ4_0AVX2(&rows[r0*rowStride], &idx[0], &mask[0], nb, &buf.w[0])
-		} else {
+		case Q5_0:
+			qWidenQ5_0AVX2(&rows[r0*rowStride], &idx[0], &mask[0], nb, &buf.w[0])
+		default:
 			qWidenQ8_0AVX2(&rows[r0*rowStride], &idx[0], &mask[0], nb, &buf.w[0])
 		}
 		for a := 0; a < nActs; a += 4 {
@@ -72,9 +78,12 @@ func vecDotTileQAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, act
 				}
 			}
 			tab := &buf.tab[a/8*gtab+2*(a%8)]
-			if w == Q4_0 {
+			switch w {
+			case Q4_0:
 				qTileQ4_0AVX2(&buf.w[0], tab, nb, &k)
-			} else {
+			case Q5_0:
+				qTileQ5_0AVX2(&buf.w[0], tab, nb, &k)
+			default:
 				qTileQ8_0AVX2(&buf.w[0], tab, nb, &k)
 			}
 			if nr < 8 {

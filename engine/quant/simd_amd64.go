@@ -40,7 +40,7 @@ var levels = [...]simdLevel{{"avx2", &hasAVX2, &useAVX2}, {"avx512", &hasAVX512,
 var rowKernels = [...]levelKernels{
 	Q4_0:   {base: dotQ4_0GAVX2},
 	Q8_0:   {dotQ8_0GAVX2, dotQ8_0AVX512},
-	Q5_0:   {base: dotQ5_0AVX2},
+	Q5_0:   {base: dotQ5_0GAVX2},
 	Q4_1:   {dotQ4_1AVX2, dotQ4_1VNNI},
 	Q5_1:   {dotQ5_1AVX2, dotQ5_1VNNI},
 	IQ4_NL: {dotIQ4_NLAVX2, dotIQ4_NLVNNI},

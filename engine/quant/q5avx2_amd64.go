@@ -1,0 +1,29 @@
+//go:build amd64 && !noasm
+
+package quant
+
+// Q5_0 at the avx2 level in the generic order (q5avx2_amd64.s, by
+// internal/genq5avx2): every Q5_0 product there — VecDot's one-row
+// kernel, VecDotRows' eight-row decode kernel and VecDotTile's prompt
+// tile — gives each result the generic twin's bits (dotQ5_0), so that a
+// row's result does not depend on the kernel or on how many rows or
+// activations share a call, the rule Q4_0's and Q8_0's kernels at this
+// level keep (docs/performance.md, "Q4_0 and Q8_0 prompt tiles and
+// rounding"). The avx512 level runs its own Q5_0 kernels (the prepared
+// quads of dot_amd64.s).
+
+// q5Widen is the bytes qWidenQ5_0AVX2 writes per block of eight rows:
+// eight groups of 32 quant bytes and eight float scales.
+const q5Widen = 288
+
+//go:noescape
+func dotQ5_0GAVX2(w, x *byte, nb int) float32
+
+//go:noescape
+func dotQ5_0Rows8AVX2(w *byte, stride, ngroups int, x *byte, nb int, out *float32, pf int)
+
+//go:noescape
+func qWidenQ5_0AVX2(rows *byte, idx, mask *int32, nb int, dst *byte)
+
+//go:noescape
+func qTileQ5_0AVX2(w *byte, tab *uint32, nb int, k *kTileRows)
