@@ -19,6 +19,18 @@ const q5Widen = 288
 //go:noescape
 func dotQ5_0GAVX2(w, x *byte, nb int) float32
 
+// One weight row against two to four activation rows stride bytes apart
+// (VecDotMulti's and the small tiles' kernels), out[j] for activation j.
+
+//go:noescape
+func dotQ5_0x2GAVX2(w, x *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ5_0x3GAVX2(w, x *byte, stride, nb int, out *float32)
+
+//go:noescape
+func dotQ5_0x4GAVX2(w, x *byte, stride, nb int, out *float32)
+
 //go:noescape
 func dotQ5_0Rows8AVX2(w *byte, stride, ngroups int, x *byte, nb int, out *float32, pf int)
 

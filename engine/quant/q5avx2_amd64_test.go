@@ -23,10 +23,11 @@ var q5Extremes = []struct {
 // TestQ5_0AVX2Generic pins every Q5_0 kernel of the avx2 level to the
 // generic twin, bit for bit: the one-row kernel (VecDot), the eight-row
 // decode kernel (VecDotRows: whole groups, a part group run again as the
-// last eight, fewer than eight through the one-row kernel) and the prompt
-// tile (VecDotTile from qTileAVX2MinActs activation rows, whole and part
-// groups of eight weight rows and of four activation rows), on random
-// bytes, quantized data and the extremes, with padded strides.
+// last eight, fewer than eight through the one-row kernel), the two- to
+// four-activation kernels (VecDotTile below qTileAVX2MinActs activation
+// rows) and the prompt tile (from there on: whole and part groups of
+// eight weight rows and of four activation rows), on random bytes,
+// quantized data and the extremes, with padded strides.
 func TestQ5_0AVX2Generic(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no avx2 level on this machine")
@@ -57,6 +58,7 @@ func TestQ5_0AVX2Generic(t *testing.T) {
 	for _, c := range []struct{ n, nRows, nActs int }{
 		{32, 8, 16}, {64, 9, 17}, {96, 16, 20}, {160, 7, 16}, {256, 23, 33},
 		{288, 1, 19}, {896, 40, 24}, {4864, 12, 18}, {32, 3, 1}, {896, 17, 1},
+		{96, 9, 2}, {160, 8, 3}, {64, 5, 4}, {896, 12, 7}, {4864, 9, 5},
 	} {
 		for _, in := range inputs {
 			t.Run(fmt.Sprintf("%s/n=%d/%dx%d", in.name, c.n, c.nRows, c.nActs), func(t *testing.T) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # Writes ../../q5avx2_amd64.s (engine/quant): the Q5_0 kernels at the avx2
 # level that round as the generic twin (vecdot.go's dotQ5_0): the one-row
-# kernel, the eight-row decode kernel and the prompt tile with its
-# widening, whose unrolled bodies read more easily as the loops here. Not
+# kernel, the two- to four-activation ones, the eight-row decode kernel
+# and the prompt tile with its widening, whose unrolled bodies read more easily as the loops here. Not
 # part of the build; rerun after editing:
 #     python3 engine/quant/internal/genq5avx2/gen.py
 import os
@@ -173,6 +173,53 @@ e("\tVMOVSS X10, ret+24(FP)")
 e("\tVZEROUPPER")
 e("\tRET")
 e()
+
+# ---- the multi-activation kernels ----
+# One weight row against k = 2-4 activation rows (DI, DI+R8, DI+2·R8,
+# DI+R9), the k activations side by side in an xmm's lanes, as
+# gorderavx2_amd64.s's Q4_0 and Q8_0 ones: per block each activation's
+# products in Y0-Y3 (Y7 = 0 stands for a missing one), reduced to X0
+# lane j = activation j's isum, then scaled and added in the twin's
+# order. Y6 = dw broadcast, Y5 the activations' dx, Y10 the sums; the
+# reduction is shared by the k activations.
+multi = ["(DI)", "(DI)(R8*1)", "(DI)(R8*2)", "(DI)(R9*1)"]
+for k in (2, 3, 4):
+    name = "dotQ5_0x%dGAVX2" % k
+    e("// func %s(w, x *byte, stride, nb int, out *float32)" % name)
+    e("TEXT ·%s(SB), NOSPLIT, $0-40" % name)
+    for ins in ["MOVQ w+0(FP), SI", "MOVQ x+8(FP), DI", "MOVQ stride+16(FP), R8",
+                "LEAQ (R8)(R8*2), R9", "MOVQ nb+24(FP), CX", "MOVQ out+32(FP), R11"]:
+        e("\t" + ins)
+    constants()
+    e("\tVPXOR Y7, Y7, Y7")
+    e("\tVXORPS X10, X10, X10")
+    e("m5%d_block:" % k)
+    b = ["PREFETCHT0 RPFDIST(SI)", "MOVWLZX (SI), AX", "VBROADCASTSS (BX)(AX*4), X6",
+         "MOVWLZX (DI), AX", "VMOVD AX, X5"]
+    for j in range(1, k):
+        b.append("VPINSRW $%d, %s, X5, X5" % (j, multi[j]))
+    b.append("VCVTPH2PS X5, X5")
+    b += quants((0, "(SI)"), "Y11", "Y12")
+    for j in range(k):
+        b += ["VMOVDQU 2%s, Y8" % multi[j], "VPMADDUBSW Y8, Y11, Y%d" % j, "VPMADDUBSW Y8, Y14, Y9",
+              "VPSUBW Y9, Y%d, Y%d" % (j, j), "VPMADDWD Y13, Y%d, Y%d" % (j, j)]
+    reg = lambda j: "Y%d" % j if j < k else "Y7"
+    b += ["VPHADDD %s, Y0, Y0" % reg(1), "VPHADDD %s, %s, Y2" % (reg(3), reg(2)), "VPHADDD Y2, Y0, Y0",
+          "VEXTRACTI128 $1, Y0, X1", "VPADDD X1, X0, X0", "VCVTDQ2PS X0, X0",
+          "VMULPS X5, X6, X6", "VMULPS X6, X0, X0", "VADDPS X0, X10, X10",
+          "ADDQ $22, SI", "ADDQ $34, DI", "DECQ CX", "JNZ  m5%d_block" % k]
+    for ins in b:
+        e("\t" + ins)
+    if k == 2:
+        e("\tVMOVSD X10, (R11)")
+    elif k == 3:
+        e("\tVMOVSD X10, (R11)")
+        e("\tVEXTRACTPS $2, X10, 8(R11)")
+    else:
+        e("\tVMOVUPS X10, (R11)")
+    e("\tVZEROUPPER")
+    e("\tRET")
+    e()
 
 # ---- the prompt tile: widening ----
 e('''// The prompt tile (the design of qtileavx2_amd64.s's Q4_0 tile): the
