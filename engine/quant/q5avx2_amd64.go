@@ -37,5 +37,15 @@ func dotQ5_0Rows8AVX2(w *byte, stride, ngroups int, x *byte, nb int, out *float3
 //go:noescape
 func qWidenQ5_0AVX2(rows *byte, idx, mask *int32, nb int, dst *byte)
 
+// q5FullWiden is false only in BenchmarkQ5_0AVX2Tile's "gather" arm,
+// which widens whole groups as part groups are widened.
+var q5FullWiden = true
+
+// qWidenQ5_0FullAVX2 is qWidenQ5_0AVX2 for a whole group of eight rows
+// stride bytes apart, which it loads rather than gathers.
+//
+//go:noescape
+func qWidenQ5_0FullAVX2(rows *byte, stride, nb int, dst *byte)
+
 //go:noescape
 func qTileQ5_0AVX2(w *byte, tab *uint32, nb int, k *kTileRows)

@@ -840,6 +840,99 @@ q5w_loop:
 	VZEROUPPER
 	RET
 
+// Q5WF widens transposed qs dword j (in d) into groups j and 4+j
+// (Y13-Y15 clobbered).
+#define Q5WF(d, j, s, t) \
+	VPAND Y11, d, Y13; \
+	Q5HB(s, Y14); \
+	VPOR Y14, Y13, Y13; \
+	VMOVDQU Y13, (32*j)(DI); \
+	VPSRLD $4, d, Y15; \
+	VPAND Y11, Y15, Y15; \
+	Q5HB(t, Y14); \
+	VPOR Y14, Y15, Y15; \
+	VMOVDQU Y15, (32*(4+j))(DI)
+
+// func qWidenQ5_0FullAVX2(rows *byte, stride, nb int, dst *byte)
+// Rows SI, SI+R8, SI+2·R8, SI+R9 (R9 = 3·R8), then the same from R10 =
+// SI+4·R8; Y11 = 0x0f0f0f0f, Y10 = 0x0f, Y9 = the spreading
+// multiplier, Y8 = 0x10101010, Y7 = the rows' qh.
+TEXT ·qWidenQ5_0FullAVX2(SB), NOSPLIT, $0-32
+	MOVQ rows+0(FP), SI
+	MOVQ stride+8(FP), R8
+	MOVQ nb+16(FP), CX
+	MOVQ dst+24(FP), DI
+	LEAQ (R8)(R8*2), R9
+	LEAQ (SI)(R8*4), R10
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X11
+	VPBROADCASTD X11, Y11
+	MOVL $0x0000000f, AX
+	VMOVD AX, X10
+	VPBROADCASTD X10, Y10
+	MOVL $0x02040810, AX
+	VMOVD AX, X9
+	VPBROADCASTD X9, Y9
+	MOVL $0x10101010, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+q5wf_loop:
+	PREFETCHT0 Q5PFDIST(SI)
+	PREFETCHT0 Q5PFDIST(SI)(R8*1)
+	PREFETCHT0 Q5PFDIST(SI)(R8*2)
+	PREFETCHT0 Q5PFDIST(SI)(R9*1)
+	PREFETCHT0 Q5PFDIST(R10)
+	PREFETCHT0 Q5PFDIST(R10)(R8*1)
+	PREFETCHT0 Q5PFDIST(R10)(R8*2)
+	PREFETCHT0 Q5PFDIST(R10)(R9*1)
+	VMOVD 2(SI), X7
+	VPINSRD $1, 2(SI)(R8*1), X7, X7
+	VPINSRD $2, 2(SI)(R8*2), X7, X7
+	VPINSRD $3, 2(SI)(R9*1), X7, X7
+	VMOVD 2(R10), X6
+	VPINSRD $1, 2(R10)(R8*1), X6, X6
+	VPINSRD $2, 2(R10)(R8*2), X6, X6
+	VPINSRD $3, 2(R10)(R9*1), X6, X6
+	VINSERTI128 $1, X6, Y7, Y7
+	VMOVDQU 6(SI), X0
+	VINSERTI128 $1, 6(R10), Y0, Y0
+	VMOVDQU 6(SI)(R8*1), X1
+	VINSERTI128 $1, 6(R10)(R8*1), Y1, Y1
+	VMOVDQU 6(SI)(R8*2), X2
+	VINSERTI128 $1, 6(R10)(R8*2), Y2, Y2
+	VMOVDQU 6(SI)(R9*1), X3
+	VINSERTI128 $1, 6(R10)(R9*1), Y3, Y3
+	VPUNPCKLDQ Y1, Y0, Y4
+	VPUNPCKHDQ Y1, Y0, Y5
+	VPUNPCKLDQ Y3, Y2, Y6
+	VPUNPCKHDQ Y3, Y2, Y12
+	VPUNPCKLQDQ Y6, Y4, Y0
+	VPUNPCKHQDQ Y6, Y4, Y1
+	VPUNPCKLQDQ Y12, Y5, Y2
+	VPUNPCKHQDQ Y12, Y5, Y3
+	Q5WF(Y0, 0, 0, 16)
+	Q5WF(Y1, 1, 4, 20)
+	Q5WF(Y2, 2, 8, 24)
+	Q5WF(Y3, 3, 12, 28)
+	MOVWLZX (SI), AX
+	VMOVD AX, X12
+	VPINSRW $1, (SI)(R8*1), X12, X12
+	VPINSRW $2, (SI)(R8*2), X12, X12
+	VPINSRW $3, (SI)(R9*1), X12, X12
+	VPINSRW $4, (R10), X12, X12
+	VPINSRW $5, (R10)(R8*1), X12, X12
+	VPINSRW $6, (R10)(R8*2), X12, X12
+	VPINSRW $7, (R10)(R9*1), X12, X12
+	VCVTPH2PS X12, Y12
+	VMOVUPS Y12, 256(DI)
+	ADDQ $22, SI
+	ADDQ $22, R10
+	ADDQ $Q5B, DI
+	DECQ CX
+	JNZ  q5wf_loop
+	VZEROUPPER
+	RET
+
 // func qTileQ5_0AVX2(w *byte, tab *uint32, nb int, k *kTileRows)
 // Eight rows against four activation rows (R8-R11, their table entries
 // at DX, 64 bytes a block as qActTable writes them). Y(a): row a's int16

@@ -67,8 +67,9 @@ func BenchmarkQ5_0AVX2Rows(b *testing.B) {
 // batched decode step, below the tile: the one-row kernel per row and
 // activation), rows of 896 and 4864 values, in alternation: "lanes"
 // (what VecDotTile ran before: the one-row lane kernel for every row and
-// activation) and "tile" (VecDotTile). ps/MAC is the thread's CPU time
-// per multiply-add.
+// activation), "gather" (VecDotTile widening every group of weight rows
+// by gathers, as it widens a part group) and "tile" (VecDotTile). ps/MAC
+// is the thread's CPU time per multiply-add.
 func BenchmarkQ5_0AVX2Tile(b *testing.B) {
 	if !hasAVX2 {
 		b.Skip("no AVX2 on this machine")
@@ -83,13 +84,15 @@ func BenchmarkQ5_0AVX2Tile(b *testing.B) {
 		wrow, _ := Q5_0.RowSize(c.n)
 		arow, _ := Q8_0.RowSize(c.n)
 		out := make([]float32, c.nRows*nActs)
-		for _, arm := range []string{"lanes", "tile"} {
+		for _, arm := range []string{"lanes", "gather", "tile"} {
 			b.Run(fmt.Sprintf("n=%d/%dx%d/%s", c.n, c.nRows, nActs, arm), func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
+				q5FullWiden = arm != "gather"
+				defer func() { q5FullWiden = true }()
 				start := threadCPU()
 				for range b.N {
-					if arm == "tile" {
+					if arm != "lanes" {
 						VecDotTile(Q5_0, rows, wrow, c.nRows, acts, arow, nActs, c.n, out, c.nRows)
 						continue
 					}

@@ -62,10 +62,12 @@ func vecDotTileQAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, act
 				mask[r] = -1
 			}
 		}
-		switch w {
-		case Q4_0:
+		switch {
+		case w == Q4_0:
 			qWidenQ4_0AVX2(&rows[r0*rowStride], &idx[0], &mask[0], nb, &buf.w[0])
-		case Q5_0:
+		case w == Q5_0 && nr == 8 && q5FullWiden:
+			qWidenQ5_0FullAVX2(&rows[r0*rowStride], rowStride, nb, &buf.w[0])
+		case w == Q5_0:
 			qWidenQ5_0AVX2(&rows[r0*rowStride], &idx[0], &mask[0], nb, &buf.w[0])
 		default:
 			qWidenQ8_0AVX2(&rows[r0*rowStride], &idx[0], &mask[0], nb, &buf.w[0])

@@ -273,6 +273,44 @@ for ins in ["ADDQ $22, SI", "ADDQ $Q5B, DI", "DECQ CX", "JNZ  q5w_loop", "VZEROU
     e("\t" + ins)
 e()
 
+# The full widening: eight whole rows loaded, not gathered (gathers are
+# slow on Zen 4, and on Intel since the GDS microcode): each row's qs as
+# an xmm, rows r and r+4 in one ymm, then a 4×4 dword transpose in each
+# lane leaves in Y(j) lane r row r's qs dword j; the qh dwords and the
+# scales are inserted a row at a time.
+e("// Q5WF widens transposed qs dword j (in d) into groups j and 4+j")
+e("// (Y13-Y15 clobbered).")
+macro("Q5WF(d, j, s, t)", ["VPAND Y11, d, Y13", "Q5HB(s, Y14)", "VPOR Y14, Y13, Y13",
+    "VMOVDQU Y13, (32*j)(DI)", "VPSRLD $4, d, Y15", "VPAND Y11, Y15, Y15", "Q5HB(t, Y14)",
+    "VPOR Y14, Y15, Y15", "VMOVDQU Y15, (32*(4+j))(DI)"])
+e("// func qWidenQ5_0FullAVX2(rows *byte, stride, nb int, dst *byte)")
+e("// Rows SI, SI+R8, SI+2·R8, SI+R9 (R9 = 3·R8), then the same from R10 =")
+e("// SI+4·R8; Y11 = 0x0f0f0f0f, Y10 = 0x0f, Y9 = the spreading")
+e("// multiplier, Y8 = 0x10101010, Y7 = the rows' qh.")
+e("TEXT ·qWidenQ5_0FullAVX2(SB), NOSPLIT, $0-32")
+for ins in ["MOVQ rows+0(FP), SI", "MOVQ stride+8(FP), R8", "MOVQ nb+16(FP), CX", "MOVQ dst+24(FP), DI",
+            "LEAQ (R8)(R8*2), R9", "LEAQ (SI)(R8*4), R10"] + \
+        bcast("0x0f0f0f0f", 11) + bcast("0x0000000f", 10) + bcast("0x02040810", 9) + bcast("0x10101010", 8):
+    e("\t" + ins)
+e("q5wf_loop:")
+b = ["PREFETCHT0 Q5PFDIST%s" % r for r in rows]
+b += ["VMOVD 2%s, X7" % rows[0]] + ["VPINSRD $%d, 2%s, X7, X7" % (i, rows[i]) for i in (1, 2, 3)]
+b += ["VMOVD 2%s, X6" % rows[4]] + ["VPINSRD $%d, 2%s, X6, X6" % (i - 4, rows[i]) for i in (5, 6, 7)]
+b += ["VINSERTI128 $1, X6, Y7, Y7"]
+for r in range(4):
+    b += ["VMOVDQU 6%s, X%d" % (rows[r], r), "VINSERTI128 $1, 6%s, Y%d, Y%d" % (rows[r + 4], r, r)]
+b += ["VPUNPCKLDQ Y1, Y0, Y4", "VPUNPCKHDQ Y1, Y0, Y5", "VPUNPCKLDQ Y3, Y2, Y6", "VPUNPCKHDQ Y3, Y2, Y12",
+      "VPUNPCKLQDQ Y6, Y4, Y0", "VPUNPCKHQDQ Y6, Y4, Y1", "VPUNPCKLQDQ Y12, Y5, Y2", "VPUNPCKHQDQ Y12, Y5, Y3"]
+for j in range(4):
+    b.append("Q5WF(Y%d, %d, %d, %d)" % (j, j, 4 * j, 16 + 4 * j))
+b += ["MOVWLZX %s, AX" % rows[0], "VMOVD AX, X12"] + \
+     ["VPINSRW $%d, %s, X12, X12" % (i, rows[i]) for i in range(1, 8)] + \
+     ["VCVTPH2PS X12, Y12", "VMOVUPS Y12, 256(DI)"]
+b += ["ADDQ $22, SI", "ADDQ $22, R10", "ADDQ $Q5B, DI", "DECQ CX", "JNZ  q5wf_loop", "VZEROUPPER", "RET"]
+for ins in b:
+    e("\t" + ins)
+e()
+
 # ---- the prompt tile: the kernel ----
 acts = ["R8", "R9", "R10", "R11"]
 e('''// func qTileQ5_0AVX2(w *byte, tab *uint32, nb int, k *kTileRows)
