@@ -4,8 +4,9 @@ package quant
 
 // Q5_0 at the avx2 level in the generic order (q5avx2_amd64.s, by
 // internal/genq5avx2): every Q5_0 product there — VecDot's one-row
-// kernel, VecDotRows' eight-row decode kernel and VecDotTile's prompt
-// tile — gives each result the generic twin's bits (dotQ5_0), so that a
+// kernel, VecDotMulti's two- to four-activation kernels, VecDotRows'
+// eight-row decode kernel and VecDotTile's tile (from q5TileMinActs
+// activation rows) — gives each result the generic twin's bits (dotQ5_0), so that a
 // row's result does not depend on the kernel or on how many rows or
 // activations share a call, the rule Q4_0's and Q8_0's kernels at this
 // level keep (docs/performance.md, "Q4_0 and Q8_0 prompt tiles and
@@ -20,7 +21,7 @@ const q5Widen = 288
 func dotQ5_0GAVX2(w, x *byte, nb int) float32
 
 // One weight row against two to four activation rows stride bytes apart
-// (VecDotMulti's and the small tiles' kernels), out[j] for activation j.
+// (VecDotMulti's kernels), out[j] for activation j.
 
 //go:noescape
 func dotQ5_0x2GAVX2(w, x *byte, stride, nb int, out *float32)

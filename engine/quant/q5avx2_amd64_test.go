@@ -24,10 +24,10 @@ var q5Extremes = []struct {
 // generic twin, bit for bit: the one-row kernel (VecDot), the eight-row
 // decode kernel (VecDotRows: whole groups, a part group run again as the
 // last eight, fewer than eight through the one-row kernel), the two- to
-// four-activation kernels (VecDotTile below qTileAVX2MinActs activation
-// rows) and the prompt tile (from there on: whole and part groups of
-// eight weight rows and of four activation rows), on random bytes,
-// quantized data and the extremes, with padded strides.
+// four-activation kernels (VecDotMulti: every remainder of four) and the
+// prompt tile (VecDotTile from q5TileMinActs activation rows: whole and
+// part groups of eight weight rows and of four activation rows), on
+// random bytes, quantized data and the extremes, with padded strides.
 func TestQ5_0AVX2Generic(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no avx2 level on this machine")
@@ -81,6 +81,11 @@ func TestQ5_0AVX2Generic(t *testing.T) {
 				VecDotRows(Q5_0, rows, rowStride, c.nRows, acts[:arow], c.n, out)
 				for i, v := range out {
 					check("VecDotRows", v, i, 0)
+				}
+				multi := make([]float32, c.nActs)
+				VecDotMulti(Q5_0, rows[:wrow], acts, actStride, c.nActs, c.n, multi)
+				for a, v := range multi {
+					check("VecDotMulti", v, 0, a)
 				}
 				outStride := c.nRows + 1
 				tile := make([]float32, c.nActs*outStride)

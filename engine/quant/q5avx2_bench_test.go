@@ -61,15 +61,15 @@ func BenchmarkQ5_0AVX2Rows(b *testing.B) {
 	}
 }
 
-// BenchmarkQ5_0AVX2Tile measures a Q5_0 prompt product at the avx2
-// level: a backend segment of weight rows (sized for L2 as matmul sizes
-// it, at most 128) against 128 activation rows (a prompt) or 4 (a
-// batched decode step, below the tile: the one-row kernel per row and
-// activation), rows of 896 and 4864 values, in alternation: "lanes"
-// (what VecDotTile ran before: the one-row lane kernel for every row and
-// activation), "gather" (VecDotTile widening every group of weight rows
-// by gathers, as it widens a part group) and "tile" (VecDotTile). ps/MAC
-// is the thread's CPU time per multiply-add.
+// BenchmarkQ5_0AVX2Tile measures a Q5_0 product at the avx2 level: a
+// backend segment of weight rows (sized for L2 as matmul sizes it, at
+// most 128) against 2 to 8 activation rows (a batched decode step, a
+// short prompt) or 128 (a prompt), rows of 896 and 4864 values, in
+// alternation: "lanes" (what VecDotTile ran before: the one-row lane
+// kernel for every row and activation), "multi" (VecDotTile through the
+// two- to four-activation kernels), "gather" (128 rows only: the tile,
+// every group of weight rows widened by gathers, as a part group is) and
+// "tile" (the tile). ps/MAC is the thread's CPU time per multiply-add.
 func BenchmarkQ5_0AVX2Tile(b *testing.B) {
 	if !hasAVX2 {
 		b.Skip("no AVX2 on this machine")
@@ -77,34 +77,47 @@ func BenchmarkQ5_0AVX2Tile(b *testing.B) {
 	defer setSIMDLevel("avx2")()
 	defer setPromptTiles(true)()
 	r := rand.New(rand.NewPCG(59, 60))
-	for _, c := range []struct{ n, nRows, nActs int }{{896, 128, 128}, {4864, 64, 128}, {896, 128, 4}, {4864, 64, 4}} {
-		nActs := c.nActs
-		rows := randRows(r, Q5_0, c.nRows, c.n, 1)
-		acts := randRows(r, Q8_0, nActs, c.n, 3)
-		wrow, _ := Q5_0.RowSize(c.n)
-		arow, _ := Q8_0.RowSize(c.n)
-		out := make([]float32, c.nRows*nActs)
-		for _, arm := range []string{"lanes", "gather", "tile"} {
-			b.Run(fmt.Sprintf("n=%d/%dx%d/%s", c.n, c.nRows, nActs, arm), func(b *testing.B) {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				q5FullWiden = arm != "gather"
-				defer func() { q5FullWiden = true }()
-				start := threadCPU()
-				for range b.N {
-					if arm != "lanes" {
-						VecDotTile(Q5_0, rows, wrow, c.nRows, acts, arow, nActs, c.n, out, c.nRows)
-						continue
+	for _, n := range []int{896, 4864} {
+		nRows := 128
+		if n > 2048 {
+			nRows = 64
+		}
+		for _, nActs := range []int{2, 3, 4, 8, 128} {
+			rows := randRows(r, Q5_0, nRows, n, 1)
+			acts := randRows(r, Q8_0, nActs, n, 3)
+			wrow, _ := Q5_0.RowSize(n)
+			arow, _ := Q8_0.RowSize(n)
+			out := make([]float32, nRows*nActs)
+			arms := []string{"lanes", "multi", "tile"}
+			if nActs == 128 {
+				arms = []string{"lanes", "gather", "tile"}
+			}
+			for _, arm := range arms {
+				b.Run(fmt.Sprintf("n=%d/%dx%d/%s", n, nRows, nActs, arm), func(b *testing.B) {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					q5FullWiden = arm != "gather"
+					q5TileMinActs = 1
+					if arm == "multi" {
+						q5TileMinActs = 1 << 30
 					}
-					for i := range c.nRows {
-						for a := range nActs {
-							out[a*c.nRows+i] = dotQ5_0AVX2(&rows[i*wrow], &acts[a*arow], c.n/32)
+					defer func(m int) { q5FullWiden, q5TileMinActs = true, m }(q5TileMinActs)
+					start := threadCPU()
+					for range b.N {
+						if arm != "lanes" {
+							VecDotTile(Q5_0, rows, wrow, nRows, acts, arow, nActs, n, out, nRows)
+							continue
+						}
+						for i := range nRows {
+							for a := range nActs {
+								out[a*nRows+i] = dotQ5_0AVX2(&rows[i*wrow], &acts[a*arow], n/32)
+							}
 						}
 					}
-				}
-				cpu := threadCPU() - start
-				b.ReportMetric(float64(cpu.Nanoseconds())*1e3/float64(b.N)/float64(c.nRows*nActs*c.n), "ps/MAC")
-			})
+					cpu := threadCPU() - start
+					b.ReportMetric(float64(cpu.Nanoseconds())*1e3/float64(b.N)/float64(nRows*nActs*n), "ps/MAC")
+				})
+			}
 		}
 	}
 }

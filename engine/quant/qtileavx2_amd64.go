@@ -3,7 +3,8 @@
 package quant
 
 // Q4_0 and Q8_0 prompt tiles at the avx2 level (qtileavx2_amd64.s, by
-// internal/genqtileavx2): VecDotTile's path for at least qTileMinActs
+// internal/genqtileavx2; Q5_0's in q5avx2_amd64.s, the same design):
+// VecDotTile's path for at least qTileAVX2MinActs
 // activation rows when the prompt tiles are on (qTileOn) and the avx512
 // level is not in use. Each group of eight weight rows is widened once
 // (288 bytes per block for Q4_0, 544 for Q8_0: 2.0 and 2.0 times the
@@ -16,11 +17,23 @@ package quant
 // take: below it the multi-column VecDot kernels are as fast.
 const qTileAVX2MinActs = 16
 
+// q5TileMinActs is qTileAVX2MinActs for Q5_0, whose multi-column kernels
+// pay a horizontal sum per block (the generic order) that the tile does
+// not: BenchmarkQ5_0AVX2Tile (CPU time per multiply-add, rows of 896 and
+// 4864), the tile 15-25 ps against 30-40 for the two-activation kernel
+// at 2 activation rows, 12 against 25 at 4, 6-10 against 25-28 at 8. A
+// variable so that the benchmark can run either.
+var q5TileMinActs = 2
+
 // qTileAVX2Fits reports whether VecDotTile runs w through the avx2
 // prompt tiles (the gathers take 32-bit offsets of eight rows).
 func qTileAVX2Fits(w Type, nActs, rowStride int) bool {
+	minActs := qTileAVX2MinActs
+	if w == Q5_0 {
+		minActs = q5TileMinActs
+	}
 	return qTileOn && useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0 || w == Q5_0) &&
-		nActs >= qTileAVX2MinActs && rowStride <= (1<<31-1)/8
+		nActs >= minActs && rowStride <= (1<<31-1)/8
 }
 
 // vecDotTileQAVX2 is vecDotTileFast for Q4_0 and Q8_0 on checked inputs
