@@ -2,6 +2,8 @@
 
 package quant
 
+import "golang.org/x/sys/cpu"
+
 // Q5_0 at the avx2 level in the generic order (q5avx2_amd64.s, by
 // internal/genq5avx2): every Q5_0 product there — VecDot's one-row
 // kernel, VecDotMulti's two- to four-activation kernels, VecDotRows'
@@ -12,6 +14,13 @@ package quant
 // level keep (docs/performance.md, "Q4_0 and Q8_0 prompt tiles and
 // rounding"). The avx512 level runs its own Q5_0 kernels (the prepared
 // quads of dot_amd64.s).
+
+// tileVNNI selects the AVX-VNNI tile for Q5_0 and Q8_0 at the avx2 level
+// where the CPU has AVX-VNNI (tests and benchmarks flip it): one
+// VPDPBUSD a group and activation row where the VPMADDUBSW tiles take
+// one (Q5_0, plus widening its int16 sums) or two (Q8_0's nibble halves).
+// Q8_0 is then widened to Q5_0's layout (w+128 as unsigned bytes).
+var tileVNNI = cpu.X86.HasAVXVNNI
 
 // q5Widen is the bytes qWidenQ5_0AVX2 writes per block of eight rows:
 // eight groups of 32 quant bytes and eight float scales.
@@ -47,6 +56,12 @@ var q5FullWiden = true
 //
 //go:noescape
 func qWidenQ5_0FullAVX2(rows *byte, stride, nb int, dst *byte)
+
+//go:noescape
+func qWidenQ8_0UAVX2(rows *byte, idx, mask *int32, nb int, dst *byte)
+
+//go:noescape
+func qTileQ8AVXVNNI(w *byte, tab *uint32, nb int, k *kTileRows)
 
 //go:noescape
 func qTileQ5_0AVX2(w *byte, tab *uint32, nb int, k *kTileRows)

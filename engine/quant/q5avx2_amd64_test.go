@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // q5Extremes are Q5_0 weight and Q8_0 activation bytes that drive the
@@ -37,6 +39,33 @@ func TestQ5_0AVX2Generic(t *testing.T) {
 	if useAVX512 || !useAVX2 {
 		t.Fatalf("setSIMDLevel(avx2): avx2 %v, avx512 %v", useAVX2, useAVX512)
 	}
+	for _, vnni := range []bool{false, true} {
+		if vnni && !cpu.X86.HasAVXVNNI {
+			t.Log("no AVX-VNNI: its tile not run")
+			continue
+		}
+		t.Run(fmt.Sprintf("avxvnni=%v", vnni), func(t *testing.T) {
+			defer func(saved bool) { tileVNNI = saved }(tileVNNI)
+			tileVNNI = vnni
+			testQ5_0AVX2Generic(t)
+		})
+	}
+}
+
+// TestTileVNNIQ8_0 runs TestVecDotTileQ's Q8_0 cases (and the others) at
+// the avx2 level with the AVX-VNNI tile and without it.
+func TestTileVNNIQ8_0(t *testing.T) {
+	if !cpu.X86.HasAVXVNNI {
+		t.Skip("no AVX-VNNI on this machine")
+	}
+	defer func(saved bool) { tileVNNI = saved }(tileVNNI)
+	for _, vnni := range []bool{false, true} {
+		tileVNNI = vnni
+		t.Run(fmt.Sprintf("avxvnni=%v", vnni), TestVecDotTileQ)
+	}
+}
+
+func testQ5_0AVX2Generic(t *testing.T) {
 	r := rand.New(rand.NewPCG(55, 5))
 	type data struct {
 		name string

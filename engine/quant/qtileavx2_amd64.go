@@ -44,9 +44,13 @@ func qTileAVX2Fits(w Type, nActs, rowStride int) bool {
 // row repeated), go through tmp.
 func vecDotTileQAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, actStride, nActs, nb int, out []float32, outStride int) {
 	qb, off := 288, 8
+	vnni := tileVNNI && (w == Q5_0 || w == Q8_0)
 	switch w {
 	case Q8_0:
 		qb, off = 544, 128
+		if vnni {
+			qb = q5Widen
+		}
 	case Q5_0:
 		qb, off = q5Widen, 16
 	}
@@ -82,6 +86,8 @@ func vecDotTileQAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, act
 			qWidenQ5_0FullAVX2(&rows[r0*rowStride], rowStride, nb, &buf.w[0])
 		case w == Q5_0:
 			qWidenQ5_0AVX2(&rows[r0*rowStride], &idx[0], &mask[0], nb, &buf.w[0])
+		case vnni:
+			qWidenQ8_0UAVX2(&rows[r0*rowStride], &idx[0], &mask[0], nb, &buf.w[0])
 		default:
 			qWidenQ8_0AVX2(&rows[r0*rowStride], &idx[0], &mask[0], nb, &buf.w[0])
 		}
@@ -93,10 +99,12 @@ func vecDotTileQAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, act
 				}
 			}
 			tab := &buf.tab[a/8*gtab+2*(a%8)]
-			switch w {
-			case Q4_0:
+			switch {
+			case vnni:
+				qTileQ8AVXVNNI(&buf.w[0], tab, nb, &k)
+			case w == Q4_0:
 				qTileQ4_0AVX2(&buf.w[0], tab, nb, &k)
-			case Q5_0:
+			case w == Q5_0:
 				qTileQ5_0AVX2(&buf.w[0], tab, nb, &k)
 			default:
 				qTileQ8_0AVX2(&buf.w[0], tab, nb, &k)

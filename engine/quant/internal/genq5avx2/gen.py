@@ -364,6 +364,85 @@ for a in range(4):
 e("\tVZEROUPPER")
 e("\tRET")
 
+
+e()
+# ---- the AVX-VNNI tile: Q5_0 and Q8_0 ----
+def vex_vpdpbusd(acc, u, sgn):
+    """AVX-VNNI's VPDPBUSD ymm(acc) += ymm(u, unsigned bytes) · ymm(sgn,
+    signed bytes) as bytes: the Go assembler knows only the EVEX form,
+    which a CPU without AVX-512 cannot run. VEX.256.66.0F38.W0 50 /r
+    (as internal/genq4x16 writes it)."""
+    b1 = ((~acc >> 3) & 1) << 7 | 1 << 6 | ((~sgn >> 3) & 1) << 5 | 0b00010
+    b2 = ((~u) & 0xf) << 3 | 1 << 2 | 0b01
+    code = [0xc4, b1, b2, 0x50, 0xc0 | (acc & 7) << 3 | (sgn & 7)]
+    return "; ".join("BYTE $0x%02x" % b for b in code) + " // VPDPBUSD Y%d, Y%d, Y%d (VEX)" % (sgn, u, acc)
+
+e("// func qWidenQ8_0UAVX2(rows *byte, idx, mask *int32, nb int, dst *byte)")
+e("// Q8_0 widened for the AVX-VNNI tile in Q5B's layout: qs dword k of")
+e("// each row, offset to unsigned (w+128), as group k; the scales after.")
+e("// Y15 = the rows' offsets, Y14 = their mask, R8-R11 the strides for")
+e("// Q5PF, Y12 = 0x0000ffff, Y10 = 0x80808080.")
+e("TEXT ·qWidenQ8_0UAVX2(SB), NOSPLIT, $0-40")
+for ins in ["MOVQ rows+0(FP), SI", "MOVQ idx+8(FP), AX", "VMOVDQU (AX), Y15",
+            "MOVLQSX 4(AX), R8", "LEAQ (R8)(R8*2), R9", "LEAQ (R8)(R8*4), R10", "LEAQ (R9)(R8*4), R11",
+            "MOVQ mask+16(FP), AX", "VMOVDQU (AX), Y14", "MOVQ nb+24(FP), CX", "MOVQ dst+32(FP), DI"] + \
+        bcast("0x0000ffff", 12) + bcast("0x80808080", 10):
+    e("\t" + ins)
+e("q8u_loop:")
+e("\tQ5PF")
+for ins in ["Q5GATHER(0, Y6)", "VPAND Y12, Y6, Y6", "VPACKUSDW Y6, Y6, Y6", "VPERMQ $0x08, Y6, Y6",
+            "VCVTPH2PS X6, Y6", "VMOVUPS Y6, 256(DI)"]:
+    e("\t" + ins)
+for k in range(8):
+    for ins in ["Q5GATHER(%d, Y0)" % (2 + 4 * k), "VPXOR Y10, Y0, Y0", "VMOVDQU Y0, %d(DI)" % (32 * k)]:
+        e("\t" + ins)
+for ins in ["ADDQ $34, SI", "ADDQ $Q5B, DI", "DECQ CX", "JNZ  q8u_loop", "VZEROUPPER", "RET"]:
+    e("\t" + ins)
+e()
+
+e("""// func qTileQ8AVXVNNI(w *byte, tab *uint32, nb int, k *kTileRows)
+// The tile with AVX-VNNI, for weights widened to Q5B's layout as
+// unsigned bytes (Q5_0's q, Q8_0's w+128) whose scale term is
+// float32(isum)·(dw·dx), Q5_0's and Q8_0's: eight rows against four
+// activation rows (R8-R11, their table entries at DX). VPDPBUSD adds
+// each group's products into int32 lanes, which cannot overflow (a block
+// sums at most 32·255·128); each block's sum starts from the table's
+// −off·Σy, even groups in Y(a), odd ones in Y(8+a) (two chains of
+// dependent VPDPBUSDs, not one of eight), so the sum is exact and the
+// float term the generic twin's. Y(4+a) the float sums.""")
+e("TEXT ·qTileQ8AVXVNNI(SB), NOSPLIT, $0-32")
+for ins in ["MOVQ w+0(FP), SI", "MOVQ tab+8(FP), DX", "MOVQ nb+16(FP), CX", "MOVQ k+24(FP), DI"]:
+    e("\t" + ins)
+for a, r in enumerate(acts):
+    e("\tMOVQ %d(DI), %s" % (8 * a, r))
+for a in range(4):
+    e("\tVPXOR Y%d, Y%d, Y%d" % (4 + a, 4 + a, 4 + a))
+e("qv8_loop:")
+for a in range(4):
+    e("\tVPBROADCASTD %d(DX), Y%d" % (8 * a, a))
+    e("\tVPXOR Y%d, Y%d, Y%d" % (8 + a, 8 + a, 8 + a))
+for g in range(8):
+    e("\tVMOVDQU (32*%d)(SI), Y12" % g)
+    for a, r in enumerate(acts):
+        e("\tVPBROADCASTD (2+4*%d)(%s), Y13" % (g, r))
+        e("\t" + vex_vpdpbusd(a if g % 2 == 0 else 8 + a, 12, 13))
+e("\tVMOVUPS 256(SI), Y15")
+for a in range(4):
+    e("\tVPADDD Y%d, Y%d, Y%d" % (8 + a, a, a))
+    e("\tVCVTDQ2PS Y%d, Y%d" % (a, a))
+    e("\tVBROADCASTSS %d(DX), Y13" % (8 * a + 4))
+    e("\tVMULPS Y15, Y13, Y13")
+    e("\tVMULPS Y13, Y%d, Y%d" % (a, a))
+    e("\tVADDPS Y%d, Y%d, Y%d" % (a, 4 + a, 4 + a))
+for ins in ["ADDQ $Q5B, SI", "ADDQ $64, DX"] + ["ADDQ $34, %s" % r for r in acts] + \
+        ["DECQ CX", "JNZ  qv8_loop"]:
+    e("\t" + ins)
+for a in range(4):
+    e("\tMOVQ %d(DI), AX" % (64 + 8 * a))
+    e("\tVMOVUPS Y%d, (AX)" % (4 + a))
+e("\tVZEROUPPER")
+e("\tRET")
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "q5avx2_amd64.s")
 with open(out, "w") as f:
     f.write("\n".join(L).rstrip("\n") + "\n")
