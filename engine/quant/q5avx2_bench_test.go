@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // q5LanesRows is the avx2 level's Q5_0 decode before the generic-order
@@ -114,8 +116,49 @@ func BenchmarkQ5_0AVX2Tile(b *testing.B) {
 							}
 						}
 					}
-					cpu := threadCPU() - start
-					b.ReportMetric(float64(cpu.Nanoseconds())*1e3/float64(b.N)/float64(nRows*nActs*n), "ps/MAC")
+					spent := threadCPU() - start
+					b.ReportMetric(float64(spent.Nanoseconds())*1e3/float64(b.N)/float64(nRows*nActs*n), "ps/MAC")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkTileVNNI measures the avx2 prompt tile of Q5_0 and Q8_0 with
+// VPMADDUBSW ("maddubs") and with AVX-VNNI ("vnni"): a backend segment of
+// weight rows against 128 activation rows, rows of 896 and 4864 values.
+// ps/MAC is the thread's CPU time per multiply-add.
+func BenchmarkTileVNNI(b *testing.B) {
+	if !hasAVX2 || !cpu.X86.HasAVXVNNI {
+		b.Skip("no AVX-VNNI on this machine")
+	}
+	defer setSIMDLevel("avx2")()
+	defer setPromptTiles(true)()
+	defer func(saved bool) { tileVNNI = saved }(tileVNNI)
+	r := rand.New(rand.NewPCG(61, 62))
+	const nActs = 128
+	for _, typ := range []Type{Q5_0, Q8_0} {
+		for _, n := range []int{896, 4864} {
+			nRows := 128
+			if n > 2048 {
+				nRows = 64
+			}
+			rows := randRows(r, typ, nRows, n, 1)
+			acts := randRows(r, Q8_0, nActs, n, 3)
+			wrow, _ := typ.RowSize(n)
+			arow, _ := Q8_0.RowSize(n)
+			out := make([]float32, nRows*nActs)
+			for _, arm := range []string{"maddubs", "vnni"} {
+				b.Run(fmt.Sprintf("%v/n=%d/%s", typ, n, arm), func(b *testing.B) {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					tileVNNI = arm == "vnni"
+					start := threadCPU()
+					for range b.N {
+						VecDotTile(typ, rows, wrow, nRows, acts, arow, nActs, n, out, nRows)
+					}
+					spent := threadCPU() - start
+					b.ReportMetric(float64(spent.Nanoseconds())*1e3/float64(b.N)/float64(nRows*nActs*n), "ps/MAC")
 				})
 			}
 		}
