@@ -16,7 +16,7 @@ package quant
 // rows of 896 too; docs/performance.md, "avx2 decode: the eight-row
 // kernels prefetch into L2").
 func rows8AVX2Fits(w Type, _ int) bool {
-	return useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0)
+	return useAVX2 && !useAVX512 && (w == Q4_0 || w == Q8_0 || w == Q5_0)
 }
 
 // vecDotRows8AVX2 is vecDotRowsFast for Q4_0 and Q8_0 on checked inputs
@@ -40,10 +40,13 @@ func vecDotRows8AVX2(w Type, rows []byte, stride, nRows int, act []byte, nb int,
 	}
 }
 
-// dotGAVX2 is w's one-row generic-order kernel (Q4_0 or Q8_0).
+// dotGAVX2 is w's one-row generic-order kernel (Q4_0, Q8_0 or Q5_0).
 func dotGAVX2(w Type, wp, xp *byte, nb int) float32 {
-	if w == Q8_0 {
+	switch w {
+	case Q8_0:
 		return dotQ8_0GAVX2(wp, xp, nb)
+	case Q5_0:
+		return dotQ5_0GAVX2(wp, xp, nb)
 	}
 	return dotQ4_0GAVX2(wp, xp, nb)
 }
@@ -52,9 +55,12 @@ func dotGAVX2(w Type, wp, xp *byte, nb int) float32 {
 // the compiler cannot see the kernels' go:noescape, and tmp above would
 // be allocated on every call (TestDecodeAllocations).
 func rows8AVX2(w Type, wp *byte, stride, g int, x *byte, nb int, out *float32, pf int) {
-	if w == Q8_0 {
+	switch w {
+	case Q8_0:
 		dotQ8_0Rows8AVX2(wp, stride, g, x, nb, out, pf)
-	} else {
+	case Q5_0:
+		dotQ5_0Rows8AVX2(wp, stride, g, x, nb, out, pf)
+	default:
 		dotQ4_0Rows8AVX2(wp, stride, g, x, nb, out, pf)
 	}
 }

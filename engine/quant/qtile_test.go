@@ -35,18 +35,18 @@ func rawQRows(r *rand.Rand, typ Type, rows, n int) []byte {
 	return b
 }
 
-// TestVecDotTileQ runs Q4_0 and Q8_0 tiles with enough activation rows
-// for the prompt kernels (qTileMinActs) and a few below it, on random blocks and quantized
+// TestVecDotTileQ runs Q4_0, Q8_0 and Q5_0 tiles with enough activation
+// rows for the prompt kernels (qTileMinActs) and a few below it, on random blocks and quantized
 // data, partial groups of 16 weight rows and of eight activation rows,
 // every block count up to nine and real widths, and padded strides, at
-// every level: at the avx2 and avx512 levels every element bit-identical to the
+// every level: where tileRoundsGeneric says so every element bit-identical to the
 // generic code (the prompt kernels round as it does, not as VecDot's
-// lanes), at the others to VecDot.
+// lanes), elsewhere to VecDot.
 func TestVecDotTileQ(t *testing.T) {
 	defer setPromptTiles(true)()
 	forLevels(t, func(t *testing.T, level string) {
 		r := rand.New(rand.NewPCG(31, 7))
-		for _, typ := range []Type{Q4_0, Q8_0} {
+		for _, typ := range []Type{Q4_0, Q8_0, Q5_0} {
 			for _, c := range []struct {
 				n, nRows, nActs int
 				raw             bool
@@ -74,10 +74,12 @@ func TestVecDotTileQ(t *testing.T) {
 
 // tileRoundsGeneric reports whether VecDotTile of typ
 // rounds as the generic code at level, not only as VecDot does: Q4_0 and
-// Q8_0 at the avx2 and avx512 levels, where every kernel does (the
-// prompt tiles, and below them the generic-order kernels).
+// Q8_0 at the avx2 and avx512 levels, and Q5_0 at avx2, where every
+// kernel does (the prompt tiles, and below them the generic-order
+// kernels).
 func tileRoundsGeneric(level string, typ Type) bool {
-	return (typ == Q4_0 || typ == Q8_0) && (level == "avx2" || level == "avx512")
+	return (typ == Q4_0 || typ == Q8_0) && (level == "avx2" || level == "avx512") ||
+		typ == Q5_0 && level == "avx2"
 }
 
 // BenchmarkVecDotTileQ measures Q4_0 and Q8_0 prompt tiles: a backend

@@ -81,9 +81,9 @@ func VecDotRows(w Type, rows []byte, rowStride, nRows int, act []byte, n int, ou
 // prefill (or batched decode) matrix product, with outStride ≥ nRows
 // (out is activation-major, as the backend lays out its outputs). Each
 // result is bit-identical to VecDot's; Q4_0 and Q8_0 at the avx2 and
-// avx512 levels run through prompt tiles from a few activation rows on
-// (qtile_amd64.go, qtileavx2_amd64.go), which round as the generic code,
-// as every other Q4_0 and Q8_0 kernel there does. It prepares each group of four activation rows (up
+// avx512 levels, and Q5_0 at avx2, run through prompt tiles from a few
+// activation rows on (qtile_amd64.go, qtileavx2_amd64.go), which round
+// as the generic code, as every other kernel of those types there does. It prepares each group of four activation rows (up
 // to eight for Q4_0 and Q8_0 at avx512) once and runs it against every
 // weight row, decoding each weight block once for the group, so callers
 // should pass a block of rows that stays in cache (a few hundred KiB) and

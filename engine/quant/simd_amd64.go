@@ -40,7 +40,7 @@ var levels = [...]simdLevel{{"avx2", &hasAVX2, &useAVX2}, {"avx512", &hasAVX512,
 var rowKernels = [...]levelKernels{
 	Q4_0:   {base: dotQ4_0GAVX2},
 	Q8_0:   {dotQ8_0GAVX2, dotQ8_0AVX512},
-	Q5_0:   {base: dotQ5_0AVX2},
+	Q5_0:   {base: dotQ5_0GAVX2},
 	Q4_1:   {dotQ4_1AVX2, dotQ4_1VNNI},
 	Q5_1:   {dotQ5_1AVX2, dotQ5_1VNNI},
 	IQ4_NL: {dotIQ4_NLAVX2, dotIQ4_NLVNNI},
@@ -118,6 +118,8 @@ func dotX4(w Type, wp, xp *byte, stride, nb int, out *float32) bool {
 		dotX4Quads(w, wp, xp, stride, nb, out)
 	case w == Q4_0:
 		dotQ4_0x4GAVX2(wp, xp, stride, nb, out)
+	case w == Q5_0:
+		dotQ5_0x4GAVX2(wp, xp, stride, nb, out)
 	case w == Q8_0 && lanes512(w):
 		dotQ8_0x4AVX512(wp, xp, stride, nb, out)
 	case w == Q8_0:
@@ -140,12 +142,16 @@ func dotX4(w Type, wp, xp *byte, stride, nb int, out *float32) bool {
 
 // dotXn runs the two- or three-activation kernel for w, if there is
 // one: Q4_0 and Q8_0 in the generic order, at both levels (with the
-// avx512 lane kernels, which round otherwise, none).
+// avx512 lane kernels, which round otherwise, none), and Q5_0 at avx2.
 func dotXn(w Type, n int, wp, xp *byte, stride, nb int, out *float32) bool {
-	if (w != Q4_0 && w != Q8_0) || lanes512(w) {
+	if (w != Q4_0 && w != Q8_0 && w != Q5_0) || lanes512(w) {
 		return false
 	}
 	switch {
+	case w == Q5_0 && n == 3:
+		dotQ5_0x3GAVX2(wp, xp, stride, nb, out)
+	case w == Q5_0 && n == 2:
+		dotQ5_0x2GAVX2(wp, xp, stride, nb, out)
 	case w == Q4_0 && n == 3:
 		dotQ4_0x3GAVX2(wp, xp, stride, nb, out)
 	case w == Q4_0 && n == 2:
