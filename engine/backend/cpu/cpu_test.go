@@ -214,6 +214,73 @@ func TestPool(t *testing.T) {
 	}
 }
 
+// TestShareOf: the workers' shares of a loop tile its jobs in order, in
+// whole chunks (but for the last job), and differ by at most a chunk.
+func TestShareOf(t *testing.T) {
+	for workers := 1; workers <= 5; workers++ {
+		for n := 1; n <= 40; n++ {
+			for chunk := 1; chunk <= 7; chunk++ {
+				next, least, most := 0, n, 0
+				for w := range workers {
+					lo, hi := shareOf(w, workers, n, chunk)
+					if lo != next || hi < lo || (lo%chunk != 0 && lo != n) || (hi%chunk != 0 && hi != n) {
+						t.Fatalf("workers %d n %d chunk %d: worker %d has [%d,%d) after %d", workers, n, chunk, w, lo, hi, next)
+					}
+					next = hi
+					if hi < n { // the last share may hold a short chunk
+						least = min(least, hi-lo)
+					}
+					most = max(most, hi-lo)
+				}
+				if next != n {
+					t.Fatalf("workers %d n %d chunk %d: shares end at %d", workers, n, chunk, next)
+				}
+				if least < n && most-least > chunk {
+					t.Errorf("workers %d n %d chunk %d: shares of %d to %d jobs", workers, n, chunk, least, most)
+				}
+			}
+		}
+	}
+}
+
+// TestShareClaims: claims from a share's front and back never overlap
+// and together take every job once.
+func TestShareClaims(t *testing.T) {
+	for _, tc := range []struct{ lo, hi, chunk int }{{0, 10, 1}, {4, 17, 3}, {5, 5, 2}, {0, 1, 4}} {
+		var sh share
+		sh.span.Store(packSpan(tc.lo, tc.hi))
+		got := make([]int, tc.hi)
+		for i := 0; ; i++ {
+			claim := sh.claimFront
+			if i%2 == 1 {
+				claim = sh.claimBack
+			}
+			lo, hi, ok := claim(tc.chunk)
+			if !ok {
+				break
+			}
+			if hi-lo > tc.chunk || hi <= lo {
+				t.Fatalf("%+v: claimed [%d,%d)", tc, lo, hi)
+			}
+			for j := lo; j < hi; j++ {
+				got[j]++
+			}
+		}
+		for j, n := range got {
+			if want := b2i(j >= tc.lo); n != want {
+				t.Fatalf("%+v: job %d claimed %d times, want %d", tc, j, n, want)
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // quantTensor makes a rows×cols tensor of type typ from random weights.
 func quantTensor(t *testing.T, r *rand.Rand, typ quant.Type, cols, rows int) *backend.Tensor {
 	t.Helper()

@@ -48,28 +48,34 @@ func BenchmarkPoolLoop(b *testing.B) {
 	}
 }
 
-// randQ4_0 is a rows×cols Q4_0 tensor of random quants under one scale:
-// fast to make at the sizes that stream from memory, and the kernels'
-// speed does not depend on the values.
-func randQ4_0(r *rand.Rand, name string, cols, rows int) *backend.Tensor {
-	const blockBytes = 18
+// randQuant is a rows×cols Q4_0 or Q8_0 tensor of random quants under
+// one scale: fast to make at the sizes that stream from memory, and the
+// kernels' speed does not depend on the values.
+func randQuant(r *rand.Rand, typ quant.Type, name string, cols, rows int) *backend.Tensor {
+	blockBytes, _ := typ.RowSize(32)
 	data := make([]byte, rows*cols/32*blockBytes)
 	for i := range data {
 		data[i] = byte(r.Uint32())
 	}
 	for i := 0; i < len(data); i += blockBytes {
-		data[i], data[i+1] = 0x66, 0x2e // f16 0.1
+		data[i], data[i+1] = 0x66, 0x2e // the block's f16 scale, 0.1
 	}
-	return &backend.Tensor{Name: name, Type: quant.Q4_0, Ne: [4]int{cols, rows, 1, 1}, Data: data}
+	return &backend.Tensor{Name: name, Type: typ, Ne: [4]int{cols, rows, 1, 1}, Data: data}
 }
 
 // BenchmarkDecodeProducts is the matrix products of a decode step of a
-// Qwen2.5-0.5B shape in Q4_0 (q, k and v in one loop, o, gate and up in
-// one loop, down; the output head left out) over 8 layers of distinct
-// weights, 67 MB, so they stream from memory as a real step's 220 MB
-// do. MB/s is the weights read per second: compare it with `churon bench
+// Qwen2.5-0.5B shape in Q4_0 and Q8_0 (q, k and v in one loop, o, gate
+// and up in one loop, down; the output head left out) over 8 layers of
+// distinct weights, 67 MB in Q4_0, so they stream from memory as a real
+// step's 220 MB do. MB/s is the weights read per second: compare it with `churon bench
 // --bandwidth` at the same thread count.
 func BenchmarkDecodeProducts(b *testing.B) {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0} {
+		b.Run(typ.String(), func(b *testing.B) { benchDecodeProducts(b, typ) })
+	}
+}
+
+func benchDecodeProducts(b *testing.B, typ quant.Type) {
 	const embd, kvDim, ff, layers = 896, 128, 4864, 8
 	r := rand.New(rand.NewPCG(3, 4))
 	type layer struct{ q, k, v, o, gate, up, down *backend.Tensor }
@@ -77,9 +83,9 @@ func BenchmarkDecodeProducts(b *testing.B) {
 	bytes := 0
 	for i := range lys {
 		lys[i] = layer{
-			q: randQ4_0(r, "q", embd, embd), k: randQ4_0(r, "k", embd, kvDim), v: randQ4_0(r, "v", embd, kvDim),
-			o: randQ4_0(r, "o", embd, embd), gate: randQ4_0(r, "gate", embd, ff), up: randQ4_0(r, "up", embd, ff),
-			down: randQ4_0(r, "down", ff, embd),
+			q: randQuant(r, typ, "q", embd, embd), k: randQuant(r, typ, "k", embd, kvDim), v: randQuant(r, typ, "v", embd, kvDim),
+			o: randQuant(r, typ, "o", embd, embd), gate: randQuant(r, typ, "gate", embd, ff), up: randQuant(r, typ, "up", embd, ff),
+			down: randQuant(r, typ, "down", ff, embd),
 		}
 		for _, w := range []*backend.Tensor{lys[i].q, lys[i].k, lys[i].v, lys[i].o, lys[i].gate, lys[i].up, lys[i].down} {
 			bytes += len(w.Data)
