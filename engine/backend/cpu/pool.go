@@ -197,9 +197,11 @@ func (p *pool) waitEpoch(w int, seen uint64) uint64 {
 
 // runJobs runs worker w's share, then what is left of the others', from
 // their backs, until no job is unclaimed.
-func (l *loop) runJobs(w int) {
+// It returns the number of jobs it ran.
+func (l *loop) runJobs(w int) int {
 	t, c, k := l.t, l.chunk, len(l.shares)
 	own := &l.shares[w]
+	ran := 0
 	for {
 		lo, hi, ok := own.claimFront(c)
 		if !ok {
@@ -207,6 +209,7 @@ func (l *loop) runJobs(w int) {
 		}
 		t.run(w, lo, hi)
 		own.done.Add(int64(hi - lo))
+		ran += hi - lo
 	}
 	for i := 1; i < k; i++ {
 		victim := &l.shares[(w+i)%k]
@@ -217,8 +220,10 @@ func (l *loop) runJobs(w int) {
 			}
 			t.run(w, lo, hi)
 			own.done.Add(int64(hi - lo))
+			ran += hi - lo
 		}
 	}
+	return ran
 }
 
 // finished reports whether all n jobs are done.
@@ -246,7 +251,7 @@ func (p *pool) parallel(t task, n, chunk int) {
 	e := p.epoch.Load() + 1
 	l := &p.ring[e%uint64(len(p.ring))]
 	l.epoch.Store(0)
-	var late patience
+	late := newPatience(minPatience)
 	for l.refs.Load() != 1 {
 		// A worker that arrived late is still inside: wait for it to leave.
 		late.wait()
@@ -266,8 +271,11 @@ func (p *pool) parallel(t task, n, chunk int) {
 			p.wake[w] <- struct{}{}
 		}
 	}
-	l.runJobs(0)
-	var claimed patience
+	start := time.Now()
+	ran := l.runJobs(0)
+	// What is left is at most a job a worker is running, which should end
+	// within one of the caller's own jobs' time.
+	claimed := newPatience(time.Since(start) / time.Duration(max(1, ran)))
 	for !l.finished() {
 		claimed.wait()
 	}
@@ -285,24 +293,41 @@ func shareOf(w, workers, n, chunk int) (lo, hi int) {
 
 // patience is the caller's spin-wait for workers inside a loop. The jobs
 // it waits for are running on a worker (claimed, or a late worker leaving
-// a descriptor), so they end within about a job's time, tens of
-// microseconds in a decode step. Yielding costs more than that where the
-// caller is locked to its OS thread, as the churon binary's main goroutine
-// is (Fyne locks it): Gosched then hands the P to another thread and back,
-// two futex wakes and thread switches. So the caller yields only after
-// yieldSpins turns (some 200 µs on the EPYC), when the worker's
-// goroutine has likely lost its P (to the collector, or GOMAXPROCS below
-// the workers) and needs this one to finish. The turns are counted, not
-// timed: on a loaded machine the wall clock also runs while the caller
-// itself is descheduled, and yielding then gives its core away again.
-type patience int
+// a descriptor), so they should end within about a job's time: spinning
+// that long is cheaper than yielding where the caller is locked to its OS
+// thread, as the churon binary's main goroutine is (Fyne locks it), since
+// Gosched then hands the P to another thread and back, two futex wakes and
+// thread switches. A wait that outlasts that time means the worker is not
+// running: its thread descheduled on a loaded machine, maybe onto this
+// core, or its goroutine without a P (the collector, GOMAXPROCS below the
+// workers). Then the caller yields, which for a locked thread also gives
+// its core to the kernel's scheduler, every 1024 turns.
+type patience struct {
+	turns    int
+	budget   time.Duration
+	deadline time.Time
+}
 
-// yieldSpins is how many turns the caller spins between yields.
-const yieldSpins = 1 << 16
+// minPatience is the least a caller spins before yielding: a few cache
+// line round trips between cores, and the clock's resolution.
+const minPatience = 5 * time.Microsecond
 
+func newPatience(budget time.Duration) patience {
+	return patience{budget: max(budget, minPatience)}
+}
+
+// wait is one turn of the spin; the clock, dearer than the load being
+// waited on, is read every 1024 turns.
 func (pa *patience) wait() {
-	*pa++
-	if *pa%yieldSpins == 0 {
+	pa.turns++
+	if pa.turns%1024 != 0 {
+		return
+	}
+	now := time.Now()
+	switch {
+	case pa.deadline.IsZero():
+		pa.deadline = now.Add(pa.budget)
+	case now.After(pa.deadline):
 		runtime.Gosched()
 	}
 }
