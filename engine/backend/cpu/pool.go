@@ -21,19 +21,11 @@ type task interface {
 // A loop is published as a descriptor; workers spin on the epoch counter
 // for a short while (a decode step starts a new loop every few tens of
 // microseconds, and waking a parked thread costs about that much) and
-// park on a channel when the model is idle.
-//
-// Each worker owns a contiguous share of a loop's jobs and claims chunks
-// from its front; one that runs out takes chunks from the back of the
-// others' shares. So in a decode step each core reads one run of weight
-// rows per product, which its prefetchers follow from job to job (claims
-// from one shared counter interleave the cores' jobs and break every
-// core's stream at every job), and a claim touches only the claimer's own
-// cache line (between the two cores of the EPYC this was measured on, a
-// line's round trip takes 335 ns). The caller waits only for claimed jobs
-// to complete, never for a worker to show up: on a machine shared with
-// other programs a worker's thread may not run for milliseconds, and the
-// caller then takes its whole share.
+// park on a channel when the model is idle. Jobs are claimed in chunks
+// from an atomic counter and the caller waits only for claimed jobs to
+// complete, never for a worker to show up: on a machine shared with other
+// programs a worker's thread may not run for milliseconds, and the caller
+// then simply does all the jobs itself.
 //
 // A worker that arrives late may still hold a descriptor the caller has
 // moved past, so descriptors are reference-counted and reused only once
@@ -54,65 +46,15 @@ type pool struct {
 	done     sync.WaitGroup
 }
 
-// loop describes one parallel loop. t, n, chunk and the shares are
-// written only while the caller holds the sole reference (refs == 1,
-// epoch 0).
+// loop describes one parallel loop. t, n and chunk are written only while
+// the caller holds the sole reference (refs == 1, epoch 0).
 type loop struct {
-	epoch  atomic.Uint64 // 0 while being rewritten
-	refs   atomic.Int32  // the caller's one, plus workers inside
-	t      task
-	n      int
-	chunk  int
-	shares []share // one per worker
-}
-
-// share is one worker's part of a loop's jobs, alone on its cache lines
-// so that its owner's claims and counts do not contend with the others'.
-type share struct {
-	// span packs the jobs not yet claimed, [lo, hi): lo in the low 32
-	// bits, hi in the high. The owner claims from lo, others from hi.
-	span atomic.Uint64
-	// done counts the jobs this worker completed, of any share.
-	done atomic.Int64
-	_    [cacheLine - 16]byte
-}
-
-// cacheLine is the span shares are padded to: two lines, as the adjacent
-// line prefetcher of x86 cores pulls pairs.
-const cacheLine = 128
-
-func packSpan(lo, hi int) uint64 { return uint64(hi)<<32 | uint64(uint32(lo)) }
-
-func unpackSpan(s uint64) (lo, hi int) { return int(uint32(s)), int(s >> 32) }
-
-// claimFront takes up to c jobs from the front of the share.
-func (sh *share) claimFront(c int) (lo, hi int, ok bool) {
-	for {
-		s := sh.span.Load()
-		lo, end := unpackSpan(s)
-		if lo >= end {
-			return 0, 0, false
-		}
-		hi := min(end, lo+c)
-		if sh.span.CompareAndSwap(s, packSpan(hi, end)) {
-			return lo, hi, true
-		}
-	}
-}
-
-// claimBack takes up to c jobs from the back of the share.
-func (sh *share) claimBack(c int) (lo, hi int, ok bool) {
-	for {
-		s := sh.span.Load()
-		start, hi := unpackSpan(s)
-		if start >= hi {
-			return 0, 0, false
-		}
-		lo := max(start, hi-c)
-		if sh.span.CompareAndSwap(s, packSpan(start, lo)) {
-			return lo, hi, true
-		}
-	}
+	epoch    atomic.Uint64 // 0 while being rewritten
+	refs     atomic.Int32  // the caller's one, plus workers inside
+	next     atomic.Int64  // next job to claim
+	finished atomic.Int64  // jobs completed
+	t        task
+	n, chunk int
 }
 
 // spinFor is how long an idle worker polls for the next loop before it
@@ -126,7 +68,6 @@ func newPool(workers int) *pool {
 	p := &pool{workers: workers}
 	for i := range p.ring {
 		p.ring[i].refs.Store(1)
-		p.ring[i].shares = make([]share, workers)
 	}
 	p.sleeping = make([]atomic.Bool, workers)
 	p.wake = make([]chan struct{}, workers)
@@ -195,49 +136,23 @@ func (p *pool) waitEpoch(w int, seen uint64) uint64 {
 	}
 }
 
-// runJobs runs worker w's share, then what is left of the others', from
-// their backs, until no job is unclaimed.
-// It returns the number of jobs it ran.
-func (l *loop) runJobs(w int) int {
-	t, c, k := l.t, l.chunk, len(l.shares)
-	own := &l.shares[w]
-	ran := 0
+// runJobs claims and runs chunks until none are left.
+func (l *loop) runJobs(w int) {
+	t, n, c := l.t, l.n, l.chunk
 	for {
-		lo, hi, ok := own.claimFront(c)
-		if !ok {
-			break
+		lo := int(l.next.Add(int64(c))) - c
+		if lo >= n {
+			return
 		}
+		hi := min(n, lo+c)
 		t.run(w, lo, hi)
-		own.done.Add(int64(hi - lo))
-		ran += hi - lo
+		l.finished.Add(int64(hi - lo))
 	}
-	for i := 1; i < k; i++ {
-		victim := &l.shares[(w+i)%k]
-		for {
-			lo, hi, ok := victim.claimBack(c)
-			if !ok {
-				break
-			}
-			t.run(w, lo, hi)
-			own.done.Add(int64(hi - lo))
-			ran += hi - lo
-		}
-	}
-	return ran
-}
-
-// finished reports whether all n jobs are done.
-func (l *loop) finished() bool {
-	done := int64(0)
-	for i := range l.shares {
-		done += l.shares[i].done.Load()
-	}
-	return done == int64(l.n)
 }
 
 // parallel runs t over jobs [0, n), chunk jobs per claim, on all workers
 // including the caller, and returns when every job is done. Loops from
-// different goroutines are serialised. n must fit 31 bits.
+// different goroutines are serialised.
 func (p *pool) parallel(t task, n, chunk int) {
 	if n <= 0 {
 		return
@@ -251,18 +166,15 @@ func (p *pool) parallel(t task, n, chunk int) {
 	e := p.epoch.Load() + 1
 	l := &p.ring[e%uint64(len(p.ring))]
 	l.epoch.Store(0)
-	late := newPatience(minPatience)
-	for l.refs.Load() != 1 {
+	for i := 0; l.refs.Load() != 1; i++ {
 		// A worker that arrived late is still inside: wait for it to leave.
-		late.wait()
+		if i%64 == 63 {
+			runtime.Gosched()
+		}
 	}
 	l.t, l.n, l.chunk = t, n, chunk
-	for w := range l.shares {
-		// Whole chunks, so the claims of one share never straddle two.
-		lo, hi := shareOf(w, p.workers, n, chunk)
-		l.shares[w].span.Store(packSpan(lo, hi))
-		l.shares[w].done.Store(0)
-	}
+	l.next.Store(0)
+	l.finished.Store(0)
 	l.epoch.Store(e)
 	p.cur.Store(l)
 	p.epoch.Store(e)
@@ -271,65 +183,13 @@ func (p *pool) parallel(t task, n, chunk int) {
 			p.wake[w] <- struct{}{}
 		}
 	}
-	start := time.Now()
-	ran := l.runJobs(0)
-	// What is left is at most a job a worker is running, which should end
-	// within one of the caller's own jobs' time.
-	claimed := newPatience(time.Since(start) / time.Duration(max(1, ran)))
-	for !l.finished() {
-		claimed.wait()
+	l.runJobs(0)
+	for i := 0; l.finished.Load() != int64(n); i++ {
+		if i%4096 == 4095 {
+			runtime.Gosched()
+		}
 	}
 	p.mu.Unlock()
-}
-
-// shareOf is worker w's share of n jobs among workers: contiguous, whole
-// chunks of them, the shares' sizes differing by at most a chunk.
-func shareOf(w, workers, n, chunk int) (lo, hi int) {
-	chunks := (n + chunk - 1) / chunk
-	lo = min(n, chunks*w/workers*chunk)
-	hi = min(n, chunks*(w+1)/workers*chunk)
-	return lo, hi
-}
-
-// patience is the caller's spin-wait for workers inside a loop. The jobs
-// it waits for are running on a worker (claimed, or a late worker leaving
-// a descriptor), so they should end within about a job's time: spinning
-// that long is cheaper than yielding where the caller is locked to its OS
-// thread, as the churon binary's main goroutine is (Fyne locks it), since
-// Gosched then hands the P to another thread and back, two futex wakes and
-// thread switches. A wait that outlasts that time means the worker is not
-// running: its thread descheduled on a loaded machine, maybe onto this
-// core, or its goroutine without a P (the collector, GOMAXPROCS below the
-// workers). Then the caller yields, which for a locked thread also gives
-// its core to the kernel's scheduler, every 1024 turns.
-type patience struct {
-	turns    int
-	budget   time.Duration
-	deadline time.Time
-}
-
-// minPatience is the least a caller spins before yielding: a few cache
-// line round trips between cores, and the clock's resolution.
-const minPatience = 5 * time.Microsecond
-
-func newPatience(budget time.Duration) patience {
-	return patience{budget: max(budget, minPatience)}
-}
-
-// wait is one turn of the spin; the clock, dearer than the load being
-// waited on, is read every 1024 turns.
-func (pa *patience) wait() {
-	pa.turns++
-	if pa.turns%1024 != 0 {
-		return
-	}
-	now := time.Now()
-	switch {
-	case pa.deadline.IsZero():
-		pa.deadline = now.Add(pa.budget)
-	case now.After(pa.deadline):
-		runtime.Gosched()
-	}
 }
 
 func (p *pool) close() {
