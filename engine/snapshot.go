@@ -23,8 +23,9 @@ import (
 // recurrent layers (Qwen 3.5's Gated DeltaNet): the header says how many
 // bytes a state of all of them takes and marks the layers without KV
 // rows, and each segment carries the states at some of its checkpoints
-// (snapCheckpoints at most; a reader takes any number) and at its end. Versions 2 and 3 still read for models without recurrent
-// layers; a model with them refuses them as a mismatch.
+// (snapCheckpoints at most; a reader takes any number) and at its end.
+// Versions 2 and 3 still read for models without recurrent layers; a
+// model with them refuses them as a mismatch.
 const SnapshotFormat uint32 = 4
 
 // snapFormat2 is the last version before rings, snapFormat3 the last
