@@ -1,4 +1,5 @@
-// Package assets holds artwork shipped inside the churon binary.
+// Package assets holds artwork shipped inside the churon binary: the icon
+// and the Hangul fonts (fonts.go).
 //
 // The icon is drawn in icon.svg (icon-small.svg is the same mark redrawn
 // on a 16-pixel grid so that it stays crisp at 16–32 px). packaging/icons.sh
