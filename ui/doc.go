@@ -42,8 +42,8 @@
 //	ui/settings  the settings dialog: this chat's sampler with presets,
 //	             the app's language and caches
 //
-// and beside them ui/markdown (the renderer), ui/locale (the languages),
-// ui/fontcheck (Hangul fonts); the tests' harness is internal/uitest.
+// and beside them ui/markdown (the renderer) and ui/locale (the
+// languages); the tests' harness is internal/uitest.
 //
 // New builds the window's content on an existing fyne.App and Window, so
 // tests drive it with fyne.io/fyne/v2/test; package desktop opens the

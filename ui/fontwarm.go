@@ -8,10 +8,11 @@ import (
 	"fyne.io/fyne/v2/theme"
 )
 
-// Fyne's own fonts have no Hangul (nor Han or kana): the first time it
-// measures such a rune it looks the system's fonts up and parses the one
-// that has it — a CJK font of tens of megabytes, about 0.3 s — on its
-// goroutine, in the middle of the first frame. warmFonts does that work
+// Fyne's own fonts have no Han or kana (Hangul is the theme's own, see
+// core.Theme): the first time it measures such a rune it looks the
+// system's fonts up and parses the one that has it — a CJK font of tens of
+// megabytes, about 0.3 s — on its goroutine, in the middle of the first
+// frame. warmFonts does that work
 // on another goroutine as soon as the sidebar's first page is read, so
 // that by the time the rows are measured the face is in Fyne's font map.
 //
@@ -44,15 +45,16 @@ func warmFonts(texts []string) {
 	})
 }
 
-// fallbackSample is one rune of each script in texts that Fyne's fonts
-// lack (those beyond Latin, Greek, Cyrillic and the common signs), a few
-// at most; "" when there are none.
+// fallbackSample is one rune of each script in texts that neither Fyne's
+// fonts nor the theme's Hangul faces have (those beyond Latin, Greek,
+// Cyrillic, Hangul and the common signs), a few at most; "" when there
+// are none.
 func fallbackSample(texts []string) string {
 	var out []rune
 	seen := map[*unicode.RangeTable]bool{}
 	for _, t := range texts {
 		for _, r := range t {
-			if r < 0x0370 || unicode.In(r, unicode.Latin, unicode.Greek, unicode.Cyrillic, unicode.Common, unicode.Inherited) {
+			if r < 0x0370 || unicode.In(r, unicode.Latin, unicode.Greek, unicode.Cyrillic, unicode.Hangul, unicode.Common, unicode.Inherited) {
 				continue
 			}
 			s := scriptOf(r)
@@ -70,7 +72,7 @@ func fallbackSample(texts []string) string {
 }
 
 // scripts are those fallbackSample tells apart; others count as one.
-var scripts = []*unicode.RangeTable{unicode.Hangul, unicode.Han, unicode.Hiragana, unicode.Katakana,
+var scripts = []*unicode.RangeTable{unicode.Han, unicode.Hiragana, unicode.Katakana,
 	unicode.Arabic, unicode.Hebrew, unicode.Thai, unicode.Devanagari}
 
 func scriptOf(r rune) *unicode.RangeTable {

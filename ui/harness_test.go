@@ -13,7 +13,6 @@ import (
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/internal/uitest"
 	"github.com/churon/churon/models/discover"
-	"github.com/churon/churon/ui/fontcheck"
 )
 
 // harness is the real window content over a real session manager and
@@ -24,12 +23,11 @@ type harness struct {
 }
 
 type harnessOptions struct {
-	settings  *api.Settings
-	discover  func(context.Context) ([]discover.Model, error)
-	fontCheck func() (fontcheck.Result, error)
-	models    *uitest.Library     // the model service; nil: the app's folders
-	disk      session.DiskCache   // KV snapshots; nil: none
-	remotes   *remote.Connections // connections to remote engines; nil: none
+	settings *api.Settings
+	discover func(context.Context) ([]discover.Model, error)
+	models   *uitest.Library     // the model service; nil: the app's folders
+	disk     session.DiskCache   // KV snapshots; nil: none
+	remotes  *remote.Connections // connections to remote engines; nil: none
 	// before runs on the harness before the window is made: what an
 	// earlier run of the app left (settings) is set here.
 	before func(*uitest.Harness)
@@ -40,15 +38,12 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	if o.discover == nil {
 		o.discover = uitest.NoModels
 	}
-	if o.fontCheck == nil {
-		o.fontCheck = uitest.FontsCovered
-	}
 	h := &harness{}
 	h.Harness = uitest.New(t, uitest.Options{Settings: o.settings, Disk: o.disk, Models: o.models, Remotes: o.remotes}, func(b *uitest.Harness) func() {
 		if o.before != nil {
 			o.before(b)
 		}
-		h.u = New(b.A, b.W, Options{Session: b.M, Compare: compare.Runner{}, Models: b.Models, Remotes: o.remotes, Do: b.Post, Discover: o.discover, FontCheck: o.fontCheck})
+		h.u = New(b.A, b.W, Options{Session: b.M, Compare: compare.Runner{}, Models: b.Models, Remotes: o.remotes, Do: b.Post, Discover: o.discover})
 		b.Core = h.u.w
 		return h.u.Close
 	})

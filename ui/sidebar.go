@@ -284,9 +284,6 @@ func (s *sidebar) runSearch(q string) {
 // starts (nil: they are all).
 func (s *sidebar) showRows(rows []sideRow, next *sidePage) {
 	s.rows, s.next = rows, next
-	for _, r := range rows {
-		s.ui.noteText(r.conv.Title)
-	}
 	s.list.Refresh()
 	s.marks = ""
 	s.refreshMarks()

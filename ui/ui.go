@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"unicode"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -25,7 +24,6 @@ import (
 	"github.com/churon/churon/ui/chat"
 	"github.com/churon/churon/ui/compare"
 	"github.com/churon/churon/ui/core"
-	"github.com/churon/churon/ui/fontcheck"
 	"github.com/churon/churon/ui/locale"
 	"github.com/churon/churon/ui/models"
 	"github.com/churon/churon/ui/settings"
@@ -51,9 +49,6 @@ type Options struct {
 	// Discover finds GGUF files other apps keep; nil means the usual
 	// places (discover.DefaultLocations).
 	Discover func(context.Context) ([]discover.Model, error)
-	// FontCheck says whether a font can show Hangul; nil means
-	// fontcheck.Hangul.
-	FontCheck func() (fontcheck.Result, error)
 }
 
 // UI is the window's content and state. Everything in it is used from
@@ -71,9 +66,7 @@ type UI struct {
 	// sending holds, for each conversation whose Send is on its way to
 	// the session (0: a new chat not made yet), whether Stop was pressed
 	// meanwhile: the answer is stopped once the session has it.
-	sending         map[int64]*atomic.Bool
-	hangul          *fontcheck.Result
-	hangulDismissed bool
+	sending map[int64]*atomic.Bool
 	// menuModels are the library's models for the model menu (model.go),
 	// listed in the background.
 	menuModels []string
@@ -104,12 +97,9 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 			return discover.Find(ctx, discover.DefaultLocations())
 		}
 	}
-	if opt.FontCheck == nil {
-		opt.FontCheck = fontcheck.Hangul
-	}
 	u := &UI{opt: opt, queued: map[int64]int{}, sending: map[int64]*atomic.Bool{}}
 	u.w = &core.Window{App: a, Win: w, Session: opt.Session, Compare: opt.Compare, Models: opt.Models, Server: opt.Server, Remotes: opt.Remotes, Generating: map[int64]bool{},
-		Refresh: u.refresh, NoteText: u.noteText, HandleShortcut: u.handleShortcut, SetLanguage: u.setLanguage}
+		Refresh: u.refresh, HandleShortcut: u.handleShortcut, SetLanguage: u.setLanguage}
 	// After Close (the window is gone, the session still winds down and
 	// sends events) updates are dropped: Fyne would run them on the
 	// caller's goroutine once its loop has ended.
@@ -141,7 +131,6 @@ func New(a fyne.App, w fyne.Window, opt Options) *UI {
 	u.picker.reloadLast()
 	b := &bridge{events: u.w.Session.Events(), do: u.w.Do, apply: u.apply}
 	go b.run()
-	go u.checkFonts()
 	return u
 }
 
@@ -184,9 +173,6 @@ func (u *UI) build() {
 	u.side.reload()
 	u.chat.Show(u.w.Conv)
 	u.refresh()
-	if u.hangul != nil {
-		u.showHangulNotice()
-	}
 }
 
 // refresh brings every screen in line with the state.
@@ -439,7 +425,6 @@ func (u *UI) send(text string) bool {
 	u.w.Generating[conv] = true
 	stop := new(atomic.Bool)
 	u.sending[conv] = stop
-	u.noteText(text)
 	u.refresh()
 	sess := u.w.Session
 	core.Then(u.w.Commands, func() (int64, error) {
@@ -508,58 +493,6 @@ func (u *UI) send(text string) bool {
 	})
 	return true
 }
-
-// checkFonts runs the Hangul font check off Fyne's goroutine (the first
-// scan of the system's fonts can take a second).
-func (u *UI) checkFonts() {
-	res, err := u.opt.FontCheck()
-	if err != nil {
-		return // no answer is better than a false alarm
-	}
-	bold := boldFace(res)
-	u.w.Do(func() {
-		if bold != nil {
-			core.SetBoldFont(u.w.App, bold)
-		}
-		u.hangul = &res
-		if locale.Current() == "ko" && !res.Covered {
-			// A Korean UI would be unreadable: show it in English until a
-			// font is installed (the setting itself is kept).
-			if _, err := locale.Set("en"); err == nil {
-				u.build()
-			}
-			u.showHangulNotice()
-		}
-	})
-}
-
-// noteText is called with text the window shows or the person typed: if
-// it holds Hangul and no font can draw it, say so.
-func (u *UI) noteText(s string) {
-	if u.hangul == nil || u.hangul.Covered || u.hangulDismissed {
-		return
-	}
-	for _, r := range s {
-		if unicode.Is(unicode.Hangul, r) {
-			u.showHangulNotice()
-			return
-		}
-	}
-}
-
-func (u *UI) showHangulNotice() {
-	if u.hangul == nil || u.hangul.Covered || u.hangulDismissed {
-		return
-	}
-	u.hangulDismissed = true // shown once per run
-	// Not translated: without a Hangul font the Korean text could not be
-	// read, which is the point of the notice.
-	u.w.Banner(hangulNotice, false)
-}
-
-// hangulNotice is shown when no font covers Hangul.
-const hangulNotice = "No installed font can show Korean (Hangul): Korean text would appear as empty boxes, so the window is in English for now. " +
-	"Install a Korean font — on Debian or Ubuntu: sudo apt install fonts-noto-cjk (or fonts-nanum) — then restart Churon."
 
 // settingRecent is the settings key of the recent model files.
 const settingRecent = "ui.recent_models"

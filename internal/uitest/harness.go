@@ -20,7 +20,6 @@ import (
 	"github.com/churon/churon/models/discover"
 	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/ui/core"
-	"github.com/churon/churon/ui/fontcheck"
 	"github.com/churon/churon/ui/locale"
 )
 
@@ -184,9 +183,6 @@ func (w *Window) Send(text string) {
 
 // NoModels is a search for model files that finds none.
 func NoModels(context.Context) ([]discover.Model, error) { return nil, nil }
-
-// FontsCovered is a font check that finds every script covered.
-func FontsCovered() (fontcheck.Result, error) { return fontcheck.Result{Covered: true}, nil }
 
 // Quick is greedy sampling with a short answer: fast and repeatable.
 func Quick(maxTokens int) api.Settings {

@@ -34,7 +34,6 @@ import (
 	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/ui"
 	"github.com/churon/churon/ui/core"
-	"github.com/churon/churon/ui/fontcheck"
 	"github.com/churon/churon/ui/locale"
 	uimodels "github.com/churon/churon/ui/models"
 )
@@ -128,8 +127,7 @@ func child(args []string) int {
 	m := session.New(st, session.Options{})
 	mdl := models.New(models.Options{Headers: header.Reader{}, Settings: m, Architectures: arch.Names(), PartLabel: uimodels.PartLabel})
 	opt := ui.Options{Session: m, Compare: compare.Runner{}, Models: mdl,
-		Discover:  func(context.Context) ([]discover.Model, error) { return nil, nil },
-		FontCheck: func() (fontcheck.Result, error) { return fontcheck.Result{Covered: true}, nil }}
+		Discover: func(context.Context) ([]discover.Model, error) { return nil, nil }}
 	deadline := t0.Add(*limit)
 	measure := func(w *window) result {
 		return measureWindow(w, t0, deadline, *what, *long, *mode == "headless")

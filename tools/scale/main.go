@@ -27,8 +27,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/churon/churon/ui/fontcheck"
 )
 
 func main() {
@@ -113,14 +111,6 @@ func measure(o options, t *table) error {
 
 	if o.libraryOnly {
 		return nil
-	}
-	// The library's titles and messages are one part Korean: without a
-	// font for Hangul each of its letters is drawn as a box, which Fyne
-	// shapes and draws apart (several times the cost of a letter a font
-	// has), so the figures of such a machine are not those of a person
-	// who reads Korean.
-	if h, err := fontcheck.Hangul(); err == nil && !h.Covered {
-		t.note("fonts: none installed covers Hangul: the Korean text is drawn as boxes, each apart (slower than with a font)")
 	}
 	modes := []string{"headless"}
 	display, stop := "", func() {}

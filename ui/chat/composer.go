@@ -31,7 +31,6 @@ type Composer struct {
 func NewComposer(w *core.Window, send func(text string) bool, stop func()) *Composer {
 	c := &Composer{w: w, sendText: send, stop: stop}
 	c.entry = newInput(w.HandleShortcut, c.onEnter, c.onStop)
-	c.entry.OnChanged = func(s string) { w.NoteText(s) }
 	c.send = widget.NewButtonWithIcon(lang.X("composer.send", "Send"), theme.MailSendIcon(), c.onButton)
 	c.send.Importance = widget.HighImportance
 	c.content = container.NewPadded(container.New(&core.Readable{Max: readableWidth},

@@ -99,7 +99,6 @@ func (v *messageView) changed() { v.hw, v.estW = 0, 0 }
 // build makes the message's widgets, Markdown rendered, footer written.
 func (v *messageView) build() {
 	c, m := v.c, v.msg
-	c.w.NoteText(m.Content)
 	if s := c.takeShell(v); s != nil {
 		v.useShell(s)
 		v.afterBuild()

@@ -156,10 +156,7 @@ func newComparePage(sc *Screen) *comparePage {
 	p.prompt.Wrapping = fyne.TextWrapWord
 	p.prompt.SetMinRowsVisible(3)
 	p.prompt.SetPlaceHolder(lang.X("compare.prompt.hint", "The prompt every model answers, e.g. Explain in two sentences what quantization does to a model."))
-	p.prompt.OnChanged = func(s string) {
-		sc.w.NoteText(s)
-		p.refreshRun()
-	}
+	p.prompt.OnChanged = func(string) { p.refreshRun() }
 	// The fields start where `churon compare` does (compare.Page*).
 	p.maxTok = numberEntry(strconv.Itoa(compare.PageMaxTokens))
 	p.temp = numberEntry(strconv.FormatFloat(compare.PageTemperature, 'g', -1, 64))
@@ -520,7 +517,6 @@ func (c *cmpColumn) render() {
 	}
 	c.dirty = false
 	c.md.SetText(c.text)
-	c.p.w.NoteText(c.fresh)
 	c.fresh = ""
 	if c.tokens > 0 {
 		c.setState(lang.X("compare.st.tokens", "Answering… {{.N}} tokens", map[string]any{"N": c.tokens}))

@@ -7,22 +7,35 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/churon/churon/assets"
 	"github.com/churon/churon/ui/markdown"
 )
 
 // Theme is Fyne's default theme, which follows the system's light or dark
 // preference unless the person chose one, with what Churon adds: inline
-// code, the tint behind the person's own messages, a bold face for
-// Hangul.
+// code, the tint behind the person's own messages, and Hangul.
+//
+// Fyne's fonts have no Hangul. Its font for a style is the theme's font
+// first and its own second, a rune drawn from the first that has it, so a
+// theme font of Hangul alone (assets.HangulSans…) gives Korean text its
+// face and leaves every other letter in Fyne's. Without it Korean is drawn
+// from whatever font the system has, or as boxes when it has none; and
+// Fyne 2.7, finding no face for a rune, looks the system's fonts up again
+// for every rune it draws (tools/scale/README.md), so a long Korean chat
+// slowed the window down the longer it was open.
 type Theme struct {
 	fyne.Theme
 	// Variant, when set, is drawn whatever the system prefers.
 	Variant *fyne.ThemeVariant
-	// Bold, when set, is the face of bold text: a bold font that has
-	// Hangul (fontcheck.Result.Bold). Fyne's own bold font has none, and
-	// for the runes it lacks Fyne falls back to a regular face.
-	Bold fyne.Resource
 }
+
+// The Hangul faces, one per style Fyne asks for; italic text takes the
+// upright faces (Hangul has no italic).
+var (
+	hangulRegular = fyne.NewStaticResource("ChuronHangulSans-Regular.ttf", assets.HangulSansRegular)
+	hangulBold    = fyne.NewStaticResource("ChuronHangulSans-Bold.ttf", assets.HangulSansBold)
+	hangulMono    = fyne.NewStaticResource("ChuronHangulMono-Regular.ttf", assets.HangulMonoRegular)
+)
 
 // NewTheme wraps Fyne's default theme.
 func NewTheme() fyne.Theme { return &Theme{Theme: theme.DefaultTheme()} }
@@ -51,13 +64,6 @@ func SetTheme(a fyne.App, choice string) {
 	a.Settings().SetTheme(t)
 }
 
-// SetBoldFont draws bold text in res (nil: Fyne's bold font).
-func SetBoldFont(a fyne.App, res fyne.Resource) {
-	t := current(a)
-	t.Bold = res
-	a.Settings().SetTheme(t)
-}
-
 // current is a copy of the app's theme to change, or a new one when the
 // app has another.
 func current(a fyne.App) *Theme {
@@ -69,10 +75,15 @@ func current(a fyne.App) *Theme {
 }
 
 func (t *Theme) Font(s fyne.TextStyle) fyne.Resource {
-	if t.Bold != nil && s.Bold && !s.Italic && !s.Monospace && !s.Symbol {
-		return t.Bold
+	switch {
+	case s.Symbol:
+		return t.Theme.Font(s)
+	case s.Monospace:
+		return hangulMono
+	case s.Bold:
+		return hangulBold
 	}
-	return t.Theme.Font(s)
+	return hangulRegular
 }
 
 // colorNameUserBubble tints the person's messages.

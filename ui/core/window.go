@@ -67,9 +67,6 @@ type Window struct {
 
 	// Refresh brings every screen in line with the state.
 	Refresh func()
-	// NoteText is given text the window shows or the person typed: when
-	// it holds Hangul and no font can draw it, the window says so.
-	NoteText func(s string)
 	// HandleShortcut runs an app shortcut typed while an entry has the
 	// focus and reports whether it was one (see Entry).
 	HandleShortcut func(fyne.Shortcut) bool

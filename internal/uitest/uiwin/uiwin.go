@@ -14,7 +14,7 @@ func init() { uitest.Open = open }
 
 func open(h *uitest.Harness, o uitest.Options) (func() uitest.Screens, func()) {
 	u := ui.New(h.A, h.W, ui.Options{Session: h.M, Compare: compare.Runner{}, Models: h.Models, Remotes: o.Remotes,
-		Do: h.Post, Discover: uitest.NoModels, FontCheck: uitest.FontsCovered})
+		Do: h.Post, Discover: uitest.NoModels})
 	screens := func() uitest.Screens {
 		s := u.Screens()
 		e := s.Composer.Entry()
