@@ -13,9 +13,20 @@ import (
 )
 
 func main() {
-	code := cli.Main(os.Args[1:])
-	if code < 0 { // no arguments: the desktop app
-		code = desktop.Run()
+	// Fyne's OpenGL driver locks main.main to the process's first thread
+	// (in an init: GLFW must run there), which only the desktop app needs.
+	// A goroutine locked to its thread cannot yield it: each time the CPU
+	// device's thread pool, waiting for a loop's last jobs, calls
+	// runtime.Gosched there, the runtime hands the thread's P to another
+	// thread and parks this one (a futex wait and wake each time, tens of
+	// thousands a second). So the headless commands run on a goroutine of
+	// their own: `churon bench -t 2` on a 0.5B Q4_0 decodes 110–114 →
+	// 117–134 tokens/s with 40,000–48,000 → 1,100–1,350 context switches.
+	code := make(chan int)
+	go func() { code <- cli.Main(os.Args[1:]) }()
+	c := <-code
+	if c < 0 { // no arguments: the desktop app, on the locked thread
+		c = desktop.Run()
 	}
-	os.Exit(code)
+	os.Exit(c)
 }
