@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"sync"
 	"time"
 
@@ -364,6 +365,8 @@ func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.T
 		sc.Mem = append(sc.Mem, p)
 	}
 	defer readMem()
+	var steps []time.Duration
+	defer func() { sc.StepP50, sc.StepP99 = percentile(steps, 50), percentile(steps, 99) }()
 	step := func(dy float32) (still bool) {
 		t := time.Now()
 		var before, after float32
@@ -383,6 +386,10 @@ func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.T
 		}
 		d := time.Since(t)
 		sc.Slowest, sc.All, sc.Frames = max(sc.Slowest, d), sc.All+d, sc.Frames+1
+		steps = append(steps, d)
+		if d > frameBudget {
+			sc.StepsOver++
+		}
 		if headless && sc.Frames%paintEvery == 0 {
 			frame()
 			sc.SlowestPainted = max(sc.SlowestPainted, time.Since(t))
@@ -460,6 +467,11 @@ type scrollFigures struct {
 	Slowest, SlowestPainted time.Duration
 	All                     time.Duration
 	Done                    bool
+	// StepP50 and StepP99 are the median and 99th percentile of the
+	// steps; StepsOver counts the steps over 50 ms (a painted headless
+	// step's painting not counted).
+	StepP50, StepP99 time.Duration
+	StepsOver        int
 
 	Turns int
 	// TurnSlowest is the slowest turn's wall time and TurnSlowestCPU its
@@ -633,4 +645,14 @@ func walk(o fyne.CanvasObject, visit func(fyne.CanvasObject) bool) bool {
 		}
 	}
 	return true
+}
+
+// percentile is the p-th percentile of ds (nearest rank; 0 for none).
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, (len(s)*p+99)/100-1)]
 }

@@ -152,7 +152,8 @@ func measure(o options, t *table) error {
 				if !sc.Done {
 					what = mode + ": scroll it (cut short by the limit), slowest step"
 				}
-				more := fmt.Sprintf("%d steps, %s in all", sc.Frames, ms(sc.All))
+				more := fmt.Sprintf("%d steps, %s in all; median %s, 99th percentile %s, %d over %s", sc.Frames, ms(sc.All),
+					ms(sc.StepP50), ms(sc.StepP99), sc.StepsOver, ms(frameBudget))
 				if mode == "headless" {
 					more += fmt.Sprintf("; painted (1 in %d, software): slowest %s", paintEvery, ms(sc.SlowestPainted))
 				} else {
