@@ -17,7 +17,10 @@ Three changes beyond the cut, each so that nothing but the Hangul changes:
   draws a space, which is now this one, so without it every label in the
   window would change height;
 - the space keeps the width of Fyne's font of the same style, so that
-  monospaced tab stops (eight spaces wide) stay where they were;
+  monospaced tab stops (eight spaces wide) stay where they were; and in
+  the code face every glyph is widened to two columns of Fyne's
+  monospaced font (one for a half-width form), centred, so that Korean
+  in a code block keeps to the grid;
 - the family is renamed: the fonts are under the SIL Open Font License,
   whose Reserved Font Names ("Nanum", "NanumGothic", ...) a modified
   version may not carry.
@@ -112,6 +115,26 @@ def metrics(font, ascent, descent, space):
             hmtx[g] = (space, hmtx[g][1])
 
 
+def to_grid(font, column):
+    """Widens every glyph to whole columns of the Latin monospaced font:
+    a full-width glyph (one em) to two, a half-width one to one, each
+    outline centred in its new advance. The syllables are composites of
+    simple jamo glyphs, so moving the simple glyphs moves them too."""
+    glyf, hmtx = font["glyf"], font["hmtx"]
+    half = font["head"].unitsPerEm / 2
+    for name in font.getGlyphOrder():
+        adv, lsb = hmtx[name]
+        if adv == column:
+            continue  # the space, already a column wide
+        width = max(1, round(adv / half)) * column
+        dx = (width - adv) // 2
+        g = glyf[name]
+        if not g.isComposite() and g.numberOfContours > 0:
+            g.coordinates.translate((dx, 0))
+            g.recalcBounds(glyf)
+        hmtx[name] = (width, lsb + dx)
+
+
 def main():
     # fontTools says it drops the VTT sources (TSI*) it cannot cut: they are
     # hinting sources, dropped with the hinting anyway.
@@ -125,6 +148,8 @@ def main():
             scale_upem(font, upem)
         rename(font, family, style)
         metrics(font, ascent, descent, space)
+        if "Mono" in family:
+            to_grid(font, space)
         dst = os.path.join(HERE, out)
         font.save(dst)
         print(f"{out}: {os.path.getsize(dst)} bytes, {len(font.getBestCmap())} runes, from {src}")

@@ -3,6 +3,7 @@ package core_test
 import (
 	"bytes"
 	"image"
+	"math"
 	"testing"
 
 	"fyne.io/fyne/v2"
@@ -75,7 +76,7 @@ func TestHangulFaces(t *testing.T) {
 // width and height, in every style; Korean text is as tall as Latin text
 // (the faces carry the Latin fonts' vertical metrics, and a text's height
 // comes from the face that draws its space); a monospaced tab is as wide
-// as before.
+// as before, and a monospaced syllable two columns.
 func TestLatinUnchanged(t *testing.T) {
 	a := test.NewTempApp(t)
 	size := theme.TextSize()
@@ -98,6 +99,14 @@ func TestLatinUnchanged(t *testing.T) {
 			}
 			if korean.Width < 4*size {
 				t.Errorf("Korean text measures %v wide at %v points: not drawn from a Hangul face?", korean.Width, size)
+			}
+			if s.style.Monospace {
+				// Korean in code keeps to the grid: a syllable is two
+				// columns (to the shaper's rounding of each advance to
+				// 1/64 point).
+				if k, l := measure(core.NewTheme(), "한글 code"), measure(core.NewTheme(), "abcd code"); math.Abs(float64(k.Width-l.Width)) > 0.1 {
+					t.Errorf("monospaced %q is %v wide, %q %v", "한글 code", k.Width, "abcd code", l.Width)
+				}
 			}
 		})
 	}
