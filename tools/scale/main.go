@@ -57,7 +57,12 @@ func run() int {
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the import and export here")
 	flag.BoolVar(&o.libraryOnly, "library-only", false, "measure import, export and search only")
 	flag.Parse()
-	if o.dir == "" {
+	if o.dir != "" {
+		if err := os.MkdirAll(o.dir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			return 1
+		}
+	} else {
 		d, err := os.MkdirTemp("", "churon-scale-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "scale:", err)
