@@ -40,7 +40,8 @@ quietly() {
 
 # Debian/Ubuntu packages the desktop app needs to build (cgo + GLFW, see
 # docs/ARCHITECTURE.md and Fyne's requirements); FONT_PKGS are optional and
-# make Korean text readable.
+# make Chinese and Japanese text readable (Korean is drawn from the fonts
+# in assets/fonts).
 GUI_PKGS="gcc libc6-dev pkg-config libgl-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev"
 FONT_PKGS="fonts-noto-cjk"
 
@@ -77,7 +78,7 @@ require_gui_deps() {
     fi
     echo "churon: building the desktop app needs C and X11/OpenGL headers. Install them with:" >&2
     echo "  sudo apt-get install $GUI_PKGS" >&2
-    echo "(and, to read Korean: sudo apt-get install $FONT_PKGS)" >&2
+    echo "(and, to read Chinese or Japanese: sudo apt-get install $FONT_PKGS)" >&2
     exit 1
   fi
   if command -v dnf >/dev/null 2>&1; then

@@ -78,7 +78,7 @@ Architecture: $arch
 Maintainer: The Churon developers <churon@users.noreply.github.com>
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: libc6 (>= $glibc), $depends_pkgs
-Recommends: fonts-noto-cjk | fonts-nanum
+Recommends: fonts-noto-cjk
 Section: utils
 Priority: optional
 Homepage: https://github.com/churon/churon
@@ -88,7 +88,8 @@ Description: chat with large language models on your own computer
  and a searchable history, Korean and English, and a command line
  (churon generate, chat, bench) for scripting.
  .
- A CJK font (fonts-noto-cjk or fonts-nanum) is needed to read Korean.
+ Korean is drawn from fonts Churon carries; a CJK font (fonts-noto-cjk)
+ is recommended for Chinese and Japanese text, which models often write.
 EOF
 
 mkdir -p "$outdir"
