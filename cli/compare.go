@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apicompare "github.com/churon/churon/app/api/compare"
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/app/compare"
 	"github.com/churon/churon/app/store"
 )
@@ -85,7 +86,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if _, err := kvType(*kv); err != nil {
 			return err
 		}
-		if compare.HasRemote(models) {
+		if session.AnyRemote(models) {
 			if *save || *md != "" || *htmlOut != "" || *pngOut != "" {
 				return usagef("--save, --md, --html and --png compare local models only, for now")
 			}

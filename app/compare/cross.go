@@ -32,16 +32,6 @@ import (
 // the full KL divergence otherwise; top-1 agreement is exact. Without
 // logprobs from the server, the reason is given instead of figures.
 
-// HasRemote reports whether any of models is a remote one.
-func HasRemote(models []string) bool {
-	for _, m := range models {
-		if session.IsRemote(m) {
-			return true
-		}
-	}
-	return false
-}
-
 // refAnswer is the reference's answer: its text and, per token, its bytes
 // and the k alternatives.
 type refAnswer struct {

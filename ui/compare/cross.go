@@ -9,7 +9,6 @@ import (
 	"fyne.io/fyne/v2/lang"
 
 	"github.com/churon/churon/app/api/compare"
-	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/ui/core"
 )
 
@@ -24,16 +23,6 @@ import (
 // crossTopK is how many alternatives the reference is asked for (the
 // CLI's default).
 const crossTopK = 5
-
-// hasRemote reports whether any of the paths is a remote model.
-func hasRemote(paths []string) bool {
-	for _, m := range paths {
-		if session.IsRemote(m) {
-			return true
-		}
-	}
-	return false
-}
 
 // startCross runs a comparison across engines of models in the
 // background; the result reaches the page through Window.Do.

@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/churon/churon/app/api/compare"
+	"github.com/churon/churon/app/api/session"
 	"github.com/churon/churon/models/download"
 	"github.com/churon/churon/models/hub"
 	"github.com/churon/churon/ui/core"
@@ -357,7 +358,7 @@ func (p *comparePage) onRunStop() {
 		p.showError(fmt.Errorf("%s", lang.X("compare.err.count", "Pick two to four models.")))
 		return
 	}
-	if hasRemote(chosen) {
+	if session.AnyRemote(chosen) {
 		p.startCross(chosen, p.reference(), p.prompt.Text, set)
 		return
 	}

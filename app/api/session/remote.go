@@ -41,6 +41,16 @@ func IsRemote(path string) bool {
 	return ok
 }
 
+// AnyRemote reports whether any of the models is a remote one.
+func AnyRemote(models []string) bool {
+	for _, m := range models {
+		if IsRemote(m) {
+			return true
+		}
+	}
+	return false
+}
+
 // RemoteEngines finds the engine of a connection by its name
 // (app/remote.Connections implements it).
 type RemoteEngines interface {
