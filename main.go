@@ -20,8 +20,9 @@ func main() {
 	// runtime.Gosched there, the runtime hands the thread's P to another
 	// thread and parks this one (a futex wait and wake each time, tens of
 	// thousands a second). So the headless commands run on a goroutine of
-	// their own: `churon bench -t 2` on a 0.5B Q4_0 decodes 110–114 →
-	// 117–134 tokens/s with 40,000–48,000 → 1,100–1,350 context switches.
+	// their own: `churon bench -t 2` made 40,000–51,000 context switches a
+	// run before and 1,150–1,350 after, and decodes a 0.5B Q4_0 file at
+	// 137–145 tokens/s instead of 118–134 (docs/performance.md, 2026-12-07).
 	code := make(chan int)
 	go func() { code <- cli.Main(os.Args[1:]) }()
 	c := <-code

@@ -12,9 +12,9 @@ import (
 // core.Theme): the first time it measures such a rune it looks the
 // system's fonts up and parses the one that has it — a CJK font of tens of
 // megabytes, about 0.3 s — on its goroutine, in the middle of the first
-// frame. warmFonts does that work
-// on another goroutine as soon as the sidebar's first page is read, so
-// that by the time the rows are measured the face is in Fyne's font map.
+// frame. warmFonts does that work on another goroutine as soon as the
+// sidebar's first page is read, so that by the time the rows are measured
+// the face is in Fyne's font map.
 //
 // It measures through a font resource of its own, so that it touches no
 // face list the window's text uses (those are not safe for concurrent

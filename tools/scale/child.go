@@ -366,7 +366,10 @@ func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.T
 	}
 	defer readMem()
 	var steps []time.Duration
-	defer func() { sc.StepP50, sc.StepP99 = percentile(steps, 50), percentile(steps, 99) }()
+	defer func() {
+		sc.StepP50, sc.StepP99 = percentile(steps, 50), percentile(steps, 99)
+		sc.StepsOver = countOver(steps, frameBudget)
+	}()
 	step := func(dy float32) (still bool) {
 		t := time.Now()
 		var before, after float32
@@ -387,9 +390,6 @@ func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.T
 		d := time.Since(t)
 		sc.Slowest, sc.All, sc.Frames = max(sc.Slowest, d), sc.All+d, sc.Frames+1
 		steps = append(steps, d)
-		if d > frameBudget {
-			sc.StepsOver++
-		}
 		if headless && sc.Frames%paintEvery == 0 {
 			frame()
 			sc.SlowestPainted = max(sc.SlowestPainted, time.Since(t))
@@ -645,6 +645,17 @@ func walk(o fyne.CanvasObject, visit func(fyne.CanvasObject) bool) bool {
 		}
 	}
 	return true
+}
+
+// countOver is how many of ds are over limit.
+func countOver(ds []time.Duration, limit time.Duration) int {
+	n := 0
+	for _, d := range ds {
+		if d > limit {
+			n++
+		}
+	}
+	return n
 }
 
 // percentile is the p-th percentile of ds (nearest rank; 0 for none).
