@@ -12,10 +12,7 @@ import (
 
 func TestRefile(t *testing.T) {
 	page := os.Getpagesize()
-	want := make([]byte, 64*page+123)
-	for i := range want {
-		want[i] = byte(i*7 + i/page)
-	}
+	want := hugememtest.Pattern(64*page+123, 7)
 	f := hugememtest.OpenFile(t, want)
 	buf, free := AllocFile(f, len(want))
 	f.Close() // AllocFile keeps its own handle

@@ -16,12 +16,8 @@ import (
 // bytes (the advice would have zeroed them).
 func TestReleasePages(t *testing.T) {
 	page := os.Getpagesize()
-	want := make([]byte, 64*page)
-	for i := range want {
-		want[i] = byte(i*7 + i/page)
-	}
-	f := hugememtest.OpenFile(t, want)
-	mapped := hugememtest.Map(t, int(f.Fd()), len(want), syscall.PROT_READ, syscall.MAP_SHARED)
+	want := hugememtest.Pattern(64*page, 7)
+	mapped := hugememtest.MapFile(t, want)
 	if !bytes.Equal(mapped, want) { // and resident now
 		t.Fatal("the mapping does not read the file")
 	}
@@ -81,12 +77,8 @@ func TestReleasePagesPrivateWritable(t *testing.T) {
 // are not held twice.
 func TestReleasePagesLocked(t *testing.T) {
 	page := os.Getpagesize()
-	want := make([]byte, 16*page)
-	for i := range want {
-		want[i] = byte(i*5 + i/page)
-	}
-	f := hugememtest.OpenFile(t, want)
-	mapped := hugememtest.Map(t, int(f.Fd()), len(want), syscall.PROT_READ, syscall.MAP_SHARED)
+	want := hugememtest.Pattern(16*page, 5)
+	mapped := hugememtest.MapFile(t, want)
 	if err := syscall.Mlock(mapped); err != nil {
 		t.Skipf("mlock refused here: %v", err)
 	}

@@ -10,6 +10,17 @@ import (
 	"testing"
 )
 
+// Pattern is n bytes that tell pages apart: byte i is i*k + i/page
+// (mod 256), page being the system's page size.
+func Pattern(n, k int) []byte {
+	page := os.Getpagesize()
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*k + i/page)
+	}
+	return b
+}
+
 // OpenFile writes data to a file in t's temporary directory and opens it
 // for reading. The file is closed when the test ends (closing it before
 // is fine); its Name is the path, to open it again.
@@ -38,6 +49,14 @@ func Map(t testing.TB, fd, n, prot, flags int) []byte {
 	}
 	t.Cleanup(func() { syscall.Munmap(b) })
 	return b
+}
+
+// MapFile is a shared read-only mapping of a file that holds data
+// (OpenFile, then Map): its pages are the file's, in the page cache.
+func MapFile(t testing.TB, data []byte) []byte {
+	t.Helper()
+	f := OpenFile(t, data)
+	return Map(t, int(f.Fd()), len(data), syscall.PROT_READ, syscall.MAP_SHARED)
 }
 
 // Mapping is what /proc/self/smaps says of one mapping: its inode ("0"
