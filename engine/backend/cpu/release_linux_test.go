@@ -36,14 +36,22 @@ func TestReleasePages(t *testing.T) {
 		t.Error("released pages read back other bytes")
 	}
 
-	heap := bytes.Clone(want)
-	hs := uintptr(unsafe.Pointer(&heap[0]))
-	if fileMapped(hs, hs+uintptr(len(heap))) {
-		t.Error("heap memory seen as a file's mapping")
+	checkLeftAlone(t, bytes.Clone(want), "heap memory seen as a file's mapping", "heap bytes lost")
+}
+
+// checkLeftAlone holds releasePages to memory whose bytes are not a
+// file's (b): it is not seen as a file's mapping, and its bytes stay;
+// seen and lost are the failures' messages.
+func checkLeftAlone(t *testing.T, b []byte, seen, lost string) {
+	t.Helper()
+	want := bytes.Clone(b)
+	start := uintptr(unsafe.Pointer(&b[0]))
+	if fileMapped(start, start+uintptr(len(b))) {
+		t.Error(seen)
 	}
-	releasePages(heap, nil)
-	if !bytes.Equal(heap, want) {
-		t.Error("heap bytes lost")
+	releasePages(b, nil)
+	if !bytes.Equal(b, want) {
+		t.Error(lost)
 	}
 }
 
@@ -60,15 +68,7 @@ func TestReleasePagesPrivateWritable(t *testing.T) {
 	for i := range mapped {
 		mapped[i] = byte(i*13 + 1)
 	}
-	want := bytes.Clone(mapped)
-	start := uintptr(unsafe.Pointer(&mapped[0]))
-	if fileMapped(start, start+uintptr(len(mapped))) {
-		t.Error("a private writable mapping seen as the file's bytes")
-	}
-	releasePages(mapped, nil)
-	if !bytes.Equal(mapped, want) {
-		t.Error("written pages of a private mapping lost")
-	}
+	checkLeftAlone(t, mapped, "a private writable mapping seen as the file's bytes", "written pages of a private mapping lost")
 }
 
 // TestReleasePagesLocked: locked pages of a file's mapping (LoadOptions.
