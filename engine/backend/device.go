@@ -296,6 +296,27 @@ func (s KVSpec) CheckRows(p0, p1 int) error {
 	return nil
 }
 
+// CheckSetRows validates the rows SetRows is given for a cache of spec
+// s: src must be whole rows (the error names the backend, prefix) at
+// positions CheckRows accepts. p1 is the position after the last row.
+func (s KVSpec) CheckSetRows(prefix string, p0 int, src []byte) (p1 int, err error) {
+	rs := s.RowSize()
+	if len(src)%rs != 0 {
+		return 0, fmt.Errorf("%s: kv cache: %d bytes are not whole rows of %d", prefix, len(src), rs)
+	}
+	p1 = p0 + len(src)/rs
+	return p1, s.CheckRows(p0, p1)
+}
+
+// CheckStateSet validates what State.Set is given for a state of n
+// bytes; the error names the backend (prefix).
+func CheckStateSet(prefix string, src []byte, n int) error {
+	if len(src) != n {
+		return fmt.Errorf("%s: state: %d bytes for a state of %d", prefix, len(src), n)
+	}
+	return nil
+}
+
 // PartUploader is a Device that makes the weights of one part of a model
 // (a layer, the output head) resident together: a GPU backend puts them
 // in one allocation instead of one per tensor. The weights Place makes

@@ -64,16 +64,12 @@ func AllocFile(f *os.File, size int) ([]byte, func() error) {
 // AllocFile whose bytes are the file's — from the file again, and
 // reports whether it did. Best effort: false leaves the memory as it was.
 func Refile(b []byte) bool {
-	if len(b) == 0 {
+	pages := WholePages(b)
+	if pages == nil {
 		return false
 	}
-	start := uintptr(unsafe.Pointer(&b[0]))
-	page := uintptr(os.Getpagesize())
-	lo := (start + page - 1) &^ (page - 1)
-	hi := (start + uintptr(len(b))) &^ (page - 1)
-	if hi <= lo {
-		return false
-	}
+	lo := uintptr(unsafe.Pointer(&pages[0]))
+	hi := lo + uintptr(len(pages))
 	copiesMu.Lock()
 	defer copiesMu.Unlock()
 	for _, c := range copies {

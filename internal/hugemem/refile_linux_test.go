@@ -1,31 +1,19 @@
 package hugemem
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/churon/churon/internal/hugemem/hugememtest"
 )
 
 func TestRefile(t *testing.T) {
 	page := os.Getpagesize()
-	want := make([]byte, 64*page+123)
-	for i := range want {
-		want[i] = byte(i*7 + i/page)
-	}
-	path := filepath.Join(t.TempDir(), "model")
-	if err := os.WriteFile(path, want, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := hugememtest.Pattern(64*page+123, 7)
+	f := hugememtest.OpenFile(t, want)
 	buf, free := AllocFile(f, len(want))
 	f.Close() // AllocFile keeps its own handle
 	if free == nil {
@@ -39,7 +27,7 @@ func TestRefile(t *testing.T) {
 			t.Error("a freed buffer was refiled")
 		}
 	}()
-	f2, _ := os.Open(path)
+	f2, _ := os.Open(f.Name())
 	if _, err := io.ReadFull(f2, buf); err != nil {
 		t.Fatal(err)
 	}
@@ -65,37 +53,9 @@ func TestRefile(t *testing.T) {
 	}
 }
 
-// vma is the inode and resident KiB of the mapping that holds addr, from
-// /proc/self/smaps.
+// vma is the inode and resident KiB of the mapping that holds addr.
 func vma(t *testing.T, addr uintptr) (inode string, rssKiB int64) {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Skipf("no smaps: %v", err)
-	}
-	defer f.Close()
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
-			lo, hi, _ := strings.Cut(fields[0], "-")
-			a, _ := strconv.ParseUint(lo, 16, 64)
-			b, _ := strconv.ParseUint(hi, 16, 64)
-			in = uint64(addr) >= a && uint64(addr) < b
-			if in {
-				inode = fields[4]
-			}
-			continue
-		}
-		if in && len(fields) >= 2 && fields[0] == "Rss:" {
-			kib, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return inode, kib
-		}
-	}
-	t.Fatalf("no mapping holds %x", addr)
-	return "", 0
+	m := hugememtest.Smaps(t, addr)
+	return m.Inode, m.KiB(t, "Rss:")
 }

@@ -129,14 +129,11 @@ func (c *KV) appendRun(dst []byte, values bool, r0, r1 int) []byte {
 
 // SetRows implements backend.KV.
 func (c *KV) SetRows(values bool, p0 int, src []byte) error {
-	rs := c.spec.RowSize()
-	if len(src)%rs != 0 {
-		return errRows(len(src), rs)
-	}
-	p1 := p0 + len(src)/rs
-	if err := c.spec.CheckRows(p0, p1); err != nil {
+	p1, err := c.spec.CheckSetRows("cpu", p0, src)
+	if err != nil {
 		return err
 	}
+	rs := c.spec.RowSize()
 	if p0 == p1 {
 		return nil
 	}
@@ -216,8 +213,8 @@ func (s *State) AppendTo(dst []byte) ([]byte, error) { return append(dst, s.b...
 
 // Set implements backend.State.
 func (s *State) Set(src []byte) error {
-	if len(src) != len(s.b) {
-		return errState(len(src), len(s.b))
+	if err := backend.CheckStateSet("cpu", src, len(s.b)); err != nil {
+		return err
 	}
 	copy(s.b, src)
 	return nil

@@ -25,16 +25,12 @@ import (
 // the bytes now read, which the lock is for. Best effort: a failure
 // keeps the pages (and their lock).
 func releasePages(b, dup []byte) {
-	if len(b) == 0 {
+	pages := hugemem.WholePages(b)
+	if pages == nil {
 		return
 	}
-	start := uintptr(unsafe.Pointer(&b[0]))
-	page := uintptr(os.Getpagesize())
-	lo := (start + page - 1) &^ (page - 1)
-	hi := (start + uintptr(len(b))) &^ (page - 1)
-	if hi <= lo {
-		return
-	}
+	lo := uintptr(unsafe.Pointer(&pages[0]))
+	hi := lo + uintptr(len(pages))
 	if !fileMapped(lo, hi) {
 		// A model read into memory: its pages go back to its file
 		// (where it was read by hugemem.AllocFile), not to nothing. The
@@ -46,7 +42,6 @@ func releasePages(b, dup []byte) {
 		hugemem.Refile(b)
 		return
 	}
-	pages := b[int(lo-start):int(hi-start)]
 	if err := syscall.Madvise(pages, syscall.MADV_DONTNEED); err != syscall.EINVAL {
 		return // released, or refused for a reason a lock does not explain
 	}

@@ -1,17 +1,14 @@
 package cpu
 
 import (
-	"bufio"
 	"bytes"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
 
 	"github.com/churon/churon/internal/hugemem"
+	"github.com/churon/churon/internal/hugemem/hugememtest"
 )
 
 // TestReleasePages: pages of a mapped file leave the resident set and
@@ -19,24 +16,8 @@ import (
 // bytes (the advice would have zeroed them).
 func TestReleasePages(t *testing.T) {
 	page := os.Getpagesize()
-	want := make([]byte, 64*page)
-	for i := range want {
-		want[i] = byte(i*7 + i/page)
-	}
-	path := filepath.Join(t.TempDir(), "weights")
-	if err := os.WriteFile(path, want, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	mapped, err := syscall.Mmap(int(f.Fd()), 0, len(want), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Munmap(mapped)
+	want := hugememtest.Pattern(64*page, 7)
+	mapped := hugememtest.MapFile(t, want)
 	if !bytes.Equal(mapped, want) { // and resident now
 		t.Fatal("the mapping does not read the file")
 	}
@@ -55,87 +36,39 @@ func TestReleasePages(t *testing.T) {
 		t.Error("released pages read back other bytes")
 	}
 
-	heap := bytes.Clone(want)
-	hs := uintptr(unsafe.Pointer(&heap[0]))
-	if fileMapped(hs, hs+uintptr(len(heap))) {
-		t.Error("heap memory seen as a file's mapping")
-	}
-	releasePages(heap, nil)
-	if !bytes.Equal(heap, want) {
-		t.Error("heap bytes lost")
-	}
+	checkLeftAlone(t, bytes.Clone(want), "heap memory seen as a file's mapping", "heap bytes lost")
 }
 
-// residentKiB is the Rss of the mapping that holds addr, from
-// /proc/self/smaps.
-func residentKiB(t *testing.T, addr uintptr) int64 { return smapsKiB(t, addr, "Rss:") }
-
-// smapsKiB is the field (such as "Rss:" or "Locked:") of the mapping that
-// holds addr, from /proc/self/smaps.
-func smapsKiB(t *testing.T, addr uintptr, field string) int64 {
+// checkLeftAlone holds releasePages to memory whose bytes are not a
+// file's (b): it is not seen as a file's mapping, and its bytes stay;
+// seen and lost are the failures' messages.
+func checkLeftAlone(t *testing.T, b []byte, seen, lost string) {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Skipf("no smaps: %v", err)
+	want := bytes.Clone(b)
+	start := uintptr(unsafe.Pointer(&b[0]))
+	if fileMapped(start, start+uintptr(len(b))) {
+		t.Error(seen)
 	}
-	defer f.Close()
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		l := sc.Text()
-		fields := strings.Fields(l)
-		if len(fields) == 0 {
-			continue
-		}
-		if from, to, ok := strings.Cut(fields[0], "-"); ok && !strings.HasSuffix(fields[0], ":") {
-			s, err1 := strconv.ParseUint(from, 16, 64)
-			e, err2 := strconv.ParseUint(to, 16, 64)
-			in = err1 == nil && err2 == nil && uint64(addr) >= s && uint64(addr) < e
-			continue
-		}
-		if in && fields[0] == field && len(fields) > 1 {
-			kib, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kib
-		}
+	releasePages(b, nil)
+	if !bytes.Equal(b, want) {
+		t.Error(lost)
 	}
-	t.Fatalf("no %s for a mapping holding %x in smaps", field, addr)
-	return 0
 }
+
+// residentKiB is the Rss of the mapping that holds addr.
+func residentKiB(t *testing.T, addr uintptr) int64 { return hugememtest.SmapsKiB(t, addr, "Rss:") }
 
 // TestReleasePagesPrivateWritable: a private writable mapping of a file
 // is left alone, since a page written to it is the process's own copy
 // and the advice would bring back the file's bytes in its place.
 func TestReleasePagesPrivateWritable(t *testing.T) {
 	page := os.Getpagesize()
-	path := filepath.Join(t.TempDir(), "weights")
-	if err := os.WriteFile(path, make([]byte, 8*page), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	mapped, err := syscall.Mmap(int(f.Fd()), 0, 8*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Munmap(mapped)
+	f := hugememtest.OpenFile(t, make([]byte, 8*page))
+	mapped := hugememtest.Map(t, int(f.Fd()), 8*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
 	for i := range mapped {
 		mapped[i] = byte(i*13 + 1)
 	}
-	want := bytes.Clone(mapped)
-	start := uintptr(unsafe.Pointer(&mapped[0]))
-	if fileMapped(start, start+uintptr(len(mapped))) {
-		t.Error("a private writable mapping seen as the file's bytes")
-	}
-	releasePages(mapped, nil)
-	if !bytes.Equal(mapped, want) {
-		t.Error("written pages of a private mapping lost")
-	}
+	checkLeftAlone(t, mapped, "a private writable mapping seen as the file's bytes", "written pages of a private mapping lost")
 }
 
 // TestReleasePagesLocked: locked pages of a file's mapping (LoadOptions.
@@ -144,43 +77,23 @@ func TestReleasePagesPrivateWritable(t *testing.T) {
 // are not held twice.
 func TestReleasePagesLocked(t *testing.T) {
 	page := os.Getpagesize()
-	want := make([]byte, 16*page)
-	for i := range want {
-		want[i] = byte(i*5 + i/page)
-	}
-	path := filepath.Join(t.TempDir(), "weights")
-	if err := os.WriteFile(path, want, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	mapped, err := syscall.Mmap(int(f.Fd()), 0, len(want), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Munmap(mapped)
+	want := hugememtest.Pattern(16*page, 5)
+	mapped := hugememtest.MapFile(t, want)
 	if err := syscall.Mlock(mapped); err != nil {
 		t.Skipf("mlock refused here: %v", err)
 	}
 	defer syscall.Munlock(mapped)
-	dup, err := syscall.Mmap(-1, 0, len(want), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Munmap(dup)
+	dup := hugememtest.Map(t, -1, len(want), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	copy(dup, mapped)
 	start, dupStart := uintptr(unsafe.Pointer(&mapped[0])), uintptr(unsafe.Pointer(&dup[0]))
-	if locked := smapsKiB(t, start, "Locked:"); locked < int64(len(want)/1024) {
+	if locked := hugememtest.SmapsKiB(t, start, "Locked:"); locked < int64(len(want)/1024) {
 		t.Fatalf("the file's pages: %d KiB locked before", locked)
 	}
 	releasePages(mapped, dup)
-	if locked, rss := smapsKiB(t, start, "Locked:"), residentKiB(t, start); locked != 0 || rss != 0 {
+	if locked, rss := hugememtest.SmapsKiB(t, start, "Locked:"), residentKiB(t, start); locked != 0 || rss != 0 {
 		t.Errorf("the file's pages after: %d KiB locked, %d KiB resident (want none)", locked, rss)
 	}
-	if locked := smapsKiB(t, dupStart, "Locked:"); locked < int64(len(want)/1024) {
+	if locked := hugememtest.SmapsKiB(t, dupStart, "Locked:"); locked < int64(len(want)/1024) {
 		t.Errorf("the copy: %d KiB locked, want %d", locked, len(want)/1024)
 	}
 	if !bytes.Equal(mapped, want) || !bytes.Equal(dup, want) {
@@ -197,14 +110,7 @@ func TestReleasePagesLockedInMemory(t *testing.T) {
 	for i := range want {
 		want[i] = byte(i * 13)
 	}
-	path := filepath.Join(t.TempDir(), "weights")
-	if err := os.WriteFile(path, want, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := hugememtest.OpenFile(t, want)
 	buf, free := hugemem.AllocFile(f, len(want))
 	f.Close()
 	if free == nil {
@@ -224,7 +130,7 @@ func TestReleasePagesLockedInMemory(t *testing.T) {
 	if !lockedAny() {
 		t.Fatal("VmLck reads 0 with memory locked")
 	}
-	if kib := smapsKiB(t, uintptr(unsafe.Pointer(&dup[0])), "Locked:"); kib < int64(8*page/1024) {
+	if kib := hugememtest.SmapsKiB(t, uintptr(unsafe.Pointer(&dup[0])), "Locked:"); kib < int64(8*page/1024) {
 		t.Errorf("the copy has %d KiB locked, want all %d", kib, 8*page/1024)
 	}
 	if !bytes.Equal(buf, want) {

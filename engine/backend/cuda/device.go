@@ -48,10 +48,11 @@ type Device struct {
 	params arena  // device memory for host arguments
 	reads  []pendingRead
 
-	acts   [gpucommon.NumActs]scratch // activations rounded for the matrix products
-	scores scratch                    // attention scores
-	rope   ropeState
-	gelu   uint64 // ggml's F16 GELU table, for GeGLU
+	acts    [gpucommon.NumActs]scratch  // activations rounded for the matrix products
+	scores  scratch                     // attention scores
+	rope    gpucommon.RopeTable[uint64] // the last RoPE table, at its address in ropeDev
+	ropeDev scratch
+	gelu    uint64 // ggml's F16 GELU table, for GeGLU
 
 	// upload's double buffer: pinned host memory and an event each
 	upBuf [2]uintptr

@@ -86,13 +86,10 @@ func (c *KV) AppendRows(dst []byte, values bool, p0, p1 int) ([]byte, error) {
 // SetRows implements backend.KV: the rows are staged now and copied in
 // stream order.
 func (c *KV) SetRows(values bool, p0 int, src []byte) error {
-	rs := c.spec.RowSize()
-	if len(src)%rs != 0 {
-		return fmt.Errorf("cuda: kv cache: %d bytes are not whole rows of %d", len(src), rs)
-	}
-	if err := c.spec.CheckRows(p0, p0+len(src)/rs); err != nil {
+	if _, err := c.spec.CheckSetRows("cuda", p0, src); err != nil {
 		return err
 	}
+	rs := c.spec.RowSize()
 	d := c.d
 	if err := d.usable(); err != nil {
 		return err
@@ -155,8 +152,8 @@ func (s *State) AppendTo(dst []byte) ([]byte, error) {
 
 // Set implements backend.State.
 func (s *State) Set(src []byte) error {
-	if len(src) != s.n {
-		return fmt.Errorf("cuda: state: %d bytes for a state of %d", len(src), s.n)
+	if err := backend.CheckStateSet("cuda", src, s.n); err != nil {
+		return err
 	}
 	d := s.d
 	if err := d.usable(); err != nil {

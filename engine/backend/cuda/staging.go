@@ -4,11 +4,9 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 	"unsafe"
 
 	"github.com/churon/churon/engine/backend"
-	"github.com/churon/churon/engine/backend/cpu"
 )
 
 // stager hands out pinned host memory for the host side of asynchronous
@@ -181,36 +179,22 @@ func (d *Device) ensure(s *scratch, n int64, what string) uint64 {
 	return p
 }
 
-// ropeState keeps the last RoPE table on the device: every layer rotates
-// q and k at the same positions with the same parameters, so a pass
-// uploads one table.
-type ropeState struct {
-	ok   bool
-	pos  []int32
-	r    backend.Rope
-	host []float32
-	dev  scratch
-	addr uint64
-}
-
 // ropeTable returns the device address of the (cos, sin) table for pos
-// and r, made by the CPU's code (cpu.RopeTable).
+// and r (gpucommon.RopeTable), uploaded into d.ropeDev when it is not the
+// last one's.
 func (d *Device) ropeTable(pos []int32, r *backend.Rope) uint64 {
-	s := &d.rope
-	if s.ok && cpu.SameRope(&s.r, r) && slices.Equal(s.pos, pos) {
-		return s.addr
+	if p, ok := d.rope.Kept(pos, r); ok {
+		return p
 	}
-	s.ok = false
-	s.host = cpu.RopeTable(s.host, pos, r)
-	p := d.ensure(&s.dev, 4*int64(len(s.host)), "the RoPE table")
+	host := d.rope.Make(pos, r)
+	p := d.ensure(&d.ropeDev, 4*int64(len(host)), "the RoPE table")
 	if p == 0 {
 		return 0
 	}
-	src, buf := d.stage(4 * len(s.host))
-	copy(buf, floats(s.host))
-	d.record(cmd{op: opHtoD, nargs: 3, args: [maxArgs]uint64{p, uint64(src), uint64(4 * len(s.host))}})
-	s.ok, s.r, s.addr = true, *r, p
-	s.pos = append(s.pos[:0], pos...)
+	src, buf := d.stage(4 * len(host))
+	copy(buf, floats(host))
+	d.record(cmd{op: opHtoD, nargs: 3, args: [maxArgs]uint64{p, uint64(src), uint64(4 * len(host))}})
+	d.rope.Keep(p)
 	return p
 }
 

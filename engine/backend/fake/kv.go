@@ -81,12 +81,7 @@ func (k *kv) AppendRows(dst []byte, values bool, p0, p1 int) ([]byte, error) {
 // SetRows checks its arguments now and queues the copy, as an
 // asynchronous copy to the device does.
 func (k *kv) SetRows(values bool, p0 int, src []byte) error {
-	s := k.c.Spec()
-	rs := s.RowSize()
-	if len(src)%rs != 0 {
-		return fmt.Errorf("fake: kv cache: %d bytes are not whole rows of %d", len(src), rs)
-	}
-	if err := s.CheckRows(p0, p0+len(src)/rs); err != nil {
+	if _, err := k.c.Spec().CheckSetRows("fake", p0, src); err != nil {
 		return err
 	}
 	if err := k.dev.usable(); err != nil {
@@ -138,8 +133,8 @@ func (s *state) AppendTo(dst []byte) ([]byte, error) {
 }
 
 func (s *state) Set(src []byte) error {
-	if len(src) != s.s.Bytes() {
-		return fmt.Errorf("fake: state: %d bytes for a state of %d", len(src), s.s.Bytes())
+	if err := backend.CheckStateSet("fake", src, s.s.Bytes()); err != nil {
+		return err
 	}
 	if err := s.dev.usable(); err != nil {
 		return err

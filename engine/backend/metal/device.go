@@ -43,8 +43,8 @@ type Device struct {
 	reads  []pendingRead
 	acts   [gpucommon.NumActs]scratch
 	scores scratch
-	rope   ropeState
-	gelu   rbuf // ggml's F16 GELU table, for GeGLU
+	rope   gpucommon.RopeTable[bind] // the last RoPE table, staged until the next wait
+	gelu   rbuf                      // ggml's F16 GELU table, for GeGLU
 
 	allocs gpucommon.Allocs[uintptr] // every buffer not yet freed, and those to free after the next wait
 }
@@ -236,7 +236,7 @@ func (d *Device) drain() {
 		d.r.free(rbuf{h: h})
 	}
 	d.stage.reset()
-	d.rope.ok = false
+	d.rope.Forget()
 }
 
 // Sync implements backend.Device.

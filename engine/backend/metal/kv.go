@@ -86,13 +86,10 @@ func (c *KV) AppendRows(dst []byte, values bool, p0, p1 int) ([]byte, error) {
 // SetRows implements backend.KV: it waits for the queue (work queued
 // before may read the rows it replaces), then writes shared memory.
 func (c *KV) SetRows(values bool, p0 int, src []byte) error {
-	rs := c.spec.RowSize()
-	if len(src)%rs != 0 {
-		return fmt.Errorf("metal: kv cache: %d bytes are not whole rows of %d", len(src), rs)
-	}
-	if err := c.spec.CheckRows(p0, p0+len(src)/rs); err != nil {
+	if _, err := c.spec.CheckSetRows("metal", p0, src); err != nil {
 		return err
 	}
+	rs := c.spec.RowSize()
 	if err := c.d.settle(); err != nil {
 		return err
 	}
@@ -138,8 +135,8 @@ func (s *State) AppendTo(dst []byte) ([]byte, error) {
 
 // Set implements backend.State.
 func (s *State) Set(src []byte) error {
-	if len(src) != s.n {
-		return fmt.Errorf("metal: state: %d bytes for a state of %d", len(src), s.n)
+	if err := backend.CheckStateSet("metal", src, s.n); err != nil {
+		return err
 	}
 	if err := s.d.settle(); err != nil {
 		return err

@@ -1,8 +1,6 @@
 package metal
 
 import (
-	"slices"
-
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/cpu"
 	"github.com/churon/churon/engine/backend/internal/gpucommon"
@@ -77,28 +75,16 @@ func (d *Device) AddBias(x backend.Buf, b backend.Weight) {
 	d.launch1(gpucommon.KAddBias, n, []uint32{i32(n), i32(dim)}, d.buf(x), d.values(b))
 }
 
-// ropeState keeps the (cos, sin) table of the last positions rotated,
-// staged until the next wait: every layer of a pass rotates at the same
-// positions.
-type ropeState struct {
-	ok   bool
-	r    backend.Rope
-	pos  []int32
-	host []float32
-	at   bind
-}
-
-// ropeTable stages the table for pos and r, made by the CPU's code.
+// ropeTable stages the (cos, sin) table for pos and r
+// (gpucommon.RopeTable) when it is not the last one's.
 func (d *Device) ropeTable(pos []int32, r *backend.Rope) bind {
-	s := &d.rope
-	if s.ok && cpu.SameRope(&s.r, r) && slices.Equal(s.pos, pos) {
-		return s.at
+	if at, ok := d.rope.Kept(pos, r); ok {
+		return at
 	}
-	s.host = cpu.RopeTable(s.host, pos, r)
-	at, buf := d.staged(4 * len(s.host))
-	copy(buf, gpucommon.BytesOf(s.host))
-	s.ok, s.r, s.at = true, *r, at
-	s.pos = append(s.pos[:0], pos...)
+	host := d.rope.Make(pos, r)
+	at, buf := d.staged(4 * len(host))
+	copy(buf, gpucommon.BytesOf(host))
+	d.rope.Keep(at)
 	return at
 }
 

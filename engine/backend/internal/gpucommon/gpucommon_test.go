@@ -94,3 +94,25 @@ func TestEmbedRows(t *testing.T) {
 		t.Error("rows of an unknown type: no error")
 	}
 }
+
+// TestAttendShapeOf: the widest row a window leaves, and the chunks of
+// rows whose scores fit ScoreBudget.
+func TestAttendShapeOf(t *testing.T) {
+	defer func(b int) { ScoreBudget = b }(ScoreBudget)
+	ScoreBudget = 2 * 4 * 10 * 4 // two rows of 4 heads × 10 positions
+	pos := []int32{7, 8, 9}
+	a := &backend.Attention{Heads: 4, KVHeads: 2, HeadDim: 64}
+	sh, err := AttendShapeOf("test", a, pos)
+	if want := (AttendShape{Widest: 10, Chunk: 2, ScoreBytes: 2 * 4 * 10 * 4}); err != nil || sh != want {
+		t.Errorf("no window: %+v, %v; want %+v", sh, err, want)
+	}
+	a.Window = 4
+	sh, err = AttendShapeOf("test", a, pos)
+	if want := (AttendShape{Widest: 4, Chunk: 3, ScoreBytes: 3 * 4 * 4 * 4}); err != nil || sh != want {
+		t.Errorf("window of 4: %+v, %v; want %+v", sh, err, want)
+	}
+	a.HeadDim = MaxHeadDim + 1
+	if _, err := AttendShapeOf("test", a, pos); err == nil {
+		t.Error("a head wider than MaxHeadDim: no error")
+	}
+}
