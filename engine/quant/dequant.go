@@ -146,20 +146,14 @@ func dequantQ5_1(b []byte, y []float32) {
 }
 
 // Q8_0: d·q.
-func dequantQ8_0(b []byte, y []float32) {
-	d := fp16(b)
-	qs := b[2:34]
-	y = y[:32]
-	for j := range y {
-		y[j] = float32(int8(qs[j])) * d
-	}
-}
+func dequantQ8_0(b []byte, y []float32) { dequantInt8(fp16(b), b[2:34], y) }
 
 // Q8_1: d·q (s is only a precomputed sum for dot products).
-func dequantQ8_1(b []byte, y []float32) {
-	d := fp16(b)
-	qs := b[4:36]
-	y = y[:32]
+func dequantQ8_1(b []byte, y []float32) { dequantInt8(fp16(b), b[4:36], y) }
+
+// dequantInt8 writes d·q for the 32 int8 quants qs of a block to y.
+func dequantInt8(d float32, qs []byte, y []float32) {
+	qs, y = qs[:32], y[:32]
 	for j := range y {
 		y[j] = float32(int8(qs[j])) * d
 	}

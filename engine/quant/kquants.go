@@ -282,13 +282,10 @@ func quantQ3_K(x []float32, b []byte) {
 	x = x[:QK_K]
 	var L [QK_K]int8
 	var scales [16]float32
-	var maxScale, amax float32
 	for j := 0; j < 16; j++ {
 		scales[j] = makeQ3Quants(4, x[16*j:16*j+16], L[16*j:16*j+16])
-		if s := abs32(scales[j]); s > amax {
-			amax, maxScale = s, scales[j]
-		}
 	}
+	maxScale, _ := absMaxSigned(scales[:])
 	hmask, qs, sc := b[0:32], b[32:96], b[96:108]
 	clear(sc)
 	if maxScale != 0 {
@@ -443,14 +440,10 @@ func quantQ6_K(x []float32, b []byte) {
 	x = x[:QK_K]
 	var L [QK_K]int8
 	var scales [16]float32
-	var maxScale, maxAbsScale float32
 	for ib := 0; ib < 16; ib++ {
-		s := makeQXQuants(32, x[16*ib:16*ib+16], L[16*ib:16*ib+16])
-		scales[ib] = s
-		if a := abs32(s); a > maxAbsScale {
-			maxAbsScale, maxScale = a, s
-		}
+		scales[ib] = makeQXQuants(32, x[16*ib:16*ib+16], L[16*ib:16*ib+16])
 	}
+	maxScale, maxAbsScale := absMaxSigned(scales[:])
 	if maxAbsScale < groupMaxEps {
 		clear(b)
 		return
@@ -581,13 +574,10 @@ func quantIQ4_XS(x []float32, b []byte) {
 	x = x[:QK_K]
 	var L [QK_K]uint8
 	var scales [8]float32
-	var maxScale, amaxScale float32
 	for ib := 0; ib < 8; ib++ {
 		scales[ib] = iq4Scale(x[32*ib:32*ib+32], L[32*ib:32*ib+32])
-		if a := abs32(scales[ib]); a > amaxScale {
-			amaxScale, maxScale = a, scales[ib]
-		}
 	}
+	maxScale, _ := absMaxSigned(scales[:])
 	d := -maxScale / 32
 	putFP16(b, d)
 	id := inverse(d)

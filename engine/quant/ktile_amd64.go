@@ -66,9 +66,7 @@ func vecDotTileK(w Type, rows []byte, rowStride, nRows int, acts []byte, actStri
 	buf := kTilePool.Get().(*kTileBuf)
 	buf.b = grow(buf.b, nsb*kTileSB(w))
 	var idx [16]int32
-	for r := range idx {
-		idx[r] = int32(r * rowStride)
-	}
+	rowOffsets(idx[:], rowStride)
 	var k kTileRows
 	var dummy [16]float32
 	for r0 := 0; r0 < nRows; r0 += 16 {
@@ -106,9 +104,7 @@ func vecDotTileKAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, act
 	buf := kTilePool.Get().(*kTileBuf)
 	buf.b = grow(buf.b, nsb*kTileSB(w))
 	var idx [8]int32
-	for r := range idx {
-		idx[r] = int32(r * rowStride)
-	}
+	rowOffsets(idx[:], rowStride)
 	var k kTileRows
 	var tmp [4][8]float32
 	for r0 := 0; r0 < nRows; r0 += 16 {

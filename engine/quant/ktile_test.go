@@ -45,14 +45,7 @@ func rawQ8KRows(r *rand.Rand, rows, n int) []byte {
 		binary.LittleEndian.PutUint32(b[o:], math.Float32bits(float32(r.NormFloat64())*0.02))
 		q := b[o+4 : o+260]
 		for i := range q {
-			switch r.IntN(8) {
-			case 0:
-				q[i] = 0x80
-			case 1:
-				q[i] = 127
-			default:
-				q[i] = byte(r.Uint32())
-			}
+			q[i] = randQuantByte(r)
 		}
 		setQ8KSums(b[o : o+292])
 	}

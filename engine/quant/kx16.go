@@ -115,12 +115,9 @@ func kx16Generic(packed []byte, nRows int, act []byte, nsb int, out []float32) {
 					}
 				}
 				isum += int(blk[64+16*(2*j)+lane])*s1 + int(blk[64+16*(2*j+1)+lane])*s2
-				summs += int(blk[192+16*(2*j)+lane])*(bsum(bsums, 4*j)+bsum(bsums, 4*j+1)) +
-					int(blk[192+16*(2*j+1)+lane])*(bsum(bsums, 4*j+2)+bsum(bsums, 4*j+3))
+				summs += minSumK4(bsums, j, int(blk[192+16*(2*j)+lane]), int(blk[192+16*(2*j+1)+lane]))
 			}
-			d := fp16(blk[2*lane:]) * dy
-			dmin := fp16(blk[32+2*lane:]) * dy
-			sumf += float32(d*float32(isum)) - float32(dmin*float32(summs))
+			sumf += superSumK(fp16(blk[2*lane:])*dy, fp16(blk[32+2*lane:])*dy, isum, summs)
 		}
 		out[r] = sumf
 	}

@@ -57,9 +57,34 @@ func q4x16QS(nb, b, k, lane int) int { return q4x16DArea(nb) + q4x16Chunk*b + 64
 // q4x16D is the offset in a group of block b's d of row lane.
 func q4x16D(b, lane int) int { return 32*b + 2*lane }
 
-func q4x16Width(op string, n int) error {
+// x16Width checks that rows of n elements of t (Q4_0 or Q8_0) fill
+// whole 32-element blocks, as the 16-row interleave needs; op names the
+// operation for the error ("" for the repack).
+func x16Width(t Type, op string, n int) error {
 	if n <= 0 || n%q4x16Elems != 0 {
-		return fmt.Errorf("quant: Q4_0 interleave %s of rows of %d elements: not a multiple of %d", op, n, q4x16Elems)
+		return fmt.Errorf("quant: %v interleave %s of rows of %d elements: not a multiple of %d", t, op, n, q4x16Elems)
+	}
+	return nil
+}
+
+// x16UnpackBuffers checks a 16-row interleave unpack's buffers: packed
+// must hold size bytes, and dst nRows rows of rowBytes.
+func x16UnpackBuffers(t Type, dst, packed []byte, nRows, n, rowBytes, size int) error {
+	if nRows < 0 || len(packed) < size || len(dst) < nRows*rowBytes {
+		return fmt.Errorf("quant: %v unpack of %d rows of %d: %d packed bytes, %d bytes of room",
+			t, nRows, n, len(packed), len(dst))
+	}
+	return nil
+}
+
+// x16RepackBuffers checks a 16-row interleave repack's buffers: dst must
+// hold size bytes, and rows nRows rows of rowBytes, stride bytes apart.
+func x16RepackBuffers(t Type, dst, rows []byte, stride, nRows, rowBytes, size int) error {
+	if nRows < 0 || len(dst) < size {
+		return fmt.Errorf("quant: %v interleave of %d rows: %d bytes of room, want %d", t, nRows, len(dst), size)
+	}
+	if nRows > 0 && ((nRows > 1 && stride < rowBytes) || len(rows) < (nRows-1)*stride+rowBytes) {
+		return fmt.Errorf("quant: %v interleave of %d rows of stride %d: %d bytes", t, nRows, stride, len(rows))
 	}
 	return nil
 }
@@ -67,16 +92,13 @@ func q4x16Width(op string, n int) error {
 // RepackQ4_0X16 lays out nRows Q4_0 rows of n elements, stride bytes
 // apart, in the 16-row interleave (into dst, Q4_0X16Size bytes).
 func RepackQ4_0X16(dst, rows []byte, stride, nRows, n int) error {
-	if err := q4x16Width("", n); err != nil {
+	if err := x16Width(Q4_0, "", n); err != nil {
 		return err
 	}
 	nb := n / q4x16Elems
 	size := Q4_0X16Size(nRows, n)
-	if nRows < 0 || len(dst) < size {
-		return fmt.Errorf("quant: Q4_0 interleave of %d rows: %d bytes of room, want %d", nRows, len(dst), size)
-	}
-	if nRows > 0 && ((nRows > 1 && stride < nb*q4_0Bytes) || len(rows) < (nRows-1)*stride+nb*q4_0Bytes) {
-		return fmt.Errorf("quant: Q4_0 interleave of %d rows of stride %d: %d bytes", nRows, stride, len(rows))
+	if err := x16RepackBuffers(Q4_0, dst, rows, stride, nRows, nb*q4_0Bytes, size); err != nil {
+		return err
 	}
 	dst = dst[:size]
 	clear(dst)
@@ -99,13 +121,12 @@ func RepackQ4_0X16(dst, rows []byte, stride, nRows, n int) error {
 // (from RepackQ4_0X16) holds back into the file's layout, one row after
 // another in dst: the bytes the rows were repacked from.
 func UnpackQ4_0X16(dst, packed []byte, nRows, n int) error {
-	if err := q4x16Width("unpack", n); err != nil {
+	if err := x16Width(Q4_0, "unpack", n); err != nil {
 		return err
 	}
 	nb := n / q4x16Elems
-	if nRows < 0 || len(packed) < Q4_0X16Size(nRows, n) || len(dst) < nRows*nb*q4_0Bytes {
-		return fmt.Errorf("quant: Q4_0 unpack of %d rows of %d: %d packed bytes, %d bytes of room",
-			nRows, n, len(packed), len(dst))
+	if err := x16UnpackBuffers(Q4_0, dst, packed, nRows, n, nb*q4_0Bytes, Q4_0X16Size(nRows, n)); err != nil {
+		return err
 	}
 	gsz := q4x16Group(nb)
 	da := q4x16DArea(nb)
@@ -135,16 +156,16 @@ func UnpackQ4_0X16(dst, packed []byte, nRows, n int) error {
 // activation row of n elements: out[r] bit-identical to VecDot of the
 // original row r.
 func VecDotRowsQ4_0X16(packed []byte, nRows int, act []byte, n int, out []float32) error {
-	return x16Product(Q4_0, q4x16Width, Q4_0X16Size, q4x16Fast, q4x16Generic, packed, nRows, act, n, out)
+	return x16Product(Q4_0, Q4_0X16Size, q4x16Fast, q4x16Generic, packed, nRows, act, n, out)
 }
 
 // x16Product checks a 16-row interleave product's buffers (Q4_0's or
 // Q8_0's, both against Q8_0 activations) and runs the level's kernel, or
 // the Go twin where there is none.
-func x16Product(t Type, width func(op string, n int) error, size func(nRows, n int) int,
+func x16Product(t Type, size func(nRows, n int) int,
 	fast func([]byte, int, []byte, int, []float32) bool, twin func([]byte, int, []byte, int, []float32),
 	packed []byte, nRows int, act []byte, n int, out []float32) error {
-	if err := width("product", n); err != nil {
+	if err := x16Width(t, "product", n); err != nil {
 		return err
 	}
 	nb := n / q4x16Elems

@@ -1,7 +1,5 @@
 package quant
 
-import "fmt"
-
 // Q8_0 rows interleaved 16 at a time for decode, as q4x16.go does for
 // Q4_0, and for the same reason: with rows in lanes each lane adds its
 // row's blocks in dotQ8_0's order, float32(isum·(d_w·d_x)), without a
@@ -40,26 +38,16 @@ func Q8_0X16Size(nRows, n int) int {
 // of block b of row lane.
 func q8x16QS(nb, b, k, lane int) int { return q4x16DArea(nb) + q8x16Chunk*b + 64*k + 4*lane }
 
-func q8x16Width(op string, n int) error {
-	if n <= 0 || n%q4x16Elems != 0 {
-		return fmt.Errorf("quant: Q8_0 interleave %s of rows of %d elements: not a multiple of %d", op, n, q4x16Elems)
-	}
-	return nil
-}
-
 // RepackQ8_0X16 lays out nRows Q8_0 rows of n elements, stride bytes
 // apart, in the 16-row interleave (into dst, Q8_0X16Size bytes).
 func RepackQ8_0X16(dst, rows []byte, stride, nRows, n int) error {
-	if err := q8x16Width("", n); err != nil {
+	if err := x16Width(Q8_0, "", n); err != nil {
 		return err
 	}
 	nb := n / q4x16Elems
 	size := Q8_0X16Size(nRows, n)
-	if nRows < 0 || len(dst) < size {
-		return fmt.Errorf("quant: Q8_0 interleave of %d rows: %d bytes of room, want %d", nRows, len(dst), size)
-	}
-	if nRows > 0 && ((nRows > 1 && stride < nb*q8_0Bytes) || len(rows) < (nRows-1)*stride+nb*q8_0Bytes) {
-		return fmt.Errorf("quant: Q8_0 interleave of %d rows of stride %d: %d bytes", nRows, stride, len(rows))
+	if err := x16RepackBuffers(Q8_0, dst, rows, stride, nRows, nb*q8_0Bytes, size); err != nil {
+		return err
 	}
 	dst = dst[:size]
 	clear(dst)
@@ -82,13 +70,12 @@ func RepackQ8_0X16(dst, rows []byte, stride, nRows, n int) error {
 // (from RepackQ8_0X16) holds back into the file's layout, one row after
 // another in dst: the bytes the rows were repacked from.
 func UnpackQ8_0X16(dst, packed []byte, nRows, n int) error {
-	if err := q8x16Width("unpack", n); err != nil {
+	if err := x16Width(Q8_0, "unpack", n); err != nil {
 		return err
 	}
 	nb := n / q4x16Elems
-	if nRows < 0 || len(packed) < Q8_0X16Size(nRows, n) || len(dst) < nRows*nb*q8_0Bytes {
-		return fmt.Errorf("quant: Q8_0 unpack of %d rows of %d: %d packed bytes, %d bytes of room",
-			nRows, n, len(packed), len(dst))
+	if err := x16UnpackBuffers(Q8_0, dst, packed, nRows, n, nb*q8_0Bytes, Q8_0X16Size(nRows, n)); err != nil {
+		return err
 	}
 	gsz := q8x16Group(nb)
 	for r := range nRows {
@@ -110,7 +97,7 @@ func UnpackQ8_0X16(dst, packed []byte, nRows, n int) error {
 // activation row of n elements: out[r] bit-identical to VecDot of the
 // original row r.
 func VecDotRowsQ8_0X16(packed []byte, nRows int, act []byte, n int, out []float32) error {
-	return x16Product(Q8_0, q8x16Width, Q8_0X16Size, q8x16Fast, q8x16Generic, packed, nRows, act, n, out)
+	return x16Product(Q8_0, Q8_0X16Size, q8x16Fast, q8x16Generic, packed, nRows, act, n, out)
 }
 
 // q8x16Generic is the Go twin of the Q8_0 interleave kernels: dotQ8_0's

@@ -20,6 +20,14 @@ import (
 // bit-identical to the generic twin's (see the .s file), as the AMX
 // tiles' and every other Q4_0 and Q8_0 kernel's at this level are.
 
+// rowOffsets fills idx with the byte offsets of consecutive rows stride
+// bytes apart (row r at r·stride): the widening kernels' gather indices.
+func rowOffsets(idx []int32, stride int) {
+	for r := range idx {
+		idx[r] = int32(r * stride)
+	}
+}
+
 // qTileMinActs is the fewest activation rows of type w VecDotTile runs
 // through the prompt tiles, for weight rows rowStride bytes apart; fewer
 // run VecDotRows once per activation row (vecDotTileGOrder). The tiles
@@ -104,9 +112,7 @@ func vecDotTileQ(w Type, rows []byte, rowStride, nRows int, acts []byte, actStri
 		}
 	}
 	var idx [16]int32
-	for r := range idx {
-		idx[r] = int32(r * rowStride)
-	}
+	rowOffsets(idx[:], rowStride)
 	var k kTileRows
 	var dummy [16]float32
 	for r0 := 0; r0 < nRows; r0 += 16 {

@@ -15,14 +15,7 @@ func rawQRows(r *rand.Rand, typ Type, rows, n int) []byte {
 	size, _ := typ.RowSize(n)
 	b := make([]byte, rows*size)
 	for i := range b {
-		switch r.IntN(8) {
-		case 0:
-			b[i] = 0x80
-		case 1:
-			b[i] = 0x7f
-		default:
-			b[i] = byte(r.Uint32())
-		}
+		b[i] = randQuantByte(r)
 	}
 	bs := typ.TypeSize()
 	for o := 0; o < len(b); o += bs {
@@ -33,6 +26,19 @@ func rawQRows(r *rand.Rand, typ Type, rows, n int) []byte {
 		binary.LittleEndian.PutUint16(b[o:], FP32ToFP16(d))
 	}
 	return b
+}
+
+// randQuantByte is a random byte that is −128 (0x80) one time in eight
+// and 127 one time in eight, so that quants at both extremes, and runs of
+// them, occur.
+func randQuantByte(r *rand.Rand) byte {
+	switch r.IntN(8) {
+	case 0:
+		return 0x80
+	case 1:
+		return 0x7f
+	}
+	return byte(r.Uint32())
 }
 
 // TestVecDotTileQ runs Q4_0, Q8_0 and Q5_0 tiles with enough activation

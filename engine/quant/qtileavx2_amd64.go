@@ -66,9 +66,7 @@ func vecDotTileQAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, act
 		}
 	}
 	var idx, mask [8]int32
-	for r := range idx {
-		idx[r] = int32(r * rowStride)
-	}
+	rowOffsets(idx[:], rowStride)
 	var k kTileRows
 	var tmp [4][8]float32
 	for r0 := 0; r0 < nRows; r0 += 8 {

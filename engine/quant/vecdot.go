@@ -287,6 +287,21 @@ func bsum(bsums []byte, j int) int {
 	return int(int16(binary.LittleEndian.Uint16(bsums[2*j:])))
 }
 
+// minSumK4 is the mins' term Σ m·q8 of sub-blocks 2j (min m1) and 2j+1
+// (min m2) of a Q4_K or Q5_K super-block: each 32-element sub-block's
+// activations are two of the Q8_K row's 16-element bsums.
+func minSumK4(bsums []byte, j, m1, m2 int) int {
+	return m1*(bsum(bsums, 4*j)+bsum(bsums, 4*j+1)) + m2*(bsum(bsums, 4*j+2)+bsum(bsums, 4*j+3))
+}
+
+// superSumK is a Q2_K, Q4_K or Q5_K super-block's share of a dot
+// product, d·isum − dmin·summs (d, dmin: the block's scales times the
+// activation's), each product rounded to float32 before the difference
+// as ggml rounds it.
+func superSumK(d, dmin float32, isum, summs int) float32 {
+	return float32(d*float32(isum)) - float32(dmin*float32(summs))
+}
+
 // Q2_K × Q8_K: d·Σ sc·Σq·q8 − dmin·Σ m·bsum.
 func dotQ2_K(w, x []byte, nb int) float32 {
 	var sumf float32
@@ -314,9 +329,7 @@ func dotQ2_K(w, x []byte, nb int) float32 {
 				}
 			}
 		}
-		dall := dy * fp16(bw[80:])
-		dmin := dy * fp16(bw[82:])
-		sumf += float32(dall*float32(isum)) - float32(dmin*float32(summs))
+		sumf += superSumK(dy*fp16(bw[80:]), dy*fp16(bw[82:]), isum, summs)
 	}
 	return sumf
 }
@@ -376,12 +389,9 @@ func dotQ4_K(w, x []byte, nb int) float32 {
 				s2 += int(q[l]>>4) * int(int8(yhi[l]))
 			}
 			isum += int(sc1)*s1 + int(sc2)*s2
-			summs += int(m1)*(bsum(bsums, 4*j)+bsum(bsums, 4*j+1)) +
-				int(m2)*(bsum(bsums, 4*j+2)+bsum(bsums, 4*j+3))
+			summs += minSumK4(bsums, j, int(m1), int(m2))
 		}
-		d := fp16(bw) * dy
-		dmin := fp16(bw[2:]) * dy
-		sumf += float32(d*float32(isum)) - float32(dmin*float32(summs))
+		sumf += superSumK(fp16(bw)*dy, fp16(bw[2:])*dy, isum, summs)
 	}
 	return sumf
 }
@@ -413,12 +423,9 @@ func dotQ5_K(w, x []byte, nb int) float32 {
 				s2 += v2 * int(int8(yhi[l]))
 			}
 			isum += int(sc1)*s1 + int(sc2)*s2
-			summs += int(m1)*(bsum(bsums, 4*j)+bsum(bsums, 4*j+1)) +
-				int(m2)*(bsum(bsums, 4*j+2)+bsum(bsums, 4*j+3))
+			summs += minSumK4(bsums, j, int(m1), int(m2))
 		}
-		d := fp16(bw) * dy
-		dmin := fp16(bw[2:]) * dy
-		sumf += float32(d*float32(isum)) - float32(dmin*float32(summs))
+		sumf += superSumK(fp16(bw)*dy, fp16(bw[2:])*dy, isum, summs)
 	}
 	return sumf
 }

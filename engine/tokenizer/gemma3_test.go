@@ -34,16 +34,7 @@ func gemma3Vocab(t *testing.T) *Tokenizer {
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
-		f, err := gguf.Open(p)
-		if err != nil {
-			t.Fatalf("open %s: %v", p, err)
-		}
-		defer f.Close()
-		tk, err := FromGGUF(f)
-		if err != nil {
-			t.Fatalf("load %s: %v", p, err)
-		}
-		return tk
+		return mustLoadFile(t, p)
 	}
 	t.Skipf("SKIP: no Gemma 3 vocabulary (looked in %v); build it with node tools/vocab/gemma3.mjs --vocab FILE and set CHURON_GEMMA3_VOCAB", cands)
 	return nil

@@ -40,6 +40,15 @@ func loadVocab(t testing.TB, name string) *Tokenizer {
 	if tk, ok := tokCache[path]; ok {
 		return tk
 	}
+	tk := mustLoadFile(t, path)
+	tokCache[path] = tk
+	return tk
+}
+
+// mustLoadFile loads the tokenizer of the GGUF file at path, failing the
+// test if the file does not open or its vocabulary does not load.
+func mustLoadFile(t testing.TB, path string) *Tokenizer {
+	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
@@ -49,7 +58,6 @@ func loadVocab(t testing.TB, name string) *Tokenizer {
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)
 	}
-	tokCache[path] = tk
 	return tk
 }
 

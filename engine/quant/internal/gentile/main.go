@@ -105,22 +105,74 @@ func zeroAccs(b *strings.Builder, k int) {
 	}
 }
 
-// temps gives row i its scratch pair (QACT's t, u) in the Q4_0 kernels.
-func temps(i int) (string, string) {
-	if i%2 == 0 {
-		return "Z8", "Z9"
-	}
-	return "Z10", "Z11"
+// rowStep is how the kernels of one type run a decoded weight block
+// against every activation row (QACT, ZPACT in dot_amd64.s): per row, t =
+// the prepared block's offset term (at load), t += the weights in each
+// dot register · the activation bytes at its offset (VPDPBUSD), then the
+// row's sums += float(t) · (activation scales at scale · weight scales).
+type rowStep struct {
+	load   int
+	dots   []dotTerm
+	scale  int
+	wscale string // the decoded weight scales
+	base2  string // the base of activation rows 4-7 (see act)
+	// temps gives row i its scratch pair (QACT's t, u): alternate rows
+	// take alternate pairs.
+	temps [2][2]string
 }
 
-// temps80 is temps for the Q8_0 kernels, whose Z8 and Z9 hold the
-// decoded weight pair.
-func temps80(i int) (string, string) {
-	if i%2 == 0 {
-		return "Z10", "Z11"
-	}
-	return "Z2", "Z3"
+// dotTerm is one VPDPBUSD: the decoded weights in w against the
+// activation bytes at offset off of the prepared block.
+type dotTerm struct {
+	off int
+	w   string
 }
+
+// q40Step: Z6 (low nibbles) and Z7 (high) against the quad's two halves.
+var q40Step = rowStep{
+	load:   128,
+	dots:   []dotTerm{{0, "Z6"}, {64, "Z7"}},
+	scale:  192,
+	wscale: "Z5",
+	base2:  "R14",
+	temps:  [2][2]string{{"Z8", "Z9"}, {"Z10", "Z11"}},
+}
+
+// q80Step: the pair's quants in Z8, so the scratch pairs avoid Z8 and Z9.
+var q80Step = rowStep{
+	load:   64,
+	dots:   []dotTerm{{0, "Z8"}},
+	scale:  128,
+	wscale: "Z9",
+	base2:  "R11",
+	temps:  [2][2]string{{"Z10", "Z11"}, {"Z2", "Z3"}},
+}
+
+// write runs the decoded block against the prepared block at po of each
+// of the k rows, into the odd or even sums.
+func (s rowStep) write(b *strings.Builder, k, po int, odd bool) {
+	for i := range k {
+		t, u := s.temps[i%2][0], s.temps[i%2][1]
+		fmt.Fprintf(b, "\tVMOVDQU64   %s, %s\n", act(i, po+s.load, s.base2), t)
+		for _, d := range s.dots {
+			fmt.Fprintf(b, "\tVPDPBUSD    %s, %s, %s\n", act(i, po+d.off, s.base2), d.w, t)
+		}
+		fmt.Fprintf(b, "\tVCVTDQ2PS   %s, %s\n", t, t)
+		fmt.Fprintf(b, "\tVMULPS      %s, %s, %s\n", act(i, po+s.scale, s.base2), s.wscale, u)
+		fmt.Fprintf(b, "\tVFMADD231PS %s, %s, %s\n", u, t, acc(i, odd))
+	}
+}
+
+// outStreams sets up the two weight streams' outputs (out in AX,
+// nrows in R12): oa-8(SP) = out for the first half of the rows,
+// ob-16(SP) = out + 4·⌈nrows/2⌉ for the second, leaving ⌈nrows/2⌉ in CX.
+const outStreams = `	MOVQ  AX, oa-8(SP)
+	MOVQ  R12, CX
+	INCQ  CX
+	SHRQ  $1, CX
+	LEAQ  (AX)(CX*4), DX
+	MOVQ  DX, ob-16(SP)
+`
 
 // storeSums adds each row's two accumulators and sums their lanes as
 // HSUMZ01 does, storing row i's sum at oa + 4·i·ostride (ostrideArg: the
@@ -155,20 +207,6 @@ func q40Decode(b *strings.Builder, wo int, tail bool) {
 	b.WriteString("\tVPANDD    Z15, Z2, Z6\n\tVPSRLW    $4, Z2, Z7\n\tVPANDD    Z15, Z7, Z7\n\tVCVTPH2PS Y5, Z5\n")
 }
 
-// q40Acts runs the decoded quad against the prepared quad at po of every
-// row (QACT).
-func q40Acts(b *strings.Builder, k, po int, odd bool) {
-	for i := range k {
-		t, u := temps(i)
-		fmt.Fprintf(b, "\tVMOVDQU64   %s, %s\n", act(i, po+128, "R14"), t)
-		fmt.Fprintf(b, "\tVPDPBUSD    %s, Z6, %s\n", act(i, po, "R14"), t)
-		fmt.Fprintf(b, "\tVPDPBUSD    %s, Z7, %s\n", act(i, po+64, "R14"), t)
-		fmt.Fprintf(b, "\tVCVTDQ2PS   %s, %s\n", t, t)
-		fmt.Fprintf(b, "\tVMULPS      %s, Z5, %s\n", act(i, po+192, "R14"), u)
-		fmt.Fprintf(b, "\tVFMADD231PS %s, %s, %s\n", u, t, acc(i, odd))
-	}
-}
-
 func q40Tile(b *strings.Builder, k int) {
 	name := fmt.Sprintf("dotQ4_0Tile%dAVX512", k)
 	l := func(s string) string { return fmt.Sprintf("q40t%d_%s", k, s) }
@@ -179,13 +217,7 @@ func q40Tile(b *strings.Builder, k int) {
 	MOVQ  nrows+16(FP), R12
 	MOVQ  nb+40(FP), R13
 	MOVQ  out+48(FP), AX
-	MOVQ  AX, oa-8(SP)
-	MOVQ  R12, CX
-	INCQ  CX
-	SHRQ  $1, CX
-	LEAQ  (AX)(CX*4), DX
-	MOVQ  DX, ob-16(SP)
-	IMULQ R11, CX
+` + outStreams + `	IMULQ R11, CX
 	LEAQ  (R10)(CX*1), BX
 	MOVQ  pstride+32(FP), R8
 	LEAQ  (R8)(R8*2), R9
@@ -215,9 +247,9 @@ func q40Tile(b *strings.Builder, k int) {
 	fmt.Fprintf(b, "\tMOVQ R13, CX\n\tSHRQ $2, CX\n\tCMPQ CX, $2\n\tJLT  %s\n", l("one"))
 	fmt.Fprintf(b, "\n%s:\n\tPF3\n", l("loop2"))
 	q40Decode(b, 0, false)
-	q40Acts(b, k, 0, false)
+	q40Step.write(b, k, 0, false)
 	q40Decode(b, 72, false)
-	q40Acts(b, k, 256, true)
+	q40Step.write(b, k, 256, true)
 	b.WriteString("\tADDQ $144, SI\n\tADDQ $512, DI\n")
 	if k > 4 {
 		b.WriteString("\tADDQ $512, R14\n")
@@ -227,17 +259,17 @@ func q40Tile(b *strings.Builder, k int) {
 	// odd; a partial quad after an even number goes to the even sums.
 	fmt.Fprintf(b, "\n%s:\n\tTESTQ CX, CX\n\tJEQ   %s\n", l("one"), l("tail0"))
 	q40Decode(b, 0, false)
-	q40Acts(b, k, 0, false)
+	q40Step.write(b, k, 0, false)
 	fmt.Fprintf(b, "\tTESTQ $3, R13\n\tJEQ   %s\n\tADDQ  $72, SI\n\tADDQ  $256, DI\n", l("done"))
 	if k > 4 {
 		b.WriteString("\tADDQ  $256, R14\n")
 	}
 	q40Decode(b, 0, true)
-	q40Acts(b, k, 0, true)
+	q40Step.write(b, k, 0, true)
 	fmt.Fprintf(b, "\tJMP   %s\n", l("done"))
 	fmt.Fprintf(b, "\n%s:\n\tTESTQ $3, R13\n\tJEQ   %s\n", l("tail0"), l("done"))
 	q40Decode(b, 0, true)
-	q40Acts(b, k, 0, false)
+	q40Step.write(b, k, 0, false)
 	fmt.Fprintf(b, "\n%s:\n", l("done"))
 	storeSums(b, k, "ostride+56(FP)")
 	fmt.Fprintf(b, "\tADDQ  R11, R10\n\tXCHGQ R10, BX\n\tDECQ  R12\n\tJNZ   %s\n\tVZEROUPPER\n\tRET\n", l("row"))
@@ -253,19 +285,6 @@ func q80Decode(b *strings.Builder, wo int) {
 	b.WriteString("\tVBROADCASTSS (BX)(AX*4), Z9\n\tVBROADCASTSS (BX)(DX*4), K1, Z9\n")
 }
 
-// q80Acts runs the decoded pair against the prepared pair at po of every
-// row (ZPACT).
-func q80Acts(b *strings.Builder, k, po int, odd bool) {
-	for i := range k {
-		t, u := temps80(i)
-		fmt.Fprintf(b, "\tVMOVDQU64   %s, %s\n", act(i, po+64, "R11"), t)
-		fmt.Fprintf(b, "\tVPDPBUSD    %s, Z8, %s\n", act(i, po, "R11"), t)
-		fmt.Fprintf(b, "\tVCVTDQ2PS   %s, %s\n", t, t)
-		fmt.Fprintf(b, "\tVMULPS      %s, Z9, %s\n", act(i, po+128, "R11"), u)
-		fmt.Fprintf(b, "\tVFMADD231PS %s, %s, %s\n", u, t, acc(i, odd))
-	}
-}
-
 func q80Tile(b *strings.Builder, k int) {
 	name := fmt.Sprintf("dotQ8_0Tile%dAVX512", k)
 	l := func(s string) string { return fmt.Sprintf("q80t%d_%s", k, s) }
@@ -276,13 +295,7 @@ func q80Tile(b *strings.Builder, k int) {
 	MOVQ  nrows+16(FP), R12
 	MOVQ  nb+56(FP), R13
 	MOVQ  out+64(FP), AX
-	MOVQ  AX, oa-8(SP)
-	MOVQ  R12, CX
-	INCQ  CX
-	SHRQ  $1, CX
-	LEAQ  (AX)(CX*4), DX
-	MOVQ  DX, ob-16(SP)
-	IMULQ wstride+8(FP), CX
+` + outStreams + `	IMULQ wstride+8(FP), CX
 	LEAQ  (R10)(CX*1), R14
 	MOVQ  ·fp16Table(SB), BX
 	MOVL  $0xff00, AX
@@ -299,9 +312,9 @@ func q80Tile(b *strings.Builder, k int) {
 	fmt.Fprintf(b, "\tMOVQ R13, CX\n\tCMPQ CX, $4\n\tJLT  %s\n", l("pair"))
 	fmt.Fprintf(b, "\n%s:\n\tPF3\n", l("loop4"))
 	q80Decode(b, 0)
-	q80Acts(b, k, 0, false)
+	q80Step.write(b, k, 0, false)
 	q80Decode(b, 68)
-	q80Acts(b, k, 192, true)
+	q80Step.write(b, k, 192, true)
 	b.WriteString("\tADDQ $136, SI\n\tADDQ $384, DI\n")
 	if k > 4 {
 		b.WriteString("\tADDQ $384, R11\n")
@@ -309,7 +322,7 @@ func q80Tile(b *strings.Builder, k int) {
 	fmt.Fprintf(b, "\tSUBQ $4, CX\n\tCMPQ CX, $4\n\tJGE  %s\n", l("loop4"))
 	fmt.Fprintf(b, "\n%s:\n\tCMPQ CX, $2\n\tJLT  %s\n", l("pair"), l("last"))
 	q80Decode(b, 0)
-	q80Acts(b, k, 0, false)
+	q80Step.write(b, k, 0, false)
 	b.WriteString("\tADDQ $68, SI\n\tSUBQ $2, CX\n")
 	fmt.Fprintf(b, "\n%s:\n\tTESTQ CX, CX\n\tJEQ   %s\n", l("last"), l("done"))
 	// The last odd block, from the raw rows (ZX4LAST, with Y4 for the
