@@ -46,10 +46,10 @@ func RepackQ4_KX16(dst, rows []byte, stride, nRows, n int) error {
 		return fmt.Errorf("quant: Q4_K interleave of rows of %d elements: not a multiple of %d", n, QK_K)
 	}
 	nsb := n / QK_K
-	if len(dst) < KX16Size(nRows, n) {
+	if nRows < 0 || len(dst) < KX16Size(nRows, n) {
 		return fmt.Errorf("quant: Q4_K interleave of %d rows: %d bytes of room, want %d", nRows, len(dst), KX16Size(nRows, n))
 	}
-	if nRows > 0 && len(rows) < (nRows-1)*stride+nsb*144 {
+	if nRows > 0 && ((nRows > 1 && stride < nsb*144) || len(rows) < (nRows-1)*stride+nsb*144) {
 		return fmt.Errorf("quant: Q4_K interleave of %d rows of stride %d: %d bytes", nRows, stride, len(rows))
 	}
 	dst = dst[:KX16Size(nRows, n)]
@@ -80,7 +80,7 @@ func VecDotRowsQ4_KX16(packed []byte, nRows int, act []byte, n int, out []float3
 	if n <= 0 || n%QK_K != 0 {
 		return fmt.Errorf("quant: Q4_K interleave product of %d elements: not a multiple of %d", n, QK_K)
 	}
-	if len(packed) < KX16Size(nRows, n) || len(act) < n/QK_K*292 || len(out) < nRows {
+	if nRows < 0 || len(packed) < KX16Size(nRows, n) || len(act) < n/QK_K*292 || len(out) < nRows {
 		return fmt.Errorf("quant: Q4_K interleave product of %d rows of %d: %d packed bytes, %d activation bytes, %d results",
 			nRows, n, len(packed), len(act), len(out))
 	}

@@ -29,10 +29,6 @@ type x16Layout struct {
 	raw func(r *rand.Rand, nRows, n int, extreme bool) []byte
 	// act is one activation row of n elements, as raw.
 	act func(r *rand.Rand, n int, extreme bool) []byte
-	// lenientRepack: repack accepts a stride shorter than a row (the rows
-	// then overlap) and a negative row count (it writes nothing), as
-	// RepackQ4_KX16 does; the other layouts refuse both.
-	lenientRepack bool
 }
 
 // noVariants runs f once: the layout has one kernel per level.
@@ -52,9 +48,8 @@ var (
 	q4_KX16Layout = x16Layout{
 		typ: Q4_K, size: KX16Size, repack: RepackQ4_KX16, product: VecDotRowsQ4_KX16,
 		unpack: UnpackQ4_KX16, twin: kx16Generic, variants: noVariants,
-		raw:           func(r *rand.Rand, nRows, n int, _ bool) []byte { return rawKRows(r, Q4_K, nRows, n) },
-		act:           func(r *rand.Rand, n int, _ bool) []byte { return rawQ8KRows(r, 1, n) },
-		lenientRepack: true,
+		raw: func(r *rand.Rand, nRows, n int, _ bool) []byte { return rawKRows(r, Q4_K, nRows, n) },
+		act: func(r *rand.Rand, n int, _ bool) []byte { return rawQ8KRows(r, 1, n) },
 	}
 	q6_KX16Layout = x16Layout{
 		typ: Q6_K, size: Q6KX16Size, repack: RepackQ6_KX16, product: VecDotRowsQ6_KX16,
@@ -153,8 +148,7 @@ func sameAsVecDot(typ Type, vd, want float32) bool {
 // checkX16Errors checks the refusals of the layout's repack, product and
 // unpack: widths that are not whole blocks (and zero), too little room,
 // too few row bytes, a stride shorter than a row, negative rows, short
-// packed data, activations and results (a lenientRepack layout's repack
-// is not asked to refuse the stride and the negative count).
+// packed data, activations and results.
 func checkX16Errors(t *testing.T, l x16Layout) {
 	bs := l.typ.BlockSize()
 	row := l.typ.TypeSize()                 // one block's row bytes
@@ -164,33 +158,30 @@ func checkX16Errors(t *testing.T, l x16Layout) {
 		name          string
 		dst           int
 		n, nRows, str int
-		lenient       bool // a lenientRepack layout accepts it
 	}{
-		{"width", 4096, bs + bs/2, 1, row, false},
-		{"zero width", 4096, 0, 1, row, false},
-		{"room", l.size(2, bs) - 1, bs, 2, row, false},
-		{"rows", l.size(3, bs), bs, 3, row, false},
-		{"stride", l.size(2, bs), bs, 2, row - 1, true},
-		{"negative rows", 4096, bs, -1, row, true},
+		{"width", 4096, bs + bs/2, 1, row},
+		{"zero width", 4096, 0, 1, row},
+		{"room", l.size(2, bs) - 1, bs, 2, row},
+		{"rows", l.size(3, bs), bs, 3, row},
+		{"stride", l.size(2, bs), bs, 2, row - 1},
+		{"negative rows", 4096, bs, -1, row},
 	} {
-		if c.lenient && l.lenientRepack {
-			continue
-		}
 		if err := l.repack(make([]byte, c.dst), rows, c.str, c.nRows, c.n); err == nil {
 			t.Errorf("repack, %s: no error", c.name)
 		}
 	}
 	packed := make([]byte, l.size(1, bs))
 	for _, c := range []struct {
-		name              string
-		packed, n, act, m int
+		name                     string
+		packed, nRows, n, act, m int
 	}{
-		{"width", len(packed), bs + bs/2, act, 1},
-		{"packed", len(packed) - 1, bs, act, 1},
-		{"activation", len(packed), bs, act - 1, 1},
-		{"results", len(packed), bs, act, 0},
+		{"width", len(packed), 1, bs + bs/2, act, 1},
+		{"packed", len(packed) - 1, 1, bs, act, 1},
+		{"activation", len(packed), 1, bs, act - 1, 1},
+		{"results", len(packed), 1, bs, act, 0},
+		{"negative rows", len(packed), -1, bs, act, 1},
 	} {
-		if err := l.product(packed[:c.packed], 1, make([]byte, c.act), c.n, make([]float32, c.m)); err == nil {
+		if err := l.product(packed[:c.packed], c.nRows, make([]byte, c.act), c.n, make([]float32, c.m)); err == nil {
 			t.Errorf("product, %s: no error", c.name)
 		}
 	}
