@@ -230,7 +230,7 @@ func (m *Manager) ready(conv int64, text ...string) (api.Settings, error) {
 			return api.Settings{}, api.ErrEmptyMessage
 		}
 	}
-	if cs := m.s.convs[conv]; cs != nil && cs.job != nil {
+	if m.answering(conv) {
 		return api.Settings{}, api.ErrBusy
 	}
 	if !m.modelComing() {
