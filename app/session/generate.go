@@ -55,6 +55,16 @@ func (m *Manager) liveText(msg int64) (text, reasoning string) {
 	return string(la.text), string(la.reasoning)
 }
 
+// fail queues the Done of an answer that was not stored: cancelled when
+// its job was stopped, else failed with err.
+func (res *jobResult) fail(err error) {
+	if res.job.ctx.Err() != nil {
+		res.events = append(res.events, api.Done{Conv: res.job.conv, Reason: api.ReasonCancelled})
+		return
+	}
+	res.events = append(res.events, api.Done{Conv: res.job.conv, Reason: api.ReasonError, Err: err})
+}
+
 // answerDone queues the Done of answer final, ended for reason, and
 // deletes the answer when it was stopped before its first word: an empty
 // answer is nothing to keep (a regenerated one leaves the version it
@@ -83,17 +93,10 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	defer func() { m.jobDone <- res }()
 	bg := context.Background()
 	conv, set := j.conv, j.settings
-	fail := func(msg int64, err error) {
-		if j.ctx.Err() != nil {
-			res.events = append(res.events, api.Done{Conv: conv, Msg: msg, Reason: api.ReasonCancelled})
-			return
-		}
-		res.events = append(res.events, api.Done{Conv: conv, Msg: msg, Reason: api.ReasonError, Err: err})
-	}
 
 	seed, err := pickSeed(set.Seed)
 	if err != nil {
-		fail(0, err)
+		res.fail(err)
 		return
 	}
 	used := set
@@ -101,7 +104,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	info := model.Info()
 	hist, err := m.branch(conv, j.parent)
 	if err != nil {
-		fail(0, fmt.Errorf("session: read conversation: %w", err))
+		res.fail(fmt.Errorf("session: read conversation: %w", err))
 		return
 	}
 	// The answer follows the branch it was asked on, whatever is chosen
@@ -115,7 +118,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	if j.ctx.Err() != nil {
 		// Stopped before its answer began (Stop right after Send): there
 		// is nothing to store, not even an empty answer.
-		fail(0, nil)
+		res.fail(nil)
 		return
 	}
 	if perr == nil && pr.notice != nil {
@@ -143,7 +146,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	})
 	m.endCut(j)
 	if err != nil {
-		fail(0, fmt.Errorf("session: save answer: %w", err))
+		res.fail(fmt.Errorf("session: save answer: %w", err))
 		return
 	}
 	m.emit(api.MessageAdded{Message: ans})

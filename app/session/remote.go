@@ -83,16 +83,9 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	defer func() { m.jobDone <- res }()
 	bg := context.Background()
 	conv, set := j.conv, j.settings
-	fail := func(err error) {
-		if j.ctx.Err() != nil {
-			res.events = append(res.events, api.Done{Conv: conv, Reason: api.ReasonCancelled})
-			return
-		}
-		res.events = append(res.events, api.Done{Conv: conv, Reason: api.ReasonError, Err: err})
-	}
 	hist, err := m.branch(conv, j.parent)
 	if err != nil {
-		fail(fmt.Errorf("session: read conversation: %w", err))
+		res.fail(fmt.Errorf("session: read conversation: %w", err))
 		return
 	}
 	parent := j.parent
@@ -100,7 +93,7 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 		parent = hist[len(hist)-1].ID
 	}
 	if j.ctx.Err() != nil {
-		fail(nil)
+		res.fail(nil)
 		return
 	}
 	ans, err := m.st.AddMessage(bg, store.Message{
@@ -109,7 +102,7 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	})
 	m.endCut(j)
 	if err != nil {
-		fail(fmt.Errorf("session: save answer: %w", err))
+		res.fail(fmt.Errorf("session: save answer: %w", err))
 		return
 	}
 	m.emit(api.MessageAdded{Message: ans})
