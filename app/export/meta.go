@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -151,12 +152,7 @@ func samplerText(js string) []string {
 	for _, k := range samplerKeys {
 		add(k.key, k.label)
 	}
-	rest := make([]string, 0, len(m))
-	for k := range m {
-		rest = append(rest, k)
-	}
-	slices.Sort(rest)
-	for _, k := range rest {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		add(k, k)
 	}
 	return out
