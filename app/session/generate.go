@@ -102,16 +102,10 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	used := set
 	used.Seed = int64(seed)
 	info := model.Info()
-	hist, err := m.branch(conv, j.parent)
+	hist, parent, err := m.history(j)
 	if err != nil {
-		res.fail(fmt.Errorf("session: read conversation: %w", err))
+		res.fail(err)
 		return
-	}
-	// The answer follows the branch it was asked on, whatever is chosen
-	// meanwhile.
-	parent := j.parent
-	if parent == 0 && len(hist) > 0 {
-		parent = hist[len(hist)-1].ID
 	}
 	ctxLen := contextOf(set, info)
 	pr, perr := buildPrompt(j.ctx, model, set, hist, ctxLen)
@@ -300,6 +294,20 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	if reason != api.ReasonError {
 		res.seq = seq
 	}
+}
+
+// history is the branch job j answers and the message its answer follows:
+// the branch it was asked on, whatever is chosen meanwhile.
+func (m *Manager) history(j *job) (hist []api.Message, parent int64, err error) {
+	hist, err = m.branch(j.conv, j.parent)
+	if err != nil {
+		return nil, 0, fmt.Errorf("session: read conversation: %w", err)
+	}
+	parent = j.parent
+	if parent == 0 && len(hist) > 0 {
+		parent = hist[len(hist)-1].ID
+	}
+	return hist, parent, nil
 }
 
 // branch is the history an answer after message parent answers: the

@@ -83,14 +83,10 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	defer func() { m.jobDone <- res }()
 	bg := context.Background()
 	conv, set := j.conv, j.settings
-	hist, err := m.branch(conv, j.parent)
+	hist, parent, err := m.history(j)
 	if err != nil {
-		res.fail(fmt.Errorf("session: read conversation: %w", err))
+		res.fail(err)
 		return
-	}
-	parent := j.parent
-	if parent == 0 && len(hist) > 0 {
-		parent = hist[len(hist)-1].ID
 	}
 	if j.ctx.Err() != nil {
 		res.fail(nil)
