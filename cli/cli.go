@@ -10,9 +10,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 )
 
 // Version information, set at build time with -ldflags.
@@ -101,12 +102,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Churon — chat with local language models.")
 	fmt.Fprintln(w, "\nUsage:\n  churon                 open the desktop app\n  churon COMMAND [flags] run a headless command")
 	fmt.Fprintln(w, "\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(commands)) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'churon COMMAND -h' for a command's flags; 'churon --version' for the version.")

@@ -2,8 +2,6 @@ package kvcache
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/churon/churon/engine"
@@ -18,22 +16,10 @@ import (
 // (default 2137, `churon bench --followup`'s history). The tokens are fed
 // as two prompts, so the file holds a turn boundary's checkpoint too.
 func BenchmarkLoad(b *testing.B) {
-	path := os.Getenv("CHURON_KV_MEASURE_MODEL")
-	if path == "" {
-		b.Skip("SKIP: set CHURON_KV_MEASURE_MODEL to a GGUF to measure snapshot loads of a real-sized model")
-	}
-	n := 2137
-	if v := os.Getenv("CHURON_KV_MEASURE_TOKENS"); v != "" {
-		if _, err := fmt.Sscan(v, &n); err != nil {
-			b.Fatal(err)
-		}
-	}
+	path := measureModelPath(b, "snapshot loads")
+	n := envCount(b, "CHURON_KV_MEASURE_TOKENS", 2137)
 	ctx := context.Background()
-	m, err := engine.Load(ctx, path, engine.LoadOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
+	m := loadThreads(b, path, 0) // the engine's default, as the app runs it
 	opt := engine.SequenceOptions{Context: n + 512}
 	ids := testutil.Tokens(n, m.Info().VocabSize, 1)
 	seq := fed(b, m, opt, ids[:n-16])

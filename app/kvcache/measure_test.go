@@ -24,27 +24,11 @@ import (
 // CHURON_KV_MEASURE_TOKENS sets the length (default 2000) and
 // CHURON_KV_MEASURE_FOLLOWUP the follow-up's (default 100).
 func TestMeasure(t *testing.T) {
-	path := os.Getenv("CHURON_KV_MEASURE_MODEL")
-	if path == "" {
-		t.Skip("SKIP: set CHURON_KV_MEASURE_MODEL to a GGUF to measure snapshots of a real-sized model")
-	}
-	n, follow := 2000, 100
-	if v := os.Getenv("CHURON_KV_MEASURE_TOKENS"); v != "" {
-		if _, err := fmt.Sscan(v, &n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if v := os.Getenv("CHURON_KV_MEASURE_FOLLOWUP"); v != "" {
-		if _, err := fmt.Sscan(v, &follow); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path := measureModelPath(t, "snapshots")
+	n := envCount(t, "CHURON_KV_MEASURE_TOKENS", 2000)
+	follow := envCount(t, "CHURON_KV_MEASURE_FOLLOWUP", 100)
 	ctx := context.Background()
-	m, err := engine.Load(ctx, path, engine.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := loadThreads(t, path, 0) // the engine's default, as the app runs it
 	t0 := time.Now()
 	id := m.Identity()
 	idDur := time.Since(t0)
@@ -136,4 +120,29 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// measureModelPath is the GGUF that $CHURON_KV_MEASURE_MODEL names, for
+// the measurements on a real-sized model (TestMeasure, BenchmarkLoad); tb
+// is skipped when it names none, saying that it would measure what.
+func measureModelPath(tb testing.TB, what string) string {
+	tb.Helper()
+	path := os.Getenv("CHURON_KV_MEASURE_MODEL")
+	if path == "" {
+		tb.Skip("SKIP: set CHURON_KV_MEASURE_MODEL to a GGUF to measure " + what + " of a real-sized model")
+	}
+	return path
+}
+
+// envCount is the whole number in environment variable name, def when it
+// is unset.
+func envCount(tb testing.TB, name string, def int) int {
+	tb.Helper()
+	n := def
+	if v := os.Getenv(name); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			tb.Fatalf("$%s: %v", name, err)
+		}
+	}
+	return n
 }

@@ -32,7 +32,14 @@ func model(t testing.TB, s synth.Spec) *engine.Model {
 
 func load(t testing.TB, path string) *engine.Model {
 	t.Helper()
-	m, err := engine.Load(context.Background(), path, engine.LoadOptions{Threads: 2})
+	return loadThreads(t, path, 2)
+}
+
+// loadThreads loads the model at path on threads CPU threads (0: the
+// engine's default, one per physical core), until the end of t.
+func loadThreads(t testing.TB, path string, threads int) *engine.Model {
+	t.Helper()
+	m, err := engine.Load(context.Background(), path, engine.LoadOptions{Threads: threads})
 	if err != nil {
 		t.Fatal(err)
 	}

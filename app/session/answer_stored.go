@@ -101,7 +101,7 @@ func (m *Manager) askStored(req api.Request) (*job, error) {
 		if err != nil || c.Deleted() || c.SystemPrompt != sys {
 			continue
 		}
-		if cs := m.s.convs[id]; cs != nil && cs.job != nil {
+		if m.answering(id) {
 			continue
 		}
 		hist, err := m.st.Messages(ctx, id)

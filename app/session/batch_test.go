@@ -13,16 +13,6 @@ import (
 	"github.com/churon/churon/internal/testdata"
 )
 
-func loadEngineModel(t *testing.T, path string) *engine.Model {
-	t.Helper()
-	m, err := engine.Load(context.Background(), path, engine.LoadOptions{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
-}
-
 // TestBatchEqualsAlone: answers run in one Batch — joining while others
 // decode, their prompts fed a few tokens a step between the others'
 // decode rows, greedy and sampled with their own seeds and stop strings —

@@ -155,7 +155,7 @@ func (m *Manager) Edit(conv, msg int64, text string) error {
 // match the branch's prompt.
 func (m *Manager) SwitchVersion(conv, msg int64, version int) error {
 	return m.call(func() error {
-		if cs := m.s.convs[conv]; cs != nil && cs.job != nil {
+		if m.answering(conv) {
 			return api.ErrBusy
 		}
 		if _, err := m.message(conv, msg); err != nil {
@@ -185,7 +185,7 @@ func (m *Manager) SwitchVersion(conv, msg int64, version int) error {
 // before it (so deleting a notice leaves the chat as it reads otherwise).
 func (m *Manager) DeleteMessage(conv, msg int64) error {
 	return m.call(func() error {
-		if cs := m.s.convs[conv]; cs != nil && cs.job != nil {
+		if m.answering(conv) {
 			return api.ErrBusy
 		}
 		if _, err := m.message(conv, msg); err != nil {

@@ -39,6 +39,45 @@ func (m *Manager) answerSaved(conv, msg int64, modelPath string) {
 	}
 }
 
+// startLive begins answer msg's live text, which stands in for the saved
+// one while it streams.
+func (m *Manager) startLive(conv, msg int64) {
+	m.liveMu.Lock()
+	m.live[msg] = &liveAnswer{conv: conv}
+	m.liveMu.Unlock()
+}
+
+// liveText is answer msg's text and reasoning as streamed so far.
+func (m *Manager) liveText(msg int64) (text, reasoning string) {
+	m.liveMu.Lock()
+	defer m.liveMu.Unlock()
+	la := m.live[msg]
+	return string(la.text), string(la.reasoning)
+}
+
+// fail queues the Done of an answer that was not stored: cancelled when
+// its job was stopped, else failed with err.
+func (res *jobResult) fail(err error) {
+	if res.job.ctx.Err() != nil {
+		res.events = append(res.events, api.Done{Conv: res.job.conv, Reason: api.ReasonCancelled})
+		return
+	}
+	res.events = append(res.events, api.Done{Conv: res.job.conv, Reason: api.ReasonError, Err: err})
+}
+
+// answerDone queues the Done of answer final, ended for reason, and
+// deletes the answer when it was stopped before its first word: an empty
+// answer is nothing to keep (a regenerated one leaves the version it
+// replaced shown).
+func (m *Manager) answerDone(res *jobResult, conv int64, final store.Message, reason api.Reason, err error) {
+	res.events = append(res.events, api.Done{Conv: conv, Msg: final.ID, Reason: reason, Err: err})
+	if reason == api.ReasonCancelled && final.Content == "" && final.Reasoning == "" {
+		if err := m.st.DeleteMessage(context.Background(), final.ID); err == nil {
+			res.events = append(res.events, api.MessagesChanged{Conv: conv})
+		}
+	}
+}
+
 // generate prepares one answer on its own goroutine, runs it in the
 // model's batch and saves it. It owns seq (the conversation's KV cache,
 // nil when there is none yet) until it hands it back through jobDone.
@@ -54,39 +93,26 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	defer func() { m.jobDone <- res }()
 	bg := context.Background()
 	conv, set := j.conv, j.settings
-	fail := func(msg int64, err error) {
-		if j.ctx.Err() != nil {
-			res.events = append(res.events, api.Done{Conv: conv, Msg: msg, Reason: api.ReasonCancelled})
-			return
-		}
-		res.events = append(res.events, api.Done{Conv: conv, Msg: msg, Reason: api.ReasonError, Err: err})
-	}
 
 	seed, err := pickSeed(set.Seed)
 	if err != nil {
-		fail(0, err)
+		res.fail(err)
 		return
 	}
 	used := set
 	used.Seed = int64(seed)
 	info := model.Info()
-	hist, err := m.branch(conv, j.parent)
+	hist, parent, err := m.history(j)
 	if err != nil {
-		fail(0, fmt.Errorf("session: read conversation: %w", err))
+		res.fail(err)
 		return
-	}
-	// The answer follows the branch it was asked on, whatever is chosen
-	// meanwhile.
-	parent := j.parent
-	if parent == 0 && len(hist) > 0 {
-		parent = hist[len(hist)-1].ID
 	}
 	ctxLen := contextOf(set, info)
 	pr, perr := buildPrompt(j.ctx, model, set, hist, ctxLen)
 	if j.ctx.Err() != nil {
 		// Stopped before its answer began (Stop right after Send): there
 		// is nothing to store, not even an empty answer.
-		fail(0, nil)
+		res.fail(nil)
 		return
 	}
 	if perr == nil && pr.notice != nil {
@@ -112,13 +138,9 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 		ConversationID: conv, Role: store.RoleAssistant, ParentID: parent,
 		Model: filepath.Base(info.Path), Quant: info.FileType, Sampler: encodeSettings(used),
 	})
-	m.liveMu.Lock()
-	if m.cuts[conv] == j {
-		delete(m.cuts, conv)
-	}
-	m.liveMu.Unlock()
+	m.endCut(j)
 	if err != nil {
-		fail(0, fmt.Errorf("session: save answer: %w", err))
+		res.fail(fmt.Errorf("session: save answer: %w", err))
 		return
 	}
 	m.emit(api.MessageAdded{Message: ans})
@@ -193,9 +215,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 		from = api.CacheNone
 	}
 
-	m.liveMu.Lock()
-	m.live[ans.ID] = &liveAnswer{conv: conv}
-	m.liveMu.Unlock()
+	m.startLive(conv, ans.ID)
 	stopSaving := m.saveEvery(conv, ans.ID)
 	// What the person waits for before the first token includes reading
 	// the conversation, rendering it and restoring or allocating the cache.
@@ -243,10 +263,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 	stopSaving()
 
 	reason, err := endReason(j.ctx.Err(), err, result.Finish)
-	m.liveMu.Lock()
-	final.Content = string(m.live[ans.ID].text)
-	final.Reasoning = string(m.live[ans.ID].reasoning)
-	m.liveMu.Unlock()
+	final.Content, final.Reasoning = m.liveText(ans.ID)
 	final.ReasoningTokens, final.ReasoningTime = out.reasTokens, out.reasTime
 	ttft := result.TTFT
 	if ttft > 0 {
@@ -273,17 +290,24 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 		From: from, Restore: restoreTook, Dropped: pr.dropped,
 		ReasoningTokens: out.reasTokens, ReasoningTime: out.reasTime,
 	})
-	res.events = append(res.events, api.Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})
-	if reason == api.ReasonCancelled && final.Content == "" && final.Reasoning == "" {
-		// Stopped before its first word: an empty answer is nothing to
-		// keep (a regenerated one leaves the version it replaced shown).
-		if err := m.st.DeleteMessage(bg, ans.ID); err == nil {
-			res.events = append(res.events, api.MessagesChanged{Conv: conv})
-		}
-	}
+	m.answerDone(&res, conv, final, reason, err)
 	if reason != api.ReasonError {
 		res.seq = seq
 	}
+}
+
+// history is the branch job j answers and the message its answer follows:
+// the branch it was asked on, whatever is chosen meanwhile.
+func (m *Manager) history(j *job) (hist []api.Message, parent int64, err error) {
+	hist, err = m.branch(j.conv, j.parent)
+	if err != nil {
+		return nil, 0, fmt.Errorf("session: read conversation: %w", err)
+	}
+	parent = j.parent
+	if parent == 0 && len(hist) > 0 {
+		parent = hist[len(hist)-1].ID
+	}
+	return hist, parent, nil
 }
 
 // branch is the history an answer after message parent answers: the

@@ -28,6 +28,26 @@ func synthPath(t *testing.T, arch string) string {
 	return synthtest.Path(t, arch, synth.Tiny(arch))
 }
 
+// openEngineModel loads the model at path with the engine alone, on one
+// thread, for the checks against what the manager does; the caller closes
+// it (so that a test that loads several in turn holds one at a time).
+func openEngineModel(t *testing.T, path string) *engine.Model {
+	t.Helper()
+	m, err := engine.Load(context.Background(), path, engine.LoadOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// loadEngineModel is openEngineModel, closed at the end of the test.
+func loadEngineModel(t *testing.T, path string) *engine.Model {
+	t.Helper()
+	m := openEngineModel(t, path)
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
 // greedy settings with a short answer, so tests are quick and exact.
 func greedy(maxTokens int) api.Settings {
 	s := DefaultSettings()
@@ -340,10 +360,7 @@ func referenceKV(t *testing.T, path string, set api.Settings, kv engine.KVType, 
 func engineAnswer(t *testing.T, path string, set api.Settings, kv engine.KVType, msgs []chat.Message) (prompt, text string) {
 	t.Helper()
 	ctx := context.Background()
-	model, err := engine.Load(ctx, path, engine.LoadOptions{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := openEngineModel(t, path)
 	defer model.Close()
 	ids, prompt, err := model.ChatTokensWith(ctx, msgs, templateVars(set))
 	if err != nil {

@@ -203,10 +203,7 @@ func TestSnapshotAcrossRestarts(t *testing.T) {
 		}, false},
 		{"another model's", engine.KVF16, func(t *testing.T, file string) {
 			ctx := context.Background()
-			other, err := engine.Load(ctx, synthPath(t, "llama"), engine.LoadOptions{Threads: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			other := openEngineModel(t, synthPath(t, "llama"))
 			defer other.Close()
 			seq, err := other.NewSequence(engine.SequenceOptions{Context: set.Context})
 			if err != nil {
@@ -403,10 +400,7 @@ func TestTidy(t *testing.T) {
 	}
 	st.Close()
 
-	model, err := engine.Load(ctx, testdata.Stories260K(t), engine.LoadOptions{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := openEngineModel(t, testdata.Stories260K(t))
 	defer model.Close()
 	seq, err := model.NewSequence(engine.SequenceOptions{Context: 64})
 	if err != nil {

@@ -359,6 +359,13 @@ func (m *Manager) schedule() {
 	}
 }
 
+// answering reports whether conversation id has an answer queued or
+// running. Scheduling goroutine only.
+func (m *Manager) answering(id int64) bool {
+	cs := m.s.convs[id]
+	return cs != nil && cs.job != nil
+}
+
 func (m *Manager) conv(id int64) *convState {
 	cs := m.s.convs[id]
 	if cs == nil {

@@ -115,15 +115,21 @@ func (m *Manager) ended(j *job, d api.Done) {
 // uncut ends what a regenerate that stored no answer hid: the chat reads
 // on past its parent again (Messages), and is told to read it again.
 func (m *Manager) uncut(j *job) {
-	m.liveMu.Lock()
-	cut := m.cuts[j.conv] == j
-	if cut {
-		delete(m.cuts, j.conv)
-	}
-	m.liveMu.Unlock()
-	if cut {
+	if m.endCut(j) {
 		m.emit(api.MessagesChanged{Conv: j.conv})
 	}
+}
+
+// endCut ends the cut job j put on its conversation (Manager.cuts), if it
+// is still there, and reports whether it was.
+func (m *Manager) endCut(j *job) bool {
+	m.liveMu.Lock()
+	defer m.liveMu.Unlock()
+	if m.cuts[j.conv] != j {
+		return false
+	}
+	delete(m.cuts, j.conv)
+	return true
 }
 
 func (m *Manager) cancelAll() {
@@ -224,7 +230,7 @@ func (m *Manager) ready(conv int64, text ...string) (api.Settings, error) {
 			return api.Settings{}, api.ErrEmptyMessage
 		}
 	}
-	if cs := m.s.convs[conv]; cs != nil && cs.job != nil {
+	if m.answering(conv) {
 		return api.Settings{}, api.ErrBusy
 	}
 	if !m.modelComing() {

@@ -59,10 +59,7 @@ func TestReasoningApart(t *testing.T) {
 	if hist[1].ReasoningContent != want {
 		t.Fatalf("history hands the template reasoning %q", hist[1].ReasoningContent)
 	}
-	model, err := engine.Load(context.Background(), path, engine.LoadOptions{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := openEngineModel(t, path)
 	defer model.Close()
 	text, err := model.RenderChatWith(context.Background(), hist, true, templateVars(set))
 	if err != nil {
@@ -134,10 +131,7 @@ func TestHarmonyModelAnswers(t *testing.T) {
 	got := f.send(conv, "Hello")
 
 	ctx := context.Background()
-	model, err := engine.Load(ctx, path, engine.LoadOptions{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := openEngineModel(t, path)
 	defer model.Close()
 	ids, prompt, err := model.ChatTokens(ctx, []chat.Message{{Role: "user", Content: "Hello"}})
 	if err != nil {

@@ -83,43 +83,26 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 	defer func() { m.jobDone <- res }()
 	bg := context.Background()
 	conv, set := j.conv, j.settings
-	fail := func(err error) {
-		if j.ctx.Err() != nil {
-			res.events = append(res.events, api.Done{Conv: conv, Reason: api.ReasonCancelled})
-			return
-		}
-		res.events = append(res.events, api.Done{Conv: conv, Reason: api.ReasonError, Err: err})
-	}
-	hist, err := m.branch(conv, j.parent)
+	hist, parent, err := m.history(j)
 	if err != nil {
-		fail(fmt.Errorf("session: read conversation: %w", err))
+		res.fail(err)
 		return
 	}
-	parent := j.parent
-	if parent == 0 && len(hist) > 0 {
-		parent = hist[len(hist)-1].ID
-	}
 	if j.ctx.Err() != nil {
-		fail(nil)
+		res.fail(nil)
 		return
 	}
 	ans, err := m.st.AddMessage(bg, store.Message{
 		ConversationID: conv, Role: store.RoleAssistant, ParentID: parent,
 		Model: r.path, Quant: "remote: " + r.conn, Sampler: encodeSettings(set),
 	})
-	m.liveMu.Lock()
-	if m.cuts[conv] == j {
-		delete(m.cuts, conv)
-	}
-	m.liveMu.Unlock()
+	m.endCut(j)
 	if err != nil {
-		fail(fmt.Errorf("session: save answer: %w", err))
+		res.fail(fmt.Errorf("session: save answer: %w", err))
 		return
 	}
 	m.emit(api.MessageAdded{Message: ans})
-	m.liveMu.Lock()
-	m.live[ans.ID] = &liveAnswer{conv: conv}
-	m.liveMu.Unlock()
+	m.startLive(conv, ans.ID)
 	stopSaving := m.saveEvery(conv, ans.ID)
 
 	out := answerParts{m: m, conv: conv, msg: ans.ID}
@@ -154,10 +137,7 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 		reason = api.ReasonLength
 	}
 	final := store.Message{ID: ans.ID, Model: ans.Model, Quant: ans.Quant, Sampler: ans.Sampler, FinishReason: string(reason)}
-	m.liveMu.Lock()
-	final.Content = string(m.live[ans.ID].text)
-	final.Reasoning = string(m.live[ans.ID].reasoning)
-	m.liveMu.Unlock()
+	final.Content, final.Reasoning = m.liveText(ans.ID)
 	if err != nil {
 		final.Sampler = api.WithRemoteError(final.Sampler, err.Error())
 	}
@@ -194,12 +174,7 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 		Processed: result.PromptTokens - result.CachedTokens, GenTokens: gen, TTFT: ttft, GenTPS: tps, PromptTPS: result.PromptTPS,
 		ReasoningTokens: out.reasTokens, ReasoningTime: out.reasTime,
 	})
-	res.events = append(res.events, api.Done{Conv: conv, Msg: ans.ID, Reason: reason, Err: err})
-	if reason == api.ReasonCancelled && final.Content == "" && final.Reasoning == "" {
-		if err := m.st.DeleteMessage(bg, ans.ID); err == nil {
-			res.events = append(res.events, api.MessagesChanged{Conv: conv})
-		}
-	}
+	m.answerDone(&res, conv, final, reason, err)
 }
 
 // errRemoteAPI: the API server answers with local models only.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +30,15 @@ func selectShows(t *testing.T, s *Store, id, conv int64, want string) {
 	if err := s.SelectMessage(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
+	wantShown(t, s, conv, want, fmt.Sprintf("with message %d selected", id))
+}
+
+// wantShown checks the branch conversation conv shows, as its texts; when
+// says at which step of the test.
+func wantShown(t *testing.T, s *Store, conv int64, want, when string) {
+	t.Helper()
 	if got := contents(t, s, conv); got != want {
-		t.Fatalf("with message %d selected the chat shows %q, want %q", id, got, want)
+		t.Fatalf("%s the chat shows %q, want %q", when, got, want)
 	}
 }
 
@@ -51,13 +59,9 @@ func TestVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := contents(t, s, c.ID); got != "q1 b1" {
-		t.Fatalf("after the new version %q", got)
-	}
+	wantShown(t, s, c.ID, "q1 b1", "after the new version")
 	mustAdd(t, s, c.ID, RoleUser, "r2")
-	if got := contents(t, s, c.ID); got != "q1 b1 r2" {
-		t.Fatalf("the branch goes on: %q", got)
-	}
+	wantShown(t, s, c.ID, "q1 b1 r2", "as the branch goes on")
 	msgs, _ := s.Messages(ctx, c.ID)
 	if msgs[1].Version != 2 || msgs[1].Versions != 2 || msgs[0].Versions != 1 {
 		t.Fatalf("versions of the answer %d/%d, question %d/%d", msgs[1].Version, msgs[1].Versions, msgs[0].Version, msgs[0].Versions)
@@ -76,9 +80,7 @@ func TestVersions(t *testing.T) {
 	if _, err := s.AddVersion(ctx, q1.ID, Message{ConversationID: c.ID, Role: RoleUser, Content: "p1"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := contents(t, s, c.ID); got != "p1" {
-		t.Fatalf("new first message: %q", got)
-	}
+	wantShown(t, s, c.ID, "p1", "with a new first message")
 	vs, err := s.Versions(ctx, q1.ID)
 	if err != nil || len(vs) != 2 || vs[0].ID != q1.ID || vs[1].Content != "p1" {
 		t.Fatalf("versions of q1: %+v %v", vs, err)
@@ -107,13 +109,9 @@ func TestDeleteNotice(t *testing.T) {
 	if err := s.DeleteMessage(ctx, n.ID); err != nil {
 		t.Fatal(err)
 	}
-	if got := contents(t, s, c.ID); got != "q1 a1" {
-		t.Fatalf("after deleting the notice %q", got)
-	}
+	wantShown(t, s, c.ID, "q1 a1", "after deleting the notice")
 	mustAdd(t, s, c.ID, RoleUser, "q2")
-	if got := contents(t, s, c.ID); got != "q1 a1 q2" {
-		t.Fatalf("then %q", got)
-	}
+	wantShown(t, s, c.ID, "q1 a1 q2", "then")
 	if err := s.DeleteMessage(ctx, n.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("deleting it twice: %v", err)
 	}
@@ -140,12 +138,8 @@ func TestUpgradeToVersions(t *testing.T) {
 	if err != nil || a2.ParentID != 12 {
 		t.Fatalf("a version of the old answer: %+v %v", a2, err)
 	}
-	if got := contents(t, s, 3); got != "q1 n a2" {
-		t.Fatalf("after the upgrade %q", got)
-	}
-	if got := contents(t, s, 4); got != "elsewhere" {
-		t.Fatalf("the other conversation %q", got)
-	}
+	wantShown(t, s, 3, "q1 n a2", "after the upgrade")
+	wantShown(t, s, 4, "elsewhere", "in the other conversation")
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -172,9 +166,7 @@ func TestImportVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := res.Conversations[0].ID
-	if got := contents(t, s, id); got != "q1 a1" {
-		t.Fatalf("imported branch %q", got)
-	}
+	wantShown(t, s, id, "q1 a1", "once imported")
 	if all, _ := s.AllMessages(ctx, id); len(all) != 5 {
 		t.Fatalf("%d messages imported", len(all))
 	}

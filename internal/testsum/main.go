@@ -16,8 +16,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -117,12 +118,7 @@ func summarize(r io.Reader, w io.Writer) (counts, error) {
 				io.WriteString(w, b.String())
 				delete(builds, e.FailedBuild)
 			}
-			names := make([]string, 0, len(p.tests))
-			for n := range p.tests {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
+			for _, n := range slices.Sorted(maps.Keys(p.tests)) {
 				io.WriteString(w, p.tests[n].String())
 			}
 			io.WriteString(w, p.out.String())
@@ -141,12 +137,7 @@ func summarize(r io.Reader, w io.Writer) (counts, error) {
 		return c, fmt.Errorf("testsum: reading go test -json: %w", err)
 	}
 	// Build output no package claimed (go vet's, run by go test).
-	names := make([]string, 0, len(builds))
-	for n := range builds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(builds)) {
 		io.WriteString(w, builds[n].String())
 	}
 	return c, nil

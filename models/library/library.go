@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -169,7 +170,7 @@ func (l *Library) AddFile(path string) error {
 		return fmt.Errorf("library: add %s: %w", path, err)
 	}
 	return l.update(func(ix *index) error {
-		if !contains(ix.Files, abs) {
+		if !slices.Contains(ix.Files, abs) {
 			ix.Files = append(ix.Files, abs)
 		}
 		return nil
@@ -186,7 +187,7 @@ func (l *Library) AddFolder(dir string) error {
 		return fmt.Errorf("library: add folder %s: not a folder", dir)
 	}
 	return l.update(func(ix *index) error {
-		if !contains(ix.Folders, abs) {
+		if !slices.Contains(ix.Folders, abs) {
 			ix.Folders = append(ix.Folders, abs)
 		}
 		return nil
@@ -202,15 +203,6 @@ func (l *Library) Folders() ([]string, error) {
 		return nil, err
 	}
 	return ix.Folders, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 const maxDepth = 6

@@ -2,6 +2,8 @@ package synth
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -179,12 +181,7 @@ var presets = map[string]Spec{
 
 // Presets lists the preset names, sorted.
 func Presets() []string {
-	out := make([]string, 0, len(presets))
-	for k := range presets {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(presets))
 }
 
 // Preset returns the spec of a real model shape ("qwen2.5-0.5b",

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +30,7 @@ import (
 	"github.com/churon/churon/internal/fynecache" // also sets the app's Fyne cache lifetime, as main.go has it
 	"github.com/churon/churon/internal/gcpace"
 	"github.com/churon/churon/internal/gcpace/cmalloc"
+	"github.com/churon/churon/internal/percentile"
 	"github.com/churon/churon/models/discover"
 	"github.com/churon/churon/models/header"
 	"github.com/churon/churon/ui"
@@ -367,7 +367,7 @@ func scrollThrough(w *window, s *container.Scroll, frame func(), deadline time.T
 	defer readMem()
 	var steps []time.Duration
 	defer func() {
-		sc.StepP50, sc.StepP99 = percentile(steps, 50), percentile(steps, 99)
+		sc.StepP50, sc.StepP99 = percentile.Of(steps, 50), percentile.Of(steps, 99)
 		sc.StepsOver = countOver(steps, frameBudget)
 	}()
 	step := func(dy float32) (still bool) {
@@ -656,14 +656,4 @@ func countOver(ds []time.Duration, limit time.Duration) int {
 		}
 	}
 	return n
-}
-
-// percentile is the p-th percentile of ds (nearest rank; 0 for none).
-func percentile(ds []time.Duration, p int) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[min(len(s)-1, (len(s)*p+99)/100-1)]
 }

@@ -42,6 +42,7 @@ import (
 	"github.com/churon/churon/app/kvcache"
 	"github.com/churon/churon/app/session"
 	"github.com/churon/churon/app/store"
+	"github.com/churon/churon/internal/percentile"
 	"github.com/churon/churon/models/synth"
 	"github.com/churon/churon/serve"
 )
@@ -512,7 +513,7 @@ func (h *harness) level(ctx context.Context, n, tokens, r int) (level, error) {
 	if cpu > 0 {
 		lv.PerCPU = float64(lv.Tokens) / cpu.Seconds()
 	}
-	lv.TTFT50, lv.TTFT95, lv.ITL95 = pct(ttfts, 50), pct(ttfts, 95), pct(gaps, 95)
+	lv.TTFT50, lv.TTFT95, lv.ITL95 = percentile.Of(ttfts, 50), percentile.Of(ttfts, 95), percentile.Of(gaps, 95)
 	return lv, nil
 }
 
@@ -584,7 +585,7 @@ func (h *harness) longPrompt(ctx context.Context, tokens, long int) (longFigure,
 		withGaps = append(withGaps, a.gaps...)
 	}
 	lf.PromptTokens, lf.LongTTFT = la.prompt, la.ttft
-	lf.Base95, lf.With95 = pct(baseGaps, 95), pct(withGaps, 95)
+	lf.Base95, lf.With95 = percentile.Of(baseGaps, 95), percentile.Of(withGaps, 95)
 	if lf.Base95 > 0 {
 		lf.Ratio = float64(lf.With95) / float64(lf.Base95)
 	}
@@ -673,16 +674,6 @@ func (h *harness) greedySame(ctx context.Context) (bool, error) {
 	}
 	wg.Wait()
 	return slices.Equal(alone, together), errors.Join(errs...)
-}
-
-func pct(ds []time.Duration, p int) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := (len(s)*p + 99) / 100
-	return s[min(max(i-1, 0), len(s)-1)]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -181,6 +181,16 @@ func (c *View) here() anchor {
 	return anchor{end: true}
 }
 
+// reflow lays the column out again after messages changed: to its end
+// when following, else keeping what is in sight in place.
+func (c *View) reflow() {
+	if c.follow {
+		c.toEnd()
+	} else {
+		c.relayout()
+	}
+}
+
 // relayout lays the column out again keeping what is in sight in place:
 // after a message's height changed, or the width.
 func (c *View) relayout() {

@@ -67,6 +67,15 @@ func (h *harness) openChat(conv int64) {
 	uitest.Settle(h.W)
 }
 
+// openLongChat is a window showing a synthetic chat of n messages,
+// opened as the sidebar opens it, and its chat view.
+func openLongChat(t *testing.T, n int) (*harness, *View) {
+	t.Helper()
+	h := newHarness(t, uitest.Options{})
+	h.openChat(importChat(t, h.St, n))
+	return h, h.view()
+}
+
 // builtWidgets counts the message widgets that exist in the chat's
 // column: the Markdown views of answers and the selectable labels of
 // questions (questionText; a selectable Label elsewhere).
@@ -93,10 +102,7 @@ func builtWidgets(c *View) int {
 // to its start and back, it still holds about a screenful.
 func TestLongChatBuildsOnlyWhatIsSeen(t *testing.T) {
 	const n = 2000
-	h := newHarness(t, uitest.Options{})
-	conv := importChat(t, h.St, n)
-	h.openChat(conv)
-	c := h.view()
+	h, c := openLongChat(t, n)
 	if !c.atBottom() {
 		t.Errorf("the chat opened at %v of %v, not at its end", c.scroll.Offset.Y, c.box.MinSize().Height)
 	}
@@ -146,10 +152,7 @@ func TestLongChatBuildsOnlyWhatIsSeen(t *testing.T) {
 // hidden, and those in it shown — at the end, and at every wheel step to
 // the start.
 func TestOnlyWhatIsInSightIsShown(t *testing.T) {
-	h := newHarness(t, uitest.Options{})
-	conv := importChat(t, h.St, 300)
-	h.openChat(conv)
-	c := h.view()
+	h, c := openLongChat(t, 300)
 	h.Settle() // the messages near sight are built after the first frame
 	everHidden := 0
 	check := func(when string) {
@@ -299,10 +302,7 @@ func residentMB() float64 {
 // text, its copy button copying it.
 func TestScrollingReusesWidgets(t *testing.T) {
 	const n = 400
-	h := newHarness(t, uitest.Options{})
-	conv := importChat(t, h.St, n)
-	h.openChat(conv)
-	c := h.view()
+	h, c := openLongChat(t, n)
 	made := map[fyne.CanvasObject]bool{} // every message widget ever in the column
 	check := func(when string) {
 		t.Helper()

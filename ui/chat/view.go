@@ -279,11 +279,7 @@ func (c *View) addView(m session.Message) *messageView {
 // rebuild lays the column out again after messages were added or
 // removed, keeping the end in sight when following.
 func (c *View) rebuild() {
-	if c.follow {
-		c.toEnd()
-	} else {
-		c.relayout()
-	}
+	c.reflow()
 	c.RefreshEmpty()
 	c.refreshActions()
 }
@@ -432,11 +428,7 @@ func (c *View) renderFrame() {
 			if c.byID[v.msg.ID] != v {
 				return
 			}
-			if c.follow {
-				c.toEnd()
-			} else {
-				c.relayout()
-			}
+			c.reflow()
 		})
 	}
 }
@@ -471,11 +463,7 @@ func (c *View) OnDone(d session.Done) {
 		}
 		delete(c.dirty, v)
 		v.renderNow()
-		if c.follow {
-			c.toEnd()
-		} else {
-			c.relayout()
-		}
+		c.reflow()
 	}
 	c.refreshActions()
 }

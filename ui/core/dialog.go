@@ -53,6 +53,12 @@ func (w *Window) OpenFile(exts []string, start string, open func(fyne.URIReadClo
 		open(r)
 	}, w.Win)
 	d.SetFilter(storage.NewExtensionFileFilter(exts))
+	ShowFileDialog(d, start)
+}
+
+// ShowFileDialog shows file dialog d at DialogSize, in the folder start
+// ("", or a folder it cannot list: where the dialog likes).
+func ShowFileDialog(d *dialog.FileDialog, start string) {
 	if start != "" {
 		if l, err := storage.ListerForURI(storage.NewFileURI(start)); err == nil {
 			d.SetLocation(l)
@@ -88,11 +94,5 @@ func SaveFile(win fyne.Window, name, ext, start string, fail func(error), save f
 	}, win)
 	d.SetFileName(name)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{ext}))
-	if start != "" {
-		if l, err := storage.ListerForURI(storage.NewFileURI(start)); err == nil {
-			d.SetLocation(l)
-		}
-	}
-	d.Resize(DialogSize)
-	d.Show()
+	ShowFileDialog(d, start)
 }

@@ -9,8 +9,10 @@ import (
 	"go/token"
 	"io/fs"
 	"log"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -243,12 +245,7 @@ func TestFyneTranslationsAgree(t *testing.T) {
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatalf("fyne.%s.json: %v", code, err)
 		}
-		var out []string
-		for k := range m {
-			out = append(out, k)
-		}
-		sort.Strings(out)
-		return out
+		return slices.Sorted(maps.Keys(m))
 	}
 	if en, ko := keys("en"), keys("ko"); strings.Join(en, "|") != strings.Join(ko, "|") {
 		t.Errorf("fyne.en.json has %v\nfyne.ko.json has %v", en, ko)

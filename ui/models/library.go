@@ -242,6 +242,5 @@ func (p *modelsPage) onAddFolder() {
 		svc, dir := p.s.svc, l.Path()
 		p.w.Commands.Run(func() error { return svc.AddFolder(dir) }, p.w.ShowError)
 	}, p.w.Win)
-	d.Resize(core.DialogSize)
-	d.Show()
+	core.ShowFileDialog(d, "")
 }
