@@ -46,11 +46,8 @@ func RepackQ4_KX16(dst, rows []byte, stride, nRows, n int) error {
 		return fmt.Errorf("quant: Q4_K interleave of rows of %d elements: not a multiple of %d", n, QK_K)
 	}
 	nsb := n / QK_K
-	if nRows < 0 || len(dst) < KX16Size(nRows, n) {
-		return fmt.Errorf("quant: Q4_K interleave of %d rows: %d bytes of room, want %d", nRows, len(dst), KX16Size(nRows, n))
-	}
-	if nRows > 0 && ((nRows > 1 && stride < nsb*144) || len(rows) < (nRows-1)*stride+nsb*144) {
-		return fmt.Errorf("quant: Q4_K interleave of %d rows of stride %d: %d bytes", nRows, stride, len(rows))
+	if err := x16RepackBuffers(Q4_K, dst, rows, stride, nRows, nsb*144, KX16Size(nRows, n)); err != nil {
+		return err
 	}
 	dst = dst[:KX16Size(nRows, n)]
 	clear(dst)

@@ -17,9 +17,8 @@ func UnpackQ4_KX16(dst, packed []byte, nRows, n int) error {
 	}
 	nsb := n / QK_K
 	wrow := nsb * 144
-	if len(packed) < KX16Size(nRows, n) || len(dst) < nRows*wrow {
-		return fmt.Errorf("quant: Q4_K unpack of %d rows of %d: %d packed bytes, want %d; %d bytes of room, want %d",
-			nRows, n, len(packed), KX16Size(nRows, n), len(dst), nRows*wrow)
+	if err := x16UnpackBuffers(Q4_K, dst, packed, nRows, n, wrow, KX16Size(nRows, n)); err != nil {
+		return err
 	}
 	for g := 0; g*kx16Rows < nRows; g++ {
 		lanes := min(kx16Rows, nRows-g*kx16Rows)

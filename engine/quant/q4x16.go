@@ -67,8 +67,9 @@ func x16Width(t Type, op string, n int) error {
 	return nil
 }
 
-// x16UnpackBuffers checks a 16-row interleave unpack's buffers: packed
-// must hold size bytes, and dst nRows rows of rowBytes.
+// x16UnpackBuffers checks the buffers of a 16-row interleave's unpack
+// (any of the four: Q4_0, Q8_0, Q4_K, Q6_K): packed must hold size
+// bytes, and dst nRows rows of rowBytes.
 func x16UnpackBuffers(t Type, dst, packed []byte, nRows, n, rowBytes, size int) error {
 	if nRows < 0 || len(packed) < size || len(dst) < nRows*rowBytes {
 		return fmt.Errorf("quant: %v unpack of %d rows of %d: %d packed bytes, %d bytes of room",
@@ -77,8 +78,9 @@ func x16UnpackBuffers(t Type, dst, packed []byte, nRows, n, rowBytes, size int) 
 	return nil
 }
 
-// x16RepackBuffers checks a 16-row interleave repack's buffers: dst must
-// hold size bytes, and rows nRows rows of rowBytes, stride bytes apart.
+// x16RepackBuffers checks the buffers of a 16-row interleave's repack
+// (any of the four): dst must hold size bytes, and rows nRows rows of
+// rowBytes, stride bytes apart.
 func x16RepackBuffers(t Type, dst, rows []byte, stride, nRows, rowBytes, size int) error {
 	if nRows < 0 || len(dst) < size {
 		return fmt.Errorf("quant: %v interleave of %d rows: %d bytes of room, want %d", t, nRows, len(dst), size)

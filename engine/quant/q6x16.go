@@ -92,11 +92,8 @@ func RepackQ6_KX16(dst, rows []byte, stride, nRows, n int) error {
 		return fmt.Errorf("quant: Q6_K interleave of rows of %d elements: not a multiple of %d", n, QK_K)
 	}
 	nsb := n / QK_K
-	if nRows < 0 || len(dst) < Q6KX16Size(nRows, n) {
-		return fmt.Errorf("quant: Q6_K interleave of %d rows: %d bytes of room, want %d", nRows, len(dst), Q6KX16Size(nRows, n))
-	}
-	if nRows > 0 && ((nRows > 1 && stride < nsb*q6KBytes) || len(rows) < (nRows-1)*stride+nsb*q6KBytes) {
-		return fmt.Errorf("quant: Q6_K interleave of %d rows of stride %d: %d bytes", nRows, stride, len(rows))
+	if err := x16RepackBuffers(Q6_K, dst, rows, stride, nRows, nsb*q6KBytes, Q6KX16Size(nRows, n)); err != nil {
+		return err
 	}
 	dst = dst[:Q6KX16Size(nRows, n)]
 	clear(dst)
@@ -133,9 +130,8 @@ func UnpackQ6_KX16(dst, packed []byte, nRows, n int) error {
 		return fmt.Errorf("quant: Q6_K unpack of rows of %d elements: not a multiple of %d", n, QK_K)
 	}
 	nsb := n / QK_K
-	if nRows < 0 || len(packed) < Q6KX16Size(nRows, n) || len(dst) < nRows*nsb*q6KBytes {
-		return fmt.Errorf("quant: Q6_K unpack of %d rows of %d: %d packed bytes, %d bytes of room",
-			nRows, n, len(packed), len(dst))
+	if err := x16UnpackBuffers(Q6_K, dst, packed, nRows, n, nsb*q6KBytes, Q6KX16Size(nRows, n)); err != nil {
+		return err
 	}
 	le := binary.LittleEndian
 	for r := range nRows {

@@ -147,8 +147,8 @@ func sameAsVecDot(typ Type, vd, want float32) bool {
 
 // checkX16Errors checks the refusals of the layout's repack, product and
 // unpack: widths that are not whole blocks (and zero), too little room,
-// too few row bytes, a stride shorter than a row, negative rows, short
-// packed data, activations and results.
+// too few row bytes, a stride shorter than a row, short packed data,
+// activations and results, and (in all three) a negative row count.
 func checkX16Errors(t *testing.T, l x16Layout) {
 	bs := l.typ.BlockSize()
 	row := l.typ.TypeSize()                 // one block's row bytes
@@ -186,14 +186,15 @@ func checkX16Errors(t *testing.T, l x16Layout) {
 		}
 	}
 	for _, c := range []struct {
-		name           string
-		dst, packed, n int
+		name                  string
+		dst, packed, nRows, n int
 	}{
-		{"width", row, len(packed), bs + bs/2},
-		{"packed", row, len(packed) - 1, bs},
-		{"room", row - 1, len(packed), bs},
+		{"width", row, len(packed), 1, bs + bs/2},
+		{"packed", row, len(packed) - 1, 1, bs},
+		{"room", row - 1, len(packed), 1, bs},
+		{"negative rows", row, len(packed), -1, bs},
 	} {
-		if err := l.unpack(make([]byte, c.dst), packed[:c.packed], 1, c.n); err == nil {
+		if err := l.unpack(make([]byte, c.dst), packed[:c.packed], c.nRows, c.n); err == nil {
 			t.Errorf("unpack, %s: no error", c.name)
 		}
 	}
