@@ -69,7 +69,8 @@ func (res *jobResult) fail(err error) {
 // deletes the answer when it was stopped before its first word: an empty
 // answer is nothing to keep (a regenerated one leaves the version it
 // replaced shown).
-func (m *Manager) answerDone(res *jobResult, conv int64, final store.Message, reason api.Reason, err error) {
+func (m *Manager) answerDone(res *jobResult, final store.Message, reason api.Reason, err error) {
+	conv := res.job.conv
 	res.events = append(res.events, api.Done{Conv: conv, Msg: final.ID, Reason: reason, Err: err})
 	if reason == api.ReasonCancelled && final.Content == "" && final.Reasoning == "" {
 		if err := m.st.DeleteMessage(context.Background(), final.ID); err == nil {
@@ -290,7 +291,7 @@ func (m *Manager) generate(j *job, model *engine.Model, batch *Batch, seq *engin
 		From: from, Restore: restoreTook, Dropped: pr.dropped,
 		ReasoningTokens: out.reasTokens, ReasoningTime: out.reasTime,
 	})
-	m.answerDone(&res, conv, final, reason, err)
+	m.answerDone(&res, final, reason, err)
 	if reason != api.ReasonError {
 		res.seq = seq
 	}

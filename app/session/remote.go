@@ -174,7 +174,7 @@ func (m *Manager) generateRemote(j *job, r *remoteModel) {
 		Processed: result.PromptTokens - result.CachedTokens, GenTokens: gen, TTFT: ttft, GenTPS: tps, PromptTPS: result.PromptTPS,
 		ReasoningTokens: out.reasTokens, ReasoningTime: out.reasTime,
 	})
-	m.answerDone(&res, conv, final, reason, err)
+	m.answerDone(&res, final, reason, err)
 }
 
 // errRemoteAPI: the API server answers with local models only.
