@@ -89,6 +89,17 @@ function reference(byRef, which) {
     return { ref, ...v[which] };
 }
 
+// The machine's read bandwidth at each thread count: the best that any of
+// churon's probes measured in the whole run. Each churon run probes before
+// its tests, and one probe swings by 1.5× on a shared host (40 to 60 GB/s
+// at two threads within the hour here), so a per-cell mean made the same
+// GB/s read as 53 % in one cell and 80 % in the next. The best is the
+// nearest this run came to the ceiling the share is of.
+const ceiling = new Map();
+for (const r of rows) {
+    if (r.engine === "churon" && r.read_gbps > 0) ceiling.set(r.threads, Math.max(ceiling.get(r.threads) ?? 0, r.read_gbps));
+}
+
 const out = [];
 for (const g of groups.values()) {
     const L = g["llama.cpp"], C = g.churon;
@@ -111,10 +122,10 @@ for (const g of groups.values()) {
     // Bytes read per decoded token and the machine's read bandwidth come from
     // churon's report; the file is the same, so llama.cpp reads as much.
     const wb = C.find((r) => r.weights_bytes > 0)?.weights_bytes ?? 0;
-    const bwRuns = C.filter((r) => r.read_gbps > 0).map((r) => r.read_gbps);
-    const bw = bwRuns.length ? bwRuns.reduce((a, b) => a + b, 0) / bwRuns.length : 0;
+    const bw = ceiling.get(g.threads) ?? 0;
     // A batch's sequences share each step's weight reads.
-    const pct = (tg) => (tg && wb && bw ? 100 * (wb * tg.mean / (g.batch ?? 1) / 1e9) / bw : null);
+    const gbps = (tg) => (tg && wb ? (wb * tg.mean) / (g.batch ?? 1) / 1e9 : null);
+    const pct = (tg) => (gbps(tg) && bw ? (100 * gbps(tg)) / bw : null);
     const ratio = (c, l) => (c && l ? c.mean / l.mean : null);
     // How much of the machine other processes used during the runs (bench.sh).
     const busy = [...L, ...C].map((r) => r.foreign_cpu_pct).filter((x) => typeof x === "number");
@@ -122,8 +133,8 @@ for (const g of groups.values()) {
         model: basename(g.model), path: g.model, threads: g.threads, depth: g.depth, batch: g.batch, n_prompt: np, n_gen: ng,
         rounds: Math.max(C.length, ...Object.values(byRef).map((v) => v.rounds)),
         reference: mode,
-        llama_cpp: { pp: lpp, tg: ltg, bw_pct: pct(ltg), by_reference: byRef },
-        churon: { pp: cpp, tg: ctg, bw_pct: pct(ctg) },
+        llama_cpp: { pp: lpp, tg: ltg, tg_gbps: gbps(ltg), bw_pct: pct(ltg), by_reference: byRef },
+        churon: { pp: cpp, tg: ctg, tg_gbps: gbps(ctg), bw_pct: pct(ctg) },
         pp_ratio: ratio(cpp, lpp), tg_ratio: ratio(ctg, ltg),
         weights_bytes: wb, read_gbps: bw,
         others_cpu_pct: busy.length ? { mean: busy.reduce((a, b) => a + b, 0) / busy.length, max: Math.max(...busy) } : null,
@@ -187,6 +198,6 @@ if (asJSON) {
     console.log(`reference ${mode}${mode === "best" ? " (the faster of prebuilt and native, per cell; the other's mean in brackets)" : ""}: ${refText}; ` +
         `churon ${backend ?? "not run"}${meta.churon_cpu ? ` (CHURON_CPU=${meta.churon_cpu})` : ""}; ratio = churon ÷ llama.cpp; ± = sample stddev over all repetitions of all rounds; ` +
         `depth = tokens already in the KV cache before each timed test; ` +
-        `bw % = weights read per token × tg ÷ churon's measured read bandwidth at that thread count (the KV cache's reads, which grow with depth, not counted); ` +
+        `bw % = weights read per token × tg ÷ the best read bandwidth churon's probes measured at that thread count in this run (${[...ceiling].sort((a, b) => a[0] - b[0]).map(([t, v]) => `t=${t} ${v.toFixed(1)} GB/s`).join(", ") || "none"}; the KV cache's reads, which grow with depth, not counted); ` +
         `others' CPU % = share of all CPUs used by other processes during the runs (mean, max)`);
 }
