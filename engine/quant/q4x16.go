@@ -72,8 +72,8 @@ func x16Width(t Type, op string, n int) error {
 // bytes, and dst nRows rows of rowBytes.
 func x16UnpackBuffers(t Type, dst, packed []byte, nRows, n, rowBytes, size int) error {
 	if nRows < 0 || len(packed) < size || len(dst) < nRows*rowBytes {
-		return fmt.Errorf("quant: %v unpack of %d rows of %d: %d packed bytes, %d bytes of room",
-			t, nRows, n, len(packed), len(dst))
+		return fmt.Errorf("quant: %v unpack of %d rows of %d: %d packed bytes, want %d; %d bytes of room, want %d",
+			t, nRows, n, len(packed), size, len(dst), max(nRows, 0)*rowBytes)
 	}
 	return nil
 }
