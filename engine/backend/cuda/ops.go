@@ -6,7 +6,6 @@ import (
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/cpu"
 	"github.com/churon/churon/engine/backend/internal/gpucommon"
-	"github.com/churon/churon/engine/quant"
 )
 
 // Write implements backend.Device.
@@ -103,10 +102,10 @@ func (d *Device) StoreKV(kv backend.KV, pos []int32, k, v backend.Buf) {
 		return
 	}
 	dim := c.spec.Dim
-	store, _ := gpucommon.KVKernels(c.spec.Type)
-	if c.spec.Type == quant.Q8_0 {
-		warps := 2 * n * dim / 32 // a warp per block of 32
-		d.launch(store, [3]uint32{uint32((warps + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
+	store, blocks := gpucommon.StoreKVKernel(c.spec.Type, n, dim)
+	if blocks > 0 {
+		// a warp per block, eight to a thread block
+		d.launch(store, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
 		return
 	}
 	d.launch1(store, n*dim, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))

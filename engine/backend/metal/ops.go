@@ -4,7 +4,6 @@ import (
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/cpu"
 	"github.com/churon/churon/engine/backend/internal/gpucommon"
-	"github.com/churon/churon/engine/quant"
 )
 
 // Write implements backend.Device: src is staged now and copied in
@@ -117,10 +116,10 @@ func (d *Device) StoreKV(kv backend.KV, pos []int32, k, v backend.Buf) {
 	dim := c.spec.Dim
 	params := []uint32{i32(n), i32(dim)}
 	kb, vb := d.buf(k), d.buf(v)
-	store, _ := gpucommon.KVKernels(c.spec.Type)
-	if c.spec.Type == quant.Q8_0 {
-		groups := 2 * n * dim / 32 // a SIMD group per block of 32
-		d.launch(store, [3]uint32{uint32((groups + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, params, kb, vb, c.k(), c.v(), pp)
+	store, blocks := gpucommon.StoreKVKernel(c.spec.Type, n, dim)
+	if blocks > 0 {
+		// a SIMD group per block, eight to a threadgroup
+		d.launch(store, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, params, kb, vb, c.k(), c.v(), pp)
 		return
 	}
 	d.launch1(store, n*dim, params, kb, vb, c.k(), c.v(), pp)

@@ -116,3 +116,18 @@ func TestAttendShapeOf(t *testing.T) {
 		t.Error("a head wider than MaxHeadDim: no error")
 	}
 }
+
+// TestStoreKVKernel checks the store kernels' launch shapes: Q8_0 a block
+// of 32 values (keys' and values') to a SIMD group, the others a thread a
+// value.
+func TestStoreKVKernel(t *testing.T) {
+	for _, c := range []struct {
+		t      quant.Type
+		k      Kernel
+		blocks int
+	}{{quant.Q8_0, KStoreKVQ8_0, 2 * 3 * 64 / 32}, {quant.F16, KStoreKVF16, 0}, {quant.F32, KStoreKVF32, 0}} {
+		if k, blocks := StoreKVKernel(c.t, 3, 64); k != c.k || blocks != c.blocks {
+			t.Errorf("%v: %s with %d blocks, want %s with %d", c.t, KernelNames[k], blocks, KernelNames[c.k], c.blocks)
+		}
+	}
+}

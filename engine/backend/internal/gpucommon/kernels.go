@@ -126,6 +126,20 @@ func KVKernels(t quant.Type) (store, attend Kernel) {
 	return KStoreKVF32, KAttendF32
 }
 
+// StoreKVKernel is the kernel that stores n rows of dim keys and values
+// to a cache of type t (KVKernels' store), as RoundKernel puts it: for
+// Q8_0 also the number of blocks it quantizes (the keys' and the values'),
+// each a SIMD group's (a warp's); 0 for the element-wise ones (F16, F32),
+// a thread a value. Both backends launch it from this, so that their
+// grids stay those of the one kernel source they share.
+func StoreKVKernel(t quant.Type, n, dim int) (k Kernel, blocks int) {
+	k, _ = KVKernels(t)
+	if t == quant.Q8_0 {
+		return k, 2 * n * dim / quant.Q8_0.BlockSize()
+	}
+	return k, 0
+}
+
 // ScoreBudget bounds the attention scores one launch keeps (bytes): a
 // long prompt is attended in chunks of query rows. Tests lower it.
 var ScoreBudget = 64 << 20
