@@ -131,3 +131,25 @@ func TestStoreKVKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncErr checks what a Sync reports: the first kept failure, or the
+// dead one before it, and nothing kept after.
+func TestSyncErr(t *testing.T) {
+	first, second, dead := errors.New("first"), errors.New("second"), errors.New("dead")
+	var kept error
+	KeepFirst(&kept, first)
+	KeepFirst(&kept, second)
+	if err := SyncErr(&kept, nil); err != first || kept != nil {
+		t.Errorf("SyncErr = %v (kept %v), want first (none)", err, kept)
+	}
+	KeepFirst(&kept, second)
+	if err := SyncErr(&kept, dead); err != dead || kept != nil {
+		t.Errorf("SyncErr with a dead device = %v (kept %v), want dead (none)", err, kept)
+	}
+	if err := SyncErr(&kept, nil); err != nil {
+		t.Errorf("SyncErr with nothing kept = %v", err)
+	}
+	if err := ErrClosed("gpu"); err.Error() != "gpu: device closed" {
+		t.Errorf("ErrClosed = %v", err)
+	}
+}
