@@ -137,13 +137,7 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 	if a.Gated {
 		gate = d.ptr(in.Gate)
 	}
-	softcap := float32(0)
-	if a.SoftCap > 0 {
-		softcap = a.SoftCap
-	}
-	window := max(0, a.Window)
-	for r0 := 0; r0 < n; r0 += sh.Chunk {
-		rn := min(sh.Chunk, n-r0)
+	for r0, rn := range sh.Chunks(n) {
 		off := uint64(int64(r0) * qd)
 		g := uint64(0)
 		if gate != 0 {
@@ -151,7 +145,7 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 		}
 		d.launch(k, [3]uint32{uint32(rn), uint32(a.Heads), 1}, [3]uint32{256, 1, 1},
 			d.ptr(dst)+off, d.ptr(q)+off, c.k, c.v, pp+uint64(4*r0),
-			i32(a.Heads), i32(a.KVHeads), i32(a.HeadDim), i32(c.spec.Dim), f32(a.Scale), i32(window), f32(softcap),
+			i32(a.Heads), i32(a.KVHeads), i32(a.HeadDim), i32(c.spec.Dim), f32(a.Scale), i32(sh.Window), f32(sh.SoftCap),
 			sinks, g, sp, i32(sh.Widest), cpuVec)
 	}
 }

@@ -150,16 +150,11 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 	if a.Gated {
 		gate = d.buf(in.Gate)
 	}
-	softcap := float32(0)
-	if a.SoftCap > 0 {
-		softcap = a.SoftCap
-	}
-	params := []uint32{i32(a.Heads), i32(a.KVHeads), i32(a.HeadDim), i32(c.spec.Dim), f32(a.Scale), i32(max(0, a.Window)),
-		f32(softcap), i32(sh.Widest), b32(cpu.VectorKernels()), b32(a.Sinks), b32(a.Gated)}
+	params := []uint32{i32(a.Heads), i32(a.KVHeads), i32(a.HeadDim), i32(c.spec.Dim), f32(a.Scale), i32(sh.Window),
+		f32(sh.SoftCap), i32(sh.Widest), b32(cpu.VectorKernels()), b32(a.Sinks), b32(a.Gated)}
 	qd := a.Heads * a.HeadDim * 4
 	pd, pq := d.buf(dst), d.buf(q)
-	for r0 := 0; r0 < n; r0 += sh.Chunk {
-		rn := min(sh.Chunk, n-r0)
+	for r0, rn := range sh.Chunks(n) {
 		off := r0 * qd
 		g := gate
 		if a.Gated {

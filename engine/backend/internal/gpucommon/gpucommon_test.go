@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/churon/churon/engine/backend"
@@ -108,8 +109,24 @@ func TestAttendShapeOf(t *testing.T) {
 	}
 	a.Window = 4
 	sh, err = AttendShapeOf("test", a, pos)
-	if want := (AttendShape{Widest: 4, Chunk: 3, ScoreBytes: 3 * 4 * 4 * 4}); err != nil || sh != want {
+	if want := (AttendShape{Widest: 4, Chunk: 3, ScoreBytes: 3 * 4 * 4 * 4, Window: 4}); err != nil || sh != want {
 		t.Errorf("window of 4: %+v, %v; want %+v", sh, err, want)
+	}
+	a.Window, a.SoftCap = -1, 30
+	if sh, err = AttendShapeOf("test", a, pos); err != nil || sh.Window != 0 || sh.SoftCap != 30 {
+		t.Errorf("no window, a soft cap of 30: %+v, %v", sh, err)
+	}
+	a.SoftCap = -1
+	if sh, err = AttendShapeOf("test", a, pos); err != nil || sh.SoftCap != 0 {
+		t.Errorf("a negative soft cap: %+v, %v; want none", sh, err)
+	}
+	sh.Chunk = 2
+	var chunks [][2]int
+	for r0, rn := range sh.Chunks(5) {
+		chunks = append(chunks, [2]int{r0, rn})
+	}
+	if want := [][2]int{{0, 2}, {2, 2}, {4, 1}}; !slices.Equal(chunks, want) {
+		t.Errorf("chunks of 2 over 5 rows: %v, want %v", chunks, want)
 	}
 	a.HeadDim = MaxHeadDim + 1
 	if _, err := AttendShapeOf("test", a, pos); err == nil {

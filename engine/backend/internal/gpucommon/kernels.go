@@ -2,6 +2,7 @@ package gpucommon
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/quant"
@@ -149,9 +150,25 @@ const MaxHeadDim = 512
 
 // AttendShape is how an attention is launched: Widest is the most
 // positions a query row sees (its scores per head), Chunk the query rows
-// of one launch, ScoreBytes the scores one launch keeps.
+// of one launch, ScoreBytes the scores one launch keeps; Window and
+// SoftCap are the attention's as both backends' kernels take them, 0 for
+// none (a negative one is none too).
 type AttendShape struct {
 	Widest, Chunk, ScoreBytes int
+	Window                    int
+	SoftCap                   float32
+}
+
+// Chunks is the launches over n query rows: each one's first row and its
+// number of rows (Chunk, fewer in the last).
+func (s AttendShape) Chunks(n int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for r0 := 0; r0 < n; r0 += s.Chunk {
+			if !yield(r0, min(s.Chunk, n-r0)) {
+				return
+			}
+		}
+	}
 }
 
 // AttendShapeOf is the shape of a's attention for the query rows at pos,
@@ -172,5 +189,9 @@ func AttendShapeOf(prefix string, a *backend.Attention, pos []int32) (AttendShap
 	}
 	perRow := a.Heads * widest * 4
 	chunk := max(1, min(len(pos), ScoreBudget/perRow))
-	return AttendShape{Widest: widest, Chunk: chunk, ScoreBytes: chunk * perRow}, nil
+	sh := AttendShape{Widest: widest, Chunk: chunk, ScoreBytes: chunk * perRow, Window: max(0, a.Window)}
+	if a.SoftCap > 0 { // not max(0, a.SoftCap): a NaN is none too
+		sh.SoftCap = a.SoftCap
+	}
+	return sh, nil
 }
