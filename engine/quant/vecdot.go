@@ -371,23 +371,25 @@ func dotQ3_K(w, x []byte, nb int) float32 {
 }
 
 // Q4_K × Q8_K: d·Σ sc·Σq·q8 − dmin·Σ m·(bsum pairs).
-func dotQ4_K(w, x []byte, nb int) float32 {
+func dotQ4_K(w, x []byte, nb int) float32 { return dotQ45_K(w, x, nb, 144, 16) }
+
+// Q5_K × Q8_K: as Q4_K with a fifth bit from qh.
+func dotQ5_K(w, x []byte, nb int) float32 { return dotQ45_K(w, x, nb, 176, 48) }
+
+// dotQ45_K is dotQ4_K and dotQ5_K: one super-block loop, because a Q5_K
+// super-block is a Q4_K one (size bytes) with qh[32] before the nibbles,
+// which start at qsOff (16 without qh, 48 with).
+func dotQ45_K(w, x []byte, nb, size, qsOff int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
-		bw := w[144*i : 144*i+144]
+		bw := w[size*i : size*i+size]
 		dy, qx, bsums := q8K(x[292*i : 292*i+292])
-		scales, qs := bw[4:16], bw[16:144]
+		scales, qh, qs := bw[4:16], bw[16:qsOff], bw[qsOff:size]
 		isum, summs := 0, 0
 		for j := 0; j < 4; j++ {
 			sc1, m1 := scaleMinK4(2*j, scales)
 			sc2, m2 := scaleMinK4(2*j+1, scales)
-			q := qs[32*j : 32*j+32]
-			ylo, yhi := qx[64*j:64*j+32], qx[64*j+32:64*j+64]
-			s1, s2 := 0, 0
-			for l := 0; l < 32; l++ {
-				s1 += int(q[l]&0xf) * int(int8(ylo[l]))
-				s2 += int(q[l]>>4) * int(int8(yhi[l]))
-			}
+			s1, s2 := quantSumsK45(qs[32*j:32*j+32], qh, j, qx[64*j:64*j+32], qx[64*j+32:64*j+64])
 			isum += int(sc1)*s1 + int(sc2)*s2
 			summs += minSumK4(bsums, j, int(m1), int(m2))
 		}
@@ -396,38 +398,34 @@ func dotQ4_K(w, x []byte, nb int) float32 {
 	return sumf
 }
 
-// Q5_K × Q8_K: as Q4_K with a fifth bit from qh.
-func dotQ5_K(w, x []byte, nb int) float32 {
-	var sumf float32
-	for i := 0; i < nb; i++ {
-		bw := w[176*i : 176*i+176]
-		dy, qx, bsums := q8K(x[292*i : 292*i+292])
-		scales, qh, qs := bw[4:16], bw[16:48], bw[48:176]
-		isum, summs := 0, 0
-		for j := 0; j < 4; j++ {
-			sc1, m1 := scaleMinK4(2*j, scales)
-			sc2, m2 := scaleMinK4(2*j+1, scales)
-			u1, u2 := byte(1)<<(2*j), byte(2)<<(2*j)
-			q := qs[32*j : 32*j+32]
-			ylo, yhi := qx[64*j:64*j+32], qx[64*j+32:64*j+64]
-			s1, s2 := 0, 0
-			for l := 0; l < 32; l++ {
-				v1, v2 := int(q[l]&0xf), int(q[l]>>4)
-				if qh[l]&u1 != 0 {
-					v1 += 16
-				}
-				if qh[l]&u2 != 0 {
-					v2 += 16
-				}
-				s1 += v1 * int(int8(ylo[l]))
-				s2 += v2 * int(int8(yhi[l]))
-			}
-			isum += int(sc1)*s1 + int(sc2)*s2
-			summs += minSumK4(bsums, j, int(m1), int(m2))
+// quantSumsK45 is Σq·q8 of sub-blocks 2j (q's low nibbles against ylo)
+// and 2j+1 (high nibbles, yhi), with Q5_K's fifth bits (qh bits 2j and
+// 2j+1) where qh is not empty. Two loops, not a test per quant: the
+// Q4_K loop stays as fast as it was, and a second pass for the fifth
+// bits made Q5_K's Go path about 1.7× as slow.
+func quantSumsK45(q, qh []byte, j int, ylo, yhi []byte) (s1, s2 int) {
+	q, ylo, yhi = q[:32], ylo[:32], yhi[:32]
+	if len(qh) == 0 {
+		for l := 0; l < 32; l++ {
+			s1 += int(q[l]&0xf) * int(int8(ylo[l]))
+			s2 += int(q[l]>>4) * int(int8(yhi[l]))
 		}
-		sumf += superSumK(fp16(bw)*dy, fp16(bw[2:])*dy, isum, summs)
+		return s1, s2
 	}
-	return sumf
+	qh = qh[:32]
+	u1, u2 := byte(1)<<(2*j), byte(2)<<(2*j)
+	for l := 0; l < 32; l++ {
+		v1, v2 := int(q[l]&0xf), int(q[l]>>4)
+		if qh[l]&u1 != 0 {
+			v1 += 16
+		}
+		if qh[l]&u2 != 0 {
+			v2 += 16
+		}
+		s1 += v1 * int(int8(ylo[l]))
+		s2 += v2 * int(int8(yhi[l]))
+	}
+	return s1, s2
 }
 
 // Q6_K × Q8_K: d·Σ sc·Σ(q−32)·q8.
