@@ -286,6 +286,15 @@ func dequantQ45_K(b []byte, qsOff int, y []float32) {
 	}
 }
 
+// q6KQuants is elements l, l+32, l+64, l+96 of a Q6_K half (l4: its 64
+// bytes of ql, h: its 32 of qh), less 32: dequantQ6_K and dotQ6_K read
+// the six-bit quants the same way, and must.
+func q6KQuants(l4, h []byte, l int) (q1, q2, q3, q4 int) {
+	a, b, hb := l4[l], l4[l+32], h[l]
+	return int(a&0xf|(hb&3)<<4) - 32, int(b&0xf|(hb>>2&3)<<4) - 32,
+		int(a>>4|(hb>>4&3)<<4) - 32, int(b>>4|(hb>>6&3)<<4) - 32
+}
+
 // Q6_K: d·sc·(q−32) for 16 groups of 16.
 func dequantQ6_K(b []byte, y []float32) {
 	ql := b[0:128]
@@ -300,10 +309,7 @@ func dequantQ6_K(b []byte, y []float32) {
 		out := y[128*n : 128*n+128]
 		for l := 0; l < 32; l++ {
 			is := l / 16
-			q1 := int(l4[l]&0xf|(h[l]>>0&3)<<4) - 32
-			q2 := int(l4[l+32]&0xf|(h[l]>>2&3)<<4) - 32
-			q3 := int(l4[l]>>4|(h[l]>>4&3)<<4) - 32
-			q4 := int(l4[l+32]>>4|(h[l]>>6&3)<<4) - 32
+			q1, q2, q3, q4 := q6KQuants(l4, h, l)
 			out[l] = d * float32(int8(s[is])) * float32(q1)
 			out[l+32] = d * float32(int8(s[is+2])) * float32(q2)
 			out[l+64] = d * float32(int8(s[is+4])) * float32(q3)

@@ -444,10 +444,7 @@ func dotQ6_K(w, x []byte, nb int) float32 {
 			for half := 0; half < 2; half++ {
 				var s1, s2, s3, s4 int
 				for l := 16 * half; l < 16*half+16; l++ {
-					q1 := int(l4[l]&0xf|(h[l]>>0&3)<<4) - 32
-					q2 := int(l4[l+32]&0xf|(h[l]>>2&3)<<4) - 32
-					q3 := int(l4[l]>>4|(h[l]>>4&3)<<4) - 32
-					q4 := int(l4[l+32]>>4|(h[l]>>6&3)<<4) - 32
+					q1, q2, q3, q4 := q6KQuants(l4, h, l)
 					s1 += q1 * int(int8(y[l]))
 					s2 += q2 * int(int8(y[l+32]))
 					s3 += q3 * int(int8(y[l+64]))
