@@ -161,17 +161,22 @@ func VecDotRowsQ4_0X16(packed []byte, nRows int, act []byte, n int, out []float3
 	return x16Product(Q4_0, Q4_0X16Size, q4x16Fast, q4x16Generic, packed, nRows, act, n, out)
 }
 
-// x16Product checks a 16-row interleave product's buffers (Q4_0's or
-// Q8_0's, both against Q8_0 activations) and runs the level's kernel, or
-// the Go twin where there is none.
+// x16Product checks a 16-row interleave product's buffers (any of the
+// four; one activation row in VecDotType(t): Q8_0 for Q4_0 and Q8_0, Q8_K
+// for Q4_K and Q6_K) and runs the level's kernel, or the Go twin where
+// there is none. The kernel and twin take the row's count of t's blocks.
 func x16Product(t Type, size func(nRows, n int) int,
 	fast func([]byte, int, []byte, int, []float32) bool, twin func([]byte, int, []byte, int, []float32),
 	packed []byte, nRows int, act []byte, n int, out []float32) error {
+	qk := t.BlockSize()
+	if qk == QK_K && (n <= 0 || n%QK_K != 0) { // the K-quant interleaves' own words
+		return fmt.Errorf("quant: %v interleave product of %d elements: not a multiple of %d", t, n, QK_K)
+	}
 	if err := x16Width(t, "product", n); err != nil {
 		return err
 	}
-	nb := n / q4x16Elems
-	if nRows < 0 || len(packed) < size(nRows, n) || len(act) < nb*34 || len(out) < nRows {
+	nb := n / qk
+	if nRows < 0 || len(packed) < size(nRows, n) || len(act) < nb*VecDotType(t).TypeSize() || len(out) < nRows {
 		return fmt.Errorf("quant: %v interleave product of %d rows of %d: %d packed bytes, %d activation bytes, %d results",
 			t, nRows, n, len(packed), len(act), len(out))
 	}
