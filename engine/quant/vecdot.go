@@ -176,17 +176,50 @@ func dotBF16(w, x []byte, n int) float32 {
 	return float32(sum)
 }
 
+// nibbleSum is Σ(q−off)·q8 of one 32-element block of nibbles qw
+// (elements 0–15 low, 16–31 high) against its Q8_0/Q8_1 quants qx: Q4_0
+// (off 8) and Q4_1 (off 0) differ only in the offset. Small enough to
+// inline, so the offset is a constant again at each call.
+func nibbleSum(qw, qx []byte, off int) (sumi int) {
+	qw, qx = qw[:16], qx[:32]
+	for j := 0; j < 16; j++ {
+		sumi += (int(qw[j]&0xf) - off) * int(int8(qx[j]))
+		sumi += (int(qw[j]>>4) - off) * int(int8(qx[j+16]))
+	}
+	return sumi
+}
+
+// nibbleSum5 is nibbleSum with a fifth bit per element from qh (bit e
+// for element e): Q5_0 (off 16) and Q5_1 (off 0). (Its inline cost is
+// the budget's 80: h = qh>>j, not two shifts of qh, keeps it there.)
+func nibbleSum5(qh uint32, qw, qx []byte, off int) (sumi int) {
+	qw, qx = qw[:16], qx[:32]
+	for j := 0; j < 16; j++ {
+		q, h := qw[j], qh>>j // h's bits 0 and 16: elements j and j+16
+		sumi += (int(q&0xf|byte(h<<4)&0x10) - off) * int(int8(qx[j]))
+		sumi += (int(q>>4|byte(h>>12)&0x10) - off) * int(int8(qx[j+16]))
+	}
+	return sumi
+}
+
+// codebookSum is Σ kv[q]·q8 of one 32-element block of 4-bit codebook
+// indexes qw (as nibbleSum lays them) against qx: IQ4_NL and MXFP4, which
+// differ in their codebook and scale only.
+func codebookSum(kv *[16]int8, qw, qx []byte) (sumi int) {
+	qw, qx = qw[:16], qx[:32]
+	for j := 0; j < 16; j++ {
+		sumi += int(kv[qw[j]&0xf]) * int(int8(qx[j]))
+		sumi += int(kv[qw[j]>>4]) * int(int8(qx[j+16]))
+	}
+	return sumi
+}
+
 // Q4_0 × Q8_0 (34-byte blocks: d, qs[32]).
 func dotQ4_0(w, x []byte, nb int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
 		bw, bx := w[18*i:18*i+18], x[34*i:34*i+34]
-		qw, qx := bw[2:18], bx[2:34]
-		sumi := 0
-		for j := 0; j < 16; j++ {
-			sumi += (int(qw[j]&0xf) - 8) * int(int8(qx[j]))
-			sumi += (int(qw[j]>>4) - 8) * int(int8(qx[j+16]))
-		}
+		sumi := nibbleSum(bw[2:18], bx[2:34], 8)
 		sumf += float32(float32(sumi) * fp16(bw) * fp16(bx))
 	}
 	return sumf
@@ -197,12 +230,7 @@ func dotQ4_1(w, x []byte, nb int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
 		bw, bx := w[20*i:20*i+20], x[36*i:36*i+36]
-		qw, qx := bw[4:20], bx[4:36]
-		sumi := 0
-		for j := 0; j < 16; j++ {
-			sumi += int(qw[j]&0xf) * int(int8(qx[j]))
-			sumi += int(qw[j]>>4) * int(int8(qx[j+16]))
-		}
+		sumi := nibbleSum(bw[4:20], bx[4:36], 0)
 		sumf += float32(fp16(bw)*fp16(bx)*float32(sumi)) + float32(fp16(bw[2:])*fp16(bx[2:]))
 	}
 	return sumf
@@ -213,15 +241,7 @@ func dotQ5_0(w, x []byte, nb int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
 		bw, bx := w[22*i:22*i+22], x[34*i:34*i+34]
-		qh := binary.LittleEndian.Uint32(bw[2:])
-		qw, qx := bw[6:22], bx[2:34]
-		sumi := 0
-		for j := 0; j < 16; j++ {
-			h0 := byte(qh>>j<<4) & 0x10
-			h1 := byte(qh>>(j+12)) & 0x10
-			sumi += (int(qw[j]&0xf|h0) - 16) * int(int8(qx[j]))
-			sumi += (int(qw[j]>>4|h1) - 16) * int(int8(qx[j+16]))
-		}
+		sumi := nibbleSum5(binary.LittleEndian.Uint32(bw[2:]), bw[6:22], bx[2:34], 16)
 		sumf += float32(fp16(bw) * fp16(bx) * float32(sumi))
 	}
 	return sumf
@@ -232,15 +252,7 @@ func dotQ5_1(w, x []byte, nb int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
 		bw, bx := w[24*i:24*i+24], x[36*i:36*i+36]
-		qh := binary.LittleEndian.Uint32(bw[4:])
-		qw, qx := bw[8:24], bx[4:36]
-		sumi := 0
-		for j := 0; j < 16; j++ {
-			h0 := byte(qh>>j<<4) & 0x10
-			h1 := byte(qh>>(j+12)) & 0x10
-			sumi += int(qw[j]&0xf|h0) * int(int8(qx[j]))
-			sumi += int(qw[j]>>4|h1) * int(int8(qx[j+16]))
-		}
+		sumi := nibbleSum5(binary.LittleEndian.Uint32(bw[4:]), bw[8:24], bx[4:36], 0)
 		sumf += float32(fp16(bw)*fp16(bx)*float32(sumi)) + float32(fp16(bw[2:])*fp16(bx[2:]))
 	}
 	return sumf
@@ -266,12 +278,7 @@ func dotIQ4_NL(w, x []byte, nb int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
 		bw, bx := w[18*i:18*i+18], x[34*i:34*i+34]
-		qw, qx := bw[2:18], bx[2:34]
-		sumi := 0
-		for j := 0; j < 16; j++ {
-			sumi += int(kvaluesIQ4NL[qw[j]&0xf]) * int(int8(qx[j]))
-			sumi += int(kvaluesIQ4NL[qw[j]>>4]) * int(int8(qx[j+16]))
-		}
+		sumi := codebookSum(&kvaluesIQ4NL, bw[2:18], bx[2:34])
 		sumf += float32(fp16(bw) * fp16(bx) * float32(sumi))
 	}
 	return sumf
