@@ -286,6 +286,12 @@ func dequantQ45_K(b []byte, qsOff int, y []float32) {
 	}
 }
 
+// q6KHalf is where half n (elements 128n…128n+127) of a Q6_K block b
+// keeps its quants and scales: 64 bytes of ql, 32 of qh, 8 scales.
+func q6KHalf(b []byte, n int) (l4, h, s []byte) {
+	return b[64*n : 64*n+64], b[128+32*n : 128+32*n+32], b[192+8*n : 192+8*n+8]
+}
+
 // q6KQuants is elements l, l+32, l+64, l+96 of a Q6_K half (l4: its 64
 // bytes of ql, h: its 32 of qh), less 32: dequantQ6_K and dotQ6_K read
 // the six-bit quants the same way, and must.
@@ -297,15 +303,10 @@ func q6KQuants(l4, h []byte, l int) (q1, q2, q3, q4 int) {
 
 // Q6_K: d·sc·(q−32) for 16 groups of 16.
 func dequantQ6_K(b []byte, y []float32) {
-	ql := b[0:128]
-	qh := b[128:192]
-	sc := b[192:208]
 	d := fp16(b[208:])
 	y = y[:QK_K]
 	for n := 0; n < 2; n++ {
-		l4 := ql[64*n : 64*n+64]
-		h := qh[32*n : 32*n+32]
-		s := sc[8*n : 8*n+8]
+		l4, h, s := q6KHalf(b, n)
 		out := y[128*n : 128*n+128]
 		for l := 0; l < 32; l++ {
 			is := l / 16

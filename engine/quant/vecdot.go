@@ -441,12 +441,9 @@ func dotQ6_K(w, x []byte, nb int) float32 {
 	for i := 0; i < nb; i++ {
 		bw := w[210*i : 210*i+210]
 		dy, qx, _ := q8K(x[292*i : 292*i+292])
-		ql, qh, sc := bw[0:128], bw[128:192], bw[192:208]
 		isum := 0
 		for n := 0; n < 2; n++ {
-			l4 := ql[64*n : 64*n+64]
-			h := qh[32*n : 32*n+32]
-			s := sc[8*n : 8*n+8]
+			l4, h, s := q6KHalf(bw, n)
 			y := qx[128*n : 128*n+128]
 			for half := 0; half < 2; half++ {
 				var s1, s2, s3, s4 int
