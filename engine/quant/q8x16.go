@@ -43,29 +43,7 @@ func q8x16QS(nb, b, k, lane int) int { return q4x16DArea(nb) + q8x16Chunk*b + 64
 // RepackQ8_0X16 lays out nRows Q8_0 rows of n elements, stride bytes
 // apart, in the 16-row interleave (into dst, Q8_0X16Size bytes).
 func RepackQ8_0X16(dst, rows []byte, stride, nRows, n int) error {
-	if err := x16Width(Q8_0, "", n); err != nil {
-		return err
-	}
-	nb := n / q4x16Elems
-	size := Q8_0X16Size(nRows, n)
-	if err := x16RepackBuffers(Q8_0, dst, rows, stride, nRows, nb*q8_0Bytes, size); err != nil {
-		return err
-	}
-	dst = dst[:size]
-	clear(dst)
-	gsz := q8x16Group(nb)
-	for r := range nRows {
-		grp := dst[r/q4x16Rows*gsz:][:gsz]
-		lane := r % q4x16Rows
-		for b := range nb {
-			src := rows[r*stride+q8_0Bytes*b:][:q8_0Bytes]
-			copy(grp[q4x16D(b, lane):][:2], src[:2])
-			for j, q := range src[2:] {
-				grp[q8x16QS(nb, b, j/4, lane)+j%4] = q ^ 0x80
-			}
-		}
-	}
-	return nil
+	return x16Repack(Q8_0, dst, rows, stride, nRows, n)
 }
 
 // UnpackQ8_0X16 writes the nRows Q8_0 rows of n elements that packed
