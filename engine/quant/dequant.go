@@ -241,46 +241,43 @@ func scaleMinK4(j int, s []byte) (sc, m byte) {
 }
 
 // Q4_K: (d·sc)·q − (dmin·m) for 8 groups of 32.
-func dequantQ4_K(b []byte, y []float32) {
-	d, dmin := fp16(b), fp16(b[2:])
-	scales := b[4:16]
-	qs := b[16:144]
-	y = y[:QK_K]
-	for j := 0; j < 4; j++ {
-		sc1, m1 := scaleMinK4(2*j, scales)
-		sc2, m2 := scaleMinK4(2*j+1, scales)
-		d1, dm1 := d*float32(sc1), float32(dmin*float32(m1))
-		d2, dm2 := d*float32(sc2), float32(dmin*float32(m2))
-		q := qs[32*j : 32*j+32]
-		lo, hi := y[64*j:64*j+32], y[64*j+32:64*j+64]
-		for l := 0; l < 32; l++ {
-			lo[l] = float32(d1*float32(q[l]&0xf)) - dm1
-			hi[l] = float32(d2*float32(q[l]>>4)) - dm2
-		}
-	}
-}
+func dequantQ4_K(b []byte, y []float32) { dequantQ45_K(b[:144], 16, y) }
 
 // Q5_K: (d·sc)·(q + 16·h) − (dmin·m) for 8 groups of 32.
-func dequantQ5_K(b []byte, y []float32) {
+func dequantQ5_K(b []byte, y []float32) { dequantQ45_K(b[:176], 48, y) }
+
+// dequantQ45_K is dequantQ4_K and dequantQ5_K: a Q5_K block is a Q4_K
+// one with qh[32] before the nibbles, which start at qsOff (16 without
+// qh, 48 with). Each pair of sub-blocks has a loop without and one with
+// the fifth bits, not a test per quant, so that Q4_K's stays as it was;
+// the fifth bit joins the quant before it is scaled (a float product),
+// so it cannot be added afterwards as dotQ45_K's integer sums could.
+func dequantQ45_K(b []byte, qsOff int, y []float32) {
 	d, dmin := fp16(b), fp16(b[2:])
-	scales := b[4:16]
-	qh := b[16:48]
-	qs := b[48:176]
+	scales, qh, qs := b[4:16], b[16:qsOff], b[qsOff:]
 	y = y[:QK_K]
 	for j := 0; j < 4; j++ {
 		sc1, m1 := scaleMinK4(2*j, scales)
 		sc2, m2 := scaleMinK4(2*j+1, scales)
 		d1, dm1 := d*float32(sc1), float32(dmin*float32(m1))
 		d2, dm2 := d*float32(sc2), float32(dmin*float32(m2))
-		u1, u2 := byte(1)<<(2*j), byte(2)<<(2*j)
 		q := qs[32*j : 32*j+32]
 		lo, hi := y[64*j:64*j+32], y[64*j+32:64*j+64]
+		if len(qh) == 0 {
+			for l := 0; l < 32; l++ {
+				lo[l] = float32(d1*float32(q[l]&0xf)) - dm1
+				hi[l] = float32(d2*float32(q[l]>>4)) - dm2
+			}
+			continue
+		}
+		h := qh[:32]
+		u1, u2 := byte(1)<<(2*j), byte(2)<<(2*j)
 		for l := 0; l < 32; l++ {
 			v1, v2 := q[l]&0xf, q[l]>>4
-			if qh[l]&u1 != 0 {
+			if h[l]&u1 != 0 {
 				v1 += 16
 			}
-			if qh[l]&u2 != 0 {
+			if h[l]&u2 != 0 {
 				v2 += 16
 			}
 			lo[l] = float32(d1*float32(v1)) - dm1
@@ -289,24 +286,31 @@ func dequantQ5_K(b []byte, y []float32) {
 	}
 }
 
+// q6KHalf is where half n (elements 128n…128n+127) of a Q6_K block b
+// keeps its quants and scales: 64 bytes of ql, 32 of qh, 8 scales.
+func q6KHalf(b []byte, n int) (l4, h, s []byte) {
+	return b[64*n : 64*n+64], b[128+32*n : 128+32*n+32], b[192+8*n : 192+8*n+8]
+}
+
+// q6KQuants is elements l, l+32, l+64, l+96 of a Q6_K half (l4: its 64
+// bytes of ql, h: its 32 of qh), less 32: dequantQ6_K and dotQ6_K read
+// the six-bit quants the same way, and must.
+func q6KQuants(l4, h []byte, l int) (q1, q2, q3, q4 int) {
+	a, b, hb := l4[l], l4[l+32], h[l]
+	return int(a&0xf|(hb&3)<<4) - 32, int(b&0xf|(hb>>2&3)<<4) - 32,
+		int(a>>4|(hb>>4&3)<<4) - 32, int(b>>4|(hb>>6&3)<<4) - 32
+}
+
 // Q6_K: d·sc·(q−32) for 16 groups of 16.
 func dequantQ6_K(b []byte, y []float32) {
-	ql := b[0:128]
-	qh := b[128:192]
-	sc := b[192:208]
 	d := fp16(b[208:])
 	y = y[:QK_K]
 	for n := 0; n < 2; n++ {
-		l4 := ql[64*n : 64*n+64]
-		h := qh[32*n : 32*n+32]
-		s := sc[8*n : 8*n+8]
+		l4, h, s := q6KHalf(b, n)
 		out := y[128*n : 128*n+128]
 		for l := 0; l < 32; l++ {
 			is := l / 16
-			q1 := int(l4[l]&0xf|(h[l]>>0&3)<<4) - 32
-			q2 := int(l4[l+32]&0xf|(h[l]>>2&3)<<4) - 32
-			q3 := int(l4[l]>>4|(h[l]>>4&3)<<4) - 32
-			q4 := int(l4[l+32]>>4|(h[l]>>6&3)<<4) - 32
+			q1, q2, q3, q4 := q6KQuants(l4, h, l)
 			out[l] = d * float32(int8(s[is])) * float32(q1)
 			out[l+32] = d * float32(int8(s[is+2])) * float32(q2)
 			out[l+64] = d * float32(int8(s[is+4])) * float32(q3)

@@ -74,20 +74,7 @@ func RepackQ4_KX16(dst, rows []byte, stride, nRows, n int) error {
 // activation row of n elements: out[r] bit-identical to VecDot of the
 // original row r.
 func VecDotRowsQ4_KX16(packed []byte, nRows int, act []byte, n int, out []float32) error {
-	if n <= 0 || n%QK_K != 0 {
-		return fmt.Errorf("quant: Q4_K interleave product of %d elements: not a multiple of %d", n, QK_K)
-	}
-	if nRows < 0 || len(packed) < KX16Size(nRows, n) || len(act) < n/QK_K*292 || len(out) < nRows {
-		return fmt.Errorf("quant: Q4_K interleave product of %d rows of %d: %d packed bytes, %d activation bytes, %d results",
-			nRows, n, len(packed), len(act), len(out))
-	}
-	if nRows == 0 {
-		return nil
-	}
-	if !kx16Fast(packed, nRows, act, n/QK_K, out) {
-		kx16Generic(packed, nRows, act, n/QK_K, out)
-	}
-	return nil
+	return x16Product(Q4_K, KX16Size, kx16Fast, kx16Generic, packed, nRows, act, n, out)
 }
 
 // kx16Generic is the Go twin of the interleave kernels: dotQ4_K's

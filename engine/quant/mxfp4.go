@@ -95,12 +95,7 @@ func dotMXFP4(w, x []byte, nb int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
 		bw, bx := w[17*i:17*i+17], x[34*i:34*i+34]
-		qw, qx := bw[1:17], bx[2:34]
-		sumi := 0
-		for j := 0; j < 16; j++ {
-			sumi += int(kvaluesMXFP4[qw[j]&0xf]) * int(int8(qx[j]))
-			sumi += int(kvaluesMXFP4[qw[j]>>4]) * int(int8(qx[j+16]))
-		}
+		sumi := codebookSum(&kvaluesMXFP4, bw[1:17], bx[2:34])
 		d := fp16(bx) * e8m0Half(bw[0])
 		sumf += float32(d * float32(sumi))
 	}

@@ -164,20 +164,7 @@ func UnpackQ6_KX16(dst, packed []byte, nRows, n int) error {
 // activation row of n elements: out[r] bit-identical to VecDot of the
 // original row r.
 func VecDotRowsQ6_KX16(packed []byte, nRows int, act []byte, n int, out []float32) error {
-	if n <= 0 || n%QK_K != 0 {
-		return fmt.Errorf("quant: Q6_K interleave product of %d elements: not a multiple of %d", n, QK_K)
-	}
-	if nRows < 0 || len(packed) < Q6KX16Size(nRows, n) || len(act) < n/QK_K*292 || len(out) < nRows {
-		return fmt.Errorf("quant: Q6_K interleave product of %d rows of %d: %d packed bytes, %d activation bytes, %d results",
-			nRows, n, len(packed), len(act), len(out))
-	}
-	if nRows == 0 {
-		return nil
-	}
-	if !q6x16Fast(packed, nRows, act, n/QK_K, out) {
-		q6x16Generic(packed, nRows, act, n/QK_K, out)
-	}
-	return nil
+	return x16Product(Q6_K, Q6KX16Size, q6x16Fast, q6x16Generic, packed, nRows, act, n, out)
 }
 
 // q6x16Generic is the Go twin of the interleave kernels: dotQ6_K's

@@ -1,5 +1,7 @@
 package quant
 
+import "encoding/binary"
+
 // Q8_0 rows interleaved 16 at a time for decode, as q4x16.go does for
 // Q4_0, and for the same reason: with rows in lanes each lane adds its
 // row's blocks in dotQ8_0's order, float32(isum·(d_w·d_x)), without a
@@ -41,29 +43,7 @@ func q8x16QS(nb, b, k, lane int) int { return q4x16DArea(nb) + q8x16Chunk*b + 64
 // RepackQ8_0X16 lays out nRows Q8_0 rows of n elements, stride bytes
 // apart, in the 16-row interleave (into dst, Q8_0X16Size bytes).
 func RepackQ8_0X16(dst, rows []byte, stride, nRows, n int) error {
-	if err := x16Width(Q8_0, "", n); err != nil {
-		return err
-	}
-	nb := n / q4x16Elems
-	size := Q8_0X16Size(nRows, n)
-	if err := x16RepackBuffers(Q8_0, dst, rows, stride, nRows, nb*q8_0Bytes, size); err != nil {
-		return err
-	}
-	dst = dst[:size]
-	clear(dst)
-	gsz := q8x16Group(nb)
-	for r := range nRows {
-		grp := dst[r/q4x16Rows*gsz:][:gsz]
-		lane := r % q4x16Rows
-		for b := range nb {
-			src := rows[r*stride+q8_0Bytes*b:][:q8_0Bytes]
-			copy(grp[q4x16D(b, lane):][:2], src[:2])
-			for j, q := range src[2:] {
-				grp[q8x16QS(nb, b, j/4, lane)+j%4] = q ^ 0x80
-			}
-		}
-	}
-	return nil
+	return x16Repack(Q8_0, dst, rows, stride, nRows, n)
 }
 
 // UnpackQ8_0X16 writes the nRows Q8_0 rows of n elements that packed
@@ -78,14 +58,22 @@ func UnpackQ8_0X16(dst, packed []byte, nRows, n int) error {
 		return err
 	}
 	gsz := q8x16Group(nb)
+	da := q4x16DArea(nb)
+	// Word loads and stores, as UnpackQ4_0X16's: a prompt unpacks every
+	// segment of the weights once per product, and a byte at a time this
+	// cost more than the product itself.
+	const flip = 0x80808080
 	for r := range nRows {
 		grp := packed[r/q4x16Rows*gsz:][:gsz]
 		lane := r % q4x16Rows
+		row := dst[r*nb*q8_0Bytes:][:nb*q8_0Bytes]
 		for b := range nb {
-			out := dst[(r*nb+b)*q8_0Bytes:][:q8_0Bytes]
-			copy(out[:2], grp[q4x16D(b, lane):])
-			for j := range 32 {
-				out[2+j] = grp[q8x16QS(nb, b, j/4, lane)+j%4] ^ 0x80
+			out := row[b*q8_0Bytes:][:q8_0Bytes]
+			d := grp[q4x16D(b, lane):][:2]
+			out[0], out[1] = d[0], d[1]
+			qs := grp[da+q8x16Chunk*b+4*lane:][:7*64+4]
+			for k := range 8 {
+				binary.LittleEndian.PutUint32(out[2+4*k:], binary.LittleEndian.Uint32(qs[64*k:])^flip)
 			}
 		}
 	}

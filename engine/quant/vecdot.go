@@ -176,17 +176,50 @@ func dotBF16(w, x []byte, n int) float32 {
 	return float32(sum)
 }
 
+// nibbleSum is Σ(q−off)·q8 of one 32-element block of nibbles qw
+// (elements 0–15 low, 16–31 high) against its Q8_0/Q8_1 quants qx: Q4_0
+// (off 8) and Q4_1 (off 0) differ only in the offset. Small enough to
+// inline, so the offset is a constant again at each call.
+func nibbleSum(qw, qx []byte, off int) (sumi int) {
+	qw, qx = qw[:16], qx[:32]
+	for j := 0; j < 16; j++ {
+		sumi += (int(qw[j]&0xf) - off) * int(int8(qx[j]))
+		sumi += (int(qw[j]>>4) - off) * int(int8(qx[j+16]))
+	}
+	return sumi
+}
+
+// nibbleSum5 is nibbleSum with a fifth bit per element from qh (bit e
+// for element e): Q5_0 (off 16) and Q5_1 (off 0). (Its inline cost is
+// the budget's 80: h = qh>>j, not two shifts of qh, keeps it there.)
+func nibbleSum5(qh uint32, qw, qx []byte, off int) (sumi int) {
+	qw, qx = qw[:16], qx[:32]
+	for j := 0; j < 16; j++ {
+		q, h := qw[j], qh>>j // h's bits 0 and 16: elements j and j+16
+		sumi += (int(q&0xf|byte(h<<4)&0x10) - off) * int(int8(qx[j]))
+		sumi += (int(q>>4|byte(h>>12)&0x10) - off) * int(int8(qx[j+16]))
+	}
+	return sumi
+}
+
+// codebookSum is Σ kv[q]·q8 of one 32-element block of 4-bit codebook
+// indexes qw (as nibbleSum lays them) against qx: IQ4_NL and MXFP4, which
+// differ in their codebook and scale only.
+func codebookSum(kv *[16]int8, qw, qx []byte) (sumi int) {
+	qw, qx = qw[:16], qx[:32]
+	for j := 0; j < 16; j++ {
+		sumi += int(kv[qw[j]&0xf]) * int(int8(qx[j]))
+		sumi += int(kv[qw[j]>>4]) * int(int8(qx[j+16]))
+	}
+	return sumi
+}
+
 // Q4_0 × Q8_0 (34-byte blocks: d, qs[32]).
 func dotQ4_0(w, x []byte, nb int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
 		bw, bx := w[18*i:18*i+18], x[34*i:34*i+34]
-		qw, qx := bw[2:18], bx[2:34]
-		sumi := 0
-		for j := 0; j < 16; j++ {
-			sumi += (int(qw[j]&0xf) - 8) * int(int8(qx[j]))
-			sumi += (int(qw[j]>>4) - 8) * int(int8(qx[j+16]))
-		}
+		sumi := nibbleSum(bw[2:18], bx[2:34], 8)
 		sumf += float32(float32(sumi) * fp16(bw) * fp16(bx))
 	}
 	return sumf
@@ -197,12 +230,7 @@ func dotQ4_1(w, x []byte, nb int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
 		bw, bx := w[20*i:20*i+20], x[36*i:36*i+36]
-		qw, qx := bw[4:20], bx[4:36]
-		sumi := 0
-		for j := 0; j < 16; j++ {
-			sumi += int(qw[j]&0xf) * int(int8(qx[j]))
-			sumi += int(qw[j]>>4) * int(int8(qx[j+16]))
-		}
+		sumi := nibbleSum(bw[4:20], bx[4:36], 0)
 		sumf += float32(fp16(bw)*fp16(bx)*float32(sumi)) + float32(fp16(bw[2:])*fp16(bx[2:]))
 	}
 	return sumf
@@ -213,15 +241,7 @@ func dotQ5_0(w, x []byte, nb int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
 		bw, bx := w[22*i:22*i+22], x[34*i:34*i+34]
-		qh := binary.LittleEndian.Uint32(bw[2:])
-		qw, qx := bw[6:22], bx[2:34]
-		sumi := 0
-		for j := 0; j < 16; j++ {
-			h0 := byte(qh>>j<<4) & 0x10
-			h1 := byte(qh>>(j+12)) & 0x10
-			sumi += (int(qw[j]&0xf|h0) - 16) * int(int8(qx[j]))
-			sumi += (int(qw[j]>>4|h1) - 16) * int(int8(qx[j+16]))
-		}
+		sumi := nibbleSum5(binary.LittleEndian.Uint32(bw[2:]), bw[6:22], bx[2:34], 16)
 		sumf += float32(fp16(bw) * fp16(bx) * float32(sumi))
 	}
 	return sumf
@@ -232,15 +252,7 @@ func dotQ5_1(w, x []byte, nb int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
 		bw, bx := w[24*i:24*i+24], x[36*i:36*i+36]
-		qh := binary.LittleEndian.Uint32(bw[4:])
-		qw, qx := bw[8:24], bx[4:36]
-		sumi := 0
-		for j := 0; j < 16; j++ {
-			h0 := byte(qh>>j<<4) & 0x10
-			h1 := byte(qh>>(j+12)) & 0x10
-			sumi += int(qw[j]&0xf|h0) * int(int8(qx[j]))
-			sumi += int(qw[j]>>4|h1) * int(int8(qx[j+16]))
-		}
+		sumi := nibbleSum5(binary.LittleEndian.Uint32(bw[4:]), bw[8:24], bx[4:36], 0)
 		sumf += float32(fp16(bw)*fp16(bx)*float32(sumi)) + float32(fp16(bw[2:])*fp16(bx[2:]))
 	}
 	return sumf
@@ -266,12 +278,7 @@ func dotIQ4_NL(w, x []byte, nb int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
 		bw, bx := w[18*i:18*i+18], x[34*i:34*i+34]
-		qw, qx := bw[2:18], bx[2:34]
-		sumi := 0
-		for j := 0; j < 16; j++ {
-			sumi += int(kvaluesIQ4NL[qw[j]&0xf]) * int(int8(qx[j]))
-			sumi += int(kvaluesIQ4NL[qw[j]>>4]) * int(int8(qx[j+16]))
-		}
+		sumi := codebookSum(&kvaluesIQ4NL, bw[2:18], bx[2:34])
 		sumf += float32(fp16(bw) * fp16(bx) * float32(sumi))
 	}
 	return sumf
@@ -371,23 +378,25 @@ func dotQ3_K(w, x []byte, nb int) float32 {
 }
 
 // Q4_K × Q8_K: d·Σ sc·Σq·q8 − dmin·Σ m·(bsum pairs).
-func dotQ4_K(w, x []byte, nb int) float32 {
+func dotQ4_K(w, x []byte, nb int) float32 { return dotQ45_K(w, x, nb, 144, 16) }
+
+// Q5_K × Q8_K: as Q4_K with a fifth bit from qh.
+func dotQ5_K(w, x []byte, nb int) float32 { return dotQ45_K(w, x, nb, 176, 48) }
+
+// dotQ45_K is dotQ4_K and dotQ5_K: one super-block loop, because a Q5_K
+// super-block is a Q4_K one (size bytes) with qh[32] before the nibbles,
+// which start at qsOff (16 without qh, 48 with).
+func dotQ45_K(w, x []byte, nb, size, qsOff int) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
-		bw := w[144*i : 144*i+144]
+		bw := w[size*i : size*i+size]
 		dy, qx, bsums := q8K(x[292*i : 292*i+292])
-		scales, qs := bw[4:16], bw[16:144]
+		scales, qh, qs := bw[4:16], bw[16:qsOff], bw[qsOff:size]
 		isum, summs := 0, 0
 		for j := 0; j < 4; j++ {
 			sc1, m1 := scaleMinK4(2*j, scales)
 			sc2, m2 := scaleMinK4(2*j+1, scales)
-			q := qs[32*j : 32*j+32]
-			ylo, yhi := qx[64*j:64*j+32], qx[64*j+32:64*j+64]
-			s1, s2 := 0, 0
-			for l := 0; l < 32; l++ {
-				s1 += int(q[l]&0xf) * int(int8(ylo[l]))
-				s2 += int(q[l]>>4) * int(int8(yhi[l]))
-			}
+			s1, s2 := quantSumsK45(qs[32*j:32*j+32], qh, j, qx[64*j:64*j+32], qx[64*j+32:64*j+64])
 			isum += int(sc1)*s1 + int(sc2)*s2
 			summs += minSumK4(bsums, j, int(m1), int(m2))
 		}
@@ -396,38 +405,34 @@ func dotQ4_K(w, x []byte, nb int) float32 {
 	return sumf
 }
 
-// Q5_K × Q8_K: as Q4_K with a fifth bit from qh.
-func dotQ5_K(w, x []byte, nb int) float32 {
-	var sumf float32
-	for i := 0; i < nb; i++ {
-		bw := w[176*i : 176*i+176]
-		dy, qx, bsums := q8K(x[292*i : 292*i+292])
-		scales, qh, qs := bw[4:16], bw[16:48], bw[48:176]
-		isum, summs := 0, 0
-		for j := 0; j < 4; j++ {
-			sc1, m1 := scaleMinK4(2*j, scales)
-			sc2, m2 := scaleMinK4(2*j+1, scales)
-			u1, u2 := byte(1)<<(2*j), byte(2)<<(2*j)
-			q := qs[32*j : 32*j+32]
-			ylo, yhi := qx[64*j:64*j+32], qx[64*j+32:64*j+64]
-			s1, s2 := 0, 0
-			for l := 0; l < 32; l++ {
-				v1, v2 := int(q[l]&0xf), int(q[l]>>4)
-				if qh[l]&u1 != 0 {
-					v1 += 16
-				}
-				if qh[l]&u2 != 0 {
-					v2 += 16
-				}
-				s1 += v1 * int(int8(ylo[l]))
-				s2 += v2 * int(int8(yhi[l]))
-			}
-			isum += int(sc1)*s1 + int(sc2)*s2
-			summs += minSumK4(bsums, j, int(m1), int(m2))
+// quantSumsK45 is Σq·q8 of sub-blocks 2j (q's low nibbles against ylo)
+// and 2j+1 (high nibbles, yhi), with Q5_K's fifth bits (qh bits 2j and
+// 2j+1) where qh is not empty. Two loops, not a test per quant: the
+// Q4_K loop stays as fast as it was, and a second pass for the fifth
+// bits made Q5_K's Go path about 1.7× as slow.
+func quantSumsK45(q, qh []byte, j int, ylo, yhi []byte) (s1, s2 int) {
+	q, ylo, yhi = q[:32], ylo[:32], yhi[:32]
+	if len(qh) == 0 {
+		for l := 0; l < 32; l++ {
+			s1 += int(q[l]&0xf) * int(int8(ylo[l]))
+			s2 += int(q[l]>>4) * int(int8(yhi[l]))
 		}
-		sumf += superSumK(fp16(bw)*dy, fp16(bw[2:])*dy, isum, summs)
+		return s1, s2
 	}
-	return sumf
+	qh = qh[:32]
+	u1, u2 := byte(1)<<(2*j), byte(2)<<(2*j)
+	for l := 0; l < 32; l++ {
+		v1, v2 := int(q[l]&0xf), int(q[l]>>4)
+		if qh[l]&u1 != 0 {
+			v1 += 16
+		}
+		if qh[l]&u2 != 0 {
+			v2 += 16
+		}
+		s1 += v1 * int(int8(ylo[l]))
+		s2 += v2 * int(int8(yhi[l]))
+	}
+	return s1, s2
 }
 
 // Q6_K × Q8_K: d·Σ sc·Σ(q−32)·q8.
@@ -436,20 +441,14 @@ func dotQ6_K(w, x []byte, nb int) float32 {
 	for i := 0; i < nb; i++ {
 		bw := w[210*i : 210*i+210]
 		dy, qx, _ := q8K(x[292*i : 292*i+292])
-		ql, qh, sc := bw[0:128], bw[128:192], bw[192:208]
 		isum := 0
 		for n := 0; n < 2; n++ {
-			l4 := ql[64*n : 64*n+64]
-			h := qh[32*n : 32*n+32]
-			s := sc[8*n : 8*n+8]
+			l4, h, s := q6KHalf(bw, n)
 			y := qx[128*n : 128*n+128]
 			for half := 0; half < 2; half++ {
 				var s1, s2, s3, s4 int
 				for l := 16 * half; l < 16*half+16; l++ {
-					q1 := int(l4[l]&0xf|(h[l]>>0&3)<<4) - 32
-					q2 := int(l4[l+32]&0xf|(h[l]>>2&3)<<4) - 32
-					q3 := int(l4[l]>>4|(h[l]>>4&3)<<4) - 32
-					q4 := int(l4[l+32]>>4|(h[l]>>6&3)<<4) - 32
+					q1, q2, q3, q4 := q6KQuants(l4, h, l)
 					s1 += q1 * int(int8(y[l]))
 					s2 += q2 * int(int8(y[l+32]))
 					s3 += q3 * int(int8(y[l+64]))

@@ -196,7 +196,7 @@ func (d *Device) freeLater(p uint64) { d.allocs.FreeLater(p) }
 // usable says why nothing more can run, if nothing can.
 func (d *Device) usable() error {
 	if d.closed {
-		return errors.New("cuda: device closed")
+		return gpucommon.ErrClosed("cuda")
 	}
 	return d.g.failure()
 }
@@ -303,9 +303,7 @@ func (d *Device) wait() {
 	d.cmds = d.cmds[:0]
 	if err := d.g.drv.call(cuStreamSynchronize, d.stream); err != nil {
 		d.g.fail(err)
-		if d.err == nil {
-			d.err = err
-		}
+		d.failOp(err)
 	}
 }
 
@@ -335,15 +333,10 @@ func (d *Device) drain() {
 // Sync implements backend.Device.
 func (d *Device) Sync() error {
 	if d.closed {
-		return errors.New("cuda: device closed")
+		return gpucommon.ErrClosed("cuda")
 	}
 	d.drain()
-	err := d.err
-	d.err = nil
-	if dead := d.g.failure(); dead != nil {
-		return dead
-	}
-	return err
+	return gpucommon.SyncErr(&d.err, d.g.failure())
 }
 
 // Close implements backend.Device: everything the device made is freed,

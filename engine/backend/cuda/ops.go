@@ -6,7 +6,6 @@ import (
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/cpu"
 	"github.com/churon/churon/engine/backend/internal/gpucommon"
-	"github.com/churon/churon/engine/quant"
 )
 
 // Write implements backend.Device.
@@ -103,10 +102,10 @@ func (d *Device) StoreKV(kv backend.KV, pos []int32, k, v backend.Buf) {
 		return
 	}
 	dim := c.spec.Dim
-	store, _ := gpucommon.KVKernels(c.spec.Type)
-	if c.spec.Type == quant.Q8_0 {
-		warps := 2 * n * dim / 32 // a warp per block of 32
-		d.launch(store, [3]uint32{uint32((warps + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
+	store, blocks := gpucommon.StoreKVKernel(c.spec.Type, n, dim)
+	if blocks > 0 {
+		// a warp per block, eight to a thread block
+		d.launch(store, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
 		return
 	}
 	d.launch1(store, n*dim, d.ptr(k), d.ptr(v), c.k, c.v, pp, i32(n), i32(dim))
@@ -138,13 +137,7 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 	if a.Gated {
 		gate = d.ptr(in.Gate)
 	}
-	softcap := float32(0)
-	if a.SoftCap > 0 {
-		softcap = a.SoftCap
-	}
-	window := max(0, a.Window)
-	for r0 := 0; r0 < n; r0 += sh.Chunk {
-		rn := min(sh.Chunk, n-r0)
+	for r0, rn := range sh.Chunks(n) {
 		off := uint64(int64(r0) * qd)
 		g := uint64(0)
 		if gate != 0 {
@@ -152,7 +145,7 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 		}
 		d.launch(k, [3]uint32{uint32(rn), uint32(a.Heads), 1}, [3]uint32{256, 1, 1},
 			d.ptr(dst)+off, d.ptr(q)+off, c.k, c.v, pp+uint64(4*r0),
-			i32(a.Heads), i32(a.KVHeads), i32(a.HeadDim), i32(c.spec.Dim), f32(a.Scale), i32(window), f32(softcap),
+			i32(a.Heads), i32(a.KVHeads), i32(a.HeadDim), i32(c.spec.Dim), f32(a.Scale), i32(sh.Window), f32(sh.SoftCap),
 			sinks, g, sp, i32(sh.Widest), cpuVec)
 	}
 }

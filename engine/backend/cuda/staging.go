@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/churon/churon/engine/backend"
+	"github.com/churon/churon/engine/backend/internal/gpucommon"
 )
 
 // stager hands out pinned host memory for the host side of asynchronous
@@ -143,9 +144,7 @@ func floats(v []float32) []byte {
 
 // failOp records a failure of an operation for the next Sync.
 func (d *Device) failOp(err error) {
-	if d.err == nil {
-		d.err = err
-	}
+	gpucommon.KeepFirst(&d.err, err)
 }
 
 // pendingRead is a Read waiting for Sync: values in staging at src.

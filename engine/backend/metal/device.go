@@ -159,7 +159,7 @@ func (d *Device) freeLater(b rbuf) { d.allocs.FreeLater(b.h) }
 // usable says why nothing more can run, if nothing can.
 func (d *Device) usable() error {
 	if d.closed {
-		return errors.New("metal: device closed")
+		return gpucommon.ErrClosed("metal")
 	}
 	return d.dead
 }
@@ -218,9 +218,7 @@ func (d *Device) drain() {
 		if err := d.r.wait(); err != nil && d.dead == nil {
 			err = fmt.Errorf("metal: command buffer failed on %s: %w", d.in.Name, err)
 			d.dead = err
-			if d.err == nil {
-				d.err = err
-			}
+			d.failOp(err)
 		}
 		d.pending = false
 	}
@@ -242,22 +240,15 @@ func (d *Device) drain() {
 // Sync implements backend.Device.
 func (d *Device) Sync() error {
 	if d.closed {
-		return errors.New("metal: device closed")
+		return gpucommon.ErrClosed("metal")
 	}
 	d.drain()
-	err := d.err
-	d.err = nil
-	if d.dead != nil {
-		return d.dead
-	}
-	return err
+	return gpucommon.SyncErr(&d.err, d.dead)
 }
 
 // failOp records an operation's failure for the next Sync.
 func (d *Device) failOp(err error) {
-	if d.err == nil {
-		d.err = err
-	}
+	gpucommon.KeepFirst(&d.err, err)
 }
 
 // Close implements backend.Device: everything the device made is freed,

@@ -4,7 +4,6 @@ import (
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/backend/cpu"
 	"github.com/churon/churon/engine/backend/internal/gpucommon"
-	"github.com/churon/churon/engine/quant"
 )
 
 // Write implements backend.Device: src is staged now and copied in
@@ -117,10 +116,10 @@ func (d *Device) StoreKV(kv backend.KV, pos []int32, k, v backend.Buf) {
 	dim := c.spec.Dim
 	params := []uint32{i32(n), i32(dim)}
 	kb, vb := d.buf(k), d.buf(v)
-	store, _ := gpucommon.KVKernels(c.spec.Type)
-	if c.spec.Type == quant.Q8_0 {
-		groups := 2 * n * dim / 32 // a SIMD group per block of 32
-		d.launch(store, [3]uint32{uint32((groups + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, params, kb, vb, c.k(), c.v(), pp)
+	store, blocks := gpucommon.StoreKVKernel(c.spec.Type, n, dim)
+	if blocks > 0 {
+		// a SIMD group per block, eight to a threadgroup
+		d.launch(store, [3]uint32{uint32((blocks + 7) / 8), 1, 1}, [3]uint32{256, 1, 1}, params, kb, vb, c.k(), c.v(), pp)
 		return
 	}
 	d.launch1(store, n*dim, params, kb, vb, c.k(), c.v(), pp)
@@ -151,16 +150,11 @@ func (d *Device) Attend(dst, q backend.Buf, kv backend.KV, pos []int32, a *backe
 	if a.Gated {
 		gate = d.buf(in.Gate)
 	}
-	softcap := float32(0)
-	if a.SoftCap > 0 {
-		softcap = a.SoftCap
-	}
-	params := []uint32{i32(a.Heads), i32(a.KVHeads), i32(a.HeadDim), i32(c.spec.Dim), f32(a.Scale), i32(max(0, a.Window)),
-		f32(softcap), i32(sh.Widest), b32(cpu.VectorKernels()), b32(a.Sinks), b32(a.Gated)}
+	params := []uint32{i32(a.Heads), i32(a.KVHeads), i32(a.HeadDim), i32(c.spec.Dim), f32(a.Scale), i32(sh.Window),
+		f32(sh.SoftCap), i32(sh.Widest), b32(cpu.VectorKernels()), b32(a.Sinks), b32(a.Gated)}
 	qd := a.Heads * a.HeadDim * 4
 	pd, pq := d.buf(dst), d.buf(q)
-	for r0 := 0; r0 < n; r0 += sh.Chunk {
-		rn := min(sh.Chunk, n-r0)
+	for r0, rn := range sh.Chunks(n) {
 		off := r0 * qd
 		g := gate
 		if a.Gated {

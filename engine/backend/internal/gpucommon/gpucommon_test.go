@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/churon/churon/engine/backend"
@@ -108,11 +109,64 @@ func TestAttendShapeOf(t *testing.T) {
 	}
 	a.Window = 4
 	sh, err = AttendShapeOf("test", a, pos)
-	if want := (AttendShape{Widest: 4, Chunk: 3, ScoreBytes: 3 * 4 * 4 * 4}); err != nil || sh != want {
+	if want := (AttendShape{Widest: 4, Chunk: 3, ScoreBytes: 3 * 4 * 4 * 4, Window: 4}); err != nil || sh != want {
 		t.Errorf("window of 4: %+v, %v; want %+v", sh, err, want)
+	}
+	a.Window, a.SoftCap = -1, 30
+	if sh, err = AttendShapeOf("test", a, pos); err != nil || sh.Window != 0 || sh.SoftCap != 30 {
+		t.Errorf("no window, a soft cap of 30: %+v, %v", sh, err)
+	}
+	a.SoftCap = -1
+	if sh, err = AttendShapeOf("test", a, pos); err != nil || sh.SoftCap != 0 {
+		t.Errorf("a negative soft cap: %+v, %v; want none", sh, err)
+	}
+	sh.Chunk = 2
+	var chunks [][2]int
+	for r0, rn := range sh.Chunks(5) {
+		chunks = append(chunks, [2]int{r0, rn})
+	}
+	if want := [][2]int{{0, 2}, {2, 2}, {4, 1}}; !slices.Equal(chunks, want) {
+		t.Errorf("chunks of 2 over 5 rows: %v, want %v", chunks, want)
 	}
 	a.HeadDim = MaxHeadDim + 1
 	if _, err := AttendShapeOf("test", a, pos); err == nil {
 		t.Error("a head wider than MaxHeadDim: no error")
+	}
+}
+
+// TestStoreKVKernel checks the store kernels' launch shapes: Q8_0 a block
+// of 32 values (keys' and values') to a SIMD group, the others a thread a
+// value.
+func TestStoreKVKernel(t *testing.T) {
+	for _, c := range []struct {
+		t      quant.Type
+		k      Kernel
+		blocks int
+	}{{quant.Q8_0, KStoreKVQ8_0, 2 * 3 * 64 / 32}, {quant.F16, KStoreKVF16, 0}, {quant.F32, KStoreKVF32, 0}} {
+		if k, blocks := StoreKVKernel(c.t, 3, 64); k != c.k || blocks != c.blocks {
+			t.Errorf("%v: %s with %d blocks, want %s with %d", c.t, KernelNames[k], blocks, KernelNames[c.k], c.blocks)
+		}
+	}
+}
+
+// TestSyncErr checks what a Sync reports: the first kept failure, or the
+// dead one before it, and nothing kept after.
+func TestSyncErr(t *testing.T) {
+	first, second, dead := errors.New("first"), errors.New("second"), errors.New("dead")
+	var kept error
+	KeepFirst(&kept, first)
+	KeepFirst(&kept, second)
+	if err := SyncErr(&kept, nil); err != first || kept != nil {
+		t.Errorf("SyncErr = %v (kept %v), want first (none)", err, kept)
+	}
+	KeepFirst(&kept, second)
+	if err := SyncErr(&kept, dead); err != dead || kept != nil {
+		t.Errorf("SyncErr with a dead device = %v (kept %v), want dead (none)", err, kept)
+	}
+	if err := SyncErr(&kept, nil); err != nil {
+		t.Errorf("SyncErr with nothing kept = %v", err)
+	}
+	if err := ErrClosed("gpu"); err.Error() != "gpu: device closed" {
+		t.Errorf("ErrClosed = %v", err)
 	}
 }

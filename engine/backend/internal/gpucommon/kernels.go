@@ -2,6 +2,7 @@ package gpucommon
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/quant"
@@ -126,6 +127,20 @@ func KVKernels(t quant.Type) (store, attend Kernel) {
 	return KStoreKVF32, KAttendF32
 }
 
+// StoreKVKernel is the kernel that stores n rows of dim keys and values
+// to a cache of type t (KVKernels' store), as RoundKernel puts it: for
+// Q8_0 also the number of blocks it quantizes (the keys' and the values'),
+// each a SIMD group's (a warp's); 0 for the element-wise ones (F16, F32),
+// a thread a value. Both backends launch it from this, so that their
+// grids stay those of the one kernel source they share.
+func StoreKVKernel(t quant.Type, n, dim int) (k Kernel, blocks int) {
+	k, _ = KVKernels(t)
+	if t == quant.Q8_0 {
+		return k, 2 * n * dim / quant.Q8_0.BlockSize()
+	}
+	return k, 0
+}
+
 // ScoreBudget bounds the attention scores one launch keeps (bytes): a
 // long prompt is attended in chunks of query rows. Tests lower it.
 var ScoreBudget = 64 << 20
@@ -135,9 +150,25 @@ const MaxHeadDim = 512
 
 // AttendShape is how an attention is launched: Widest is the most
 // positions a query row sees (its scores per head), Chunk the query rows
-// of one launch, ScoreBytes the scores one launch keeps.
+// of one launch, ScoreBytes the scores one launch keeps; Window and
+// SoftCap are the attention's as both backends' kernels take them, 0 for
+// none (a negative one is none too).
 type AttendShape struct {
 	Widest, Chunk, ScoreBytes int
+	Window                    int
+	SoftCap                   float32
+}
+
+// Chunks is the launches over n query rows: each one's first row and its
+// number of rows (Chunk, fewer in the last).
+func (s AttendShape) Chunks(n int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for r0 := 0; r0 < n; r0 += s.Chunk {
+			if !yield(r0, min(s.Chunk, n-r0)) {
+				return
+			}
+		}
+	}
 }
 
 // AttendShapeOf is the shape of a's attention for the query rows at pos,
@@ -158,5 +189,9 @@ func AttendShapeOf(prefix string, a *backend.Attention, pos []int32) (AttendShap
 	}
 	perRow := a.Heads * widest * 4
 	chunk := max(1, min(len(pos), ScoreBudget/perRow))
-	return AttendShape{Widest: widest, Chunk: chunk, ScoreBytes: chunk * perRow}, nil
+	sh := AttendShape{Widest: widest, Chunk: chunk, ScoreBytes: chunk * perRow, Window: max(0, a.Window)}
+	if a.SoftCap > 0 { // not max(0, a.SoftCap): a NaN is none too
+		sh.SoftCap = a.SoftCap
+	}
+	return sh, nil
 }
