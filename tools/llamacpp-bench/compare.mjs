@@ -193,7 +193,17 @@ if (asJSON) {
     const refs = new Map();
     for (const o of out) for (const [k, v] of Object.entries(o.llama_cpp.by_reference)) refs.set(k, v);
     const refText = [...refs].map(([k, v]) => `${k} = llama.cpp ${v.version} ${k === "prebuilt" ? `CPU variant ${v.cpu_variant} via node-llama-cpp` : `${hasBatch ? "llama-batched-bench" : "llama-bench"} built for this CPU (build.sh ${v.cpu_variant})`}`).join("; ");
-    const backend = out.find((o) => o.churon_backend)?.churon_backend;
+    // The backend's name says which weight types it holds interleaved, and
+    // that differs between files: one name when all cells agree, else the
+    // level once and each model's own note.
+    const named = out.filter((o) => o.churon_backend);
+    const distinct = [...new Set(named.map((o) => o.churon_backend))];
+    let backend = distinct[0];
+    if (distinct.length > 1) {
+        const level = (b) => b.replace(/ \(.*\)$/, "");
+        const perModel = new Map(named.map((o) => [o.model, (o.churon_backend.match(/ \((.*)\)$/)?.[1] ?? "nothing interleaved").replaceAll("; ", ", ")]));
+        backend = `${[...new Set(named.map((o) => level(o.churon_backend)))].join(", ")} (${[...perModel].map(([m, n]) => `${m}: ${n}`).join("; ")})`;
+    }
     if (meta.command) console.log(`\n\`${meta.command}\` on ${meta.cpu}, ${meta.date}; load average before ${meta.load_before}, after ${meta.load_after ?? "?"}`);
     console.log(`reference ${mode}${mode === "best" ? " (the faster of prebuilt and native, per cell; the other's mean in brackets)" : ""}: ${refText}; ` +
         `churon ${backend ?? "not run"}${meta.churon_cpu ? ` (CHURON_CPU=${meta.churon_cpu})` : ""}; ratio = churon ÷ llama.cpp; ± = sample stddev over all repetitions of all rounds; ` +
