@@ -14,10 +14,10 @@ import (
 )
 
 // BenchmarkDecodeStream is a decode step's matrix products alone, over
-// weights that stream from DRAM, beside the read probe (ReadBandwidth) on
-// the same threads in the same run: a kernel's share of what memory gives
-// two threads, apart from the rest of a step and from the minute's
-// noise, which moves a whole `churon bench` run by ±20 % here.
+// weights that stream from DRAM, each pass timed against a plain read of
+// the same bytes just before it: a kernel's share of what memory gives,
+// apart from the rest of a step and from the minute's noise, which moves
+// a whole `churon bench` run by ±20 % here.
 //
 // 512 MiB of one weight type, in huge pages as loaded weights are, is cut
 // into matrices of 2,048 columns and 2,048 or 5,632 rows (a 1B model's
@@ -28,12 +28,12 @@ import (
 // the type interleaved (Q4_K, Q6_K; Q4_0 at avx2) the pass reads the
 // interleave, as a model's would, and "file" the file's layout.
 //
-// Each iteration reads the same bytes first, in the same parallel loops
-// (a plain sum, ReadBandwidth's), then runs the products: "of-read", the
-// median over iterations of read time ÷ product time, is the kernels'
-// share of what the memory gave at that moment, which moves far less
-// than either figure (two runs a minute apart: ±20 %). Also p10/p25/p50-MB/s of the
-// product passes (weights read per second) and read-p10-MB/s.
+// The read runs in the same parallel loops, a matrix each, summing its
+// bytes as ReadBandwidth does. "of-read", the median over iterations of
+// read time ÷ product time, is the kernels' share of what memory gave at
+// that moment: it moves a few points between runs where either figure
+// moves ±20 %. Also p10/p25/p50-MB/s of the product passes (weights read
+// per second) and read-p10-MB/s.
 func BenchmarkDecodeStream(b *testing.B) {
 	const cols, size = 2048, 512 << 20
 	for _, typ := range []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q4_K, quant.Q6_K} {
