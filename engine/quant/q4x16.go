@@ -57,12 +57,13 @@ func q4x16QS(nb, b, k, lane int) int { return q4x16DArea(nb) + q4x16Chunk*b + 64
 // q4x16D is the offset in a group of block b's d of row lane.
 func q4x16D(b, lane int) int { return 32*b + 2*lane }
 
-// x16Width checks that rows of n elements of t (Q4_0 or Q8_0) fill
-// whole 32-element blocks, as the 16-row interleave needs; op names the
-// operation for the error ("" for the repack).
+// x16Width checks that rows of n elements of t fill whole blocks of t
+// (32 elements for Q4_0 and Q8_0, 256 for Q4_K and Q6_K), as the 16-row
+// interleaves need; op names the operation for the error ("" for the
+// repack).
 func x16Width(t Type, op string, n int) error {
-	if n <= 0 || n%q4x16Elems != 0 {
-		return fmt.Errorf("quant: %v interleave %s of rows of %d elements: not a multiple of %d", t, op, n, q4x16Elems)
+	if qk := t.BlockSize(); n <= 0 || n%qk != 0 {
+		return fmt.Errorf("quant: %v interleave %s of rows of %d elements: not a multiple of %d", t, op, n, qk)
 	}
 	return nil
 }
@@ -106,11 +107,10 @@ func x16Repack(t Type, dst, rows []byte, stride, nRows, n int) error {
 		return err
 	}
 	nb := n / q4x16Elems
-	blockBytes, gsz, flip := q4_0Bytes, q4x16Group(nb), uint32(0)
+	blockBytes, gsz, size, flip := q4_0Bytes, q4x16Group(nb), Q4_0X16Size(nRows, n), uint32(0)
 	if t == Q8_0 {
-		blockBytes, gsz, flip = q8_0Bytes, q8x16Group(nb), 0x80808080
+		blockBytes, gsz, size, flip = q8_0Bytes, q8x16Group(nb), Q8_0X16Size(nRows, n), 0x80808080
 	}
-	size := (nRows + q4x16Rows - 1) / q4x16Rows * gsz // Q4_0X16Size, Q8_0X16Size
 	if err := x16RepackBuffers(t, dst, rows, stride, nRows, nb*blockBytes, size); err != nil {
 		return err
 	}
@@ -192,14 +192,10 @@ func VecDotRowsQ4_0X16(packed []byte, nRows int, act []byte, n int, out []float3
 func x16Product(t Type, size func(nRows, n int) int,
 	fast func([]byte, int, []byte, int, []float32) bool, twin func([]byte, int, []byte, int, []float32),
 	packed []byte, nRows int, act []byte, n int, out []float32) error {
-	qk := t.BlockSize()
-	if qk == QK_K && (n <= 0 || n%QK_K != 0) { // the K-quant interleaves' own words
-		return fmt.Errorf("quant: %v interleave product of %d elements: not a multiple of %d", t, n, QK_K)
-	}
 	if err := x16Width(t, "product", n); err != nil {
 		return err
 	}
-	nb := n / qk
+	nb := n / t.BlockSize()
 	if nRows < 0 || len(packed) < size(nRows, n) || len(act) < nb*VecDotType(t).TypeSize() || len(out) < nRows {
 		return fmt.Errorf("quant: %v interleave product of %d rows of %d: %d packed bytes, %d activation bytes, %d results",
 			t, nRows, n, len(packed), len(act), len(out))
