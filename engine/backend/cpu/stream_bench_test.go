@@ -97,8 +97,8 @@ func streamPattern(b *testing.B, typ quant.Type, cols int) []byte {
 }
 
 // streamPasses times passes over big's rows, rows at a time (one
-// product each), reading il where it is not nil, and reports them with
-// the probe.
+// product each), reading il where it is not nil, each after a plain read
+// of the same bytes, and reports both.
 func streamPasses(b *testing.B, d *Device, big *backend.Tensor, il *interleaved, rows int) {
 	cols := big.Cols()
 	rowBytes, _ := big.Type.RowSize(cols)
