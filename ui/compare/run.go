@@ -315,7 +315,7 @@ func marksFor(pieces []string, seg compare.Segment) []tokenMark {
 	return out
 }
 
-// Figures, one row each in the table.
+// Figures, one row each in the table, in this order.
 type figure int
 
 const (
@@ -333,68 +333,84 @@ const (
 	numFigures
 )
 
-func (f figure) name() string {
-	switch f {
-	case figSize:
-		return lang.X("compare.fig.size", "File size")
-	case figBPW:
-		return lang.X("compare.fig.bpw", "Bits per weight")
-	case figRSS:
-		return lang.X("compare.fig.rss", "Memory used")
-	case figLoad:
-		return lang.X("compare.fig.load", "Load time (warm)")
-	case figTTFT:
-		return lang.X("compare.fig.ttft", "First token")
-	case figPromptTPS:
-		return lang.X("compare.fig.prompt_tps", "Prompt (tok/s)")
-	case figGenTPS:
-		return lang.X("compare.fig.gen_tps", "Generation (tok/s)")
-	case figKLDMean:
-		return lang.X("compare.fig.kld_mean", "KLD mean")
-	case figKLDP99:
-		return lang.X("compare.fig.kld_p99", "KLD 99th percentile")
-	case figTop1:
-		return lang.X("compare.fig.top1", "Top-1 agreement")
-	case figPPLRatio:
-		return lang.X("compare.fig.ppl", "Perplexity ratio")
-	}
-	return ""
+// figureRow says all there is to say about one figure, so that a new
+// figure is one entry here rather than a case in several switches.
+type figureRow struct {
+	name func() string
+	// value is model m's figure, NaN while unknown.
+	value  func(m compare.ModelResult, loadMs float64) float64
+	format func(v float64) string
+	better func(a, b float64) bool
+	// quality marks a figure measured against the reference: the
+	// reference's own value is trivially perfect and is not "best".
+	quality bool
 }
 
-// value is model m's figure f, NaN while unknown.
-func (f figure) value(m compare.ModelResult, loadMs float64) float64 {
-	switch f {
-	case figSize:
-		return float64(m.FileBytes)
-	case figBPW:
-		return m.BPW
-	case figRSS:
-		return known(float64(m.RSSBytes))
-	case figLoad:
-		return known(loadMs)
-	case figTTFT:
-		return known(m.TTFTMs)
-	case figPromptTPS:
-		return known(m.PromptTPS)
-	case figGenTPS:
-		return known(m.GenTPS)
-	}
-	q := m.Quality
-	if q == nil {
-		return math.NaN()
-	}
-	switch f {
-	case figKLDMean:
-		return q.KLDMean
-	case figKLDP99:
-		return q.KLDP99
-	case figTop1:
-		return q.Top1Agreement
-	case figPPLRatio:
-		return q.PPLRatio
-	}
-	return math.NaN()
+var figureRows = [numFigures]figureRow{
+	figSize: {
+		name:   func() string { return lang.X("compare.fig.size", "File size") },
+		value:  func(m compare.ModelResult, _ float64) float64 { return float64(m.FileBytes) },
+		format: formatBytes, better: lower,
+	},
+	figBPW: {
+		name:   func() string { return lang.X("compare.fig.bpw", "Bits per weight") },
+		value:  func(m compare.ModelResult, _ float64) float64 { return m.BPW },
+		format: fixed("%.2f"), better: lower,
+	},
+	figRSS: {
+		name:   func() string { return lang.X("compare.fig.rss", "Memory used") },
+		value:  func(m compare.ModelResult, _ float64) float64 { return known(float64(m.RSSBytes)) },
+		format: formatBytes, better: lower,
+	},
+	figLoad: {
+		name:   func() string { return lang.X("compare.fig.load", "Load time (warm)") },
+		value:  func(_ compare.ModelResult, loadMs float64) float64 { return known(loadMs) },
+		format: formatMs, better: lower,
+	},
+	figTTFT: {
+		name:   func() string { return lang.X("compare.fig.ttft", "First token") },
+		value:  func(m compare.ModelResult, _ float64) float64 { return known(m.TTFTMs) },
+		format: formatMs, better: lower,
+	},
+	figPromptTPS: {
+		name:   func() string { return lang.X("compare.fig.prompt_tps", "Prompt (tok/s)") },
+		value:  func(m compare.ModelResult, _ float64) float64 { return known(m.PromptTPS) },
+		format: fixed("%.1f"), better: higher,
+	},
+	figGenTPS: {
+		name:   func() string { return lang.X("compare.fig.gen_tps", "Generation (tok/s)") },
+		value:  func(m compare.ModelResult, _ float64) float64 { return known(m.GenTPS) },
+		format: fixed("%.1f"), better: higher,
+	},
+	figKLDMean: {
+		name:   func() string { return lang.X("compare.fig.kld_mean", "KLD mean") },
+		value:  quality(func(q *compare.Quality) float64 { return q.KLDMean }),
+		format: fixed("%.4f"), better: lower, quality: true,
+	},
+	figKLDP99: {
+		name:   func() string { return lang.X("compare.fig.kld_p99", "KLD 99th percentile") },
+		value:  quality(func(q *compare.Quality) float64 { return q.KLDP99 }),
+		format: fixed("%.4f"), better: lower, quality: true,
+	},
+	figTop1: {
+		name:    func() string { return lang.X("compare.fig.top1", "Top-1 agreement") },
+		value:   quality(func(q *compare.Quality) float64 { return q.Top1Agreement }),
+		format:  func(v float64) string { return fmt.Sprintf("%.1f %%", 100*v) },
+		better:  higher,
+		quality: true,
+	},
+	figPPLRatio: {
+		name:   func() string { return lang.X("compare.fig.ppl", "Perplexity ratio") },
+		value:  quality(func(q *compare.Quality) float64 { return q.PPLRatio }),
+		format: fixed("%.3f"),
+		// Towards 1: a perplexity below the reference's is no better.
+		better:  func(a, b float64) bool { return math.Abs(a-1) < math.Abs(b-1) },
+		quality: true,
+	},
 }
+
+func lower(a, b float64) bool  { return a < b }
+func higher(a, b float64) bool { return a > b }
 
 // known is v where it is positive, else NaN: a figure not measured.
 func known(v float64) float64 {
@@ -404,48 +420,40 @@ func known(v float64) float64 {
 	return math.NaN()
 }
 
-// format writes a figure for the table.
+// quality reads a figure of the model's quality, NaN until it is measured.
+func quality(get func(q *compare.Quality) float64) func(compare.ModelResult, float64) float64 {
+	return func(m compare.ModelResult, _ float64) float64 {
+		if m.Quality == nil {
+			return math.NaN()
+		}
+		return get(m.Quality)
+	}
+}
+
+// The formats write a known figure; figure.format adds the dash for one
+// not known.
+func formatBytes(v float64) string { return core.FormatBytes(int64(v)) }
+
+func formatMs(v float64) string {
+	if v < 10 {
+		return fmt.Sprintf("%.1f ms", v)
+	}
+	return core.FormatDuration(msDuration(v))
+}
+
+func fixed(layout string) func(float64) string {
+	return func(v float64) string { return fmt.Sprintf(layout, v) }
+}
+
+func (f figure) name() string { return figureRows[f].name() }
+
+// format writes a figure for the table, a dash while it is unknown.
 func (f figure) format(v float64) string {
 	if math.IsNaN(v) {
 		return "—"
 	}
-	switch f {
-	case figSize, figRSS:
-		return core.FormatBytes(int64(v))
-	case figBPW:
-		return fmt.Sprintf("%.2f", v)
-	case figLoad, figTTFT:
-		if v < 10 {
-			return fmt.Sprintf("%.1f ms", v)
-		}
-		return core.FormatDuration(msDuration(v))
-	case figPromptTPS, figGenTPS:
-		return fmt.Sprintf("%.1f", v)
-	case figKLDMean, figKLDP99:
-		return fmt.Sprintf("%.4f", v)
-	case figTop1:
-		return fmt.Sprintf("%.1f %%", 100*v)
-	case figPPLRatio:
-		return fmt.Sprintf("%.3f", v)
-	}
-	return fmt.Sprint(v)
+	return figureRows[f].format(v)
 }
-
-// better reports whether a is a better figure than b (speed up, size and
-// divergence down, agreement up, perplexity ratio towards 1).
-func (f figure) better(a, b float64) bool {
-	switch f {
-	case figPromptTPS, figGenTPS, figTop1:
-		return a > b
-	case figPPLRatio:
-		return math.Abs(a-1) < math.Abs(b-1)
-	}
-	return a < b
-}
-
-// quality reports whether the figure measures against the reference (the
-// reference's own value is trivially perfect and is not "best").
-func (f figure) quality() bool { return f >= figKLDMean }
 
 // refreshFigures fills the table from what is known.
 func (p *comparePage) refreshFigures() {
@@ -464,7 +472,8 @@ func (p *comparePage) refreshFigures() {
 	var rows [][]string
 	var best []int
 	for f := figure(0); f < numFigures; f++ {
-		row := []string{f.name()}
+		fr := figureRows[f]
+		row := []string{fr.name()}
 		b, bv := 0, math.NaN()
 		for i, m := range run.models {
 			load := 0.0
@@ -474,20 +483,20 @@ func (p *comparePage) refreshFigures() {
 			if load == 0 {
 				load = m.LoadMs
 			}
-			v := f.value(m, load)
+			v := fr.value(m, load)
 			cell := f.format(v)
 			if f == figRSS && m.RSSEstimated {
 				cell = "≈" + cell // too small to measure: weights + KV cache
 			}
 			row = append(row, cell)
-			if math.IsNaN(v) || (f.quality() && i == run.ref) {
+			if math.IsNaN(v) || (fr.quality && i == run.ref) {
 				continue
 			}
-			if math.IsNaN(bv) || f.better(v, bv) {
+			if math.IsNaN(bv) || fr.better(v, bv) {
 				b, bv = i+1, v
 			}
 		}
-		if len(run.models) < 3 && f.quality() {
+		if len(run.models) < 3 && fr.quality {
 			b = 0 // one model against the reference: nothing to rank
 		}
 		rows = append(rows, row)
