@@ -5,6 +5,7 @@ import (
 
 	"github.com/churon/churon/engine/backend"
 	"github.com/churon/churon/engine/quant"
+	"github.com/churon/churon/internal/hugemem"
 )
 
 // Device is the CPU as a backend.Device: buffers are host memory, an
@@ -18,7 +19,7 @@ type Device struct {
 	err    error // the first failure since the last Sync
 	repack bool  // interleave the weights that have a layout (CHURON_REPACK)
 	rp     repackTask
-	frees  []func() error      // the interleaves' memory, released by Close
+	arena  hugemem.Arena       // the interleaves' memory, released by Close
 	held   map[quant.Type]bool // the types of the weights held interleaved (or at their first product)
 
 	// MatMulMulti's arguments in the kernels' types, reused so that a
@@ -281,14 +282,10 @@ func (d *Device) Sync() error {
 // after).
 func (d *Device) Close() error {
 	d.b.Close()
-	var err error
-	for _, free := range d.frees {
-		if e := free(); e != nil && err == nil {
-			err = fmt.Errorf("cpu: free interleaved weights: %w", e)
-		}
+	if err := d.arena.Free(); err != nil {
+		return fmt.Errorf("cpu: free interleaved weights: %w", err)
 	}
-	d.frees = nil
-	return err
+	return nil
 }
 
 // DeltaNet implements backend.DeltaNetRunner.
