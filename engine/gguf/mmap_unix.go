@@ -5,8 +5,6 @@ package gguf
 import (
 	"os"
 	"syscall"
-
-	"github.com/churon/churon/internal/hugemem"
 )
 
 // mapFile maps size bytes of fd read-only and shared, so that pages come
@@ -16,6 +14,5 @@ func mapFile(fd *os.File, size int) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	hugemem.AdviseMapped(b) // fewer TLB misses streaming the weights
 	return b, func() error { return syscall.Munmap(b) }, nil
 }

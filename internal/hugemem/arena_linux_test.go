@@ -1,7 +1,6 @@
 package hugemem
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 	"strings"
@@ -124,47 +123,4 @@ func mapped(addr uintptr) bool {
 		}
 	}
 	return false
-}
-
-// TestAdviseMapped: the advice marks a file's mapping for huge pages
-// (VmFlags "hg" in smaps, on a kernel built with them) and leaves it
-// reading the file's bytes.
-func TestAdviseMapped(t *testing.T) {
-	want := hugememtest.Pattern(3*HugePage+777, 5)
-	b := hugememtest.MapFile(t, want)
-	if flags := vmFlags(t, addr(b)); strings.Contains(flags, " hg") {
-		t.Fatalf("the mapping is marked for huge pages before the advice: %s", flags)
-	}
-	AdviseMapped(b)
-	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err == nil {
-		if flags := vmFlags(t, addr(b)); !strings.Contains(flags, " hg") {
-			t.Errorf("after the advice the mapping's flags are %q, without hg", flags)
-		}
-	}
-	if !bytes.Equal(b, want) {
-		t.Error("the advised mapping reads other bytes than the file's")
-	}
-}
-
-// vmFlags is the VmFlags line of the mapping that holds addr.
-func vmFlags(t *testing.T, addr uintptr) string {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		t.Skip(err)
-	}
-	in := false
-	for _, l := range strings.Split(string(b), "\n") {
-		if r, _, ok := strings.Cut(l, " "); ok && strings.Contains(r, "-") && !strings.HasSuffix(r, ":") {
-			from, to, _ := strings.Cut(r, "-")
-			lo, err1 := strconv.ParseUint(from, 16, 64)
-			hi, err2 := strconv.ParseUint(to, 16, 64)
-			in = err1 == nil && err2 == nil && uint64(addr) >= lo && uint64(addr) < hi
-		}
-		if in && strings.HasPrefix(l, "VmFlags:") {
-			return l
-		}
-	}
-	t.Fatalf("no mapping holds %#x", addr)
-	return ""
 }

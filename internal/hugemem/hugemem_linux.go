@@ -69,14 +69,3 @@ func munmap(b []byte) error {
 	}
 	return unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b)))
 }
-
-// AdviseMapped asks the kernel to back a mapping of a file, b, with huge
-// pages (MADV_HUGEPAGE): pages read in from then on come in 2 MiB folios
-// where the filesystem's page cache holds them (ext4 and xfs do on recent
-// kernels), and such folios are mapped whole. Measured on a 1.1B Q8_0
-// model mapped and read through: 31–38 % of it mapped in huge pages
-// without the advice, 88 % with it. Best effort; it changes no byte.
-func AdviseMapped(b []byte) {
-	const madvHugepage = 14
-	_ = syscall.Madvise(b, madvHugepage)
-}

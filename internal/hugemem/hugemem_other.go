@@ -5,6 +5,3 @@ package hugemem
 // Alloc returns size bytes of zeroed memory on the Go heap; no release
 // is needed.
 func Alloc(size int) ([]byte, func() error) { return make([]byte, size), nil }
-
-// AdviseMapped does nothing here: huge pages are asked for on Linux only.
-func AdviseMapped(b []byte) {}
