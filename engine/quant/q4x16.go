@@ -59,19 +59,22 @@ func q4x16D(b, lane int) int { return 32*b + 2*lane }
 
 // x16Width checks that rows of n elements of t fill whole blocks of t
 // (32 elements for Q4_0 and Q8_0, 256 for Q4_K and Q6_K), as the 16-row
-// interleaves need; op names the operation for the error ("" for the
-// repack).
+// interleaves need; op names the operation for the error.
 func x16Width(t Type, op string, n int) error {
 	if qk := t.BlockSize(); n <= 0 || n%qk != 0 {
-		return fmt.Errorf("quant: %v interleave %s of rows of %d elements: not a multiple of %d", t, op, n, qk)
+		return fmt.Errorf("quant: %v %s of rows of %d elements: not a multiple of %d", t, op, n, qk)
 	}
 	return nil
 }
 
-// x16UnpackBuffers checks the buffers of a 16-row interleave's unpack
-// (any of the four: Q4_0, Q8_0, Q4_K, Q6_K): packed must hold size
-// bytes, and dst nRows rows of rowBytes.
-func x16UnpackBuffers(t Type, dst, packed []byte, nRows, n, rowBytes, size int) error {
+// x16UnpackBuffers checks the width and buffers of a 16-row interleave's
+// unpack (any of the four: Q4_0, Q8_0, Q4_K, Q6_K) of nRows rows of n
+// elements: packed must hold size bytes, and dst the rows.
+func x16UnpackBuffers(t Type, dst, packed []byte, nRows, n, size int) error {
+	if err := x16Width(t, "interleave unpack", n); err != nil {
+		return err
+	}
+	rowBytes := n / t.BlockSize() * t.TypeSize()
 	if nRows < 0 || len(packed) < size || len(dst) < nRows*rowBytes {
 		return fmt.Errorf("quant: %v unpack of %d rows of %d: %d packed bytes, want %d; %d bytes of room, want %d",
 			t, nRows, n, len(packed), size, len(dst), max(nRows, 0)*rowBytes)
@@ -79,10 +82,14 @@ func x16UnpackBuffers(t Type, dst, packed []byte, nRows, n, rowBytes, size int) 
 	return nil
 }
 
-// x16RepackBuffers checks the buffers of a 16-row interleave's repack
-// (any of the four): dst must hold size bytes, and rows nRows rows of
-// rowBytes, stride bytes apart.
-func x16RepackBuffers(t Type, dst, rows []byte, stride, nRows, rowBytes, size int) error {
+// x16RepackBuffers checks the width and buffers of a 16-row interleave's
+// repack (any of the four) of nRows rows of n elements, stride bytes
+// apart: dst must hold size bytes, and rows the rows.
+func x16RepackBuffers(t Type, dst, rows []byte, stride, nRows, n, size int) error {
+	if err := x16Width(t, "interleave", n); err != nil {
+		return err
+	}
+	rowBytes := n / t.BlockSize() * t.TypeSize()
 	if nRows < 0 || len(dst) < size {
 		return fmt.Errorf("quant: %v interleave of %d rows: %d bytes of room, want %d", t, nRows, len(dst), size)
 	}
@@ -103,12 +110,9 @@ func RepackQ4_0X16(dst, rows []byte, stride, nRows, n int) error {
 // between the two only in the quant bytes a block has (16 or 32) and in
 // Q8_0's storing them +128, for the kernels' unsigned operand.
 func x16Repack(t Type, dst, rows []byte, stride, nRows, n int) error {
-	if err := x16Width(t, "", n); err != nil {
-		return err
-	}
 	nb := n / q4x16Elems
 	blockBytes, gsz, size, flip := x16Sizes(t, nRows, nb)
-	if err := x16RepackBuffers(t, dst, rows, stride, nRows, nb*blockBytes, size); err != nil {
+	if err := x16RepackBuffers(t, dst, rows, stride, nRows, n, size); err != nil {
 		return err
 	}
 	dst = dst[:size]
@@ -178,12 +182,9 @@ func x16Unpack[B [q4_0Bytes]byte | [q8_0Bytes]byte](dst, packed []byte, nRows, n
 	if blockBytes == q8_0Bytes {
 		t, flip = Q8_0, 0x80808080
 	}
-	if err := x16Width(t, "unpack", n); err != nil {
-		return err
-	}
 	nb := n / q4x16Elems
 	_, gsz, size, _ := x16Sizes(t, nRows, nb)
-	if err := x16UnpackBuffers(t, dst, packed, nRows, n, nb*blockBytes, size); err != nil {
+	if err := x16UnpackBuffers(t, dst, packed, nRows, n, size); err != nil {
 		return err
 	}
 	chunk, da := q4x16Rows*(blockBytes-2), q4x16DArea(nb)
@@ -224,7 +225,7 @@ func VecDotRowsQ4_0X16(packed []byte, nRows int, act []byte, n int, out []float3
 func x16Product(t Type, size func(nRows, n int) int,
 	fast func([]byte, int, []byte, int, []float32) bool, twin func([]byte, int, []byte, int, []float32),
 	packed []byte, nRows int, act []byte, n int, out []float32) error {
-	if err := x16Width(t, "product", n); err != nil {
+	if err := x16Width(t, "interleave product", n); err != nil {
 		return err
 	}
 	nb := n / t.BlockSize()
