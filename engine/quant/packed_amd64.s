@@ -1009,7 +1009,7 @@ amxWidenQ4_Kblk:
 	VPAND   Y15, Y5, Y5
 	VPAND   Y15, Y6, Y6
 	VPAND   Y15, Y7, Y7
-	VMOVDQU Y0, (R10)
+	VMOVDQU Y0, 0(R10)
 	VMOVDQU Y1, 512(R10)
 	VMOVDQU Y2, 1024(R10)
 	VMOVDQU Y3, 1536(R10)
@@ -1033,33 +1033,33 @@ amxWidenQ4_Kblk:
 // ho(R9)) to sub-blocks t..t+7, 16 bytes each at 256-byte steps from
 // R10, as q−32.
 #define Q6KHALF(lo, ho, t) \
-	VMOVDQU     lo(R9), Y0;            \
-	VMOVDQU     lo+32(R9), Y1;         \
-	VMOVDQU     ho(R9), Y2;            \
-	VPSRLW      $4, Y0, Y3;            \
-	VPSRLW      $4, Y1, Y4;            \
-	VPAND       Y15, Y0, Y0;           \
-	VPAND       Y15, Y1, Y1;           \
-	VPAND       Y15, Y3, Y3;           \
-	VPAND       Y15, Y4, Y4;           \
-	VPSLLW      $4, Y2, Y5;            \
-	VPAND       Y14, Y5, Y5;           \
-	VPOR        Y5, Y0, Y0;            \
-	VPSLLW      $2, Y2, Y5;            \
-	VPAND       Y14, Y5, Y5;           \
-	VPOR        Y5, Y1, Y1;            \
-	VPAND       Y14, Y2, Y5;           \
-	VPOR        Y5, Y3, Y3;            \
-	VPSRLW      $2, Y2, Y5;            \
-	VPAND       Y14, Y5, Y5;           \
-	VPOR        Y5, Y4, Y4;            \
-	VPSUBB      Y13, Y0, Y0;           \
-	VPSUBB      Y13, Y1, Y1;           \
-	VPSUBB      Y13, Y3, Y3;           \
-	VPSUBB      Y13, Y4, Y4;           \
-	VMOVDQU     X0, (t*256)(R10);      \
+	VMOVDQU     lo(R9), Y0; \
+	VMOVDQU     lo+32(R9), Y1; \
+	VMOVDQU     ho(R9), Y2; \
+	VPSRLW      $4, Y0, Y3; \
+	VPSRLW      $4, Y1, Y4; \
+	VPAND       Y15, Y0, Y0; \
+	VPAND       Y15, Y1, Y1; \
+	VPAND       Y15, Y3, Y3; \
+	VPAND       Y15, Y4, Y4; \
+	VPSLLW      $4, Y2, Y5; \
+	VPAND       Y14, Y5, Y5; \
+	VPOR        Y5, Y0, Y0; \
+	VPSLLW      $2, Y2, Y5; \
+	VPAND       Y14, Y5, Y5; \
+	VPOR        Y5, Y1, Y1; \
+	VPAND       Y14, Y2, Y5; \
+	VPOR        Y5, Y3, Y3; \
+	VPSRLW      $2, Y2, Y5; \
+	VPAND       Y14, Y5, Y5; \
+	VPOR        Y5, Y4, Y4; \
+	VPSUBB      Y13, Y0, Y0; \
+	VPSUBB      Y13, Y1, Y1; \
+	VPSUBB      Y13, Y3, Y3; \
+	VPSUBB      Y13, Y4, Y4; \
+	VMOVDQU     X0, (t*256+0)(R10); \
 	VEXTRACTI128 $1, Y0, (t*256+256)(R10); \
-	VMOVDQU     X1, (t*256+512)(R10);  \
+	VMOVDQU     X1, (t*256+512)(R10); \
 	VEXTRACTI128 $1, Y1, (t*256+768)(R10); \
 	VMOVDQU     X3, (t*256+1024)(R10); \
 	VEXTRACTI128 $1, Y3, (t*256+1280)(R10); \

@@ -474,77 +474,69 @@ GLOBL amxBitmask<>(SB), RODATA|NOPTR, $32
 
 `
 
+// widenQ4_K splits each 32-byte run of a super-block's quants into its
+// low nibbles (sub-block 2j) and high ones (2j+1).
 var widenQ4_K = rowLoop{
 	name: "amxWidenQ4_K",
 	doc: `// Widens the quants of nr Q4_K rows to a [nsb][8][16][32] (int8 0..15:
 // sub-block 2j is the low nibbles of qs[32j:32j+32], 2j+1 the high ones).
 `,
 	count: "nsb", a: true, size: 144, aBlock: 4096, aRow: 32, setup: nibbleMask,
-	body: `	VMOVDQU 16(R9), Y0
-	VMOVDQU 48(R9), Y2
-	VMOVDQU 80(R9), Y4
-	VMOVDQU 112(R9), Y6
-	VPSRLW  $4, Y0, Y1
-	VPSRLW  $4, Y2, Y3
-	VPSRLW  $4, Y4, Y5
-	VPSRLW  $4, Y6, Y7
-	VPAND   Y15, Y0, Y0
-	VPAND   Y15, Y1, Y1
-	VPAND   Y15, Y2, Y2
-	VPAND   Y15, Y3, Y3
-	VPAND   Y15, Y4, Y4
-	VPAND   Y15, Y5, Y5
-	VPAND   Y15, Y6, Y6
-	VPAND   Y15, Y7, Y7
-	VMOVDQU Y0, (R10)
-	VMOVDQU Y1, 512(R10)
-	VMOVDQU Y2, 1024(R10)
-	VMOVDQU Y3, 1536(R10)
-	VMOVDQU Y4, 2048(R10)
-	VMOVDQU Y5, 2560(R10)
-	VMOVDQU Y6, 3072(R10)
-	VMOVDQU Y7, 3584(R10)
-`,
+	body: func() string {
+		var b strings.Builder
+		for j := range 4 {
+			fmt.Fprintf(&b, "\tVMOVDQU %d(R9), Y%d\n", 16+32*j, 2*j)
+		}
+		for j := range 4 {
+			fmt.Fprintf(&b, "\tVPSRLW  $4, Y%d, Y%d\n", 2*j, 2*j+1)
+		}
+		for t := range 8 {
+			fmt.Fprintf(&b, "\tVPAND   Y15, Y%d, Y%d\n", t, t)
+		}
+		for t := range 8 {
+			fmt.Fprintf(&b, "\tVMOVDQU Y%d, %d(R10)\n", t, 512*t)
+		}
+		return b.String()
+	}(),
 }
 
-const q6KHalf = `// Q6KHALF widens one 128-value half of a Q6_K row (ql at lo(R9), qh at
+// q6KHalf defines Q6KHALF, which widens one 128-value half of a Q6_K
+// row: ql's 64 bytes give four 32-value runs of low four bits (Y0, Y1
+// the low nibbles, Y3, Y4 the high), run i ORed with bits 2i and 2i+1 of
+// qh's 32 bytes moved to bits 4 and 5, then less 32.
+var q6KHalf = func() string {
+	t := []string{
+		"VMOVDQU     lo(R9), Y0", "VMOVDQU     lo+32(R9), Y1", "VMOVDQU     ho(R9), Y2",
+		"VPSRLW      $4, Y0, Y3", "VPSRLW      $4, Y1, Y4",
+	}
+	runs := []int{0, 1, 3, 4}
+	for _, y := range runs {
+		t = append(t, fmt.Sprintf("VPAND       Y15, Y%d, Y%d", y, y))
+	}
+	for i, y := range runs {
+		switch sh := 4 - 2*i; {
+		case sh > 0:
+			t = append(t, fmt.Sprintf("VPSLLW      $%d, Y2, Y5", sh), "VPAND       Y14, Y5, Y5")
+		case sh < 0:
+			t = append(t, fmt.Sprintf("VPSRLW      $%d, Y2, Y5", -sh), "VPAND       Y14, Y5, Y5")
+		default:
+			t = append(t, "VPAND       Y14, Y2, Y5")
+		}
+		t = append(t, fmt.Sprintf("VPOR        Y5, Y%d, Y%d", y, y))
+	}
+	for _, y := range runs {
+		t = append(t, fmt.Sprintf("VPSUBB      Y13, Y%d, Y%d", y, y))
+	}
+	for i, y := range runs {
+		t = append(t, fmt.Sprintf("VMOVDQU     X%d, (t*256+%d)(R10)", y, 512*i),
+			fmt.Sprintf("VEXTRACTI128 $1, Y%d, (t*256+%d)(R10)", y, 512*i+256))
+	}
+	return `// Q6KHALF widens one 128-value half of a Q6_K row (ql at lo(R9), qh at
 // ho(R9)) to sub-blocks t..t+7, 16 bytes each at 256-byte steps from
 // R10, as q−32.
 #define Q6KHALF(lo, ho, t) \
-	VMOVDQU     lo(R9), Y0;            \
-	VMOVDQU     lo+32(R9), Y1;         \
-	VMOVDQU     ho(R9), Y2;            \
-	VPSRLW      $4, Y0, Y3;            \
-	VPSRLW      $4, Y1, Y4;            \
-	VPAND       Y15, Y0, Y0;           \
-	VPAND       Y15, Y1, Y1;           \
-	VPAND       Y15, Y3, Y3;           \
-	VPAND       Y15, Y4, Y4;           \
-	VPSLLW      $4, Y2, Y5;            \
-	VPAND       Y14, Y5, Y5;           \
-	VPOR        Y5, Y0, Y0;            \
-	VPSLLW      $2, Y2, Y5;            \
-	VPAND       Y14, Y5, Y5;           \
-	VPOR        Y5, Y1, Y1;            \
-	VPAND       Y14, Y2, Y5;           \
-	VPOR        Y5, Y3, Y3;            \
-	VPSRLW      $2, Y2, Y5;            \
-	VPAND       Y14, Y5, Y5;           \
-	VPOR        Y5, Y4, Y4;            \
-	VPSUBB      Y13, Y0, Y0;           \
-	VPSUBB      Y13, Y1, Y1;           \
-	VPSUBB      Y13, Y3, Y3;           \
-	VPSUBB      Y13, Y4, Y4;           \
-	VMOVDQU     X0, (t*256)(R10);      \
-	VEXTRACTI128 $1, Y0, (t*256+256)(R10); \
-	VMOVDQU     X1, (t*256+512)(R10);  \
-	VEXTRACTI128 $1, Y1, (t*256+768)(R10); \
-	VMOVDQU     X3, (t*256+1024)(R10); \
-	VEXTRACTI128 $1, Y3, (t*256+1280)(R10); \
-	VMOVDQU     X4, (t*256+1536)(R10); \
-	VEXTRACTI128 $1, Y4, (t*256+1792)(R10)
-
-`
+	` + strings.Join(t, "; \\\n\t") + "\n\n"
+}()
 
 var widenQ6_K = rowLoop{
 	name: "amxWidenQ6_K",
