@@ -193,6 +193,56 @@ func storeSums(b *strings.Builder, k int, ostrideArg string) {
 	b.WriteString("\tADDQ $4, AX\n\tMOVQ ob-16(SP), DX\n\tMOVQ DX, oa-8(SP)\n\tMOVQ AX, ob-16(SP)\n")
 }
 
+// kernel is one tile kernel being written: its name, its k activation
+// rows, its labels' prefix and where activation rows 4-7 start (base2).
+type kernel struct {
+	b      *strings.Builder
+	name   string
+	k      int
+	prefix string
+	base2  string
+}
+
+// begin writes the signature comment (args: the arguments), doc and
+// TEXT line of typ's kernel for k rows, whose labels start with label:
+// 16 bytes of locals (oa, ob) and frame bytes of arguments.
+func begin(b *strings.Builder, typ, label string, k int, base2, args, doc string, frame int) kernel {
+	kn := kernel{b, fmt.Sprintf("dot%sTile%dAVX512", typ, k), k, fmt.Sprintf("%st%d_", label, k), base2}
+	fmt.Fprintf(b, "\n// func %s(%s)\n%sTEXT ·%s(SB), NOSPLIT, $16-%d\n", kn.name, args, doc, kn.name, frame)
+	return kn
+}
+
+// l is the kernel's label s.
+func (kn kernel) l(s string) string { return kn.prefix + s }
+
+// rowStart opens the kernel's loop over weight rows (label row): the row
+// at R10 into SI, the prepared rows at DI (rows 4-7 at base2, pstride in
+// R8 after setup), the sums zeroed.
+func (kn kernel) rowStart(setup string) {
+	fmt.Fprintf(kn.b, "\n%s:\n\tMOVQ R10, SI\n\tMOVQ prep+24(FP), DI\n%s", kn.l("row"), setup)
+	if kn.k > 4 {
+		fmt.Fprintf(kn.b, "\tLEAQ (DI)(R8*4), %s\n", kn.base2)
+	}
+	zeroAccs(kn.b, kn.k)
+}
+
+// advance steps the weights si bytes and the prepared rows di.
+func (kn kernel) advance(si, di int) {
+	fmt.Fprintf(kn.b, "\tADDQ $%d, SI\n\tADDQ $%d, DI\n", si, di)
+	if kn.k > 4 {
+		fmt.Fprintf(kn.b, "\tADDQ $%d, %s\n", di, kn.base2)
+	}
+}
+
+// rowEnd stores the row's sums (label done) and moves to the next weight
+// row of the other stream: R10 += wstride, swapped with next (the other
+// stream's row).
+func (kn kernel) rowEnd(ostrideArg, wstride, next string) {
+	fmt.Fprintf(kn.b, "\n%s:\n", kn.l("done"))
+	storeSums(kn.b, kn.k, ostrideArg)
+	fmt.Fprintf(kn.b, "\tADDQ  %s, R10\n\tXCHGQ R10, %s\n\tDECQ  R12\n\tJNZ   %s\n\tVZEROUPPER\n\tRET\n", wstride, next, kn.l("row"))
+}
+
 // ---- Q4_0 ----
 
 // q40Decode decodes the quad at wo(SI) into Z6 (low nibbles), Z7 (high)
@@ -208,10 +258,8 @@ func q40Decode(b *strings.Builder, wo int, tail bool) {
 }
 
 func q40Tile(b *strings.Builder, k int) {
-	name := fmt.Sprintf("dotQ4_0Tile%dAVX512", k)
-	l := func(s string) string { return fmt.Sprintf("q40t%d_%s", k, s) }
-	fmt.Fprintf(b, "\n// func %s(w *byte, wstride, nrows int, prep *byte, pstride, nb int, out *float32, ostride int)\n", name)
-	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $16-64\n", name)
+	kn := begin(b, "Q4_0", "q40", k, "R14", "w *byte, wstride, nrows int, prep *byte, pstride, nb int, out *float32, ostride int", "", 64)
+	l := kn.l
 	b.WriteString(`	MOVQ  w+0(FP), R10
 	MOVQ  wstride+8(FP), R11
 	MOVQ  nrows+16(FP), R12
@@ -239,40 +287,29 @@ func q40Tile(b *strings.Builder, k int) {
 	DECQ            AX
 	KMOVQ           AX, K3
 `)
-	fmt.Fprintf(b, "\n%s:\n\tMOVQ R10, SI\n\tMOVQ prep+24(FP), DI\n", l("row"))
-	if k > 4 {
-		b.WriteString("\tLEAQ (DI)(R8*4), R14\n")
-	}
-	zeroAccs(b, k)
+	kn.rowStart("")
 	fmt.Fprintf(b, "\tMOVQ R13, CX\n\tSHRQ $2, CX\n\tCMPQ CX, $2\n\tJLT  %s\n", l("one"))
 	fmt.Fprintf(b, "\n%s:\n\tPF3\n", l("loop2"))
 	q40Decode(b, 0, false)
 	q40Step.write(b, k, 0, false)
 	q40Decode(b, 72, false)
 	q40Step.write(b, k, 256, true)
-	b.WriteString("\tADDQ $144, SI\n\tADDQ $512, DI\n")
-	if k > 4 {
-		b.WriteString("\tADDQ $512, R14\n")
-	}
+	kn.advance(144, 512)
 	fmt.Fprintf(b, "\tSUBQ $2, CX\n\tCMPQ CX, $2\n\tJGE  %s\n", l("loop2"))
 	// A last whole quad goes to the even sums, then a partial one to the
 	// odd; a partial quad after an even number goes to the even sums.
 	fmt.Fprintf(b, "\n%s:\n\tTESTQ CX, CX\n\tJEQ   %s\n", l("one"), l("tail0"))
 	q40Decode(b, 0, false)
 	q40Step.write(b, k, 0, false)
-	fmt.Fprintf(b, "\tTESTQ $3, R13\n\tJEQ   %s\n\tADDQ  $72, SI\n\tADDQ  $256, DI\n", l("done"))
-	if k > 4 {
-		b.WriteString("\tADDQ  $256, R14\n")
-	}
+	fmt.Fprintf(b, "\tTESTQ $3, R13\n\tJEQ   %s\n", l("done"))
+	kn.advance(72, 256)
 	q40Decode(b, 0, true)
 	q40Step.write(b, k, 0, true)
 	fmt.Fprintf(b, "\tJMP   %s\n", l("done"))
 	fmt.Fprintf(b, "\n%s:\n\tTESTQ $3, R13\n\tJEQ   %s\n", l("tail0"), l("done"))
 	q40Decode(b, 0, true)
 	q40Step.write(b, k, 0, false)
-	fmt.Fprintf(b, "\n%s:\n", l("done"))
-	storeSums(b, k, "ostride+56(FP)")
-	fmt.Fprintf(b, "\tADDQ  R11, R10\n\tXCHGQ R10, BX\n\tDECQ  R12\n\tJNZ   %s\n\tVZEROUPPER\n\tRET\n", l("row"))
+	kn.rowEnd("ostride+56(FP)", "R11", "BX")
 }
 
 // ---- Q8_0 ----
@@ -286,11 +323,9 @@ func q80Decode(b *strings.Builder, wo int) {
 }
 
 func q80Tile(b *strings.Builder, k int) {
-	name := fmt.Sprintf("dotQ8_0Tile%dAVX512", k)
-	l := func(s string) string { return fmt.Sprintf("q80t%d_%s", k, s) }
-	fmt.Fprintf(b, "\n// func %s(w *byte, wstride, nrows int, prep *byte, pstride int, x *byte, xstride, nb int, out *float32, ostride int)\n", name)
-	b.WriteString("// The last odd block of a row comes from the raw activation rows x,\n// xstride bytes apart, as in dotQ8_0x4PrepAVX512.\n")
-	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $16-80\n", name)
+	kn := begin(b, "Q8_0", "q80", k, "R11", "w *byte, wstride, nrows int, prep *byte, pstride int, x *byte, xstride, nb int, out *float32, ostride int",
+		"// The last odd block of a row comes from the raw activation rows x,\n// xstride bytes apart, as in dotQ8_0x4PrepAVX512.\n", 80)
+	l := kn.l
 	b.WriteString(`	MOVQ  w+0(FP), R10
 	MOVQ  nrows+16(FP), R12
 	MOVQ  nb+56(FP), R13
@@ -304,21 +339,14 @@ func q80Tile(b *strings.Builder, k int) {
 	VPBROADCASTD AX, Z13
 	VPBROADCASTD AX, Z14
 `)
-	fmt.Fprintf(b, "\n%s:\n\tMOVQ R10, SI\n\tMOVQ prep+24(FP), DI\n\tMOVQ pstride+32(FP), R8\n\tLEAQ (R8)(R8*2), R9\n", l("row"))
-	if k > 4 {
-		b.WriteString("\tLEAQ (DI)(R8*4), R11\n")
-	}
-	zeroAccs(b, k)
+	kn.rowStart("\tMOVQ pstride+32(FP), R8\n\tLEAQ (R8)(R8*2), R9\n")
 	fmt.Fprintf(b, "\tMOVQ R13, CX\n\tCMPQ CX, $4\n\tJLT  %s\n", l("pair"))
 	fmt.Fprintf(b, "\n%s:\n\tPF3\n", l("loop4"))
 	q80Decode(b, 0)
 	q80Step.write(b, k, 0, false)
 	q80Decode(b, 68)
 	q80Step.write(b, k, 192, true)
-	b.WriteString("\tADDQ $136, SI\n\tADDQ $384, DI\n")
-	if k > 4 {
-		b.WriteString("\tADDQ $384, R11\n")
-	}
+	kn.advance(136, 384)
 	fmt.Fprintf(b, "\tSUBQ $4, CX\n\tCMPQ CX, $4\n\tJGE  %s\n", l("loop4"))
 	fmt.Fprintf(b, "\n%s:\n\tCMPQ CX, $2\n\tJLT  %s\n", l("pair"), l("last"))
 	q80Decode(b, 0)
@@ -344,7 +372,5 @@ func q80Tile(b *strings.Builder, k int) {
 		b.WriteString("\tVMULSS       (BX)(DX*4), X9, X11\n\tVBROADCASTSS X11, Y11\n")
 		fmt.Fprintf(b, "\tVFMADD231PS  Z11, Z10, %s\n", acc(i, false))
 	}
-	fmt.Fprintf(b, "\n%s:\n", l("done"))
-	storeSums(b, k, "ostride+72(FP)")
-	fmt.Fprintf(b, "\tADDQ  wstride+8(FP), R10\n\tXCHGQ R10, R14\n\tDECQ  R12\n\tJNZ   %s\n\tVZEROUPPER\n\tRET\n", l("row"))
+	kn.rowEnd("ostride+72(FP)", "wstride+8(FP)", "R14")
 }
