@@ -80,21 +80,10 @@ func epilogue(mode, buf int) string {
 // tile work is issued before block i's epilogue, so the tile store has
 // landed by the time the epilogue reads it.
 func tileKernel(b *strings.Builder, name string, mode int) {
-	fmt.Fprintf(b, `// func %[1]s(k *tileArgs)
-TEXT ·%[1]s(SB), NOSPLIT, $0-8
-	MOVQ k+0(FP), AX
-	MOVQ 0(AX), DI
-	LDTILECFG_DI
-	MOVQ 8(AX), SI
-	MOVQ 16(AX), BX
-	MOVQ 24(AX), R8
-	MOVQ 32(AX), R9
-	MOVQ 40(AX), DI
-	MOVQ 48(AX), R10
-	MOVQ 56(AX), CX
-	MOVQ 64(AX), DX
-	MOVQ $64, AX
-`, name)
+	fmt.Fprintf(b, "// func %[1]s(k *tileArgs)\nTEXT ·%[1]s(SB), NOSPLIT, $0-8\n", name)
+	// a, aStride, aStep, dw, b, dx, nb, c
+	loadArgs(b, "AX", "SI", "BX", "R8", "R9", "DI", "R10", "CX", "DX")
+	b.WriteString("\tMOVQ $64, AX\n")
 	for m := range 16 {
 		fmt.Fprintf(b, "\tVPXORD Z%d, Z%d, Z%d\n", m, m, m)
 	}
@@ -125,6 +114,15 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-8
 `, name)
 }
 
+// loadArgs loads a kernel's argument struct (k, into base): its tile
+// config (word 0) into the tiles, then words 1, 2, … into regs.
+func loadArgs(b *strings.Builder, base string, regs ...string) {
+	fmt.Fprintf(b, "\tMOVQ k+0(FP), %[1]s\n\tMOVQ 0(%[1]s), DI\n\tLDTILECFG_DI\n", base)
+	for i, r := range regs {
+		fmt.Fprintf(b, "\tMOVQ %d(%s), %s\n", 8*(i+1), base, r)
+	}
+}
+
 // kTileKernel writes a K-quant kernel, func(k *kTileArgs): sub
 // sub-blocks per 256-value super-block (Q4_K: 8 of 32 values; Q6_K: 16 of
 // 16), each a tile product whose exact sums are multiplied by the
@@ -137,24 +135,10 @@ func kTileKernel(b *strings.Builder, name string, sub int, mins bool) {
 	if sub == 16 {
 		step = 256
 	}
-	fmt.Fprintf(b, `// func %[1]s(k *kTileArgs)
-TEXT ·%[1]s(SB), NOSPLIT, $0-8
-	MOVQ k+0(FP), R11
-	MOVQ 0(R11), DI
-	LDTILECFG_DI
-	MOVQ 8(R11), SI
-	MOVQ 16(R11), BX
-	MOVQ 24(R11), R9
-	MOVQ 32(R11), R12
-	MOVQ 40(R11), DI
-	MOVQ 48(R11), R13
-	MOVQ 56(R11), CX
-	MOVQ 64(R11), DX
-	MOVQ 72(R11), R8
-	MOVQ $%[2]d, R10
-	MOVQ $64, AX
-	VPXORD Z16, Z16, Z16
-`, name, sub/2)
+	fmt.Fprintf(b, "// func %[1]s(k *kTileArgs)\nTEXT ·%[1]s(SB), NOSPLIT, $0-8\n", name)
+	// a, aStride, sc, wk, b, aux, steps, c, acc
+	loadArgs(b, "R11", "SI", "BX", "R9", "R12", "DI", "R13", "CX", "DX", "R8")
+	fmt.Fprintf(b, "\tMOVQ $%d, R10\n\tMOVQ $64, AX\n\tVPXORD Z16, Z16, Z16\n", sub/2)
 	for m := range 16 {
 		fmt.Fprintf(b, "\tVPXORD Z%d, Z%d, Z%d\n\tVMOVUPS Z16, %d(R8)\n", m, m, m, m*64)
 	}
