@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/churon/churon/engine/quant/internal/asmdata"
 )
 
 func main() {
@@ -443,20 +445,13 @@ var q50Decode = nibbles(6) + `	VPBROADCASTD 2(R9), Y2
 	VPSUBB       Y14, Y0, Y0
 `
 
-const q50Data = `// Q5_0's fifth bits: VPSHUFB spreads qh's bytes over the 32 values
+// q50Data holds Q5_0's tables for the fifth bits: byte j of amxBitsel
+// is qh's byte j/8, which holds value j's bit; byte j of amxBitmask is
+// that bit, 1<<(j%8).
+var q50Data = `// Q5_0's fifth bits: VPSHUFB spreads qh's bytes over the 32 values
 // (amxBitsel), amxBitmask picks each value's bit.
-DATA amxBitsel<>+0(SB)/8, $0x0000000000000000
-DATA amxBitsel<>+8(SB)/8, $0x0101010101010101
-DATA amxBitsel<>+16(SB)/8, $0x0202020202020202
-DATA amxBitsel<>+24(SB)/8, $0x0303030303030303
-GLOBL amxBitsel<>(SB), RODATA|NOPTR, $32
-DATA amxBitmask<>+0(SB)/8, $0x8040201008040201
-DATA amxBitmask<>+8(SB)/8, $0x8040201008040201
-DATA amxBitmask<>+16(SB)/8, $0x8040201008040201
-DATA amxBitmask<>+24(SB)/8, $0x8040201008040201
-GLOBL amxBitmask<>(SB), RODATA|NOPTR, $32
-
-`
+` + asmdata.Table("amxBitsel", 0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303) +
+	asmdata.Table("amxBitmask", 0x8040201008040201, 0x8040201008040201, 0x8040201008040201, 0x8040201008040201) + "\n"
 
 // widenQ4_K splits each 32-byte run of a super-block's quants into its
 // low nibbles (sub-block 2j) and high ones (2j+1).
