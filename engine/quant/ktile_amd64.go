@@ -32,6 +32,46 @@ type kTileRows struct {
 	o [8]*float32
 }
 
+// tileRows8 are the eight activation rows a..a+7 of a tile kernel that
+// writes whole groups of 16 results, at column r0 of out: rows past
+// nActs repeat the last one, into dummy. (A value, not a method that
+// fills k: stores through a pointer would move dummy to the heap.)
+func tileRows8(acts []byte, actStride, nActs, a int, out []float32, outStride, r0 int, dummy *[16]float32) (k kTileRows) {
+	for i := range 8 {
+		if a+i < nActs {
+			k.x[i], k.o[i] = &acts[(a+i)*actStride], &out[(a+i)*outStride+r0]
+		} else {
+			k.x[i], k.o[i] = &acts[(nActs-1)*actStride], &dummy[0]
+		}
+	}
+	return k
+}
+
+// tileRows4 are the four activation rows a..a+3 of an avx2 tile kernel,
+// which writes eight results a row, at column r0 of out for a whole
+// group of eight weight rows (nr = 8); rows past nActs repeat the last
+// one, into tmp, and so do all four of a partial group (unload4 copies
+// those out).
+func tileRows4(acts []byte, actStride, nActs, a int, out []float32, outStride, r0, nr int, tmp *[4][8]float32) (k kTileRows) {
+	for i := range 4 {
+		k.x[i], k.o[i] = &acts[min(a+i, nActs-1)*actStride], &tmp[i][0]
+		if a+i < nActs && nr == 8 {
+			k.o[i] = &out[(a+i)*outStride+r0]
+		}
+	}
+	return k
+}
+
+// unload4 copies a partial group's results (nr < 8 weight rows), which
+// tileRows4 sent to tmp, to out.
+func unload4(tmp *[4][8]float32, nActs, a int, out []float32, outStride, r0, nr int) {
+	if nr < 8 {
+		for i := range min(4, nActs-a) {
+			copy(out[(a+i)*outStride+r0:(a+i)*outStride+r0+nr], tmp[i][:nr])
+		}
+	}
+}
+
 // kTileBuf is a worker's widened rows.
 type kTileBuf struct{ b []byte }
 
@@ -67,7 +107,6 @@ func vecDotTileK(w Type, rows []byte, rowStride, nRows int, acts []byte, actStri
 	buf.b = grow(buf.b, nsb*kTileSB(w))
 	var idx [16]int32
 	rowOffsets(idx[:], rowStride)
-	var k kTileRows
 	var dummy [16]float32
 	for r0 := 0; r0 < nRows; r0 += 16 {
 		nr := min(16, nRows-r0)
@@ -78,13 +117,7 @@ func vecDotTileK(w Type, rows []byte, rowStride, nRows int, acts []byte, actStri
 			kWidenQ6_K(&rows[r0*rowStride], &idx[0], mask, nsb, &buf.b[0])
 		}
 		for a := 0; a < nActs; a += 8 {
-			for i := range 8 {
-				if a+i < nActs {
-					k.x[i], k.o[i] = &acts[(a+i)*actStride], &out[(a+i)*outStride+r0]
-				} else {
-					k.x[i], k.o[i] = &acts[(nActs-1)*actStride], &dummy[0]
-				}
-			}
+			k := tileRows8(acts, actStride, nActs, a, out, outStride, r0, &dummy)
 			if w == Q4_K {
 				kTileQ4_K(&buf.b[0], nsb, mask, &k)
 			} else {
@@ -105,7 +138,6 @@ func vecDotTileKAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, act
 	buf.b = grow(buf.b, nsb*kTileSB(w))
 	var idx [8]int32
 	rowOffsets(idx[:], rowStride)
-	var k kTileRows
 	var tmp [4][8]float32
 	for r0 := 0; r0 < nRows; r0 += 16 {
 		for h := 0; h < 2 && r0+8*h < nRows; h++ {
@@ -118,22 +150,13 @@ func vecDotTileKAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, act
 				kWidenQ6_KAVX2(&rows[lo*rowStride], &idx[0], nr, nsb, dst)
 			}
 			for a := 0; a < nActs; a += 4 {
-				for i := range 4 {
-					k.x[i], k.o[i] = &acts[min(a+i, nActs-1)*actStride], &tmp[i][0]
-					if a+i < nActs && nr == 8 {
-						k.o[i] = &out[(a+i)*outStride+lo]
-					}
-				}
+				k := tileRows4(acts, actStride, nActs, a, out, outStride, lo, nr, &tmp)
 				if w == Q4_K {
 					kTileQ4_KAVX2(dst, nsb, &k)
 				} else {
 					kTileQ6_KAVX2(dst, nsb, &k)
 				}
-				if nr < 8 {
-					for i := range min(4, nActs-a) {
-						copy(out[(a+i)*outStride+lo:(a+i)*outStride+lo+nr], tmp[i][:nr])
-					}
-				}
+				unload4(&tmp, nActs, a, out, outStride, lo, nr)
 			}
 		}
 	}

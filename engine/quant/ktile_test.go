@@ -97,30 +97,10 @@ func TestVecDotTileKQuants(t *testing.T) {
 	})
 }
 
-// BenchmarkVecDotTileK measures K-quant prompt tiles: a backend job's
-// 128 weight rows of a 2048-wide matrix against 16 to 128 activation
-// rows per op (ps/MAC: picoseconds per multiply-add).
+// BenchmarkVecDotTileK measures K-quant prompt tiles (benchPromptTile)
+// against 8 to 128 activation rows.
 func BenchmarkVecDotTileK(b *testing.B) {
-	r := rand.New(rand.NewPCG(22, 8))
-	const n, nRows = 2048, 128
-	for _, typ := range []Type{Q4_K, Q6_K} {
-		rows := rawKRows(r, typ, nRows, n)
-		wrow, _ := typ.RowSize(n)
-		for _, nActs := range []int{8, 16, 128} {
-			acts := rawQ8KRows(r, nActs, n)
-			arow, _ := Q8_K.RowSize(n)
-			out := make([]float32, nRows*nActs)
-			for _, l := range simdLevels()[1:] {
-				b.Run(fmt.Sprintf("%v/tile=%dx%d/%s", typ, nRows, nActs, l), func(b *testing.B) {
-					defer setSIMDLevel(l)()
-					for b.Loop() {
-						VecDotTile(typ, rows, wrow, nRows, acts, arow, nActs, n, out, nRows)
-					}
-					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*nRows*nActs)*1e3, "ps/MAC")
-				})
-			}
-		}
-	}
+	benchPromptTile(b, rand.New(rand.NewPCG(22, 8)), []Type{Q4_K, Q6_K}, []int{8, 16, 128}, rawKRows, rawQ8KRows)
 }
 
 // TestVecDotRowsKQuantsRaw runs decode-shaped products (VecDotRows) on

@@ -1,7 +1,5 @@
 package quant
 
-import "fmt"
-
 // Q4_K rows interleaved 16 at a time for decode (matrix × one vector).
 //
 // In the file's layout a row's 144-byte super-block holds its scales and
@@ -42,13 +40,10 @@ func KX16Size(nRows, n int) int {
 // RepackQ4_KX16 lays out nRows Q4_K rows of n elements, stride bytes
 // apart, in the 16-row interleave (into dst, KX16Size bytes).
 func RepackQ4_KX16(dst, rows []byte, stride, nRows, n int) error {
-	if n <= 0 || n%QK_K != 0 {
-		return fmt.Errorf("quant: Q4_K interleave of rows of %d elements: not a multiple of %d", n, QK_K)
-	}
-	nsb := n / QK_K
-	if err := x16RepackBuffers(Q4_K, dst, rows, stride, nRows, nsb*144, KX16Size(nRows, n)); err != nil {
+	if err := x16RepackBuffers(Q4_K, dst, rows, stride, nRows, n, KX16Size(nRows, n)); err != nil {
 		return err
 	}
+	nsb := n / QK_K
 	dst = dst[:KX16Size(nRows, n)]
 	clear(dst)
 	for r := range nRows {

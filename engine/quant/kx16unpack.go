@@ -1,9 +1,6 @@
 package quant
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // UnpackQ4_KX16 writes nRows Q4_K rows of n elements back in the file's
 // layout (rows one after the other, Q4_K.RowSize(n) bytes each) into dst,
@@ -12,14 +9,11 @@ import (
 // that holds only the interleave runs its matrix-matrix kernels, which
 // read the file's layout, on rows unpacked a block at a time.
 func UnpackQ4_KX16(dst, packed []byte, nRows, n int) error {
-	if n <= 0 || n%QK_K != 0 {
-		return fmt.Errorf("quant: Q4_K interleave of rows of %d elements: not a multiple of %d", n, QK_K)
+	if err := x16UnpackBuffers(Q4_K, dst, packed, nRows, n, KX16Size(nRows, n)); err != nil {
+		return err
 	}
 	nsb := n / QK_K
 	wrow := nsb * 144
-	if err := x16UnpackBuffers(Q4_K, dst, packed, nRows, n, wrow, KX16Size(nRows, n)); err != nil {
-		return err
-	}
 	for g := 0; g*kx16Rows < nRows; g++ {
 		lanes := min(kx16Rows, nRows-g*kx16Rows)
 		for s := range nsb {

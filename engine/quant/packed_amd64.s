@@ -149,31 +149,31 @@ amxWidenQ5_0blk:
 // func amxScalesQ8_0(rows *byte, rowStride, nr, nb int, dw *float32)
 // Gathers the scales of nr Q8_0 rows into dw [nb][16].
 TEXT ·amxScalesQ8_0(SB), NOSPLIT, $0-40
-	MOVQ rows+0(FP), SI
-	MOVQ rowStride+8(FP), BX
-	MOVQ nr+16(FP), CX
-	MOVQ nb+24(FP), DX
-	MOVQ dw+32(FP), R8
+	MOVQ         rows+0(FP), SI
+	MOVQ         rowStride+8(FP), BX
+	MOVQ         nr+16(FP), CX
+	MOVQ         nb+24(FP), DX
+	MOVQ         dw+32(FP), R8
 
-scalerow:
+amxScalesQ8_0row:
 	MOVQ SI, R9
 	MOVQ R8, R11
 	MOVQ DX, R12
 
-scaleblk:
-	MOVWLZX   (R9), AX
-	VMOVD     AX, X2
-	VCVTPH2PS X2, X2
-	VMOVSS    X2, (R11)
-	ADDQ      $34, R9
-	ADDQ      $64, R11
-	DECQ      R12
-	JNZ       scaleblk
+amxScalesQ8_0blk:
+	MOVWLZX      (R9), AX
+	VMOVD        AX, X2
+	VCVTPH2PS    X2, X2
+	VMOVSS       X2, (R11)
+	ADDQ         $34, R9
+	ADDQ         $64, R11
+	DECQ         R12
+	JNZ          amxScalesQ8_0blk
 
 	ADDQ BX, SI
 	ADDQ $4, R8
 	DECQ CX
-	JNZ  scalerow
+	JNZ  amxScalesQ8_0row
 	VZEROUPPER
 	RET
 
@@ -987,12 +987,12 @@ TEXT ·amxWidenQ4_K(SB), NOSPLIT, $0-40
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Y15
 
-q4krow:
+amxWidenQ4_Krow:
 	MOVQ SI, R9
 	MOVQ DI, R10
 	MOVQ DX, R12
 
-q4ksb:
+amxWidenQ4_Kblk:
 	VMOVDQU 16(R9), Y0
 	VMOVDQU 48(R9), Y2
 	VMOVDQU 80(R9), Y4
@@ -1009,7 +1009,7 @@ q4ksb:
 	VPAND   Y15, Y5, Y5
 	VPAND   Y15, Y6, Y6
 	VPAND   Y15, Y7, Y7
-	VMOVDQU Y0, (R10)
+	VMOVDQU Y0, 0(R10)
 	VMOVDQU Y1, 512(R10)
 	VMOVDQU Y2, 1024(R10)
 	VMOVDQU Y3, 1536(R10)
@@ -1017,15 +1017,15 @@ q4ksb:
 	VMOVDQU Y5, 2560(R10)
 	VMOVDQU Y6, 3072(R10)
 	VMOVDQU Y7, 3584(R10)
-	ADDQ    $144, R9
-	ADDQ    $4096, R10
-	DECQ    R12
-	JNZ     q4ksb
+	ADDQ         $144, R9
+	ADDQ         $4096, R10
+	DECQ         R12
+	JNZ          amxWidenQ4_Kblk
 
 	ADDQ BX, SI
 	ADDQ $32, DI
 	DECQ CX
-	JNZ  q4krow
+	JNZ  amxWidenQ4_Krow
 	VZEROUPPER
 	RET
 
@@ -1033,33 +1033,33 @@ q4ksb:
 // ho(R9)) to sub-blocks t..t+7, 16 bytes each at 256-byte steps from
 // R10, as q−32.
 #define Q6KHALF(lo, ho, t) \
-	VMOVDQU     lo(R9), Y0;            \
-	VMOVDQU     lo+32(R9), Y1;         \
-	VMOVDQU     ho(R9), Y2;            \
-	VPSRLW      $4, Y0, Y3;            \
-	VPSRLW      $4, Y1, Y4;            \
-	VPAND       Y15, Y0, Y0;           \
-	VPAND       Y15, Y1, Y1;           \
-	VPAND       Y15, Y3, Y3;           \
-	VPAND       Y15, Y4, Y4;           \
-	VPSLLW      $4, Y2, Y5;            \
-	VPAND       Y14, Y5, Y5;           \
-	VPOR        Y5, Y0, Y0;            \
-	VPSLLW      $2, Y2, Y5;            \
-	VPAND       Y14, Y5, Y5;           \
-	VPOR        Y5, Y1, Y1;            \
-	VPAND       Y14, Y2, Y5;           \
-	VPOR        Y5, Y3, Y3;            \
-	VPSRLW      $2, Y2, Y5;            \
-	VPAND       Y14, Y5, Y5;           \
-	VPOR        Y5, Y4, Y4;            \
-	VPSUBB      Y13, Y0, Y0;           \
-	VPSUBB      Y13, Y1, Y1;           \
-	VPSUBB      Y13, Y3, Y3;           \
-	VPSUBB      Y13, Y4, Y4;           \
-	VMOVDQU     X0, (t*256)(R10);      \
+	VMOVDQU     lo(R9), Y0; \
+	VMOVDQU     lo+32(R9), Y1; \
+	VMOVDQU     ho(R9), Y2; \
+	VPSRLW      $4, Y0, Y3; \
+	VPSRLW      $4, Y1, Y4; \
+	VPAND       Y15, Y0, Y0; \
+	VPAND       Y15, Y1, Y1; \
+	VPAND       Y15, Y3, Y3; \
+	VPAND       Y15, Y4, Y4; \
+	VPSLLW      $4, Y2, Y5; \
+	VPAND       Y14, Y5, Y5; \
+	VPOR        Y5, Y0, Y0; \
+	VPSLLW      $2, Y2, Y5; \
+	VPAND       Y14, Y5, Y5; \
+	VPOR        Y5, Y1, Y1; \
+	VPAND       Y14, Y2, Y5; \
+	VPOR        Y5, Y3, Y3; \
+	VPSRLW      $2, Y2, Y5; \
+	VPAND       Y14, Y5, Y5; \
+	VPOR        Y5, Y4, Y4; \
+	VPSUBB      Y13, Y0, Y0; \
+	VPSUBB      Y13, Y1, Y1; \
+	VPSUBB      Y13, Y3, Y3; \
+	VPSUBB      Y13, Y4, Y4; \
+	VMOVDQU     X0, (t*256+0)(R10); \
 	VEXTRACTI128 $1, Y0, (t*256+256)(R10); \
-	VMOVDQU     X1, (t*256+512)(R10);  \
+	VMOVDQU     X1, (t*256+512)(R10); \
 	VEXTRACTI128 $1, Y1, (t*256+768)(R10); \
 	VMOVDQU     X3, (t*256+1024)(R10); \
 	VEXTRACTI128 $1, Y3, (t*256+1280)(R10); \
@@ -1082,23 +1082,23 @@ TEXT ·amxWidenQ6_K(SB), NOSPLIT, $0-40
 	MOVL         $0x20202020, AX
 	VPBROADCASTD AX, Y13
 
-q6krow:
+amxWidenQ6_Krow:
 	MOVQ SI, R9
 	MOVQ DI, R10
 	MOVQ DX, R12
 
-q6ksb:
+amxWidenQ6_Kblk:
 	Q6KHALF(0, 128, 0)
 	Q6KHALF(64, 160, 8)
-	ADDQ $210, R9
-	ADDQ $4096, R10
-	DECQ R12
-	JNZ  q6ksb
+	ADDQ         $210, R9
+	ADDQ         $4096, R10
+	DECQ         R12
+	JNZ          amxWidenQ6_Kblk
 
 	ADDQ BX, SI
 	ADDQ $16, DI
 	DECQ CX
-	JNZ  q6krow
+	JNZ  amxWidenQ6_Krow
 	VZEROUPPER
 	RET
 

@@ -59,19 +59,22 @@ func q4x16D(b, lane int) int { return 32*b + 2*lane }
 
 // x16Width checks that rows of n elements of t fill whole blocks of t
 // (32 elements for Q4_0 and Q8_0, 256 for Q4_K and Q6_K), as the 16-row
-// interleaves need; op names the operation for the error ("" for the
-// repack).
+// interleaves need; op names the operation for the error.
 func x16Width(t Type, op string, n int) error {
 	if qk := t.BlockSize(); n <= 0 || n%qk != 0 {
-		return fmt.Errorf("quant: %v interleave %s of rows of %d elements: not a multiple of %d", t, op, n, qk)
+		return fmt.Errorf("quant: %v %s of rows of %d elements: not a multiple of %d", t, op, n, qk)
 	}
 	return nil
 }
 
-// x16UnpackBuffers checks the buffers of a 16-row interleave's unpack
-// (any of the four: Q4_0, Q8_0, Q4_K, Q6_K): packed must hold size
-// bytes, and dst nRows rows of rowBytes.
-func x16UnpackBuffers(t Type, dst, packed []byte, nRows, n, rowBytes, size int) error {
+// x16UnpackBuffers checks the width and buffers of a 16-row interleave's
+// unpack (any of the four: Q4_0, Q8_0, Q4_K, Q6_K) of nRows rows of n
+// elements: packed must hold size bytes, and dst the rows.
+func x16UnpackBuffers(t Type, dst, packed []byte, nRows, n, size int) error {
+	if err := x16Width(t, "interleave unpack", n); err != nil {
+		return err
+	}
+	rowBytes := n / t.BlockSize() * t.TypeSize()
 	if nRows < 0 || len(packed) < size || len(dst) < nRows*rowBytes {
 		return fmt.Errorf("quant: %v unpack of %d rows of %d: %d packed bytes, want %d; %d bytes of room, want %d",
 			t, nRows, n, len(packed), size, len(dst), max(nRows, 0)*rowBytes)
@@ -79,10 +82,14 @@ func x16UnpackBuffers(t Type, dst, packed []byte, nRows, n, rowBytes, size int) 
 	return nil
 }
 
-// x16RepackBuffers checks the buffers of a 16-row interleave's repack
-// (any of the four): dst must hold size bytes, and rows nRows rows of
-// rowBytes, stride bytes apart.
-func x16RepackBuffers(t Type, dst, rows []byte, stride, nRows, rowBytes, size int) error {
+// x16RepackBuffers checks the width and buffers of a 16-row interleave's
+// repack (any of the four) of nRows rows of n elements, stride bytes
+// apart: dst must hold size bytes, and rows the rows.
+func x16RepackBuffers(t Type, dst, rows []byte, stride, nRows, n, size int) error {
+	if err := x16Width(t, "interleave", n); err != nil {
+		return err
+	}
+	rowBytes := n / t.BlockSize() * t.TypeSize()
 	if nRows < 0 || len(dst) < size {
 		return fmt.Errorf("quant: %v interleave of %d rows: %d bytes of room, want %d", t, nRows, len(dst), size)
 	}
@@ -103,15 +110,9 @@ func RepackQ4_0X16(dst, rows []byte, stride, nRows, n int) error {
 // between the two only in the quant bytes a block has (16 or 32) and in
 // Q8_0's storing them +128, for the kernels' unsigned operand.
 func x16Repack(t Type, dst, rows []byte, stride, nRows, n int) error {
-	if err := x16Width(t, "", n); err != nil {
-		return err
-	}
 	nb := n / q4x16Elems
-	blockBytes, gsz, size, flip := q4_0Bytes, q4x16Group(nb), Q4_0X16Size(nRows, n), uint32(0)
-	if t == Q8_0 {
-		blockBytes, gsz, size, flip = q8_0Bytes, q8x16Group(nb), Q8_0X16Size(nRows, n), 0x80808080
-	}
-	if err := x16RepackBuffers(t, dst, rows, stride, nRows, nb*blockBytes, size); err != nil {
+	blockBytes, gsz, size, flip := x16Sizes(t, nRows, nb)
+	if err := x16RepackBuffers(t, dst, rows, stride, nRows, n, size); err != nil {
 		return err
 	}
 	dst = dst[:size]
@@ -129,6 +130,16 @@ func x16Repack(t Type, dst, rows []byte, stride, nRows, n int) error {
 	return nil
 }
 
+// x16Sizes gives the sizes of Q4_0's or Q8_0's 16-row interleave of
+// nRows rows of nb blocks: a file block's bytes, a group's, the whole
+// interleave's, and the XOR its quant bytes are stored with.
+func x16Sizes(t Type, nRows, nb int) (blockBytes, gsz, size int, flip uint32) {
+	if t == Q8_0 {
+		return q8_0Bytes, q8x16Group(nb), Q8_0X16Size(nRows, nb*q4x16Elems), 0x80808080
+	}
+	return q4_0Bytes, q4x16Group(nb), Q4_0X16Size(nRows, nb*q4x16Elems), 0
+}
+
 // x16PutQS stores a block's quant bytes qs into its chunks at dst, one
 // word per 64 bytes (a row's lane of each chunk), XOR flip. Words, not
 // bytes: a byte loop made Q4_0's repack 2.5× as slow as its four copy
@@ -143,35 +154,57 @@ func x16PutQS(dst, qs []byte, flip uint32) {
 	}
 }
 
+// x16GetQS is x16PutQS backwards for four words: 16 quant bytes to qs
+// from their chunks at src, one word per 64 bytes, XOR flip.
+func x16GetQS(qs, src []byte, flip uint32) {
+	le := binary.LittleEndian
+	qs, src = qs[:16], src[:3*64+4]
+	le.PutUint32(qs[0:], le.Uint32(src[0:])^flip)
+	le.PutUint32(qs[4:], le.Uint32(src[64:])^flip)
+	le.PutUint32(qs[8:], le.Uint32(src[128:])^flip)
+	le.PutUint32(qs[12:], le.Uint32(src[192:])^flip)
+}
+
 // UnpackQ4_0X16 writes the nRows Q4_0 rows of n elements that packed
 // (from RepackQ4_0X16) holds back into the file's layout, one row after
 // another in dst: the bytes the rows were repacked from.
 func UnpackQ4_0X16(dst, packed []byte, nRows, n int) error {
-	if err := x16Width(Q4_0, "unpack", n); err != nil {
-		return err
+	return x16Unpack[[q4_0Bytes]byte](dst, packed, nRows, n)
+}
+
+// x16Unpack is UnpackQ4_0X16 and UnpackQ8_0X16, x16Repack backwards.
+// The type parameter, a file block of Q4_0 or Q8_0, makes the block's
+// size and XOR constants in each instantiation: with the type as an
+// argument the unpack ran 1.3-1.5× as long.
+func x16Unpack[B [q4_0Bytes]byte | [q8_0Bytes]byte](dst, packed []byte, nRows, n int) error {
+	var blk B
+	t, blockBytes, flip := Q4_0, len(blk), uint32(0)
+	if blockBytes == q8_0Bytes {
+		t, flip = Q8_0, 0x80808080
 	}
 	nb := n / q4x16Elems
-	if err := x16UnpackBuffers(Q4_0, dst, packed, nRows, n, nb*q4_0Bytes, Q4_0X16Size(nRows, n)); err != nil {
+	_, gsz, size, _ := x16Sizes(t, nRows, nb)
+	if err := x16UnpackBuffers(t, dst, packed, nRows, n, size); err != nil {
 		return err
 	}
-	gsz := q4x16Group(nb)
-	da := q4x16DArea(nb)
-	// Word loads and stores, not copy calls: a prompt unpacks every
-	// segment of the weights once per product, so this runs at the speed
-	// of the tile kernels' input (~6× the copies here).
+	chunk, da := q4x16Rows*(blockBytes-2), q4x16DArea(nb)
+	// Word loads and stores, not copy calls or bytes: a prompt unpacks
+	// every segment of the weights once per product, so this runs at the
+	// speed of the tile kernels' input (Q4_0: ~6× the copies here; Q8_0 a
+	// byte at a time cost more than the product itself).
 	for r := range nRows {
 		grp := packed[r/q4x16Rows*gsz:][:gsz]
 		lane := r % q4x16Rows
-		row := dst[r*nb*q4_0Bytes:][:nb*q4_0Bytes]
+		row := dst[r*nb*blockBytes:][:nb*blockBytes]
 		for b := range nb {
-			out := row[b*q4_0Bytes:][:q4_0Bytes]
-			d := grp[32*b+2*lane:][:2]
+			out := row[b*blockBytes:][:blockBytes]
+			d := grp[q4x16D(b, lane):][:2]
 			out[0], out[1] = d[0], d[1]
-			qs := grp[da+q4x16Chunk*b+4*lane:][:3*64+4]
-			binary.LittleEndian.PutUint32(out[2:], binary.LittleEndian.Uint32(qs[0:]))
-			binary.LittleEndian.PutUint32(out[6:], binary.LittleEndian.Uint32(qs[64:]))
-			binary.LittleEndian.PutUint32(out[10:], binary.LittleEndian.Uint32(qs[128:]))
-			binary.LittleEndian.PutUint32(out[14:], binary.LittleEndian.Uint32(qs[192:]))
+			qs := grp[da+chunk*b+4*lane:]
+			x16GetQS(out[2:], qs, flip)
+			if t == Q8_0 {
+				x16GetQS(out[18:], qs[4*64:], flip)
+			}
 		}
 	}
 	return nil
@@ -192,7 +225,7 @@ func VecDotRowsQ4_0X16(packed []byte, nRows int, act []byte, n int, out []float3
 func x16Product(t Type, size func(nRows, n int) int,
 	fast func([]byte, int, []byte, int, []float32) bool, twin func([]byte, int, []byte, int, []float32),
 	packed []byte, nRows int, act []byte, n int, out []float32) error {
-	if err := x16Width(t, "product", n); err != nil {
+	if err := x16Width(t, "interleave product", n); err != nil {
 		return err
 	}
 	nb := n / t.BlockSize()

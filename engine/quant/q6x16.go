@@ -1,9 +1,6 @@
 package quant
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // Q6_K rows interleaved 16 at a time for decode (matrix × one vector),
 // as kx16.go does for Q4_K.
@@ -88,13 +85,10 @@ func q6x16QS(n, k, p, lane int) int {
 // RepackQ6_KX16 lays out nRows Q6_K rows of n elements, stride bytes
 // apart, in the 16-row interleave (into dst, Q6KX16Size bytes).
 func RepackQ6_KX16(dst, rows []byte, stride, nRows, n int) error {
-	if n <= 0 || n%QK_K != 0 {
-		return fmt.Errorf("quant: Q6_K interleave of rows of %d elements: not a multiple of %d", n, QK_K)
-	}
-	nsb := n / QK_K
-	if err := x16RepackBuffers(Q6_K, dst, rows, stride, nRows, nsb*q6KBytes, Q6KX16Size(nRows, n)); err != nil {
+	if err := x16RepackBuffers(Q6_K, dst, rows, stride, nRows, n, Q6KX16Size(nRows, n)); err != nil {
 		return err
 	}
+	nsb := n / QK_K
 	dst = dst[:Q6KX16Size(nRows, n)]
 	clear(dst)
 	le := binary.LittleEndian
@@ -126,13 +120,10 @@ func RepackQ6_KX16(dst, rows []byte, stride, nRows, n int) error {
 // RepackQ6_KX16) holds back into the file's layout, one row after another
 // in dst: the bytes the rows were repacked from.
 func UnpackQ6_KX16(dst, packed []byte, nRows, n int) error {
-	if n <= 0 || n%QK_K != 0 {
-		return fmt.Errorf("quant: Q6_K unpack of rows of %d elements: not a multiple of %d", n, QK_K)
-	}
-	nsb := n / QK_K
-	if err := x16UnpackBuffers(Q6_K, dst, packed, nRows, n, nsb*q6KBytes, Q6KX16Size(nRows, n)); err != nil {
+	if err := x16UnpackBuffers(Q6_K, dst, packed, nRows, n, Q6KX16Size(nRows, n)); err != nil {
 		return err
 	}
+	nsb := n / QK_K
 	le := binary.LittleEndian
 	for r := range nRows {
 		g, lane := r/q6x16Rows, r%q6x16Rows

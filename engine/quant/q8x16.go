@@ -1,7 +1,5 @@
 package quant
 
-import "encoding/binary"
-
 // Q8_0 rows interleaved 16 at a time for decode, as q4x16.go does for
 // Q4_0, and for the same reason: with rows in lanes each lane adds its
 // row's blocks in dotQ8_0's order, float32(isum·(d_w·d_x)), without a
@@ -50,34 +48,7 @@ func RepackQ8_0X16(dst, rows []byte, stride, nRows, n int) error {
 // (from RepackQ8_0X16) holds back into the file's layout, one row after
 // another in dst: the bytes the rows were repacked from.
 func UnpackQ8_0X16(dst, packed []byte, nRows, n int) error {
-	if err := x16Width(Q8_0, "unpack", n); err != nil {
-		return err
-	}
-	nb := n / q4x16Elems
-	if err := x16UnpackBuffers(Q8_0, dst, packed, nRows, n, nb*q8_0Bytes, Q8_0X16Size(nRows, n)); err != nil {
-		return err
-	}
-	gsz := q8x16Group(nb)
-	da := q4x16DArea(nb)
-	// Word loads and stores, as UnpackQ4_0X16's: a prompt unpacks every
-	// segment of the weights once per product, and a byte at a time this
-	// cost more than the product itself.
-	const flip = 0x80808080
-	for r := range nRows {
-		grp := packed[r/q4x16Rows*gsz:][:gsz]
-		lane := r % q4x16Rows
-		row := dst[r*nb*q8_0Bytes:][:nb*q8_0Bytes]
-		for b := range nb {
-			out := row[b*q8_0Bytes:][:q8_0Bytes]
-			d := grp[q4x16D(b, lane):][:2]
-			out[0], out[1] = d[0], d[1]
-			qs := grp[da+q8x16Chunk*b+4*lane:][:7*64+4]
-			for k := range 8 {
-				binary.LittleEndian.PutUint32(out[2+4*k:], binary.LittleEndian.Uint32(qs[64*k:])^flip)
-			}
-		}
-	}
-	return nil
+	return x16Unpack[[q8_0Bytes]byte](dst, packed, nRows, n)
 }
 
 // VecDotRowsQ8_0X16 is VecDotRows for nRows Q8_0 rows repacked by

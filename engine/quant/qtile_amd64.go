@@ -113,7 +113,6 @@ func vecDotTileQ(w Type, rows []byte, rowStride, nRows int, acts []byte, actStri
 	}
 	var idx [16]int32
 	rowOffsets(idx[:], rowStride)
-	var k kTileRows
 	var dummy [16]float32
 	for r0 := 0; r0 < nRows; r0 += 16 {
 		nr := min(16, nRows-r0)
@@ -130,13 +129,7 @@ func vecDotTileQ(w Type, rows []byte, rowStride, nRows int, acts []byte, actStri
 			qWidenQ8_0(wp, &idx[0], mask, nb, &buf.w[0])
 		}
 		for g := range groups {
-			for i := range 8 {
-				if a := 8*g + i; a < nActs {
-					k.x[i], k.o[i] = &acts[a*actStride], &out[a*outStride+r0]
-				} else {
-					k.x[i], k.o[i] = &acts[(nActs-1)*actStride], &dummy[0]
-				}
-			}
+			k := tileRows8(acts, actStride, nActs, 8*g, out, outStride, r0, &dummy)
 			qTileKernel(w, nActs-8*g, &buf.w[0], &buf.tab[g*gtab], nb, mask, &k)
 		}
 	}

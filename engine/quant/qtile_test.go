@@ -88,32 +88,40 @@ func tileRoundsGeneric(level string, typ Type) bool {
 		typ == Q5_0 && level == "avx2"
 }
 
-// BenchmarkVecDotTileQ measures Q4_0 and Q8_0 prompt tiles: a backend
-// job's 128 weight rows of a 2048-wide matrix against 16 and 128
-// activation rows per op, in the thread's CPU time (ps/MAC: picoseconds
-// per multiply-add; the machine is shared).
+// BenchmarkVecDotTileQ measures Q4_0 and Q8_0 prompt tiles
+// (benchPromptTile) against 16 and 128 activation rows.
 func BenchmarkVecDotTileQ(b *testing.B) {
-	r := rand.New(rand.NewPCG(22, 9))
+	benchPromptTile(b, rand.New(rand.NewPCG(22, 9)), []Type{Q4_0, Q8_0}, []int{16, 128}, rawQRows,
+		func(r *rand.Rand, rows, n int) []byte { return rawQRows(r, Q8_0, rows, n) })
+}
+
+// benchPromptTile measures the prompt tiles of types: a backend job's
+// 128 weight rows of a 2048-wide matrix (from rows) against each count
+// of activation rows in nActs (from acts), at every level, in the
+// thread's CPU time (ps/MAC: picoseconds per multiply-add; the machine
+// is shared).
+func benchPromptTile(b *testing.B, r *rand.Rand, types []Type, nActs []int,
+	rows func(r *rand.Rand, typ Type, rows, n int) []byte, acts func(r *rand.Rand, rows, n int) []byte) {
 	const n, nRows = 2048, 128
-	for _, typ := range []Type{Q4_0, Q8_0} {
-		rows := rawQRows(r, typ, nRows, n)
+	defer setPromptTiles(true)()
+	for _, typ := range types {
+		w := rows(r, typ, nRows, n)
 		wrow, _ := typ.RowSize(n)
-		for _, nActs := range []int{16, 128} {
-			acts := rawQRows(r, Q8_0, nActs, n)
-			arow, _ := Q8_0.RowSize(n)
-			out := make([]float32, nRows*nActs)
+		for _, na := range nActs {
+			x := acts(r, na, n)
+			arow, _ := VecDotType(typ).RowSize(n)
+			out := make([]float32, nRows*na)
 			for _, l := range simdLevels()[1:] {
-				b.Run(fmt.Sprintf("%v/tile=%dx%d/%s", typ, nRows, nActs, l), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%v/tile=%dx%d/%s", typ, nRows, na, l), func(b *testing.B) {
 					defer setSIMDLevel(l)()
-					defer setPromptTiles(true)()
 					runtime.LockOSThread()
 					defer runtime.UnlockOSThread()
 					start := threadCPU()
 					for b.Loop() {
-						VecDotTile(typ, rows, wrow, nRows, acts, arow, nActs, n, out, nRows)
+						VecDotTile(typ, w, wrow, nRows, x, arow, na, n, out, nRows)
 					}
 					cpu := threadCPU() - start
-					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(n*nRows*nActs)*1e3, "ps/MAC")
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(n*nRows*na)*1e3, "ps/MAC")
 				})
 			}
 		}

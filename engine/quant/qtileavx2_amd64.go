@@ -67,7 +67,6 @@ func vecDotTileQAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, act
 	}
 	var idx, mask [8]int32
 	rowOffsets(idx[:], rowStride)
-	var k kTileRows
 	var tmp [4][8]float32
 	for r0 := 0; r0 < nRows; r0 += 8 {
 		nr := min(8, nRows-r0)
@@ -90,12 +89,7 @@ func vecDotTileQAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, act
 			qWidenQ8_0AVX2(&rows[r0*rowStride], &idx[0], &mask[0], nb, &buf.w[0])
 		}
 		for a := 0; a < nActs; a += 4 {
-			for i := range 4 {
-				k.x[i], k.o[i] = &acts[min(a+i, nActs-1)*actStride], &tmp[i][0]
-				if a+i < nActs && nr == 8 {
-					k.o[i] = &out[(a+i)*outStride+r0]
-				}
-			}
+			k := tileRows4(acts, actStride, nActs, a, out, outStride, r0, nr, &tmp)
 			tab := &buf.tab[a/8*gtab+2*(a%8)]
 			switch {
 			case vnni:
@@ -107,11 +101,7 @@ func vecDotTileQAVX2(w Type, rows []byte, rowStride, nRows int, acts []byte, act
 			default:
 				qTileQ8_0AVX2(&buf.w[0], tab, nb, &k)
 			}
-			if nr < 8 {
-				for i := range min(4, nActs-a) {
-					copy(out[(a+i)*outStride+r0:(a+i)*outStride+r0+nr], tmp[i][:nr])
-				}
-			}
+			unload4(&tmp, nActs, a, out, outStride, r0, nr)
 		}
 	}
 	qTilePool.Put(buf)

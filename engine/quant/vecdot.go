@@ -309,6 +309,11 @@ func superSumK(d, dmin float32, isum, summs int) float32 {
 	return float32(d*float32(isum)) - float32(dmin*float32(summs))
 }
 
+// Q2_K's and Q3_K's 16 sub-blocks of 16 values: sub-block is holds the
+// 2-bit fields at bit 2·(is/2%4) of qs[32·(is/8) + 16·(is%2):][:16], and
+// Q3_K's third bits are bit is/2 of hmask[16·(is%2):][:16] (so the
+// order ggml walks them in, by half, shift and 16 values, is is's).
+
 // Q2_K × Q8_K: d·Σ sc·Σq·q8 − dmin·Σ m·bsum.
 func dotQ2_K(w, x []byte, nb int) float32 {
 	var sumf float32
@@ -320,21 +325,14 @@ func dotQ2_K(w, x []byte, nb int) float32 {
 		for j := 0; j < 16; j++ {
 			summs += int(scales[j]>>4) * bsum(bsums, j)
 		}
-		isum, is := 0, 0
-		for n := 0; n < 2; n++ {
-			q := qs[32*n : 32*n+32]
-			for shift := uint(0); shift < 8; shift += 2 {
-				for half := 0; half < 2; half++ {
-					off := 128*n + 32*int(shift/2) + 16*half
-					y := qx[off : off+16]
-					s := 0
-					for l := 0; l < 16; l++ {
-						s += int((q[16*half+l]>>shift)&3) * int(int8(y[l]))
-					}
-					isum += int(scales[is]&0xf) * s
-					is++
-				}
+		isum := 0
+		for is := range 16 {
+			q, shift, y := qs[32*(is/8)+16*(is%2):][:16], uint(is/2%4*2), qx[16*is:][:16]
+			s := 0
+			for l := range 16 {
+				s += int((q[l]>>shift)&3) * int(int8(y[l]))
 			}
+			isum += int(scales[is]&0xf) * s
 		}
 		sumf += superSumK(dy*fp16(bw[80:]), dy*fp16(bw[82:]), isum, summs)
 	}
@@ -350,27 +348,19 @@ func dotQ3_K(w, x []byte, nb int) float32 {
 		dy, qx, _ := q8K(x[292*i : 292*i+292])
 		hmask, qs := bw[0:32], bw[32:96]
 		q3KScales(bw[96:108], &sc)
-		isum, is := 0, 0
-		m := byte(1)
-		for n := 0; n < 2; n++ {
-			q := qs[32*n : 32*n+32]
-			for shift := uint(0); shift < 8; shift += 2 {
-				for half := 0; half < 2; half++ {
-					off := 128*n + 32*int(shift/2) + 16*half
-					y := qx[off : off+16]
-					s := 0
-					for l := 0; l < 16; l++ {
-						v := int((q[16*half+l] >> shift) & 3)
-						if hmask[16*half+l]&m == 0 {
-							v -= 4
-						}
-						s += v * int(int8(y[l]))
-					}
-					isum += (int(sc[is]) - 32) * s
-					is++
+		isum := 0
+		for is := range 16 {
+			q, shift, y := qs[32*(is/8)+16*(is%2):][:16], uint(is/2%4*2), qx[16*is:][:16]
+			h, m := hmask[16*(is%2):][:16], byte(1)<<(is/2)
+			s := 0
+			for l := range 16 {
+				v := int((q[l] >> shift) & 3)
+				if h[l]&m == 0 {
+					v -= 4
 				}
-				m <<= 1
+				s += v * int(int8(y[l]))
 			}
+			isum += (int(sc[is]) - 32) * s
 		}
 		sumf += float32(fp16(bw[108:]) * dy * float32(isum))
 	}
