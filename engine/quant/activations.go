@@ -14,6 +14,8 @@ import "math"
 func QuantizeActivations(t Type, src []float32, dst []byte) error {
 	switch t {
 	case Q8_0, Q8_1:
+	case Q8_K:
+		return quantizeQ8_K(src, dst)
 	default:
 		return Quantize(t, src, dst)
 	}
@@ -50,6 +52,24 @@ func QuantizeActivations(t Type, src []float32, dst []byte) error {
 		if t == Q8_1 {
 			putFP16(b[2:], d*float32(sum))
 		}
+	}
+	return nil
+}
+
+// quantizeQ8_K is Quantize for Q8_K (its reference quantizer is also what
+// llama.cpp runs), SIMD where there is a kernel, up to each block that it
+// leaves to the Go code.
+func quantizeQ8_K(src []float32, dst []byte) error {
+	if err := checkSizes(Q8_K, len(src), len(dst)); err != nil {
+		return err
+	}
+	bs := Q8_K.TypeSize()
+	nb := len(src) / QK_K
+	for i := 0; i < nb; i++ {
+		if i += quantQ8_KFast(src[i*QK_K:], dst[i*bs:]); i == nb {
+			break
+		}
+		quantQ8_K(src[i*QK_K:(i+1)*QK_K], dst[i*bs:(i+1)*bs])
 	}
 	return nil
 }

@@ -2603,6 +2603,161 @@ qa_done:
 	MOVQ R8, ret+24(FP)
 	RET
 
+// ---- rounding activations to Q8_K, 512-bit ---------------------------
+// quantQ8_K's arithmetic (ggml's quantize_row_q8_K_ref), block by block:
+// max, the element of largest magnitude, from the vectors' largest and
+// smallest values; iscale = -127/max; each quant min(127, iscale·v)
+// rounded to nearest even by VCVTPS2DQ, as nearestInt does for values
+// this small; d = 1/iscale; each 16 quants' sum in bsums. A block the Go
+// code decides its own way ends the call: a NaN or an infinity, an
+// infinite iscale, or +amax and -amax both in it (Go takes the first).
+
+// Q8K_SCAN folds the 16 floats at off(SI) into the largest (Z2) and
+// smallest (Z3) values and flags a NaN or infinity in K3.
+#define Q8K_SCAN(off) \
+	VMOVUPS off(SI), Z0;     \
+	VANDPS  Z15, Z0, Z1;     \
+	VPCMPUD $5, Z14, Z1, K1; \
+	KORW    K1, K3, K3;      \
+	VMAXPS  Z0, Z2, Z2;      \
+	VMINPS  Z0, Z3, Z3
+
+// Q8K_PUT rounds the 16 floats at off(SI) by Z7 to quants at qs(DI) and
+// stores their sum as an int16 at bs(DI).
+#define Q8K_PUT(off, qs, bs) \
+	VMULPS        off(SI), Z7, Z0; \
+	VCVTPS2DQ     Z0, Z0;          \
+	VPMINSD       Z11, Z0, Z0;     \
+	VPMOVSDB      Z0, X1;          \
+	VMOVDQU       X1, qs(DI);      \
+	VEXTRACTI64X4 $1, Z0, Y1;      \
+	VPADDD        Y1, Y0, Y0;      \
+	VEXTRACTI128  $1, Y0, X1;      \
+	VPADDD        X1, X0, X0;      \
+	VPSHUFD       $0x4e, X0, X1;   \
+	VPADDD        X1, X0, X0;      \
+	VPSHUFD       $0xb1, X0, X1;   \
+	VPADDD        X1, X0, X0;      \
+	VMOVD         X0, AX;          \
+	MOVW          AX, bs(DI)
+
+// func quantQ8_KAVX512(src *float32, nb int, dst *byte) int
+// Rounds up to nb blocks of 256 floats at src to Q8_K at dst; returns
+// the blocks done.
+TEXT ·quantQ8_KAVX512(SB), NOSPLIT, $0-32
+	MOVQ         src+0(FP), SI
+	MOVQ         nb+8(FP), CX
+	MOVQ         dst+16(FP), DI
+	XORQ         R8, R8
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z15
+	MOVL         $0x7f800000, AX
+	VPBROADCASTD AX, Z14
+	MOVL         $127, AX
+	VPBROADCASTD AX, Z11
+	MOVL         $0xc2fe0000, AX // -127
+	VMOVD        AX, X13
+	MOVL         $0x3f800000, AX // 1
+	VMOVD        AX, X12
+
+qk_loop:
+	CMPQ   R8, CX
+	JGE    qk_done
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	KXORW  K3, K3, K3
+	Q8K_SCAN(0)
+	Q8K_SCAN(64)
+	Q8K_SCAN(128)
+	Q8K_SCAN(192)
+	Q8K_SCAN(256)
+	Q8K_SCAN(320)
+	Q8K_SCAN(384)
+	Q8K_SCAN(448)
+	Q8K_SCAN(512)
+	Q8K_SCAN(576)
+	Q8K_SCAN(640)
+	Q8K_SCAN(704)
+	Q8K_SCAN(768)
+	Q8K_SCAN(832)
+	Q8K_SCAN(896)
+	Q8K_SCAN(960)
+	KORTESTW K3, K3
+	JNZ      qk_done
+	VEXTRACTF64X4 $1, Z2, Y4
+	VMAXPS        Y4, Y2, Y2
+	VEXTRACTF128  $1, Y2, X4
+	VMAXPS        X4, X2, X2
+	VPERMILPS     $0x4e, X2, X4
+	VMAXPS        X4, X2, X2
+	VPERMILPS     $0xb1, X2, X4
+	VMAXPS        X4, X2, X2
+	VEXTRACTF64X4 $1, Z3, Y4
+	VMINPS        Y4, Y3, Y3
+	VEXTRACTF128  $1, Y3, X4
+	VMINPS        X4, X3, X3
+	VPERMILPS     $0x4e, X3, X4
+	VMINPS        X4, X3, X3
+	VPERMILPS     $0xb1, X3, X4
+	VMINPS        X4, X3, X3
+	// X2: the largest value (0 or more), X3: the smallest (0 or less).
+	VXORPS   X6, X6, X6
+	VSUBSS   X3, X6, X5 // -smallest
+	VMAXSS   X5, X2, X4 // amax
+	VUCOMISS X6, X4
+	JEQ      qk_zero
+	VUCOMISS X5, X2
+	JEQ      qk_done // +amax and -amax
+	JA       qk_max
+	VMOVAPS  X3, X2 // max is the smallest value
+
+qk_max:
+	VDIVSS X2, X13, X4 // iscale
+	VMOVD  X4, AX
+	ANDL   $0x7fffffff, AX
+	CMPL   AX, $0x7f800000
+	JAE    qk_done
+	VDIVSS X4, X12, X5 // d
+	VMOVSS X5, (DI)
+	VBROADCASTSS X4, Z7
+	Q8K_PUT(0, 4, 260)
+	Q8K_PUT(64, 20, 262)
+	Q8K_PUT(128, 36, 264)
+	Q8K_PUT(192, 52, 266)
+	Q8K_PUT(256, 68, 268)
+	Q8K_PUT(320, 84, 270)
+	Q8K_PUT(384, 100, 272)
+	Q8K_PUT(448, 116, 274)
+	Q8K_PUT(512, 132, 276)
+	Q8K_PUT(576, 148, 278)
+	Q8K_PUT(640, 164, 280)
+	Q8K_PUT(704, 180, 282)
+	Q8K_PUT(768, 196, 284)
+	Q8K_PUT(832, 212, 286)
+	Q8K_PUT(896, 228, 288)
+	Q8K_PUT(960, 244, 290)
+	ADDQ $1024, SI
+	ADDQ $292, DI
+	INCQ R8
+	JMP  qk_loop
+
+qk_zero:
+	VPXORD    Z0, Z0, Z0
+	VMOVDQU64 Z0, (DI)
+	VMOVDQU64 Z0, 64(DI)
+	VMOVDQU64 Z0, 128(DI)
+	VMOVDQU64 Z0, 192(DI)
+	VMOVDQU64 Z0, 228(DI)
+	ADDQ      $1024, SI
+	ADDQ      $292, DI
+	INCQ      R8
+	JMP       qk_loop
+
+qk_done:
+	VZEROUPPER
+	MOVQ R8, ret+24(FP)
+	RET
+
 // ---- F16 × four activation rows, 512-bit -----------------------------
 // dotF16AVX512's arithmetic for four activation rows at once, the rows
 // widened to float32 beforehand (widenF16) so that each weight vector is

@@ -106,6 +106,16 @@ func quantQ8_0Fast(src []float32, dst []byte) int {
 	return quantQ8_0AVX512(&src[0], nb, &dst[0])
 }
 
+// quantQ8_KFast is quantQ8_0Fast for Q8_K: the leading blocks of src as
+// quantQ8_K rounds them, up to a block it leaves to the Go code.
+func quantQ8_KFast(src []float32, dst []byte) int {
+	nb := len(src) / QK_K
+	if !useAVX512 || nb == 0 {
+		return 0
+	}
+	return quantQ8_KAVX512(&src[0], nb, &dst[0])
+}
+
 // simdOn reports whether any kernel level is in use (the shared loops in
 // simd_loops.go ask).
 func simdOn() bool { return useAVX2 }
@@ -602,6 +612,9 @@ func dotQ8_0x4PrepAVX512(w, prep *byte, pstride int, x *byte, xstride, nb int, o
 
 //go:noescape
 func quantQ8_0AVX512(src *float32, nb int, dst *byte) int
+
+//go:noescape
+func quantQ8_KAVX512(src *float32, nb int, dst *byte) int
 
 //go:noescape
 func widenF16(dst *float32, src *byte, n int)
