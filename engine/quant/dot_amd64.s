@@ -2758,6 +2758,267 @@ qk_done:
 	MOVQ R8, ret+24(FP)
 	RET
 
+// ---- rounding activations to Q8_0 and Q8_K, 256-bit -----------------
+// quantQ8_0AVX512's and quantQ8_KAVX512's arithmetic in AVX2, for the
+// machines without AVX-512. Without VPMOVSDB the quants are packed to
+// bytes by VPACKSSDW and VPACKSSWB, which work within 128-bit lanes;
+// VPERMQ $0xd8 puts the lanes' halves back in order after each.
+
+// func quantQ8_0AVX2(src *float32, nb int, dst *byte) int
+// Rounds up to nb blocks of 32 floats at src to Q8_0 at dst; returns the
+// blocks done.
+TEXT ·quantQ8_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ         src+0(FP), SI
+	MOVQ         nb+8(FP), CX
+	MOVQ         dst+16(FP), DI
+	XORQ         R8, R8
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x7f7fffff, AX // the largest finite value, as bits
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x42fe0000, AX // 127
+	VMOVD        AX, X13
+	MOVL         $0x7f800000, AX // +Inf
+	VMOVD        AX, X12
+
+qb_loop:
+	CMPQ      R8, CX
+	JGE       qb_done
+	VMOVUPS   (SI), Y0
+	VMOVUPS   32(SI), Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   96(SI), Y3
+	VANDPS    Y15, Y0, Y4
+	VANDPS    Y15, Y1, Y5
+	VANDPS    Y15, Y2, Y6
+	VANDPS    Y15, Y3, Y7
+	VPCMPGTD  Y14, Y4, Y8 // |v| beyond the largest finite: infinite or NaN
+	VPCMPGTD  Y14, Y5, Y9
+	VPOR      Y9, Y8, Y8
+	VPCMPGTD  Y14, Y6, Y9
+	VPOR      Y9, Y8, Y8
+	VPCMPGTD  Y14, Y7, Y9
+	VPOR      Y9, Y8, Y8
+	VPTEST    Y8, Y8
+	JNZ       qb_done
+	VMAXPS    Y5, Y4, Y4
+	VMAXPS    Y7, Y6, Y6
+	VMAXPS    Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS    X5, X4, X4
+	VPERMILPS $0x4e, X4, X5
+	VMAXPS    X5, X4, X4
+	VPERMILPS $0xb1, X4, X5
+	VMAXPS    X5, X4, X4
+	VDIVSS    X13, X4, X5
+	VCVTPS2PH $0, X5, X6
+	VPEXTRW   $0, X6, AX
+	MOVW      AX, (DI)
+	VXORPS    X7, X7, X7
+	VUCOMISS  X7, X4
+	JEQ       qb_scale
+	VDIVSS    X4, X13, X7
+	VUCOMISS  X12, X7
+	JEQ       qb_done // an infinite id: see quantQ8_0AVX512
+
+qb_scale:
+	VBROADCASTSS X7, Y7
+	VMULPS       Y7, Y0, Y0
+	VMULPS       Y7, Y1, Y1
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y7, Y3, Y3
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VCVTPS2DQ    Y2, Y2
+	VCVTPS2DQ    Y3, Y3
+	VPACKSSDW    Y1, Y0, Y0
+	VPACKSSDW    Y3, Y2, Y2
+	VPERMQ       $0xd8, Y0, Y0
+	VPERMQ       $0xd8, Y2, Y2
+	VPACKSSWB    Y2, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VMOVDQU      Y0, 2(DI)
+	ADDQ         $128, SI
+	ADDQ         $34, DI
+	INCQ         R8
+	JMP          qb_loop
+
+qb_done:
+	VZEROUPPER
+	MOVQ R8, ret+24(FP)
+	RET
+
+// Q8K2_SCAN is Q8K_SCAN for 8 floats: the largest value in Y2, the
+// smallest in Y3, a NaN or an infinity flagged in Y8.
+#define Q8K2_SCAN(off) \
+	VMOVUPS  off(SI), Y0;    \
+	VANDPS   Y15, Y0, Y1;    \
+	VPCMPGTD Y14, Y1, Y1;    \
+	VPOR     Y1, Y8, Y8;     \
+	VMAXPS   Y0, Y2, Y2;     \
+	VMINPS   Y0, Y3, Y3
+
+// Q8K2_PUT is Q8K_PUT for the 16 floats at lo(SI) and hi(SI).
+#define Q8K2_PUT(lo, hi, qs, bs) \
+	VMULPS       lo(SI), Y7, Y0; \
+	VMULPS       hi(SI), Y7, Y1; \
+	VCVTPS2DQ    Y0, Y0;         \
+	VCVTPS2DQ    Y1, Y1;         \
+	VPMINSD      Y11, Y0, Y0;    \
+	VPMINSD      Y11, Y1, Y1;    \
+	VPADDD       Y1, Y0, Y4;     \
+	VPACKSSDW    Y1, Y0, Y0;     \
+	VPERMQ       $0xd8, Y0, Y0;  \
+	VEXTRACTI128 $1, Y0, X1;     \
+	VPACKSSWB    X1, X0, X0;     \
+	VMOVDQU      X0, qs(DI);     \
+	VEXTRACTI128 $1, Y4, X5;     \
+	VPADDD       X5, X4, X4;     \
+	VPSHUFD      $0x4e, X4, X5;  \
+	VPADDD       X5, X4, X4;     \
+	VPSHUFD      $0xb1, X4, X5;  \
+	VPADDD       X5, X4, X4;     \
+	VMOVD        X4, AX;         \
+	MOVW         AX, bs(DI)
+
+// func quantQ8_KAVX2(src *float32, nb int, dst *byte) int
+// Rounds up to nb blocks of 256 floats at src to Q8_K at dst; returns
+// the blocks done.
+TEXT ·quantQ8_KAVX2(SB), NOSPLIT, $0-32
+	MOVQ         src+0(FP), SI
+	MOVQ         nb+8(FP), CX
+	MOVQ         dst+16(FP), DI
+	XORQ         R8, R8
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x7f7fffff, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $127, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	MOVL         $0xc2fe0000, AX // -127
+	VMOVD        AX, X13
+	MOVL         $0x3f800000, AX // 1
+	VMOVD        AX, X12
+
+qc_loop:
+	CMPQ   R8, CX
+	JGE    qc_done
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VPXOR  Y8, Y8, Y8
+	Q8K2_SCAN(0)
+	Q8K2_SCAN(32)
+	Q8K2_SCAN(64)
+	Q8K2_SCAN(96)
+	Q8K2_SCAN(128)
+	Q8K2_SCAN(160)
+	Q8K2_SCAN(192)
+	Q8K2_SCAN(224)
+	Q8K2_SCAN(256)
+	Q8K2_SCAN(288)
+	Q8K2_SCAN(320)
+	Q8K2_SCAN(352)
+	Q8K2_SCAN(384)
+	Q8K2_SCAN(416)
+	Q8K2_SCAN(448)
+	Q8K2_SCAN(480)
+	Q8K2_SCAN(512)
+	Q8K2_SCAN(544)
+	Q8K2_SCAN(576)
+	Q8K2_SCAN(608)
+	Q8K2_SCAN(640)
+	Q8K2_SCAN(672)
+	Q8K2_SCAN(704)
+	Q8K2_SCAN(736)
+	Q8K2_SCAN(768)
+	Q8K2_SCAN(800)
+	Q8K2_SCAN(832)
+	Q8K2_SCAN(864)
+	Q8K2_SCAN(896)
+	Q8K2_SCAN(928)
+	Q8K2_SCAN(960)
+	Q8K2_SCAN(992)
+	VPTEST Y8, Y8
+	JNZ    qc_done
+	VEXTRACTF128 $1, Y2, X4
+	VMAXPS       X4, X2, X2
+	VPERMILPS    $0x4e, X2, X4
+	VMAXPS       X4, X2, X2
+	VPERMILPS    $0xb1, X2, X4
+	VMAXPS       X4, X2, X2
+	VEXTRACTF128 $1, Y3, X4
+	VMINPS       X4, X3, X3
+	VPERMILPS    $0x4e, X3, X4
+	VMINPS       X4, X3, X3
+	VPERMILPS    $0xb1, X3, X4
+	VMINPS       X4, X3, X3
+	VXORPS   X6, X6, X6
+	VSUBSS   X3, X6, X5
+	VMAXSS   X5, X2, X4
+	VUCOMISS X6, X4
+	JEQ      qc_zero
+	VUCOMISS X5, X2
+	JEQ      qc_done
+	JA       qc_max
+	VMOVAPS  X3, X2
+
+qc_max:
+	VDIVSS X2, X13, X4
+	VMOVD  X4, AX
+	ANDL   $0x7fffffff, AX
+	CMPL   AX, $0x7f800000
+	JAE    qc_done
+	VDIVSS X4, X12, X5
+	VMOVSS X5, (DI)
+	VBROADCASTSS X4, Y7
+	Q8K2_PUT(0, 32, 4, 260)
+	Q8K2_PUT(64, 96, 20, 262)
+	Q8K2_PUT(128, 160, 36, 264)
+	Q8K2_PUT(192, 224, 52, 266)
+	Q8K2_PUT(256, 288, 68, 268)
+	Q8K2_PUT(320, 352, 84, 270)
+	Q8K2_PUT(384, 416, 100, 272)
+	Q8K2_PUT(448, 480, 116, 274)
+	Q8K2_PUT(512, 544, 132, 276)
+	Q8K2_PUT(576, 608, 148, 278)
+	Q8K2_PUT(640, 672, 164, 280)
+	Q8K2_PUT(704, 736, 180, 282)
+	Q8K2_PUT(768, 800, 196, 284)
+	Q8K2_PUT(832, 864, 212, 286)
+	Q8K2_PUT(896, 928, 228, 288)
+	Q8K2_PUT(960, 992, 244, 290)
+	ADDQ $1024, SI
+	ADDQ $292, DI
+	INCQ R8
+	JMP  qc_loop
+
+qc_zero:
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y0, 32(DI)
+	VMOVDQU Y0, 64(DI)
+	VMOVDQU Y0, 96(DI)
+	VMOVDQU Y0, 128(DI)
+	VMOVDQU Y0, 160(DI)
+	VMOVDQU Y0, 192(DI)
+	VMOVDQU Y0, 224(DI)
+	VMOVDQU Y0, 256(DI)
+	VMOVDQU Y0, 260(DI)
+	ADDQ    $1024, SI
+	ADDQ    $292, DI
+	INCQ    R8
+	JMP     qc_loop
+
+qc_done:
+	VZEROUPPER
+	MOVQ R8, ret+24(FP)
+	RET
+
 // ---- F16 × four activation rows, 512-bit -----------------------------
 // dotF16AVX512's arithmetic for four activation rows at once, the rows
 // widened to float32 beforehand (widenF16) so that each weight vector is

@@ -82,13 +82,13 @@ func TestQuantizeQ8_KLevels(t *testing.T) {
 				}
 			}
 		}
-		if l == "avx512" {
-			// The 512-bit code takes ordinary blocks (so the comparisons
+		if l == "avx512" || l == "avx2" {
+			// The SIMD code takes ordinary blocks (so the comparisons
 			// above test it) and stops at one it leaves to the Go code.
 			buf := make([]byte, size)
 			for name, k := range map[string]int{"normal": nb, "zeros": nb, "negative": nb, "halves": nb, "huge": nb, "subnormal": 1, "nan": 1, "both signs": 1, "tiny": 1} {
 				if got := quantQ8_KFast(rows[name], buf); got != k {
-					t.Errorf("avx512 %s: %d blocks rounded by SIMD, want %d", name, got, k)
+					t.Errorf("%s %s: %d blocks rounded by SIMD, want %d", l, name, got, k)
 				}
 			}
 		}

@@ -100,20 +100,30 @@ func dotF32Kernel(w, x *byte, m int) float32 {
 // code; it returns the blocks done.
 func quantQ8_0Fast(src []float32, dst []byte) int {
 	nb := len(src) / 32
-	if !useAVX512 || nb == 0 {
+	switch {
+	case nb == 0:
 		return 0
+	case useAVX512:
+		return quantQ8_0AVX512(&src[0], nb, &dst[0])
+	case useAVX2:
+		return quantQ8_0AVX2(&src[0], nb, &dst[0])
 	}
-	return quantQ8_0AVX512(&src[0], nb, &dst[0])
+	return 0
 }
 
 // quantQ8_KFast is quantQ8_0Fast for Q8_K: the leading blocks of src as
 // quantQ8_K rounds them, up to a block it leaves to the Go code.
 func quantQ8_KFast(src []float32, dst []byte) int {
 	nb := len(src) / QK_K
-	if !useAVX512 || nb == 0 {
+	switch {
+	case nb == 0:
 		return 0
+	case useAVX512:
+		return quantQ8_KAVX512(&src[0], nb, &dst[0])
+	case useAVX2:
+		return quantQ8_KAVX2(&src[0], nb, &dst[0])
 	}
-	return quantQ8_KAVX512(&src[0], nb, &dst[0])
+	return 0
 }
 
 // simdOn reports whether any kernel level is in use (the shared loops in
@@ -615,6 +625,12 @@ func quantQ8_0AVX512(src *float32, nb int, dst *byte) int
 
 //go:noescape
 func quantQ8_KAVX512(src *float32, nb int, dst *byte) int
+
+//go:noescape
+func quantQ8_0AVX2(src *float32, nb int, dst *byte) int
+
+//go:noescape
+func quantQ8_KAVX2(src *float32, nb int, dst *byte) int
 
 //go:noescape
 func widenF16(dst *float32, src *byte, n int)

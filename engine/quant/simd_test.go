@@ -760,18 +760,18 @@ func TestQuantizeActivationsLevels(t *testing.T) {
 	}
 	size, _ := Q8_0.RowSize(nb * 32)
 	for _, l := range simdLevels() {
-		// The 512-bit code takes ordinary rows whole (so the comparisons
+		// The SIMD code takes ordinary rows whole (so the comparisons
 		// below test it), and stops at a NaN.
-		if l != "avx512" {
+		if l != "avx512" && l != "avx2" {
 			continue
 		}
 		restore := setSIMDLevel(l)
 		buf := make([]byte, size)
 		if k := quantQ8_0Fast(rows["normal"], buf); k != nb {
-			t.Errorf("avx512: %d of %d ordinary blocks rounded by SIMD", k, nb)
+			t.Errorf("%s: %d of %d ordinary blocks rounded by SIMD", l, k, nb)
 		}
 		if k := quantQ8_0Fast(rows["nan"], buf); k != 1 {
-			t.Errorf("avx512: SIMD rounded %d blocks, want 1 (a NaN in the second)", k)
+			t.Errorf("%s: SIMD rounded %d blocks, want 1 (a NaN in the second)", l, k)
 		}
 		restore()
 	}
