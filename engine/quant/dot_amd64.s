@@ -2612,6 +2612,41 @@ qa_done:
 // code decides its own way ends the call: a NaN or an infinity, an
 // infinite iscale, or +amax and -amax both in it (Go takes the first).
 
+// Q8K_SCALE takes a block's largest value (X2, 0 or more) and smallest
+// (X3, 0 or less) to its scales, both kernels alike: to zero for a block
+// of zeros; to done where the Go code decides (+amax and -amax both, an
+// infinite iscale); else iscale in X4 and d = 1/iscale stored at (DI).
+// On the way X5 is -smallest and X4 amax; max is the label it needs
+// inside, past the choice of the smallest value as max.
+#define Q8K_SCALE(zero, done, max) \
+	VXORPS   X6, X6, X6;           \
+	VSUBSS   X3, X6, X5;           \
+	VMAXSS   X5, X2, X4;           \
+	VUCOMISS X6, X4;               \
+	JEQ      zero;                 \
+	VUCOMISS X5, X2;               \
+	JEQ      done;                 \
+	JA       max;                  \
+	VMOVAPS  X3, X2;               \
+max:;                              \
+	VDIVSS   X2, X13, X4;          \
+	VMOVD    X4, AX;               \
+	ANDL     $0x7fffffff, AX;      \
+	CMPL     AX, $0x7f800000;      \
+	JAE      done;                 \
+	VDIVSS   X4, X12, X5;          \
+	VMOVSS   X5, (DI)
+
+// Q8K_BSUM adds up the four int32 lanes of x (t a scratch register) and
+// stores the sum as an int16 at bs(DI): a sub-block's bsum.
+#define Q8K_BSUM(x, t, bs) \
+	VPSHUFD $0x4e, x, t; \
+	VPADDD  t, x, x;     \
+	VPSHUFD $0xb1, x, t; \
+	VPADDD  t, x, x;     \
+	VMOVD   x, AX;       \
+	MOVW    AX, bs(DI)
+
 // Q8K_SCAN folds the 16 floats at off(SI) into the largest (Z2) and
 // smallest (Z3) values and flags a NaN or infinity in K3.
 #define Q8K_SCAN(off) \
@@ -2634,12 +2669,7 @@ qa_done:
 	VPADDD        Y1, Y0, Y0;      \
 	VEXTRACTI128  $1, Y0, X1;      \
 	VPADDD        X1, X0, X0;      \
-	VPSHUFD       $0x4e, X0, X1;   \
-	VPADDD        X1, X0, X0;      \
-	VPSHUFD       $0xb1, X0, X1;   \
-	VPADDD        X1, X0, X0;      \
-	VMOVD         X0, AX;          \
-	MOVW          AX, bs(DI)
+	Q8K_BSUM(X0, X1, bs)
 
 // func quantQ8_KAVX512(src *float32, nb int, dst *byte) int
 // Rounds up to nb blocks of 256 floats at src to Q8_K at dst; returns
@@ -2701,24 +2731,7 @@ qk_loop:
 	VPERMILPS     $0xb1, X3, X4
 	VMINPS        X4, X3, X3
 	// X2: the largest value (0 or more), X3: the smallest (0 or less).
-	VXORPS   X6, X6, X6
-	VSUBSS   X3, X6, X5 // -smallest
-	VMAXSS   X5, X2, X4 // amax
-	VUCOMISS X6, X4
-	JEQ      qk_zero
-	VUCOMISS X5, X2
-	JEQ      qk_done // +amax and -amax
-	JA       qk_max
-	VMOVAPS  X3, X2 // max is the smallest value
-
-qk_max:
-	VDIVSS X2, X13, X4 // iscale
-	VMOVD  X4, AX
-	ANDL   $0x7fffffff, AX
-	CMPL   AX, $0x7f800000
-	JAE    qk_done
-	VDIVSS X4, X12, X5 // d
-	VMOVSS X5, (DI)
+	Q8K_SCALE(qk_zero, qk_done, qk_max)
 	VBROADCASTSS X4, Z7
 	Q8K_PUT(0, 4, 260)
 	Q8K_PUT(64, 20, 262)
@@ -2876,12 +2889,7 @@ qb_done:
 	VMOVDQU      X0, qs(DI);     \
 	VEXTRACTI128 $1, Y4, X5;     \
 	VPADDD       X5, X4, X4;     \
-	VPSHUFD      $0x4e, X4, X5;  \
-	VPADDD       X5, X4, X4;     \
-	VPSHUFD      $0xb1, X4, X5;  \
-	VPADDD       X5, X4, X4;     \
-	VMOVD        X4, AX;         \
-	MOVW         AX, bs(DI)
+	Q8K_BSUM(X4, X5, bs)
 
 // func quantQ8_KAVX2(src *float32, nb int, dst *byte) int
 // Rounds up to nb blocks of 256 floats at src to Q8_K at dst; returns
@@ -2957,24 +2965,7 @@ qc_loop:
 	VMINPS       X4, X3, X3
 	VPERMILPS    $0xb1, X3, X4
 	VMINPS       X4, X3, X3
-	VXORPS   X6, X6, X6
-	VSUBSS   X3, X6, X5
-	VMAXSS   X5, X2, X4
-	VUCOMISS X6, X4
-	JEQ      qc_zero
-	VUCOMISS X5, X2
-	JEQ      qc_done
-	JA       qc_max
-	VMOVAPS  X3, X2
-
-qc_max:
-	VDIVSS X2, X13, X4
-	VMOVD  X4, AX
-	ANDL   $0x7fffffff, AX
-	CMPL   AX, $0x7f800000
-	JAE    qc_done
-	VDIVSS X4, X12, X5
-	VMOVSS X5, (DI)
+	Q8K_SCALE(qc_zero, qc_done, qc_max)
 	VBROADCASTSS X4, Y7
 	Q8K2_PUT(0, 32, 4, 260)
 	Q8K2_PUT(64, 96, 20, 262)
