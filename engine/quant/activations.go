@@ -27,7 +27,7 @@ func QuantizeActivations(t Type, src []float32, dst []byte) error {
 	for i := 0; i < nb; i++ {
 		if t == Q8_0 {
 			// SIMD where there is one, up to a block it leaves to this code.
-			if i += quantQ8_0Fast(src[i*32:], dst[i*bs:]); i == nb {
+			if i += quantFast(Q8_0, src[i*32:], dst[i*bs:]); i == nb {
 				break
 			}
 		}
@@ -66,7 +66,7 @@ func quantizeQ8_K(src []float32, dst []byte) error {
 	bs := Q8_K.TypeSize()
 	nb := len(src) / QK_K
 	for i := 0; i < nb; i++ {
-		if i += quantQ8_KFast(src[i*QK_K:], dst[i*bs:]); i == nb {
+		if i += quantFast(Q8_K, src[i*QK_K:], dst[i*bs:]); i == nb {
 			break
 		}
 		quantQ8_K(src[i*QK_K:(i+1)*QK_K], dst[i*bs:(i+1)*bs])

@@ -87,7 +87,7 @@ func TestQuantizeQ8_KLevels(t *testing.T) {
 			// above test it) and stops at one it leaves to the Go code.
 			buf := make([]byte, size)
 			for name, k := range map[string]int{"normal": nb, "zeros": nb, "negative": nb, "halves": nb, "huge": nb, "subnormal": 1, "nan": 1, "both signs": 1, "tiny": 1} {
-				if got := quantQ8_KFast(rows[name], buf); got != k {
+				if got := quantFast(Q8_K, rows[name], buf); got != k {
 					t.Errorf("%s %s: %d blocks rounded by SIMD, want %d", l, name, got, k)
 				}
 			}

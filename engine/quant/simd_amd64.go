@@ -95,32 +95,22 @@ func dotF32Kernel(w, x *byte, m int) float32 {
 	return dotF32AVX2(w, x, m)
 }
 
-// quantQ8_0Fast rounds the leading blocks of src to Q8_0 in dst as
-// QuantizeActivations does, stopping before a block it leaves to the Go
-// code; it returns the blocks done.
-func quantQ8_0Fast(src []float32, dst []byte) int {
-	nb := len(src) / 32
-	switch {
-	case nb == 0:
+// quantFast rounds the leading blocks of src to t, Q8_0 or Q8_K, in dst
+// as QuantizeActivations does, stopping before a block it leaves to the
+// Go code; it returns the blocks done.
+func quantFast(t Type, src []float32, dst []byte) int {
+	nb := len(src) / t.BlockSize()
+	if nb == 0 || !useAVX2 {
 		return 0
-	case useAVX512:
-		return quantQ8_0AVX512(&src[0], nb, &dst[0])
-	case useAVX2:
-		return quantQ8_0AVX2(&src[0], nb, &dst[0])
 	}
-	return 0
-}
-
-// quantQ8_KFast is quantQ8_0Fast for Q8_K: the leading blocks of src as
-// quantQ8_K rounds them, up to a block it leaves to the Go code.
-func quantQ8_KFast(src []float32, dst []byte) int {
-	nb := len(src) / QK_K
 	switch {
-	case nb == 0:
-		return 0
-	case useAVX512:
+	case t == Q8_0 && useAVX512:
+		return quantQ8_0AVX512(&src[0], nb, &dst[0])
+	case t == Q8_0:
+		return quantQ8_0AVX2(&src[0], nb, &dst[0])
+	case t == Q8_K && useAVX512:
 		return quantQ8_KAVX512(&src[0], nb, &dst[0])
-	case useAVX2:
+	case t == Q8_K:
 		return quantQ8_KAVX2(&src[0], nb, &dst[0])
 	}
 	return 0

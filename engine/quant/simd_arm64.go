@@ -259,11 +259,8 @@ func dotBF16NEON(w, x *byte, n int) float32
 //go:noescape
 func dotF32NEON(w, x *byte, n int) float32
 
-// quantQ8_0Fast and quantQ8_KFast: the Go code rounds activations on
-// arm64.
-func quantQ8_0Fast(src []float32, dst []byte) int { return 0 }
-
-func quantQ8_KFast(src []float32, dst []byte) int { return 0 }
+// quantFast: the Go code rounds activations on arm64.
+func quantFast(t Type, src []float32, dst []byte) int { return 0 }
 
 // dotXn runs a two- or three-activation kernel for w: none on arm64,
 // where the leftover rows of a batch run the one-row kernels.

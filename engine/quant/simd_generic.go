@@ -12,9 +12,7 @@ func vecDotFast(w Type, wRow, act []byte, n int) (float32, bool) { return 0, fal
 
 func vecDotF32Fast(w, x []float32) (float32, bool) { return 0, false }
 
-func quantQ8_0Fast(src []float32, dst []byte) int { return 0 }
-
-func quantQ8_KFast(src []float32, dst []byte) int { return 0 }
+func quantFast(t Type, src []float32, dst []byte) int { return 0 }
 
 func vecDotMultiFast(w Type, wRow, acts []byte, stride, nActs, n int, out []float32) bool {
 	return false

@@ -767,10 +767,10 @@ func TestQuantizeActivationsLevels(t *testing.T) {
 		}
 		restore := setSIMDLevel(l)
 		buf := make([]byte, size)
-		if k := quantQ8_0Fast(rows["normal"], buf); k != nb {
+		if k := quantFast(Q8_0, rows["normal"], buf); k != nb {
 			t.Errorf("%s: %d of %d ordinary blocks rounded by SIMD", l, k, nb)
 		}
-		if k := quantQ8_0Fast(rows["nan"], buf); k != 1 {
+		if k := quantFast(Q8_0, rows["nan"], buf); k != 1 {
 			t.Errorf("%s: SIMD rounded %d blocks, want 1 (a NaN in the second)", l, k)
 		}
 		restore()
